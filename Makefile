@@ -1,0 +1,87 @@
+# xmem — the one entry point: users and CI only ever type `make`.
+# CMake does the compiling underneath (LibTorch ships a CMake config); this file owns
+# dependencies, tests, benchmarks, install and the demo.
+
+VERSION    := 0.1.0
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+SYSCONFDIR ?= /etc
+DESTDIR    ?=
+# Separate build trees let several builds (plain, sanitizer, a helper's) coexist.
+SANITIZE   ?= 0
+ifeq ($(SANITIZE),1)
+BUILD      ?= build-asan
+CMAKE_SAN  := -DXMEM_SANITIZE=ON
+else
+BUILD      ?= build
+CMAKE_SAN  :=
+endif
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc)
+
+# Debian 12 packages the project needs to build, test and run (see README "Dependencies").
+DEB_PACKAGES := build-essential cmake pkg-config \
+	libuv1-dev libyaml-cpp-dev libcmocka-dev libsqlite3-dev sqlite3 nlohmann-json3-dev \
+	libtorch-dev python3-torch python3-torchvision libopenblas0-pthread \
+	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 libjson-c-dev
+
+.PHONY: all deps configure test test-unit test-integration bench bench-sim bench-estimate \
+	bench-accuracy bench-daemon install uninstall clean demo format
+
+all: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+configure: $(BUILD)/CMakeCache.txt
+
+$(BUILD)/CMakeCache.txt:
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DXMEM_VERSION=$(VERSION) \
+		-DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_SAN) >/dev/null
+
+# Installs only what is missing; silent when everything is present.
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed$$' || echo $$p; \
+	done); \
+	if [ -n "$$missing" ]; then \
+		echo "xmem: installing Debian packages:" $$missing; \
+		if [ "$$(id -u)" != 0 ]; then echo "xmem: make deps needs root (sudo make deps)"; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
+
+test: deps all
+	@$(MAKE) --no-print-directory test-unit test-integration
+
+test-unit:
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+test-integration:
+	@XMEM_BUILD=$(abspath $(BUILD)) tests/integration/run-all.sh
+
+bench: bench-sim bench-estimate bench-daemon
+
+bench-sim: deps all
+	@$(BUILD)/bench/xmem-bench-sim
+
+bench-estimate: deps all
+	@XMEM_BUILD=$(abspath $(BUILD)) bench/estimate.sh
+
+bench-accuracy: deps all
+	@XMEM_BUILD=$(abspath $(BUILD)) bench/accuracy.sh
+
+bench-daemon: deps all
+	@XMEM_BUILD=$(abspath $(BUILD)) bench/daemon.sh
+
+demo: deps all
+	@XMEM_BUILD=$(abspath $(BUILD)) examples/demo.sh
+
+install: all
+	@DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+
+uninstall:
+	@if [ -f $(BUILD)/install_manifest.txt ]; then xargs -r rm -f < $(BUILD)/install_manifest.txt; fi
+
+format:
+	@git ls-files '*.c' '*.h' '*.cpp' '*.hpp' | xargs clang-format -i
+
+clean:
+	@rm -rf build build-asan

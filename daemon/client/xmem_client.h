@@ -1,0 +1,79 @@
+/*
+ * xmem_client.h — the small C library that the SPANK plugin and the `xmem` CLI share to talk
+ * to xmemd over its unix socket (protocol: docs/protocol.md).
+ *
+ * Every call takes a deadline in milliseconds and never blocks past it. Calls return 0 on
+ * success or one of the negative XMEM_CLIENT_E* codes, with a one-line, user-facing message
+ * in err (e.g. "xmem: cannot reach xmemd at /run/xmem/xmemd.sock: No such file or directory
+ * (is xmemd running?)"). Nothing here allocates memory the caller must free, except where a
+ * function says so.
+ */
+#ifndef XMEM_CLIENT_H
+#define XMEM_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XMEM_DEFAULT_SOCKET "/run/xmem/xmemd.sock"
+
+enum xmem_client_error {
+    XMEM_CLIENT_OK = 0,
+    XMEM_CLIENT_EUNREACH = -1,  /* cannot connect: no daemon, wrong path, permissions */
+    XMEM_CLIENT_ETIMEDOUT = -2, /* deadline passed before a full reply arrived */
+    XMEM_CLIENT_EBUSY = -3,     /* daemon answered "busy": queue full */
+    XMEM_CLIENT_EPROTO = -4,    /* reply malformed, wrong magic/version, oversized */
+    XMEM_CLIENT_EREFUSED = -5,  /* daemon answered with an error outcome (see result) */
+    XMEM_CLIENT_EINVAL = -6,    /* bad arguments from the caller */
+};
+
+struct xmem_estimate_request {
+    const char *const *argv; /* entrypoint command, NULL-terminated, e.g. {"python3","train.py",NULL} */
+    const char *script;      /* batch script the entrypoint came from (for the ledger), or NULL */
+    const char *cwd;         /* working directory of the job */
+    const char *const *env;  /* "KEY=VALUE" strings, NULL-terminated; the daemon keeps only the
+                                ones that matter (PATH, PYTHONPATH, VIRTUAL_ENV, CONDA_PREFIX,
+                                LD_LIBRARY_PATH, PYTORCH_CUDA_ALLOC_CONF) */
+    const char *gpu;         /* GPU catalog name, or NULL for the partition's / site default */
+    const char *partition;   /* Slurm partition, or NULL */
+    const char *torch;       /* target PyTorch version, or NULL for the site default */
+    int iterations;          /* optimizer steps to profile; 0 = default */
+    int check_only;          /* 1: --xmem=check, report only */
+};
+
+struct xmem_estimate_result {
+    int outcome;              /* numbered outcome code (docs/outcomes.md); 0 = estimated */
+    char outcome_name[64];    /* e.g. "estimated", "profile_timeout" */
+    uint64_t peak_bytes;      /* what nvidia-smi would show for the process */
+    uint64_t limit_bytes;     /* recommended hard limit */
+    uint64_t gpu_memory_bytes;/* capacity of the GPU estimated for */
+    int fits;                 /* 1 if limit_bytes fits the GPU */
+    int cached;               /* 1 if answered from the cache */
+    uint64_t request_id;      /* ledger row id */
+    char gpu[64];
+    char entrypoint[512];
+    char decision[2048];      /* MUNGE credential signing the decision; "" when none */
+    char message[512];        /* one line for the user */
+};
+
+/* Ask for an estimate. On XMEM_CLIENT_EREFUSED the result carries the outcome and message. */
+int xmem_client_estimate(const char *socket_path, int deadline_ms,
+                         const struct xmem_estimate_request *req,
+                         struct xmem_estimate_result *res, char *err, size_t errlen);
+
+/* Report a finished job for accounting (best effort; callers ignore failures). */
+int xmem_client_job_end(const char *socket_path, int deadline_ms, uint64_t request_id,
+                        uint32_t job_id, int exit_status, uint64_t elapsed_seconds,
+                        int cuda_oom, char *err, size_t errlen);
+
+/* status / stats: *json_out is malloc'd, caller frees. type is "status" or "stats". */
+int xmem_client_query(const char *socket_path, int deadline_ms, const char *type,
+                      char **json_out, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
