@@ -60,7 +60,7 @@ test-integration:
 bench: bench-sim bench-estimate bench-daemon
 
 bench-sim: deps all
-	@$(BUILD)/bench/sim/xmem-bench-sim
+	@$(BUILD)/bin/xmem-bench-sim
 
 bench-estimate: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) bench/estimate.sh
