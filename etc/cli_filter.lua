@@ -1,0 +1,83 @@
+--[[
+cli_filter.lua — xmem's client side (sbatch/salloc/srun, CliFilterPlugins=lua). Not a
+security boundary (job_submit.lua is); it keeps srun steps consistent with a resized job:
+
+  * srun --gres=gpu:1 --xmem CMD outside a job: the allocation will be a share, so the
+    step must ask for the same share, or it fails with "Step requested GRES not found".
+  * srun --gres=gpu:1 inside a job that xmem resized: the step is mapped to the job's share.
+  * sbatch/salloc --xmem: tells the user which request the controller will make of it.
+
+The SPANK plugin's --xmem callback runs before slurm_cli_pre_submit and leaves its answer in
+this process's environment (XMEM_MODE, XMEM_LIMIT_MB, ...). This script never decodes the
+signed decision: MUNGE credentials decode once, and the controller must be the one.
+]]
+
+local function conf_dir()
+  local src = debug.getinfo(1, "S").source
+  if src:sub(1, 1) == "@" and src:find("/") then return src:sub(2):match("^(.*)/[^/]*$") end
+  local conf = os.getenv("SLURM_CONF")
+  if conf and conf ~= "" then return conf:match("^(.*)/[^/]*$") end
+  return "/etc/slurm"
+end
+
+local DIR = conf_dir()
+local ok_lib, xmem = pcall(dofile, DIR .. "/xmem_lib.lua")
+
+-- The GPU share of the running job, from its TresPerNode ("gres:shard:3"), or nil.
+local function job_share(jobid)
+  if not jobid:match("^%d+$") then return nil end
+  local p = io.popen("scontrol show job -o " .. jobid .. " 2>/dev/null")
+  if not p then return nil end
+  local out = p:read("*a") or ""
+  p:close()
+  local tres = out:match("TresPerNode=(%S+)")
+  if not tres then return nil end
+  for item in tres:gmatch("[^,]+") do
+    local share = item:match("^gres:((shard:%d+))$") or item:match("^gres:((mps:%d+))$")
+    if share then return share end
+  end
+  return nil
+end
+
+local function asks_one_gpu(options)
+  local n = xmem.gpus_in(options.gres)
+  n = n + xmem.gpus_in(options.gpus and ("gpu:" .. options.gpus) or nil)
+  return n == 1 and (options.gpus == nil or options.gpus == "" or options.gpus == "1")
+end
+
+function slurm_cli_setup_defaults(options, early_pass)
+  return slurm.SUCCESS
+end
+
+function slurm_cli_pre_submit(options, pack_offset)
+  if not ok_lib then return slurm.SUCCESS end
+  local jobid = os.getenv("SLURM_JOB_ID")
+  if options.type == "srun" and jobid and jobid ~= "" then
+    if asks_one_gpu(options) then
+      local share = job_share(jobid)
+      if share then
+        options.gres = share
+        if options.gpus and options.gpus ~= "" then options.gpus = "0" end
+      end
+    end
+    return slurm.SUCCESS
+  end
+  local mode, limit = os.getenv("XMEM_MODE"), tonumber(os.getenv("XMEM_LIMIT_MB"))
+  if mode == nil or mode == "off" or mode == "check" or limit == nil then return slurm.SUCCESS end
+  local policy = xmem.load_policy(DIR)
+  if policy == nil or not asks_one_gpu(options) then return slurm.SUCCESS end
+  local gpu = xmem.partition_gpu(policy, options.partition)
+  if mode == "budget" and limit > gpu.memory_mb then limit = gpu.memory_mb end
+  local r = xmem.share(policy, options.partition, limit)
+  if r.gres == nil then
+    slurm.log_info("xmem: %s", r.why)
+    return slurm.SUCCESS
+  end
+  slurm.log_info("xmem: requesting %s instead of one whole GPU (%s)", r.gres, r.why)
+  if options.type == "srun" then options.gres = r.gres end
+  return slurm.SUCCESS
+end
+
+function slurm_cli_post_submit(offset, jobid, stepid)
+  return slurm.SUCCESS
+end

@@ -1,0 +1,185 @@
+--[[
+job_submit.lua — xmem's controller side (slurmctld, JobSubmitPlugins=lua). Authoritative:
+it verifies the MUNGE-signed decision that xmemd gave the submitting user, applies the
+site policy rendered by `xmemd --render-policy` (xmem_policy.lua next to slurm.conf), and
+rewrites a single-GPU request into a GPU share (shard or mps). Anything it cannot trust or
+understand leaves the job exactly as submitted, with the reason in the controller log.
+
+The SPANK plugin passes XMEM_* values in job_desc.spank_job_env. They come from the client
+and are treated as user input: only the signed decision's limit is believed; a declared
+budget (--xmem=SIZE, unsigned) is the user's own risk, capped at the GPU.
+]]
+
+local function conf_dir()
+  local src = debug.getinfo(1, "S").source
+  if src:sub(1, 1) == "@" and src:find("/") then return src:sub(2):match("^(.*)/[^/]*$") end
+  local conf = os.getenv("SLURM_CONF")
+  if conf and conf ~= "" then return conf:match("^(.*)/[^/]*$") end
+  return "/etc/slurm"
+end
+
+local DIR = conf_dir()
+local ok_lib, xmem = pcall(dofile, DIR .. "/xmem_lib.lua")
+
+local function log(fmt, ...) slurm.log_info("xmem: " .. fmt, ...) end
+
+-- spank_job_env is indexed from 0 in 22.05: pairs, not ipairs.
+local function spank_env(job_desc)
+  local env = {}
+  if job_desc.spank_job_env == nil then return env end
+  for _, kv in pairs(job_desc.spank_job_env) do
+    local k, v = tostring(kv):match("^(XMEM_[%u_]+)=(.*)$")
+    if k then env[k] = v end
+  end
+  return env
+end
+
+-- The request fields version 1 understands, and whether they add up to one GPU on one node.
+local function classify(job_desc)
+  local per_node, sh1 = xmem.gpus_in(job_desc.tres_per_node)
+  local per_job, sh2 = xmem.gpus_in(job_desc.tres_per_job)
+  local per_task, sh3 = xmem.gpus_in(job_desc.tres_per_task)
+  local tasks = job_desc.num_tasks
+  if tasks == nil or tasks == slurm.NO_VAL or tasks == 0 or tasks > 1e6 then tasks = 1 end
+  local nodes = job_desc.min_nodes
+  if nodes == nil or nodes == slurm.NO_VAL or nodes > 1e6 then nodes = 1 end
+  local gpus = per_node + per_job + per_task * tasks
+  local shared = sh1 or sh2 or sh3
+  local req = table.concat({ job_desc.tres_per_node or "", job_desc.tres_per_job or "",
+    job_desc.tres_per_task or "" }, " "):gsub("^%s+", ""):gsub("%s+$", "")
+  if shared then return "shared", req end
+  if gpus == 0 then return "none", req end
+  if gpus ~= 1 or nodes > 1 then return "multi", req end
+  return "single", req
+end
+
+-- Verifies a decision with unmunge. Returns the payload's fields or nil and why.
+local function verify_decision(cred, job_uid, policy)
+  if cred == nil or cred == "" then return nil, "no signed decision" end
+  if not cred:match("^MUNGE:[%w%+/=:]+$") or #cred > 4096 then return nil, "malformed decision" end
+  local tmp = os.tmpname()
+  local f = io.open(tmp, "w")
+  if not f then return nil, "cannot write " .. tmp end
+  f:write(cred)
+  f:close()
+  local sock = os.getenv("XMEM_MUNGE_SOCKET")
+  local cmd = "unmunge --numeric --input=" .. tmp
+  if sock and sock:match("^[%w/._-]+$") then cmd = cmd .. " --socket=" .. sock end
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p and p:read("*a") or ""
+  if p then p:close() end
+  os.remove(tmp)
+  local status = out:match("STATUS:%s+([^\n]+)")
+  if status == nil or not status:match("^Success") then
+    local why = status or out:match("unmunge: ([^\n]+)") or "unmunge failed"
+    return nil, "credential rejected by munge: " .. why
+  end
+  local uid = tonumber(out:match("\nUID:%s+(%d+)"))
+  if uid ~= policy.daemon_uid then
+    return nil, string.format("decision signed by uid %s, not by xmemd (uid %d)", tostring(uid), policy.daemon_uid)
+  end
+  local payload = out:match("\n\n(xmem%-decision v1 [^\n]*)")
+  if payload == nil then return nil, "credential does not carry an xmem decision" end
+  local d = {}
+  for k, v in payload:gmatch("(%w+)=(%S+)") do d[k] = v end
+  d.uid, d.peak, d.limit, d.expires = tonumber(d.uid), tonumber(d.peak), tonumber(d.limit), tonumber(d.expires)
+  if d.uid == nil or d.limit == nil or d.expires == nil then return nil, "incomplete decision: " .. payload end
+  if d.uid ~= job_uid then
+    return nil, string.format("decision was made for uid %d, job belongs to uid %d", d.uid, job_uid)
+  end
+  if d.expires < os.time() then return nil, "decision expired at " .. os.date("!%Y-%m-%dT%H:%M:%SZ", d.expires) end
+  return d
+end
+
+local function add_comment(job_desc, text)
+  local c = job_desc.comment
+  if c and c ~= "" then job_desc.comment = c .. "; " .. text else job_desc.comment = text end
+end
+
+local function mb(bytes) return math.floor((bytes + 1048575) / 1048576) end
+
+-- Rewrites the request to the share r (from xmem.share).
+local function rewrite(job_desc, r, mode)
+  if job_desc.tres_per_job and job_desc.tres_per_job ~= "" then job_desc.tres_per_job = "" end
+  if job_desc.tres_per_task and job_desc.tres_per_task ~= "" then job_desc.tres_per_task = "" end
+  job_desc.tres_per_node = "gres:" .. r.gres
+  if job_desc.environment ~= nil and mode ~= "check" then
+    job_desc.environment.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = string.format("0=%dM", r.limit_mb)
+  end
+end
+
+function slurm_job_submit(job_desc, part_list, submit_uid)
+  local env = spank_env(job_desc)
+  local mode = env.XMEM_MODE
+  if mode == nil or mode == "off" then return slurm.SUCCESS end
+  local job_uid = job_desc.user_id
+  if job_uid == nil or job_uid == slurm.NO_VAL then job_uid = submit_uid end
+  if not ok_lib then
+    log("uid %d: %s/xmem_lib.lua: %s; job left unchanged", job_uid, DIR, tostring(xmem))
+    return slurm.SUCCESS
+  end
+  local policy, perr = xmem.load_policy(DIR)
+  if policy == nil then
+    log("uid %d: %s; job left unchanged", job_uid, perr)
+    return slurm.SUCCESS
+  end
+  local kind, req = classify(job_desc)
+  -- srun outside a job: cli_filter already turned gpu:1 into this policy's share so the
+  -- step matches the allocation; the controller recomputes it from the decision.
+  if kind == "shared" and env.XMEM_ORIGIN == "srun" then kind = "single" end
+  if kind ~= "single" then
+    local why = ({ none = "no GPU requested", multi = "version 1 rewrites single-node single-GPU requests only",
+      shared = "already a GPU share" })[kind]
+    log("uid %d: %s (%s); request left unchanged", job_uid, why, req)
+    if kind == "multi" then slurm.log_user("xmem: %s (%s): request left unchanged", why, req) end
+    add_comment(job_desc, string.format("xmem: policy=%s request=%s (unchanged: %s)", policy.mode, req, why))
+    return slurm.SUCCESS
+  end
+
+  local limit_bytes, peak_bytes, source
+  if mode == "budget" then
+    limit_bytes = (tonumber(env.XMEM_LIMIT_MB) or 0) * 1048576
+    source = "declared"
+    if limit_bytes <= 0 then
+      log("uid %d: malformed declared budget '%s'; job left unchanged", job_uid, tostring(env.XMEM_LIMIT_MB))
+      return slurm.SUCCESS
+    end
+  else
+    local d, why = verify_decision(env.XMEM_DECISION, job_uid, policy)
+    if d == nil then
+      log("uid %d: decision ignored: %s; job keeps its original request (%s)", job_uid, why, req)
+      slurm.log_user("xmem: the estimate could not be verified (%s); the job keeps its original request", why)
+      add_comment(job_desc, string.format("xmem: decision ignored (%s) request=%s", why, req))
+      return slurm.SUCCESS
+    end
+    limit_bytes, peak_bytes, source = d.limit, d.peak, "estimate"
+  end
+
+  local gpu = xmem.partition_gpu(policy, job_desc.partition)
+  local limit_mb = mb(limit_bytes)
+  if mode == "budget" and limit_mb > gpu.memory_mb then
+    log("uid %d: declared budget %d MiB capped at the GPU's %d MiB", job_uid, limit_mb, gpu.memory_mb)
+    limit_mb = gpu.memory_mb
+  end
+  local r = xmem.share(policy, job_desc.partition, limit_mb)
+  local summary = string.format("estimate=%s limit=%dM policy=%s",
+    peak_bytes and (mb(peak_bytes) .. "M") or source, limit_mb, policy.mode)
+  if mode == "check" or r.gres == nil then
+    if r.too_big then slurm.log_user("xmem: warning: %s", r.why) end
+    add_comment(job_desc, string.format("xmem: %s request=%s (%s)", summary, req,
+      mode == "check" and "check only" or r.why))
+    log("uid %d: %s request=%s unchanged (%s)", job_uid, summary, req, mode == "check" and "check only" or r.why)
+    return slurm.SUCCESS
+  end
+  rewrite(job_desc, r, mode)
+  add_comment(job_desc, string.format("xmem: %s request=%s->%s", summary, req, r.gres))
+  log("uid %d: %s request %s -> %s (%s)", job_uid, summary, req, r.gres, r.why)
+  return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+  return slurm.SUCCESS
+end
+
+log("job_submit.lua loaded from %s", DIR)
+return slurm.SUCCESS

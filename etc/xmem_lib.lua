@@ -1,0 +1,120 @@
+--[[
+xmem_lib.lua — what job_submit.lua (controller, authoritative) and cli_filter.lua (client,
+srun steps) share: reading the site policy that `xmemd --render-policy` writes, reading GPU
+requests, and turning a memory limit into a GPU share. Installed next to slurm.conf.
+]]
+
+local M = {}
+
+-- The directory of slurm.conf: job_submit.lua, cli_filter.lua, this file and the rendered
+-- policy xmem_policy.lua all live there.
+function M.conf_dir()
+  local conf = os.getenv("SLURM_CONF")
+  if conf and conf ~= "" then
+    return (conf:match("^(.*)/[^/]*$")) or "."
+  end
+  local src = debug.getinfo(1, "S").source
+  if src:sub(1, 1) == "@" and src:find("/") then
+    return src:sub(2):match("^(.*)/[^/]*$")
+  end
+  return "/etc/slurm"
+end
+
+local function check_gpu(where, g)
+  if type(g) ~= "table" then return where .. " is not a table" end
+  if type(g.memory_mb) ~= "number" or g.memory_mb <= 0 then return where .. ".memory_mb must be a positive number" end
+  if type(g.shards_per_gpu) ~= "number" or g.shards_per_gpu < 1 then return where .. ".shards_per_gpu must be >= 1" end
+  if type(g.mps_per_gpu) ~= "number" or g.mps_per_gpu < 1 then return where .. ".mps_per_gpu must be >= 1" end
+  return nil
+end
+
+-- Loads and checks the policy; returns policy or nil and a one-line reason.
+function M.load_policy(dir)
+  local path = (dir or M.conf_dir()) .. "/xmem_policy.lua"
+  local ok, p = pcall(dofile, path)
+  if not ok then
+    return nil, "cannot load " .. path .. ": " .. tostring(p) .. " (render it with xmemd --render-policy)"
+  end
+  if type(p) ~= "table" or p.version ~= 1 then
+    return nil, path .. ": not a version 1 xmem policy (re-render it with xmemd --render-policy)"
+  end
+  if p.mode ~= "shard" and p.mode ~= "mps" and p.mode ~= "whole" then
+    return nil, path .. ": mode must be shard, mps or whole, not " .. tostring(p.mode)
+  end
+  if type(p.margin_percent) ~= "number" or p.margin_percent < 0 then
+    return nil, path .. ": margin_percent must be a number >= 0"
+  end
+  if type(p.whole_gpu_above_percent) ~= "number" or p.whole_gpu_above_percent <= 0 then
+    return nil, path .. ": whole_gpu_above_percent must be a positive number"
+  end
+  if type(p.daemon_uid) ~= "number" then
+    return nil, path .. ": daemon_uid must be a number"
+  end
+  local err = check_gpu("default", p.default)
+  for name, g in pairs(p.partitions or {}) do
+    err = err or check_gpu("partitions." .. tostring(name), g)
+  end
+  if err then return nil, path .. ": " .. err end
+  return p
+end
+
+-- The GPU description for a partition (a comma list: the first one named in the policy).
+function M.partition_gpu(policy, partition)
+  if partition then
+    for p in string.gmatch(partition, "[^,]+") do
+      if policy.partitions and policy.partitions[p] then return policy.partitions[p], p end
+    end
+  end
+  return policy.default, partition or "default"
+end
+
+-- Reads one GPU request field ("gres:gpu:1", "gpu:a100:2", "gres:shard:3,gres:gpu:1").
+-- Returns the number of GPUs and whether a shard/mps share is asked for.
+function M.gpus_in(tres)
+  local n, shared = 0, false
+  if not tres or tres == "" then return 0, false end
+  for item in string.gmatch(tres, "[^,]+") do
+    item = item:gsub("^gres[:/]", "")
+    local name, rest = item:match("^([%w_]+)(.*)$")
+    if name == "shard" or name == "mps" then
+      shared = true
+    elseif name == "gpu" then
+      local count = rest:match(":(%d+)$")
+      n = n + (tonumber(count) or 1)
+    end
+  end
+  return n, shared
+end
+
+local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
+
+--[[ Turns a limit into a request under the policy. Returns a table:
+  kind = "shard" | "mps" | "whole", count (shards or MPS percentage), limit_mb (with margin),
+  gres ("shard:3", "mps:30" or nil), why (one line for logs and the user). ]]
+function M.share(policy, partition, limit_mb)
+  local gpu, pname = M.partition_gpu(policy, partition)
+  local with_margin = math.ceil(limit_mb * (100 + policy.margin_percent) / 100)
+  local r = { limit_mb = with_margin, gpu = gpu, partition = pname, kind = "whole" }
+  if with_margin * 100 > gpu.memory_mb * policy.whole_gpu_above_percent then
+    r.why = string.format("limit %d MiB (with %d%% margin) is above %d%% of the %s's %d MiB: the job keeps its whole GPU",
+      with_margin, policy.margin_percent, policy.whole_gpu_above_percent, gpu.gpu or "GPU", gpu.memory_mb)
+    r.too_big = true
+    return r
+  end
+  if policy.mode == "shard" then
+    local per = gpu.memory_mb / gpu.shards_per_gpu
+    r.count = math.min(math.max(1, math.ceil(with_margin / per)), gpu.shards_per_gpu)
+    r.kind, r.gres = "shard", "shard:" .. r.count
+  elseif policy.mode == "mps" then
+    r.count = math.min(math.max(1, ceil_div(with_margin * gpu.mps_per_gpu, gpu.memory_mb)), gpu.mps_per_gpu)
+    r.kind, r.gres = "mps", "mps:" .. r.count
+  else
+    r.why = "site policy 'whole': the job keeps its whole GPU"
+    return r
+  end
+  r.why = string.format("limit %d MiB (with %d%% margin) of %d MiB on %s: %s",
+    with_margin, policy.margin_percent, gpu.memory_mb, gpu.gpu or "GPU", r.gres)
+  return r
+end
+
+return M

@@ -1,0 +1,368 @@
+/*
+ * allocator.c — sbatch, salloc (allocator context) and srun outside a job (local context).
+ *
+ * The --xmem callback finds the training entrypoint, asks xmemd for an estimate within
+ * the plugstack deadline and keeps the answer. It also puts the answer in this process's
+ * environment (XMEM_*), where cli_filter/lua, which runs next, reads it. init_post_opt then
+ * hands the answer to the controller with spank_job_control_setenv (job_submit.lua sees it
+ * in job_desc.spank_job_env) and removes the process variables so they do not reach the job.
+ *
+ * Never lose a job: whatever fails here, the job is submitted with its original request
+ * and a one-line warning, unless the site set on_failure=reject.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <slurm/spank.h>
+
+#include "defaults.h"
+#include "spank_ctx.h"
+#include "xmem_client.h"
+
+extern char **environ;
+
+/* The answer of this submission; one per process. */
+static struct {
+    int done;              /* an estimate was attempted for `value` */
+    int mode;              /* enum xmem_mode that produced the answer */
+    int have;              /* 1 if limit/peak below are valid */
+    int failed;            /* 1 if the estimate failed and on_failure=reject */
+    uint64_t peak_bytes;
+    uint64_t limit_bytes;
+    uint64_t gpu_bytes;
+    uint64_t request_id;
+    char gpu[64];
+    char decision[2048];
+    char value[64];        /* normalized --xmem value the answer is for */
+} ans;
+
+/* Names of the variables, both in the process (for cli_filter) and, through
+ * spank_job_control_setenv, in the job's SPANK environment (for job_submit.lua). */
+static const char *const xmem_vars[] = {"XMEM_MODE", "XMEM_LIMIT_MB", "XMEM_PEAK_MB",
+                                        "XMEM_GPU", "XMEM_REQUEST_ID", "XMEM_DECISION",
+                                        "XMEM_ORIGIN", NULL};
+
+static const char *origin_name(int command)
+{
+    switch (command) {
+    case XMEM_CMD_SBATCH: return "sbatch";
+    case XMEM_CMD_SALLOC: return "salloc";
+    case XMEM_CMD_SRUN: return "srun";
+    default: return "other";
+    }
+}
+
+/* Reads a batch script (at most XMEM_PLUGIN_MAX_SCRIPT_BYTES) into a malloc'd string. */
+static char *read_script(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    char *text = NULL;
+    ssize_t r;
+    size_t len = 0;
+    int fd;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "xmem: cannot read the batch script %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > XMEM_PLUGIN_MAX_SCRIPT_BYTES) {
+        snprintf(err, errlen, "xmem: %s is not a batch script file of at most %d bytes", path,
+                 XMEM_PLUGIN_MAX_SCRIPT_BYTES);
+        goto out;
+    }
+    text = malloc((size_t)st.st_size + 1);
+    if (text == NULL)
+        goto out;
+    while (len < (size_t)st.st_size) {
+        r = read(fd, text + len, (size_t)st.st_size - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    text[len] = '\0';
+out:
+    close(fd);
+    return text;
+}
+
+static void join_words(char *const *argv, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; argv != NULL && argv[i] != NULL; i++) {
+        if (i > 0)
+            strncat(buf, " ", len - strlen(buf) - 1);
+        strncat(buf, argv[i], len - strlen(buf) - 1);
+    }
+}
+
+/* What this submission will profile. */
+struct job_input {
+    struct xmem_cmdline cl;
+    char **self_argv;   /* /proc/self/cmdline */
+    int self_argc;
+    char *script_text;  /* batch script or --wrap text */
+    char **sbatch_opts; /* "#SBATCH" words of the script */
+    char **entry;       /* the entrypoint command */
+    char where[512];    /* "train.sbatch line 7 (#XMEM)" */
+};
+
+static void job_input_free(struct job_input *in)
+{
+    xmem_argv_free(in->self_argv);
+    xmem_argv_free(in->sbatch_opts);
+    xmem_argv_free(in->entry);
+    free(in->script_text);
+}
+
+/* Fills in->entry from the script, --wrap or command; on failure err says what to do. */
+static int find_entrypoint(struct job_input *in, char *err, size_t errlen)
+{
+    struct xmem_cmdline *c = &in->cl;
+    const char *name;
+    int line, source, n;
+
+    if (c->command == XMEM_CMD_SBATCH) {
+        if (c->wrap != NULL) {
+            in->script_text = strdup(c->wrap);
+            name = "--wrap";
+        } else if (c->first_operand >= 0) {
+            name = in->self_argv[c->first_operand];
+            in->script_text = read_script(name, err, errlen);
+            if (in->script_text == NULL)
+                return -1;
+        } else {
+            snprintf(err, errlen,
+                     "xmem: the batch script comes from standard input, which xmem cannot read "
+                     "ahead of sbatch; pass it as a file (sbatch --xmem job.sh), with an "
+                     "'#XMEM python3 train.py ...' line if it does not run python itself");
+            return -1;
+        }
+        if (in->script_text == NULL)
+            return -1;
+        in->sbatch_opts = xmem_script_sbatch_options(in->script_text, &n);
+        xmem_cmdline_apply_script(c, in->sbatch_opts, n);
+        if (xmem_entrypoint_find(in->script_text, &in->entry, &line, &source) < 0) {
+            snprintf(err, errlen,
+                     "xmem: no training entrypoint in %s: add a line '#XMEM python3 train.py "
+                     "ARGS' naming the command to profile",
+                     name);
+            return -1;
+        }
+        snprintf(in->where, sizeof(in->where), "%s line %d%s", name, line,
+                 source == XMEM_ENTRY_DIRECTIVE ? " (#XMEM)" : "");
+        return 0;
+    }
+    if (c->first_operand < 0) {
+        snprintf(err, errlen,
+                 "xmem: no command to profile: give the training command, e.g. '%s --xmem "
+                 "--gres=gpu:1 python3 train.py'",
+                 origin_name(c->command));
+        return -1;
+    }
+    in->entry = xmem_entrypoint_from_argv(in->self_argv + c->first_operand,
+                                          in->self_argc - c->first_operand);
+    if (in->entry == NULL) {
+        snprintf(err, errlen, "xmem: cannot find the training command in the %s command line",
+                 origin_name(c->command));
+        return -1;
+    }
+    snprintf(in->where, sizeof(in->where), "the %s command line", origin_name(c->command));
+    return 0;
+}
+
+static void export_answer(int command)
+{
+    char buf[64];
+
+    setenv("XMEM_MODE", xmem_mode_name(ans.mode), 1);
+    snprintf(buf, sizeof(buf), "%" PRIu64, ans.limit_bytes >> 20);
+    setenv("XMEM_LIMIT_MB", buf, 1);
+    if (ans.peak_bytes > 0) {
+        snprintf(buf, sizeof(buf), "%" PRIu64, ans.peak_bytes >> 20);
+        setenv("XMEM_PEAK_MB", buf, 1);
+    }
+    if (ans.gpu[0] != '\0')
+        setenv("XMEM_GPU", ans.gpu, 1);
+    if (ans.request_id > 0) {
+        snprintf(buf, sizeof(buf), "%" PRIu64, ans.request_id);
+        setenv("XMEM_REQUEST_ID", buf, 1);
+    }
+    if (ans.decision[0] != '\0')
+        setenv("XMEM_DECISION", ans.decision, 1);
+    setenv("XMEM_ORIGIN", origin_name(command), 1);
+}
+
+static void clear_answer(void)
+{
+    for (const char *const *v = xmem_vars; *v != NULL; v++)
+        unsetenv(*v);
+    ans.have = 0;
+}
+
+/* Never lose a job: warn and keep the request, or refuse if the site asked for that. */
+static int estimate_failed(const char *why)
+{
+    if (xmem__settings.on_failure == XMEM_ON_FAILURE_REJECT) {
+        slurm_error("%s; this site refuses jobs xmem cannot size (on_failure=reject)", why);
+        ans.failed = 1;
+        return 0; /* refused in init_post_opt, where sbatch stops cleanly */
+    }
+    slurm_error("%s; the job is submitted with its original request", why);
+    return 0;
+}
+
+static int ask_daemon(struct job_input *in, int mode)
+{
+    struct xmem_estimate_request req;
+    struct xmem_estimate_result res;
+    char err[512] = "", cwd[4096], entry[1024], peak[32], limit[32];
+    int rc;
+
+    memset(&req, 0, sizeof(req));
+    memset(&res, 0, sizeof(res));
+    if (getcwd(cwd, sizeof(cwd)) == NULL)
+        snprintf(cwd, sizeof(cwd), "/");
+    req.argv = (const char *const *)in->entry;
+    req.script = in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap == NULL &&
+                         in->cl.first_operand >= 0
+                     ? in->self_argv[in->cl.first_operand]
+                     : NULL;
+    req.cwd = in->cl.chdir ? in->cl.chdir : cwd;
+    req.env = (const char *const *)environ;
+    req.partition = in->cl.partition ? in->cl.partition : getenv("SBATCH_PARTITION");
+    req.iterations = xmem__settings.iterations;
+    req.check_only = mode == XMEM_MODE_CHECK;
+    join_words(in->entry, entry, sizeof(entry));
+    slurm_info("xmem: profiling '%s' (from %s), up to %d s", entry, in->where,
+               xmem__settings.timeout_s);
+
+    rc = xmem_client_estimate(xmem__settings.socket, xmem__settings.timeout_s * 1000, &req, &res,
+                              err, sizeof(err));
+    if (rc == XMEM_CLIENT_EREFUSED) {
+        snprintf(err, sizeof(err), "xmem: no estimate for '%.200s': %.250s", entry,
+                 res.message[0] ? res.message : res.outcome_name);
+        return estimate_failed(err);
+    }
+    if (rc != 0) {
+        if (err[0] == '\0')
+            snprintf(err, sizeof(err), "xmem: estimate failed (error %d)", rc);
+        return estimate_failed(err);
+    }
+    ans.have = 1;
+    ans.peak_bytes = res.peak_bytes;
+    ans.limit_bytes = res.limit_bytes;
+    ans.gpu_bytes = res.gpu_memory_bytes;
+    ans.request_id = res.request_id;
+    snprintf(ans.gpu, sizeof(ans.gpu), "%s", res.gpu);
+    snprintf(ans.decision, sizeof(ans.decision), "%s", res.decision);
+    xmem_size_format(res.peak_bytes, peak, sizeof(peak));
+    xmem_size_format(res.limit_bytes, limit, sizeof(limit));
+    slurm_info("xmem: estimate for %s: peak %s, limit %s%s", res.gpu[0] ? res.gpu : "the GPU",
+               peak, limit, res.cached ? " (cached)" : "");
+    if (!res.fits)
+        slurm_error("xmem: warning: the estimate (%s) does not fit the GPU; the job keeps its "
+                    "whole GPU and may run out of memory",
+                    limit);
+    if (res.message[0] != '\0' && xmem__settings.verbose)
+        slurm_info("%s", res.message);
+    if (mode == XMEM_MODE_CHECK)
+        slurm_info("xmem: --xmem=check: the GPU request is not changed");
+    return 0;
+}
+
+/* Normalized option value: "" for bare --xmem. */
+static const char *norm(const char *v)
+{
+    return (v == NULL || strcmp(v, "(null)") == 0 || strcmp(v, "set") == 0) ? "" : v;
+}
+
+int xmem__allocator_option(const struct xmem_value *v, const char *optarg)
+{
+    struct job_input in;
+    char err[768] = "", why[256], size[32];
+    int rc = 0, kind;
+
+    /* Inside a job (srun steps, nested sbatch) the allocation was sized already. */
+    if (getenv("SLURM_JOB_ID") != NULL)
+        return 0;
+    memset(&in, 0, sizeof(in));
+    if (xmem_cmdline_read_self(&in.self_argv, &in.self_argc, err, sizeof(err)) < 0 ||
+        xmem_cmdline_scan(in.self_argc, in.self_argv, &in.cl, err, sizeof(err)) < 0) {
+        rc = estimate_failed(err);
+        goto out;
+    }
+    /* #SBATCH lines and SLURM_SPANK_ environment come before the command line, which
+     * wins: wait for the command line's own callback. */
+    if (in.cl.xmem_given && strcmp(norm(in.cl.xmem), norm(optarg)) != 0)
+        goto out;
+    if (ans.done && strcmp(ans.value, norm(optarg)) == 0)
+        goto out; /* same value twice (#SBATCH and command line): harmless */
+    clear_answer();
+    ans.done = 1;
+    ans.failed = 0;
+    ans.mode = v->mode;
+    snprintf(ans.value, sizeof(ans.value), "%s", norm(optarg));
+    if (v->mode == XMEM_MODE_OFF)
+        goto out;
+    if (find_entrypoint(&in, err, sizeof(err)) < 0) {
+        /* A declared budget needs no entrypoint; it only needs the GPU request. */
+        if (v->mode != XMEM_MODE_BUDGET) {
+            rc = estimate_failed(err);
+            goto out;
+        }
+    }
+    kind = xmem_request_classify(&in.cl, why, sizeof(why));
+    if (kind != XMEM_REQ_SINGLE && v->mode != XMEM_MODE_CHECK) {
+        slurm_info("xmem: %s: the request is left unchanged", why);
+        goto out;
+    }
+    if (v->mode == XMEM_MODE_BUDGET) {
+        ans.have = 1;
+        ans.limit_bytes = v->budget_bytes;
+        xmem_size_format(v->budget_bytes, size, sizeof(size));
+        slurm_info("xmem: declared budget %s (not profiled; enforced per process by the MPS "
+                   "memory limit)",
+                   size);
+    } else {
+        rc = ask_daemon(&in, v->mode);
+    }
+    if (ans.have)
+        export_answer(in.cl.command);
+out:
+    job_input_free(&in);
+    return rc;
+}
+
+int xmem__allocator_post_opt(spank_t sp)
+{
+    char buf[64];
+    const char *val;
+
+    if (ans.failed)
+        return -1; /* on_failure=reject: stop before anything is submitted */
+    if (!ans.have)
+        return 0;
+    for (const char *const *v = xmem_vars; *v != NULL; v++) {
+        val = getenv(*v);
+        if (val == NULL || val[0] == '\0')
+            continue;
+        snprintf(buf, sizeof(buf), "%s", *v);
+        if (spank_job_control_setenv(sp, buf, val, 1) != ESPANK_SUCCESS) {
+            slurm_error("xmem: cannot pass %s to the controller; the job is submitted with its "
+                        "original request",
+                        *v);
+            break;
+        }
+    }
+    clear_answer(); /* the process variables were for cli_filter only */
+    return 0;
+}

@@ -1,0 +1,334 @@
+/*
+ * entrypoint.c — finds the command that trains: an explicit '#XMEM python3 train.py' line
+ * in the batch script wins; else the first line that runs python or torchrun, directly or
+ * behind srun, exec, env or VAR=value assignments. Words are split like a shell would
+ * split them (quotes, backslashes), without expansion.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "defaults.h"
+#include "xmem_plugin.h"
+
+void xmem_argv_free(char **argv)
+{
+    if (argv == NULL)
+        return;
+    for (char **p = argv; *p != NULL; p++)
+        free(*p);
+    free(argv);
+}
+
+static int push(char ***argv, int *n, const char *w, size_t len)
+{
+    char **nv;
+
+    if (*n >= XMEM_PLUGIN_MAX_ARGV)
+        return -1;
+    nv = realloc(*argv, sizeof(*nv) * (size_t)(*n + 2));
+    if (nv == NULL)
+        return -1;
+    *argv = nv;
+    nv[*n] = strndup(w, len);
+    if (nv[*n] == NULL)
+        return -1;
+    nv[++*n] = NULL;
+    return 0;
+}
+
+char **xmem_words_split(const char *line, int *np)
+{
+    char **argv = NULL, *word;
+    size_t cap = strlen(line) + 1, len = 0;
+    int n = 0, in_word = 0;
+    const char *p = line;
+
+    word = malloc(cap);
+    if (word == NULL)
+        return NULL;
+    for (;; p++) {
+        char ch = *p;
+
+        if (ch == '\0' || ch == '\n' || ch == ' ' || ch == '\t' ||
+            strchr(";&|<>", ch) != NULL || (ch == '#' && !in_word)) {
+            if (in_word && push(&argv, &n, word, len) < 0)
+                goto fail;
+            in_word = 0;
+            len = 0;
+            if (ch == ' ' || ch == '\t')
+                continue;
+            break; /* end of the simple command */
+        }
+        in_word = 1;
+        if (ch == '\\' && p[1] != '\0') {
+            word[len++] = *++p;
+        } else if (ch == '\'') {
+            const char *q = strchr(p + 1, '\'');
+            if (q == NULL)
+                goto fail;
+            memcpy(word + len, p + 1, (size_t)(q - p - 1));
+            len += (size_t)(q - p - 1);
+            p = q;
+        } else if (ch == '"') {
+            for (p++; *p != '"'; p++) {
+                if (*p == '\0')
+                    goto fail;
+                if (*p == '\\' && strchr("\"\\$`", p[1]) != NULL && p[1] != '\0')
+                    p++;
+                word[len++] = *p;
+            }
+        } else {
+            word[len++] = ch;
+        }
+    }
+    free(word);
+    if (np)
+        *np = n;
+    if (n == 0) {
+        free(argv);
+        return NULL;
+    }
+    return argv;
+fail:
+    free(word);
+    xmem_argv_free(argv);
+    return NULL;
+}
+
+static const char *base_name(const char *s)
+{
+    const char *b = strrchr(s, '/');
+    return b ? b + 1 : s;
+}
+
+/* python, python3, python3.11, torchrun — the programs that start a training run. */
+static int is_trainer(const char *word)
+{
+    const char *b = base_name(word);
+
+    if (strcmp(b, "torchrun") == 0)
+        return 1;
+    if (strncmp(b, "python", 6) != 0)
+        return 0;
+    for (b += 6; *b != '\0'; b++)
+        if (!isdigit((unsigned char)*b) && *b != '.')
+            return 0;
+    return 1;
+}
+
+static int is_assignment(const char *w)
+{
+    const char *eq = strchr(w, '=');
+
+    if (eq == NULL || eq == w || !(isalpha((unsigned char)w[0]) || w[0] == '_'))
+        return 0;
+    for (const char *p = w; p < eq; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_')
+            return 0;
+    return 1;
+}
+
+/* Index of the first word of the real command after wrappers, or -1. */
+static int skip_wrappers(char *const *argv, int n)
+{
+    int i = 0;
+
+    while (i < n) {
+        const char *b = base_name(argv[i]);
+
+        if (is_assignment(argv[i]) || strcmp(b, "exec") == 0 || strcmp(b, "time") == 0) {
+            i++;
+        } else if (strcmp(b, "env") == 0) {
+            for (i++; i < n && (is_assignment(argv[i]) || argv[i][0] == '-'); i++)
+                ;
+        } else if (strcmp(b, "srun") == 0) {
+            struct xmem_cmdline c;
+            char err[128];
+            char **sub = calloc((size_t)(n - i) + 1, sizeof(*sub));
+            int rc;
+
+            if (sub == NULL)
+                return -1;
+            for (int k = i; k < n; k++)
+                sub[k - i] = argv[k];
+            rc = xmem_cmdline_scan(n - i, sub, &c, err, sizeof(err));
+            free(sub);
+            if (rc < 0 || c.first_operand < 0)
+                return -1;
+            i += c.first_operand;
+        } else {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static char **copy_from(char *const *argv, int from, int n)
+{
+    char **out = NULL;
+    int k = 0;
+
+    for (int i = from; i < n; i++) {
+        if (push(&out, &k, argv[i], strlen(argv[i])) < 0) {
+            xmem_argv_free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+char **xmem_entrypoint_from_argv(char *const *argv, int n)
+{
+    int i = skip_wrappers(argv, n);
+
+    return i < 0 ? NULL : copy_from(argv, i, n);
+}
+
+/* Calls fn for each logical line (backslash-newline joined); stops when fn returns non-zero. */
+static int each_line(const char *text, int (*fn)(const char *line, int lineno, void *arg),
+                     void *arg)
+{
+    const char *p = text;
+    int lineno = 0, rc = 0;
+
+    while (*p != '\0' && rc == 0) {
+        char *line;
+        size_t len = 0;
+        int first = ++lineno;
+
+        line = malloc(strlen(p) + 1);
+        if (line == NULL)
+            return -1;
+        for (; *p != '\0'; p++) {
+            if (*p == '\\' && p[1] == '\n') {
+                p++;
+                lineno++;
+                continue;
+            }
+            if (*p == '\n') {
+                p++;
+                break;
+            }
+            line[len++] = *p;
+        }
+        line[len] = '\0';
+        rc = fn(line, first, arg);
+        free(line);
+    }
+    return rc;
+}
+
+struct find_state {
+    char **argv;
+    int line;
+    int source;
+    int scanned_line;
+    char **scanned;
+};
+
+static int find_line(const char *line, int lineno, void *arg)
+{
+    struct find_state *st = arg;
+    const char *p = line;
+    char **words;
+    int n, i;
+
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (strncmp(p, "#XMEM", 5) == 0 && (p[5] == ' ' || p[5] == '\t')) {
+        words = xmem_words_split(p + 6, &n);
+        if (words == NULL)
+            return 0;
+        st->argv = words;
+        st->line = lineno;
+        st->source = XMEM_ENTRY_DIRECTIVE;
+        return 1; /* a directive wins over everything */
+    }
+    if (st->scanned != NULL || *p == '#')
+        return 0;
+    words = xmem_words_split(p, &n);
+    if (words == NULL)
+        return 0;
+    i = skip_wrappers(words, n);
+    if (i >= 0 && is_trainer(words[i])) {
+        st->scanned = copy_from(words, i, n);
+        st->scanned_line = lineno;
+    }
+    xmem_argv_free(words);
+    return 0;
+}
+
+int xmem_entrypoint_find(const char *text, char ***argv, int *line, int *source)
+{
+    struct find_state st = {0};
+
+    *argv = NULL;
+    *line = 0;
+    *source = XMEM_ENTRY_NONE;
+    if (each_line(text, find_line, &st) < 0)
+        return -1;
+    if (st.argv != NULL) {
+        xmem_argv_free(st.scanned);
+        *argv = st.argv;
+        *line = st.line;
+        *source = st.source;
+        return 0;
+    }
+    if (st.scanned != NULL) {
+        *argv = st.scanned;
+        *line = st.scanned_line;
+        *source = XMEM_ENTRY_SCANNED;
+        return 0;
+    }
+    return -1;
+}
+
+struct sbatch_state {
+    char **argv;
+    int n;
+    int failed;
+};
+
+static int sbatch_line(const char *line, int lineno, void *arg)
+{
+    struct sbatch_state *st = arg;
+    char **words;
+    int n;
+
+    (void)lineno;
+    if (lineno == 1 && strncmp(line, "#!", 2) == 0)
+        return 0;
+    /* sbatch stops reading #SBATCH lines at the first command. */
+    if (line[0] != '#') {
+        const char *q = line;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        return *q == '\0' ? 0 : 1;
+    }
+    if (strncmp(line, "#SBATCH", 7) != 0 || (line[7] != ' ' && line[7] != '\t'))
+        return 0;
+    words = xmem_words_split(line + 8, &n);
+    for (int i = 0; i < n; i++) {
+        if (push(&st->argv, &st->n, words[i], strlen(words[i])) < 0) {
+            st->failed = 1;
+            break;
+        }
+    }
+    xmem_argv_free(words);
+    return st->failed;
+}
+
+char **xmem_script_sbatch_options(const char *text, int *n)
+{
+    struct sbatch_state st = {0};
+
+    each_line(text, sbatch_line, &st);
+    if (st.failed) {
+        xmem_argv_free(st.argv);
+        st.argv = NULL;
+        st.n = 0;
+    }
+    *n = st.n;
+    return st.argv;
+}

@@ -1,0 +1,140 @@
+/*
+ * settings.c — plugstack.conf arguments, parsed strictly from one table: an unknown key
+ * or a bad value stops the plugin from loading with "xmem: <key>: invalid value: <v>".
+ * All keys are admin-only (plugstack.conf is the admin's file).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "defaults.h"
+#include "xmem_plugin.h"
+
+enum key_type { KEY_PATH, KEY_INT, KEY_ENUM };
+
+struct key_choice {
+    const char *name;
+    int value;
+};
+
+static const struct key_choice on_failure_choices[] = {
+    {"keep", XMEM_ON_FAILURE_KEEP}, {"reject", XMEM_ON_FAILURE_REJECT}, {NULL, 0}};
+static const struct key_choice default_choices[] = {
+    {"off", XMEM_MODE_OFF}, {"auto", XMEM_MODE_AUTO}, {"check", XMEM_MODE_CHECK}, {NULL, 0}};
+static const struct key_choice bool_choices[] = {
+    {"0", 0}, {"1", 1}, {"no", 0}, {"yes", 1}, {"false", 0}, {"true", 1}, {NULL, 0}};
+
+static const struct key {
+    const char *name;
+    enum key_type type;
+    size_t offset;
+    long min, max;                   /* KEY_INT */
+    const struct key_choice *choices; /* KEY_ENUM */
+} keys[] = {
+    {"socket", KEY_PATH, offsetof(struct xmem_settings, socket), 0, 0, NULL},
+    {"timeout", KEY_INT, offsetof(struct xmem_settings, timeout_s), 1, XMEM_PLUGIN_MAX_TIMEOUT_S,
+     NULL},
+    {"on_failure", KEY_ENUM, offsetof(struct xmem_settings, on_failure), 0, 0, on_failure_choices},
+    {"iterations", KEY_INT, offsetof(struct xmem_settings, iterations), 1, 1000, NULL},
+    {"default", KEY_ENUM, offsetof(struct xmem_settings, default_mode), 0, 0, default_choices},
+    {"verbose", KEY_ENUM, offsetof(struct xmem_settings, verbose), 0, 0, bool_choices},
+};
+
+void xmem_settings_init(struct xmem_settings *s)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->socket, sizeof(s->socket), "%s", XMEM_PLUGIN_DEFAULT_SOCKET);
+    s->timeout_s = XMEM_PLUGIN_DEFAULT_TIMEOUT_S;
+    s->on_failure = XMEM_ON_FAILURE_KEEP;
+    s->iterations = 0;
+    s->default_mode = XMEM_MODE_OFF;
+    s->verbose = 0;
+}
+
+static int set_key(struct xmem_settings *s, const struct key *k, const char *v, char *err,
+                   size_t errlen)
+{
+    char *field = (char *)s + k->offset, *end;
+    const struct key_choice *c;
+    long n;
+
+    switch (k->type) {
+    case KEY_PATH:
+        if (v[0] != '/' || strlen(v) > XMEM_PLUGIN_MAX_SOCKET_PATH)
+            goto bad;
+        snprintf(field, sizeof(s->socket), "%s", v);
+        return 0;
+    case KEY_INT:
+        errno = 0;
+        n = strtol(v, &end, 10);
+        if (errno != 0 || end == v || *end != '\0' || n < k->min || n > k->max)
+            goto bad;
+        *(int *)field = (int)n;
+        return 0;
+    case KEY_ENUM:
+        for (c = k->choices; c->name != NULL; c++) {
+            if (strcmp(c->name, v) == 0) {
+                *(int *)field = c->value;
+                return 0;
+            }
+        }
+        goto bad;
+    }
+bad:
+    switch (k->type) {
+    case KEY_PATH:
+        snprintf(err, errlen, "xmem: %s: invalid value: %s (an absolute path, at most %d bytes)",
+                 k->name, v, XMEM_PLUGIN_MAX_SOCKET_PATH);
+        break;
+    case KEY_INT:
+        snprintf(err, errlen, "xmem: %s: invalid value: %s (an integer from %ld to %ld)", k->name,
+                 v, k->min, k->max);
+        break;
+    case KEY_ENUM: {
+        char choices[128] = "";
+        for (c = k->choices; c->name != NULL; c++) {
+            strncat(choices, c->name, sizeof(choices) - strlen(choices) - 2);
+            if (c[1].name != NULL)
+                strncat(choices, "|", sizeof(choices) - strlen(choices) - 1);
+        }
+        snprintf(err, errlen, "xmem: %s: invalid value: %s (one of %s)", k->name, v, choices);
+        break;
+    }
+    }
+    return -1;
+}
+
+int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, size_t errlen)
+{
+    int i;
+    size_t j;
+
+    for (i = 0; i < ac; i++) {
+        const char *eq = strchr(av[i], '=');
+        size_t klen = eq ? (size_t)(eq - av[i]) : strlen(av[i]);
+        const struct key *k = NULL;
+
+        for (j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+            if (strlen(keys[j].name) == klen && strncmp(keys[j].name, av[i], klen) == 0) {
+                k = &keys[j];
+                break;
+            }
+        }
+        if (k == NULL) {
+            snprintf(err, errlen,
+                     "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
+                     "on_failure, iterations, default, verbose)",
+                     (int)klen, av[i]);
+            return -1;
+        }
+        if (eq == NULL || eq[1] == '\0') {
+            snprintf(err, errlen, "xmem: %s: missing value (write %s=VALUE in plugstack.conf)",
+                     k->name, k->name);
+            return -1;
+        }
+        if (set_key(s, k, eq + 1, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}

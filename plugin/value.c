@@ -1,0 +1,98 @@
+/*
+ * value.c — the value of --xmem: off, auto (bare --xmem), check, or a declared size.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "defaults.h"
+#include "xmem_plugin.h"
+
+static const struct {
+    const char *name;
+    int mode;
+} modes[] = {
+    {"auto", XMEM_MODE_AUTO}, {"on", XMEM_MODE_AUTO}, {"check", XMEM_MODE_CHECK},
+    {"off", XMEM_MODE_OFF},   {"no", XMEM_MODE_OFF},
+};
+
+const char *xmem_mode_name(int mode)
+{
+    switch (mode) {
+    case XMEM_MODE_OFF: return "off";
+    case XMEM_MODE_AUTO: return "auto";
+    case XMEM_MODE_CHECK: return "check";
+    case XMEM_MODE_BUDGET: return "budget";
+    default: return "unset";
+    }
+}
+
+int xmem_size_parse(const char *s, uint64_t *bytes)
+{
+    char *end;
+    double v, mult = 1024.0 * 1024.0; /* a bare number is MiB, as in Slurm's --mem */
+
+    if (s == NULL || !isdigit((unsigned char)s[0]))
+        return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno != 0 || end == s || v <= 0)
+        return -1;
+    if (*end != '\0') {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mult = 1024.0; break;
+        case 'M': mult = 1024.0 * 1024.0; break;
+        case 'G': mult = 1024.0 * 1024.0 * 1024.0; break;
+        case 'T': mult = 1024.0 * 1024.0 * 1024.0 * 1024.0; break;
+        default: return -1;
+        }
+        end++;
+        /* K, KB, KiB (always binary: GPU memory is) */
+        if (strcasecmp(end, "") != 0 && strcasecmp(end, "b") != 0 && strcasecmp(end, "ib") != 0)
+            return -1;
+    }
+    v *= mult;
+    if (v < 1024.0 * 1024.0 || v > (double)XMEM_PLUGIN_MAX_BUDGET_BYTES)
+        return -1;
+    *bytes = (uint64_t)v;
+    return 0;
+}
+
+void xmem_size_format(uint64_t bytes, char *buf, size_t len)
+{
+    if (bytes >= (1ULL << 30))
+        snprintf(buf, len, "%.1f GiB", (double)bytes / (double)(1ULL << 30));
+    else
+        snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes >> 20));
+}
+
+int xmem_value_parse(const char *arg, struct xmem_value *v, char *err, size_t errlen)
+{
+    size_t i;
+
+    v->mode = XMEM_MODE_UNSET;
+    v->budget_bytes = 0;
+    /* Bare --xmem: Slurm passes NULL (some paths pass "(null)" or "set"). */
+    if (arg == NULL || arg[0] == '\0' || strcmp(arg, "(null)") == 0 || strcmp(arg, "set") == 0) {
+        v->mode = XMEM_MODE_AUTO;
+        return 0;
+    }
+    for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        if (strcasecmp(arg, modes[i].name) == 0) {
+            v->mode = modes[i].mode;
+            return 0;
+        }
+    }
+    if (xmem_size_parse(arg, &v->budget_bytes) == 0) {
+        v->mode = XMEM_MODE_BUDGET;
+        return 0;
+    }
+    snprintf(err, errlen,
+             "xmem: --xmem: invalid value: '%s' (use --xmem, --xmem=check, --xmem=off or a "
+             "size such as --xmem=12G)",
+             arg);
+    return -1;
+}

@@ -1,0 +1,124 @@
+/*
+ * xmem_plugin.h — internal interface between the parts of the xmem SPANK plugin.
+ *
+ * The pure parts (settings, option values, sizes, command lines, entrypoints, request
+ * classification) know nothing of SPANK, so the unit tests link them directly; the
+ * context files (allocator.c, remote.c) and the dispatch file (xmem.c) use SPANK.
+ * Every function returns 0 or -1 and, on -1, leaves a one-line message starting with
+ * "xmem: " in err.
+ */
+#ifndef XMEM_PLUGIN_H
+#define XMEM_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- plugstack.conf arguments (settings.c) ---------------------------------------------- */
+
+enum xmem_on_failure {
+    XMEM_ON_FAILURE_KEEP = 0,   /* submit with the original request and warn (default) */
+    XMEM_ON_FAILURE_REJECT = 1, /* refuse the submission */
+};
+
+struct xmem_settings {
+    char socket[108];      /* socket=PATH */
+    int timeout_s;         /* timeout=SECONDS: deadline of an estimate */
+    int on_failure;        /* on_failure=keep|reject */
+    int iterations;        /* iterations=N: optimizer steps to profile, 0 = daemon default */
+    int default_mode;      /* default=off|auto|check: mode of a job without --xmem */
+    int verbose;           /* verbose=0|1: say more in sbatch */
+};
+
+void xmem_settings_init(struct xmem_settings *s);
+/* Parses plugstack.conf arguments strictly: an unknown key or bad value fails. */
+int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, size_t errlen);
+
+/* ---- the --xmem option value (value.c) -------------------------------------------------- */
+
+enum xmem_mode {
+    XMEM_MODE_UNSET = -1, /* no --xmem given */
+    XMEM_MODE_OFF = 0,
+    XMEM_MODE_AUTO = 1,   /* profile the entrypoint, rewrite the request */
+    XMEM_MODE_CHECK = 2,  /* profile and report, change nothing */
+    XMEM_MODE_BUDGET = 3, /* a declared size, no profile */
+};
+
+struct xmem_value {
+    int mode;               /* enum xmem_mode */
+    uint64_t budget_bytes;  /* XMEM_MODE_BUDGET only */
+};
+
+/* Parses an --xmem argument; NULL (bare --xmem) means auto. */
+int xmem_value_parse(const char *arg, struct xmem_value *v, char *err, size_t errlen);
+const char *xmem_mode_name(int mode);
+
+/* Parses "12G", "12288M", "512MiB", "1.5G", "40960" (MiB when no unit) into bytes. */
+int xmem_size_parse(const char *s, uint64_t *bytes);
+/* Formats bytes as "12.0 GiB" / "512 MiB". */
+void xmem_size_format(uint64_t bytes, char *buf, size_t len);
+
+/* ---- the submitting command line (cmdline.c) ---------------------------------------------- */
+
+enum xmem_command { XMEM_CMD_SBATCH, XMEM_CMD_SALLOC, XMEM_CMD_SRUN, XMEM_CMD_OTHER };
+
+/* What xmem needs from a sbatch/salloc/srun command line. Pointers point into argv. */
+struct xmem_cmdline {
+    int command;             /* enum xmem_command */
+    const char *xmem;        /* last --xmem value: "" for bare --xmem, NULL if absent */
+    int xmem_given;          /* 1 if --xmem appears */
+    const char *wrap;        /* sbatch --wrap */
+    const char *chdir;       /* -D/--chdir */
+    const char *partition;   /* -p/--partition */
+    const char *gres;        /* --gres (last) */
+    const char *gpus;        /* -G/--gpus */
+    const char *gpus_per_node;
+    const char *gpus_per_task;
+    const char *ntasks;      /* -n/--ntasks */
+    const char *nodes;       /* -N/--nodes */
+    int first_operand;       /* index in argv of the script/command, or -1 */
+};
+
+int xmem_command_kind(const char *argv0);
+/* Scans argv (argv[0] = the program) like the program's own option parser would. */
+int xmem_cmdline_scan(int argc, char *const *argv, struct xmem_cmdline *c, char *err,
+                      size_t errlen);
+/* Applies the option lines of a batch script ("#SBATCH --gres=gpu:1") to c, for options the
+ * command line did not set (the command line wins, as in sbatch). */
+void xmem_cmdline_apply_script(struct xmem_cmdline *c, char **script_argv, int n);
+/* Reads /proc/self/cmdline into a malloc'd NULL-terminated argv (free with xmem_argv_free). */
+int xmem_cmdline_read_self(char ***argv, int *argc, char *err, size_t errlen);
+
+/* ---- entrypoints (entrypoint.c) ----------------------------------------------------------- */
+
+/* Splits a shell-like command line into words (quotes, backslashes); stops at an unquoted
+ * ; & | < > or #. Returns a malloc'd NULL-terminated argv, or NULL on error/empty. */
+char **xmem_words_split(const char *line, int *n);
+void xmem_argv_free(char **argv);
+
+enum xmem_entry_source {
+    XMEM_ENTRY_NONE = 0,
+    XMEM_ENTRY_DIRECTIVE = 1, /* an #XMEM line */
+    XMEM_ENTRY_SCANNED = 2,   /* the first python/torchrun line */
+    XMEM_ENTRY_COMMAND = 3,   /* srun/salloc command line */
+};
+
+/* Finds the training entrypoint in a script's text: an '#XMEM cmd' line, else the first
+ * line that runs python/torchrun (also behind srun, exec, env or VAR=value). On success
+ * *argv is malloc'd and *line is the 1-based line number. */
+int xmem_entrypoint_find(const char *text, char ***argv, int *line, int *source);
+/* The entrypoint of a command: strips srun (and its options), exec, env, VAR=value. */
+char **xmem_entrypoint_from_argv(char *const *argv, int n);
+/* Collects the words of every "#SBATCH ..." line in a script (malloc'd argv). */
+char **xmem_script_sbatch_options(const char *text, int *n);
+
+/* ---- GPU request classification (classify.c) ---------------------------------------------- */
+
+enum xmem_request_kind {
+    XMEM_REQ_NONE = 0,     /* no GPU asked for */
+    XMEM_REQ_SINGLE = 1,   /* exactly one GPU on one node: version 1 rewrites these */
+    XMEM_REQ_MULTI = 2,    /* several GPUs, tasks or nodes: left unchanged */
+    XMEM_REQ_SHARED = 3,   /* already a shard/mps request: left unchanged */
+};
+int xmem_request_classify(const struct xmem_cmdline *c, char *why, size_t whylen);
+
+#endif
