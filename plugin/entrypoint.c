@@ -140,8 +140,13 @@ static int skip_wrappers(char *const *argv, int n)
         if (is_assignment(argv[i]) || strcmp(b, "exec") == 0 || strcmp(b, "time") == 0) {
             i++;
         } else if (strcmp(b, "env") == 0) {
-            for (i++; i < n && (is_assignment(argv[i]) || argv[i][0] == '-'); i++)
-                ;
+            for (i++; i < n && (is_assignment(argv[i]) || argv[i][0] == '-'); i++) {
+                /* env -u NAME, -C DIR, -S STRING take a separate value */
+                if (strcmp(argv[i], "-u") == 0 || strcmp(argv[i], "-C") == 0 ||
+                    strcmp(argv[i], "-S") == 0 || strcmp(argv[i], "--unset") == 0 ||
+                    strcmp(argv[i], "--chdir") == 0)
+                    i++;
+            }
         } else if (strcmp(b, "srun") == 0) {
             struct xmem_cmdline c;
             char err[128];

@@ -158,7 +158,7 @@ lab_up() {
         NODE_LINE="$node_line" NODE_GRES="$node_gres"
     lab_write_gres "$kind"
     lab_render "$LAB_HERE/xmem.yaml.in" "$LAB/etc/xmem.yaml" LAB="$LAB" MODE="$kind" \
-        PROFILER="$(lab_profiler)" GPU_MB=$LAB_GPU_MB SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU
+        PROFILER="$(lab_profiler)" GPU_GB=$((LAB_GPU_MB / 1024)) SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU
     lab_write_policy "$kind"
     # A fresh copy, never overwritten in place: daemons that map the .so crash otherwise.
     if [ -f "$XMEM_BUILD/lib/xmem.so" ]; then

@@ -1,0 +1,75 @@
+/* test_value.c — --xmem values and sizes. */
+#include <string.h>
+
+#include "test-list.h"
+#include "xmem_plugin.h"
+
+static void bare_and_named_modes(void **state)
+{
+    struct xmem_value v;
+    char err[256];
+
+    assert_int_equal(xmem_value_parse(NULL, &v, err, sizeof(err)), 0);
+    assert_int_equal(v.mode, XMEM_MODE_AUTO);
+    assert_int_equal(xmem_value_parse("auto", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.mode, XMEM_MODE_AUTO);
+    assert_int_equal(xmem_value_parse("check", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.mode, XMEM_MODE_CHECK);
+    assert_int_equal(xmem_value_parse("OFF", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.mode, XMEM_MODE_OFF);
+}
+
+static void sizes(void **state)
+{
+    struct xmem_value v;
+    char err[256];
+
+    assert_int_equal(xmem_value_parse("12G", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.mode, XMEM_MODE_BUDGET);
+    assert_int_equal(v.budget_bytes, 12ULL << 30);
+    assert_int_equal(xmem_value_parse("12288M", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.budget_bytes, 12ULL << 30);
+    assert_int_equal(xmem_value_parse("1.5GiB", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.budget_bytes, 3ULL << 29);
+    assert_int_equal(xmem_value_parse("512", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.budget_bytes, 512ULL << 20);
+    assert_int_equal(xmem_value_parse("2tb", &v, err, sizeof(err)), 0);
+    assert_int_equal(v.budget_bytes, 2ULL << 40);
+}
+
+static void bad_values_name_the_fix(void **state)
+{
+    static const char *const bad[] = {"bogus", "12X", "-4G", "0", "12GG", "100T", "G", "12 G",
+                                      "0.5K"};
+    struct xmem_value v;
+    char err[256];
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err[0] = '\0';
+        assert_int_equal(xmem_value_parse(bad[i], &v, err, sizeof(err)), -1);
+        assert_non_null(strstr(err, "xmem: --xmem: invalid value"));
+        assert_non_null(strstr(err, bad[i]));
+        assert_non_null(strstr(err, "--xmem=12G"));
+    }
+}
+
+static void format(void **state)
+{
+    char buf[32];
+
+    xmem_size_format(12ULL << 30, buf, sizeof(buf));
+    assert_string_equal(buf, "12.0 GiB");
+    xmem_size_format(300ULL << 20, buf, sizeof(buf));
+    assert_string_equal(buf, "300 MiB");
+}
+
+int xmem_test_group_value(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bare_and_named_modes),
+        cmocka_unit_test(sizes),
+        cmocka_unit_test(bad_values_name_the_fix),
+        cmocka_unit_test(format),
+    };
+    return cmocka_run_group_tests_name("value", tests, NULL, NULL);
+}
