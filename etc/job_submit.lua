@@ -104,7 +104,8 @@ local function rewrite(job_desc, r, mode)
   if job_desc.tres_per_task and job_desc.tres_per_task ~= "" then job_desc.tres_per_task = "" end
   job_desc.tres_per_node = "gres:" .. r.gres
   if job_desc.environment ~= nil and mode ~= "check" then
-    job_desc.environment.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = string.format("0=%dM", r.limit_mb)
+    -- The process is held to the limit itself; the margin only sizes the share.
+    job_desc.environment.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = string.format("0=%dM", r.base_mb)
   end
 end
 

@@ -90,11 +90,12 @@ local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
 
 --[[ Turns a limit into a request under the policy. Returns a table:
   kind = "shard" | "mps" | "whole", count (shards or MPS percentage), limit_mb (with margin),
+  base_mb (without: the per-process MPS memory limit),
   gres ("shard:3", "mps:30" or nil), why (one line for logs and the user). ]]
 function M.share(policy, partition, limit_mb)
   local gpu, pname = M.partition_gpu(policy, partition)
   local with_margin = math.ceil(limit_mb * (100 + policy.margin_percent) / 100)
-  local r = { limit_mb = with_margin, gpu = gpu, partition = pname, kind = "whole" }
+  local r = { limit_mb = with_margin, base_mb = limit_mb, gpu = gpu, partition = pname, kind = "whole" }
   if with_margin * 100 > gpu.memory_mb * policy.whole_gpu_above_percent then
     r.why = string.format("limit %d MiB (with %d%% margin) is above %d%% of the %s's %d MiB: the job keeps its whole GPU",
       with_margin, policy.margin_percent, policy.whole_gpu_above_percent, gpu.gpu or "GPU", gpu.memory_mb)

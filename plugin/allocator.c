@@ -355,12 +355,17 @@ int xmem__allocator_post_opt(spank_t sp)
         val = getenv(*v);
         if (val == NULL || val[0] == '\0')
             continue;
-        snprintf(buf, sizeof(buf), "%s", *v);
-        if (spank_job_control_setenv(sp, buf, val, 1) != ESPANK_SUCCESS) {
+        if (spank_job_control_setenv(sp, *v, val, 1) != ESPANK_SUCCESS) {
             slurm_error("xmem: cannot pass %s to the controller; the job is submitted with its "
                         "original request",
                         *v);
             break;
+        }
+        /* srun's own steps do not get the job-control environment: give them the same
+         * SLURM_SPANK_XMEM_* names through srun's environment, which its tasks inherit. */
+        if (spank_context() == S_CTX_LOCAL) {
+            snprintf(buf, sizeof(buf), "SLURM_SPANK_%s", *v);
+            setenv(buf, val, 1); /* spank_setenv is remote-only in 22.05 */
         }
     }
     clear_answer(); /* the process variables were for cli_filter only */

@@ -9,7 +9,8 @@
 # Environment: XMEM_BUILD (build tree with lib/xmem.so, bin/xmemd), XMEM_SRC (source tree),
 # XMEM_LAB_KEEP=1 keeps the scratch directory after lab_down (for post-mortems),
 # XMEM_LAB_PROFILER=real|fake (default: real xmem-estimate if it works, else the fake one),
-# XMEM_PLUGSTACK_ARGS extra plugstack.conf arguments for xmem.so.
+# XMEM_PLUGSTACK_ARGS extra plugstack.conf arguments for xmem.so, XMEM_LAB_NO_XMEMD=1 starts
+# no daemon (tests of the fallback path).
 # Only one lab runs at a time on a machine (fixed ports): lab_up takes a flock.
 
 LAB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -116,6 +117,7 @@ lab_start_munged() {
 
 lab_start_xmemd() {
     LAB_XMEMD=0
+    [ "${XMEM_LAB_NO_XMEMD:-0}" = 1 ] && return 0
     [ -x "$XMEM_BUILD/bin/xmemd" ] || {
         lab_log "no $XMEM_BUILD/bin/xmemd: the cluster runs without a daemon"
         return 0

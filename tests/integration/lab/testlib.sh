@@ -1,0 +1,73 @@
+# testlib.sh — shared by tests/integration/5x-*.sh: one lab per script, commands logged with
+# their exit status, assertions that print both values, the daemon logs on failure, and the
+# lab always taken down (trap). Source it, then call lab_up.
+set -u
+. "$(dirname "${BASH_SOURCE[0]}")/lab.sh"
+
+T_PASS=0
+T_NAME=${T_NAME:-$(basename "$0" .sh)}
+
+t_exit() {
+    local rc=$?
+    lab_down
+    exit $rc
+}
+trap t_exit EXIT
+trap 'exit 130' INT TERM
+
+t_skip() {
+    echo "$*"
+    exit 77
+}
+
+# Skips unless this machine can run a lab (root, Slurm, munge, the plugin built).
+t_require_lab() {
+    [ "$(id -u)" = 0 ] || t_skip "needs root to run munged/slurmd"
+    command -v slurmctld >/dev/null && command -v munged >/dev/null ||
+        t_skip "Slurm or MUNGE not installed (make deps)"
+    [ -f "$XMEM_BUILD/lib/xmem.so" ] || t_skip "no $XMEM_BUILD/lib/xmem.so (build first)"
+}
+
+t_fail() {
+    echo "FAIL [$T_NAME]: $*" >&2
+    [ -n "${RUN_OUT:-}" ] && { echo "---- last command output:" >&2; echo "$RUN_OUT" >&2; }
+    lab_dump
+    exit 1
+}
+
+t_ok() {
+    T_PASS=$((T_PASS + 1))
+    echo "ok $T_PASS - $*"
+}
+
+# run CMD...: runs with a timeout; RUN_OUT = stdout+stderr, RUN_RC = exit status.
+run() {
+    RUN_OUT=$(timeout 120 "$@" 2>&1)
+    RUN_RC=$?
+    echo "\$ $* -> $RUN_RC" >&2
+}
+
+expect_rc() { [ "$RUN_RC" = "$1" ] || t_fail "$2: exit status $RUN_RC, expected $1"; }
+expect_out() { grep -qE -- "$1" <<<"$RUN_OUT" || t_fail "$2: output lacks /$1/"; }
+expect_no_out() { ! grep -qE -- "$1" <<<"$RUN_OUT" || t_fail "$2: output has /$1/"; }
+
+# expect_field JOB FIELD VALUE WHAT
+expect_field() {
+    local got
+    got=$(lab_field "$1" "$2")
+    [ "$got" = "$3" ] || t_fail "$4: job $1 $2='$got', expected '$3'"
+}
+
+# The job's comment (may contain spaces).
+lab_comment() { timeout 10 squeue -h -t all -j "$1" -o %k 2>/dev/null || true; }
+
+# submit ARGS...: sbatch with the args; JOB = the id (fails the test if none).
+submit() {
+    run sbatch "$@"
+    JOB=$(lab_jobid "$RUN_OUT")
+    [ -n "$JOB" ] || t_fail "sbatch $* submitted nothing"
+}
+
+t_done() {
+    echo "$T_NAME: $T_PASS checks passed"
+}
