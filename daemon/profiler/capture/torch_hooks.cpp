@@ -1,0 +1,104 @@
+// Mechanism "B" of docs/torch-capture-notes.md: wrap the CPU allocator with
+// c10::SetCPUAllocator. It sees every storage of every thread with its exact requested size,
+// which is the number at::empty_cuda would hand to the CUDA caching allocator.
+#include "torch_hooks.h"
+
+#include <ATen/record_function.h>
+#include <c10/core/CPUAllocator.h>
+
+#include <cstring>
+#include <vector>
+
+#include "recorder.h"
+
+namespace xmem::capture {
+
+namespace {
+
+// Stack of what runs on this thread: live RecordFunction objects (their names stay valid
+// until their end callback pops them), and whether each is a dispatched op or a range.
+struct Running {
+  const at::RecordFunction* fn;
+  bool is_op;
+};
+thread_local std::vector<Running> t_running;
+
+OpContext current_ops() {
+  OpContext ops;
+  if (t_running.empty()) return ops;
+  ops.outer = t_running.front().fn->name();
+  for (size_t i = t_running.size(); i-- > 0;) {
+    const char* name = t_running[i].fn->name();
+    if (std::strncmp(name, "profiler::", 10) == 0) ops.bookkeeping = true;
+    if (ops.inner == nullptr && t_running[i].is_op) ops.inner = name;
+  }
+  return ops;
+}
+
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
+  at::RecordScope scope = fn.scope();
+  t_running.push_back({&fn, scope != at::RecordScope::USER_SCOPE});
+  return nullptr;
+}
+
+// Pops up to and including FN: an op whose end never reached us (an exception unwinding
+// through a callback-less path) must not leave a stale pointer below it.
+void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
+  for (size_t i = t_running.size(); i-- > 0;) {
+    if (t_running[i].fn == &fn) {
+      t_running.resize(i);
+      return;
+    }
+  }
+}
+
+void recording_deleter(void* ptr) {
+  recorder().on_free(ptr);
+  c10::GetDefaultCPUAllocator()->raw_deleter()(ptr);
+}
+
+class RecordingAllocator final : public at::Allocator {
+ public:
+  explicit RecordingAllocator(at::Allocator* base) : m_base(base) {}
+
+  at::DataPtr allocate(size_t nbytes) const override {
+    at::DataPtr base = m_base->allocate(nbytes);
+    void* ptr = base.get();
+    // The default CPU allocator's context is the data pointer itself with a plain deleter,
+    // so the pointer can be re-wrapped with our deleter (notes section 2 B).
+    base.release_context();
+    recorder().on_alloc(ptr, nbytes, current_ops());
+    return {ptr, ptr, &recording_deleter, base.device()};
+  }
+
+  at::DeleterFnPtr raw_deleter() const override { return &recording_deleter; }
+
+#if defined(TORCH_VERSION_MAJOR) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3))
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+#endif
+
+ private:
+  at::Allocator* m_base;
+};
+
+}  // namespace
+
+bool install_torch_hooks(std::string* err) {
+  static bool installed = false;
+  if (installed) return true;
+  at::Allocator* base = c10::GetDefaultCPUAllocator();
+  if (c10::GetCPUAllocator() != base) {
+    *err = "xmem: another CPU allocator is installed (mimalloc/profiler?); run without it";
+    return false;
+  }
+  // Never destroyed: tensors carry its deleter until the process ends.
+  static auto* wrapper = new RecordingAllocator(base);
+  c10::SetCPUAllocator(wrapper, /*priority=*/1);
+  at::addGlobalCallback(at::RecordFunctionCallback(&on_op_start, &on_op_end).needsInputs(false));
+  installed = true;
+  return true;
+}
+
+}  // namespace xmem::capture

@@ -1,0 +1,48 @@
+// Runs the training command as a child in its own process group and watches it.
+//
+// The child's shim reports progress on a status pipe (fd in XMEM_STATUS_FD), one line each:
+//   "step N"      optimizer step N finished
+//   "done"        the trace is complete; the child exits 0 right after
+//   "fail TEXT"   the shim gave up with the one-line message TEXT
+// Its stderr is kept (the last 64 KiB) and shown only when it fails, unless verbose.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xmem::profile {
+
+struct ChildSpec {
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing) ours
+  int timeout_s = 120;  // longest wait for the next optimizer step
+  bool verbose = false;
+};
+
+enum class Outcome {
+  done,         // trace complete
+  exited,       // exited 0 without saying done (script ended before --steps steps)
+  failed,       // non-zero exit or killed by a signal
+  shim_failed,  // the shim sent "fail TEXT"
+  timed_out,    // no step within timeout_s
+  interrupted,  // xmem-profile itself got SIGINT/SIGTERM
+  not_started,  // fork/exec failed
+};
+
+struct ChildResult {
+  Outcome outcome = Outcome::not_started;
+  int exit_code = -1;   // when it exited
+  int signal = 0;       // when a signal killed it
+  int steps = 0;        // last step reported
+  std::string message;  // shim's fail text, or why it did not start
+  std::string stderr_tail;
+  double seconds = 0;
+};
+
+ChildResult run_child(const ChildSpec& spec);
+
+// Last N_LINES lines of TEXT, each prefixed with INDENT.
+std::string tail_lines(const std::string& text, int n_lines, const char* indent);
+
+}  // namespace xmem::profile

@@ -1,0 +1,131 @@
+"""Automatic mixed precision on the CPU.
+
+autocast('cuda') becomes CPU autocast in bfloat16: the same 2-byte activations a CUDA fp16
+or bf16 run keeps, though the per-op cast lists differ (recorded as metadata so the analysis
+can correct). GradScaler keeps its real allocations (the scale and growth tracker, the scaled
+loss, inv_scale and found_inf) and does the unscale with in-place multiplies, because CPU
+has no _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_ kernels.
+"""
+import torch
+
+_state = {"amp": "off"}
+
+
+def amp_mode():
+    return _state["amp"]
+
+
+def _note_asked(dtype):
+    asked = "bf16" if dtype == torch.bfloat16 else "fp16"
+    if _state["amp"] == "off":
+        _state["amp"] = asked
+
+
+def install(torch_mod, note):
+    real_autocast = torch_mod.autocast
+
+    class autocast(real_autocast):
+        def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+            if device_type == "cuda":
+                if enabled:
+                    _note_asked(dtype or torch.float16)
+                device_type, dtype = "cpu", torch.bfloat16
+            super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    class cuda_autocast(autocast):
+        def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
+            super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    torch_mod.autocast = autocast
+    torch_mod.amp.autocast = autocast
+    torch_mod.amp.autocast_mode.autocast = autocast
+    torch_mod.cuda.amp.autocast = cuda_autocast
+    if hasattr(torch_mod.cuda.amp, "autocast_mode"):
+        torch_mod.cuda.amp.autocast_mode.autocast = cuda_autocast
+    torch_mod.cuda.amp.GradScaler = GradScaler
+    if hasattr(torch_mod.cuda.amp, "grad_scaler"):
+        torch_mod.cuda.amp.grad_scaler.GradScaler = GradScaler
+    if hasattr(torch_mod.amp, "GradScaler"):
+        torch_mod.amp.GradScaler = GradScaler
+    note("amp_mapping", "autocast(cuda)->autocast(cpu,bfloat16)")
+    note("grad_scaler", "cpu-unscale-inplace (no non-finite check, scale constant)")
+
+
+class GradScaler:
+    """torch.cuda.amp.GradScaler with CPU kernels; the scale never changes."""
+
+    def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
+                 backoff_factor=0.5, growth_interval=2000, enabled=True):
+        if not isinstance(device, str):  # GradScaler(init_scale) in the torch.cuda.amp form
+            init_scale, device = device, "cuda"
+        self._enabled = enabled
+        self._init_scale = init_scale
+        self._growth_factor, self._backoff_factor = growth_factor, backoff_factor
+        self._growth_interval = growth_interval
+        self._scale = None
+        self._growth_tracker = None
+        self._unscaled = set()
+
+    def is_enabled(self):
+        return self._enabled
+
+    def _lazy_init(self):
+        if self._scale is None:
+            self._scale = torch.full((1,), self._init_scale, dtype=torch.float32, device="cuda")
+            self._growth_tracker = torch.full((1,), 0, dtype=torch.int32, device="cuda")
+
+    def scale(self, outputs):
+        if not self._enabled:
+            return outputs
+        self._lazy_init()
+        if isinstance(outputs, torch.Tensor):
+            return outputs * self._scale.to(dtype=outputs.dtype)
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(o) for o in outputs)
+        return outputs
+
+    def unscale_(self, optimizer):
+        if not self._enabled or id(optimizer) in self._unscaled:
+            return
+        self._lazy_init()
+        inv_scale = self._scale.double().reciprocal().float()
+        torch.full((1,), 0.0, dtype=torch.float32, device="cuda")  # found_inf, as on a GPU
+        with torch.no_grad():
+            for group in optimizer.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        p.grad.mul_(inv_scale)
+        self._unscaled.add(id(optimizer))
+
+    def step(self, optimizer, *args, **kwargs):
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        self.unscale_(optimizer)
+        return optimizer.step(*args, **kwargs)
+
+    def update(self, new_scale=None):
+        self._unscaled.clear()
+        if new_scale is not None and self._scale is not None:
+            self._scale.fill_(float(new_scale))
+
+    def get_scale(self):
+        return float(self._scale.item()) if self._enabled and self._scale is not None else (
+            self._init_scale if self._enabled else 1.0)
+
+    def get_growth_factor(self):
+        return self._growth_factor
+
+    def get_backoff_factor(self):
+        return self._backoff_factor
+
+    def get_growth_interval(self):
+        return self._growth_interval
+
+    def state_dict(self):
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor, "growth_interval": self._growth_interval,
+                "_growth_tracker": 0} if self._enabled else {}
+
+    def load_state_dict(self, state):
+        if state:
+            self._init_scale = state.get("scale", self._init_scale)

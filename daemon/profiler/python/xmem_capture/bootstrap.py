@@ -1,0 +1,211 @@
+"""Arms the capture before the user's script runs (called from sitecustomize).
+
+Environment (set by xmem-profile): XMEM_TRACE_OUT, XMEM_CAPTURE_LIB, XMEM_STEPS,
+XMEM_THREADS, XMEM_STATUS_FD. Child processes the script starts get the CUDA shim
+(XMEM_SHIM=1) but never capture: XMEM_TRACE_OUT is removed from the environment.
+"""
+import atexit
+import os
+import platform
+import sys
+
+_session = None
+
+
+class Session:
+    """The one capture of this process: start, per-step progress, finish, exit."""
+
+    def __init__(self, native, out, steps, status_fd):
+        self.native = native
+        self.out = out
+        self.steps = steps
+        self.status_fd = status_fd
+        self.finished = False
+        self.failed = False
+        self.tracker = None
+
+    def status(self, line):
+        if self.status_fd is None:
+            return
+        try:
+            os.write(self.status_fd, (line + "\n").encode(errors="replace"))
+        except OSError:
+            self.status_fd = None  # the launcher is gone; keep going quietly
+
+    def fail(self, message):
+        """Gives up with a one-line message the launcher prints; no trace is written."""
+        self.status("fail " + message)
+        self.native.abandon()
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+        os._exit(1)
+
+    def write_metadata(self):
+        import torch
+        from . import amp
+        note = self.native.meta
+        note("threads", torch.get_num_threads())
+        note("steps", self.tracker.steps_done if self.tracker else 0)
+        z = self.tracker.zero_grad_set_to_none if self.tracker else None
+        if z is not None:
+            note("zero_grad_set_to_none", int(z))
+        note("amp", amp.amp_mode())
+
+    def finish(self):
+        if self.finished:
+            return
+        self.finished = True
+        self.write_metadata()
+        try:
+            self.native.finish()
+        except Exception as e:  # CaptureError: an I/O error writing the trace
+            self.fail(str(e))
+
+    def last_step(self):
+        """Called when step N returns: the trace is complete; leave without running more of
+        the script (its remaining epochs, checkpoints, evaluation)."""
+        self.finish()
+        self.status("done")
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(0)
+
+    def at_exit(self):
+        """The script ended on its own: keep a shorter trace if it stepped at all."""
+        if self.finished:
+            return
+        if self.failed or not self.tracker or self.tracker.steps_done == 0:
+            self.finished = True
+            self.native.abandon()
+            return
+        self.finish()
+
+
+def _static_metadata(native, torch):
+    native.meta("torch", torch.__version__)
+    native.meta("capture", "exact")
+    native.meta("python", sys.executable + " " + platform.python_version())
+    native.meta("host", platform.node())
+    native.meta("argv", " ".join(sys.argv) if sys.argv else "")
+    native.meta("device_rule", "identity: cuda factories/copies and ops on g tensors are g; "
+                               "DataLoader fetch and host-only ops are h")
+
+
+def _parse_env():
+    out = os.environ.pop("XMEM_TRACE_OUT")
+    steps = int(os.environ.get("XMEM_STEPS", "3"))
+    threads = int(os.environ.get("XMEM_THREADS", "0"))
+    fd = os.environ.pop("XMEM_STATUS_FD", None)
+    status_fd = int(fd) if fd and fd.isdigit() else None
+    if status_fd is not None:
+        os.set_inheritable(status_fd, False)  # grandchildren must not hold the launcher's pipe
+    return out, steps, threads, status_fd
+
+
+def _import_torch():
+    try:
+        import torch
+    except ImportError as e:
+        sys.stderr.write(f"xmem: {sys.executable} cannot import torch ({e}); "
+                         "use --python with an interpreter that has torch\n")
+        os._exit(1)
+    return torch
+
+
+def arm():
+    """Starts capture (or, in a child process, only the CUDA shim)."""
+    global _session
+    capture = "XMEM_TRACE_OUT" in os.environ
+    os.environ["XMEM_SHIM"] = "1"
+    lib = os.environ.get("XMEM_CAPTURE_LIB")
+    if capture:
+        out, steps, threads, status_fd = _parse_env()
+    torch = _import_torch()
+    from .native import Native, CaptureError
+    from . import amp, cuda_shim, devices, phases
+
+    native = Native(lib)
+    session = None
+    if capture:
+        session = Session(native, out, steps, status_fd)
+        if threads > 0:
+            torch.set_num_threads(threads)
+        try:
+            native.start(out)
+        except CaptureError as e:
+            session.fail(str(e))
+        _static_metadata(native, torch)
+        native.phase("setup")
+    cuda_shim.install(torch, native, native.meta)
+    amp.install(torch, native.meta)
+    _install_load(torch, devices)
+    devices.install_thread_hook(native)
+    devices.enter_thread_mode(native)
+    if session is not None:
+        session.tracker = phases.Tracker(native, steps, lambda n: session.status(f"step {n}"),
+                                         session.last_step)
+        session.tracker.install(torch)
+        _install_failure_hook(session)
+        atexit.register(session.at_exit)
+        _session = session
+
+
+def _install_failure_hook(session):
+    previous = sys.excepthook
+
+    def excepthook(*exc):
+        session.failed = True
+        previous(*exc)
+
+    sys.excepthook = excepthook
+
+
+def _install_load(torch, devices):
+    """torch.load reads to the host; map_location naming CUDA (or checkpoints saved from
+    CUDA with no map_location) then moves every tensor to the device, as a GPU run does."""
+    original = torch.load
+
+    def wants_cuda(location):
+        if location is None:
+            return None  # decided by the saved locations
+        if isinstance(location, dict):
+            return any(devices.is_cuda_spec(v) for v in location.values())
+        if callable(location):
+            return False
+        return devices.is_cuda_spec(location) or isinstance(location, int)
+
+    def load(f, map_location=None, *args, **kwargs):
+        cuda = wants_cuda(map_location)
+        saved_on_cuda = []
+
+        def to_host(storage, location):
+            saved_on_cuda.append(str(location).startswith("cuda"))
+            return storage
+
+        with devices.host_scope():
+            result = original(f, to_host if cuda is not False else map_location, *args, **kwargs)
+        if cuda or (cuda is None and any(saved_on_cuda)):
+            result = _to_device_tree(result)
+        return result
+
+    torch.load = load
+
+
+def _to_device_tree(obj):
+    import torch
+    if isinstance(obj, torch.Tensor):
+        return obj.cuda()
+    if isinstance(obj, dict):
+        return type(obj)((k, _to_device_tree(v)) for k, v in obj.items()) if not hasattr(obj, "_metadata") else _keep_meta(obj)
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(_to_device_tree(v) for v in obj)
+    return obj
+
+
+def _keep_meta(state_dict):
+    """OrderedDict state dicts carry a _metadata attribute load_state_dict needs."""
+    out = type(state_dict)((k, _to_device_tree(v)) for k, v in state_dict.items())
+    out._metadata = state_dict._metadata
+    return out

@@ -1,0 +1,187 @@
+"""A CPU stand-in for the parts of torch.cuda a training script touches.
+
+Queries answer as one GPU would (the name and memory come from XMEM_GPU_NAME /
+XMEM_GPU_MEMORY when set); memory statistics come from the capture library's running totals
+of device ('g') storages; timing, streams and events work on the host clock; seeding is a
+no-op because torch.manual_seed already seeds the CPU generator (and calls
+torch.cuda.manual_seed_all, which must not recurse). What cannot work is listed in
+docs/capture.md.
+"""
+import contextlib
+import os
+import time
+import types
+
+import torch
+
+_GPU_NAME = os.environ.get("XMEM_GPU_NAME", "xmem virtual GPU (CPU capture)")
+_GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
+
+
+class Event:
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        self._t = None
+
+    def record(self, stream=None):
+        self._t = time.perf_counter()
+
+    def wait(self, stream=None):
+        pass
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end_event):
+        return (end_event._t - self._t) * 1000.0
+
+
+class Stream:
+    def __init__(self, device=None, priority=0, **kwargs):
+        self.device = torch.device("cuda", 0)
+        self.priority = priority
+
+    def wait_event(self, event):
+        pass
+
+    def wait_stream(self, stream):
+        pass
+
+    def record_event(self, event=None):
+        event = event or Event()
+        event.record(self)
+        return event
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+    def __eq__(self, other):
+        return isinstance(other, Stream)
+
+    def __hash__(self):
+        return 0
+
+
+_DEFAULT_STREAM = Stream()
+
+
+@contextlib.contextmanager
+def _null_context(*args, **kwargs):
+    yield
+
+
+class _Properties(types.SimpleNamespace):
+    pass
+
+
+def _properties(device=None):
+    return _Properties(name=_GPU_NAME, total_memory=_GPU_MEMORY, major=8, minor=0,
+                       multi_processor_count=108, is_integrated=0, is_multi_gpu_board=0)
+
+
+def install(torch_mod, native, note):
+    """Replaces torch.cuda's device-facing functions. NOTE(key, value) records metadata."""
+    cuda = torch_mod.cuda
+    peak = {"bytes": 0}
+
+    def memory_allocated(device=None):
+        return native.device_bytes()
+
+    def max_memory_allocated(device=None):
+        return max(native.device_peak_bytes(), peak["bytes"])
+
+    def reset_peak(device=None):
+        native.reset_device_peak()
+
+    def memory_stats(device=None):
+        cur, top = native.device_bytes(), native.device_peak_bytes()
+        return {"allocated_bytes.all.current": cur, "allocated_bytes.all.peak": top,
+                "reserved_bytes.all.current": cur, "reserved_bytes.all.peak": top}
+
+    def empty_cache():
+        native.empty_cache()
+
+    def set_fraction(fraction, device=None):
+        native.memory_fraction(fraction)
+
+    def set_rng_state(state, device="cuda"):
+        pass
+
+    values = {
+        "is_available": lambda: True,
+        "is_initialized": lambda: True,
+        "init": lambda: None,
+        "_lazy_init": lambda: None,
+        "device_count": lambda: 1,
+        "current_device": lambda: 0,
+        "set_device": lambda device: None,
+        "get_device_name": lambda device=None: _GPU_NAME,
+        "get_device_properties": _properties,
+        "get_device_capability": lambda device=None: (8, 0),
+        "get_arch_list": lambda: ["sm_80"],
+        "is_bf16_supported": lambda *a, **k: True,
+        "synchronize": lambda device=None: None,
+        "empty_cache": empty_cache,
+        "set_per_process_memory_fraction": set_fraction,
+        "memory_allocated": memory_allocated,
+        "memory_reserved": memory_allocated,
+        "max_memory_allocated": max_memory_allocated,
+        "max_memory_reserved": max_memory_allocated,
+        "reset_peak_memory_stats": reset_peak,
+        "reset_max_memory_allocated": reset_peak,
+        "reset_max_memory_cached": reset_peak,
+        "memory_stats": memory_stats,
+        "memory_summary": lambda device=None, abbreviated=False: "xmem capture: " + str(memory_stats()),
+        "mem_get_info": lambda device=None: (_GPU_MEMORY - native.device_bytes(), _GPU_MEMORY),
+        "utilization": lambda device=None: 0,
+        "manual_seed": lambda seed: None,
+        "manual_seed_all": lambda seed: None,
+        "seed": lambda: None,
+        "seed_all": lambda: None,
+        "initial_seed": lambda: torch_mod.initial_seed(),
+        "get_rng_state": lambda device="cuda": torch_mod.get_rng_state(),
+        "get_rng_state_all": lambda: [torch_mod.get_rng_state()],
+        "set_rng_state": set_rng_state,
+        "set_rng_state_all": lambda states: None,
+        "Event": Event,
+        "Stream": Stream,
+        "current_stream": lambda device=None: _DEFAULT_STREAM,
+        "default_stream": lambda device=None: _DEFAULT_STREAM,
+        "stream": _null_context,
+        "device": _null_context,
+        "device_of": _null_context,
+        "StreamContext": _null_context,
+    }
+    for name, value in values.items():
+        setattr(cuda, name, value)
+    if hasattr(cuda, "nvtx"):
+        for name in ("range_push", "range_pop", "mark"):
+            setattr(cuda.nvtx, name, lambda *a, **k: None)
+        cuda.nvtx.range = _null_context
+    # Argument parsing rejects a fake stream before any torch function mode runs.
+    torch_mod.Tensor.record_stream = lambda self, stream: None
+    _install_data_parallel(torch_mod, note)
+
+
+class _DataParallel(torch.nn.Module):
+    """nn.DataParallel on one (virtual) device is the module itself."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        self.module = module
+        self.device_ids = [0]
+        self.output_device = 0
+        self.dim = dim
+
+    def forward(self, *inputs, **kwargs):
+        return self.module(*inputs, **kwargs)
+
+
+def _install_data_parallel(torch_mod, note):
+    torch_mod.nn.DataParallel = _DataParallel
+    torch_mod.nn.parallel.DataParallel = _DataParallel
