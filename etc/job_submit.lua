@@ -63,7 +63,7 @@ local function verify_decision(cred, job_uid, policy)
   f:write(cred)
   f:close()
   local sock = os.getenv("XMEM_MUNGE_SOCKET")
-  local cmd = "unmunge --numeric --input=" .. tmp
+  local cmd = "unmunge --input=" .. tmp
   if sock and sock:match("^[%w/._-]+$") then cmd = cmd .. " --socket=" .. sock end
   local p = io.popen(cmd .. " 2>&1")
   local out = p and p:read("*a") or ""
@@ -74,7 +74,7 @@ local function verify_decision(cred, job_uid, policy)
     local why = status or out:match("unmunge: ([^\n]+)") or "unmunge failed"
     return nil, "credential rejected by munge: " .. why
   end
-  local uid = tonumber(out:match("\nUID:%s+(%d+)"))
+  local uid = tonumber(out:match("\nUID:%s+[^\n]*%((%d+)%)"))
   if uid ~= policy.daemon_uid then
     return nil, string.format("decision signed by uid %s, not by xmemd (uid %d)", tostring(uid), policy.daemon_uid)
   end

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The controller trusts only decisions xmemd signed for this user and this moment. A user
+# who bypasses the xmem plugin (own slurm.conf, own SPANK plugin: lab/forge-spank.c) and
+# hands job_submit.lua forged, altered, expired, other users' or replayed decisions gets
+# the original request, and the controller log says why. A valid one (signed by the
+# daemon's uid) is the positive control that the path works at all.
+T_NAME=52-slurm-decisions
+. "$(dirname "$0")/lab/testlib.sh"
+t_require_lab
+command -v gcc >/dev/null || t_skip "gcc not installed"
+XMEM_LAB_NO_XMEMD=1 lab_up shard
+cd "$LAB/jobs" || t_fail "no jobs dir"
+MSOCK=$LAB/munge/munge.socket
+
+# The hostile client configuration: same cluster, only the forging plugin, no cli_filter.
+mkdir -p "$LAB/evil"
+gcc -shared -fPIC -Wall -o "$LAB/evil/forge.so" "$XMEM_SRC/tests/integration/lab/forge-spank.c" ||
+    t_fail "cannot build forge-spank.c"
+echo "required $LAB/evil/forge.so" >"$LAB/evil/plugstack.conf"
+sed -e "s|^PlugStackConfig=.*|PlugStackConfig=$LAB/evil/plugstack.conf|" -e '/^CliFilterPlugins/d' \
+    "$LAB/etc/slurm.conf" >"$LAB/evil/slurm.conf"
+chmod -R a+rX "$LAB/evil"
+
+now=$(date +%s)
+payload() { echo "xmem-decision v1 uid=$1 request=7 peak=3221225472 limit=4294967296 gpu=A100-40GB expires=$2"; }
+# cred AS_USER PAYLOAD: a MUNGE credential made by AS_USER.
+cred() { runuser -u "$1" -- munge -S "$MSOCK" -s "$2"; }
+
+# forged_submit AS_USER CREDENTIAL: submits a held gpu:1 job carrying the credential.
+forged_submit() {
+    RUN_OUT=$(cd "$LAB/jobs" && runuser -u "$1" -- env SLURM_CONF="$LAB/evil/slurm.conf" \
+        FORGE_XMEM_MODE=auto FORGE_XMEM_LIMIT_MB=4096 FORGE_XMEM_ORIGIN=sbatch \
+        FORGE_XMEM_DECISION="$2" timeout 60 sbatch --hold -o /dev/null --gres=gpu:1 \
+        --wrap "python3 train.py" 2>&1)
+    RUN_RC=$?
+    JOB=$(lab_jobid "$RUN_OUT")
+    [ -n "$JOB" ] || t_fail "forged submission was not queued (never lose a job)"
+}
+
+# expect_ignored WHY_REGEX WHAT
+expect_ignored() {
+    expect_field "$JOB" TresPerNode gres:gpu:1 "$2"
+    grep -qE "xmem: uid [0-9]+: decision ignored: $1; job keeps its original request" "$LAB/log/slurmctld.log" ||
+        t_fail "$2: controller log lacks 'decision ignored: $1'"
+    expect_out "xmem: the estimate could not be verified" "$2: user message"
+}
+
+# 1. Positive control: a decision signed by the daemon's uid (root in the lab) for root.
+valid=$(cred root "$(payload 0 $((now + 600)))")
+forged_submit root "$valid"
+expect_field "$JOB" TresPerNode gres:shard:2 "valid decision"
+t_ok "a valid signed decision is applied (shard:2)"
+
+# 2. Replayed: the same credential again.
+forged_submit root "$valid"
+expect_ignored "credential rejected by munge: Replayed credential.*" "replayed decision"
+t_ok "replayed decision ignored"
+
+# 3. Forged: signed by the user, not the daemon.
+forged_submit nobody "$(cred nobody "$(payload 65534 $((now + 600)))")"
+expect_ignored "decision signed by uid 65534, not by xmemd \(uid 0\)" "user-signed decision"
+t_ok "decision signed by the user ignored"
+
+# 4. Another user's decision (signed by the daemon for uid 0, used by nobody).
+forged_submit nobody "$(cred root "$(payload 0 $((now + 600)))")"
+expect_ignored "decision was made for uid 0, job belongs to uid 65534" "other user's decision"
+t_ok "another user's decision ignored"
+
+# 5. Expired.
+forged_submit root "$(cred root "$(payload 0 $((now - 5)))")"
+expect_ignored "decision expired at .*" "expired decision"
+t_ok "expired decision ignored"
+
+# 6. Altered: one character of the credential changed.
+good=$(cred root "$(payload 0 $((now + 600)))")
+mid=$((${#good} / 2))
+c=${good:$mid:1}
+[ "$c" = A ] && r=B || r=A
+forged_submit root "${good:0:$mid}$r${good:$((mid + 1))}"
+expect_ignored "credential rejected by munge: .*" "altered decision"
+t_ok "altered decision ignored"
+
+# 7. No decision at all with mode auto, and a non-credential string.
+forged_submit nobody ""
+expect_ignored "no signed decision" "missing decision"
+forged_submit nobody 'MUNGE:$(touch /tmp/xmem-pwned)'
+expect_ignored "malformed decision" "injection attempt"
+[ ! -e /tmp/xmem-pwned ] || { rm -f /tmp/xmem-pwned; t_fail "a decision string reached a shell"; }
+t_ok "missing and malformed decisions ignored"
+t_done
