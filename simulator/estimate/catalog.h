@@ -1,0 +1,52 @@
+// The GPU catalog (etc/gpus.yaml): what xmem needs to know about each GPU model, with the
+// source of every number. Parsing is strict: an unknown key, a missing key, a number
+// without a source, a bad value or a duplicate name fails with
+// "xmem: FILE:LINE: KEY: what is wrong".
+#pragma once
+
+#include "allocator/result.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace xmem::estimate {
+
+struct GpuSpec {
+    std::string name;                 // catalog name, e.g. "A100-40GB"
+    std::vector<std::string> aliases; // other accepted names (case-insensitive match)
+    uint64_t total_bytes = 0;         // memory.total as nvidia-smi reports it
+    int cc_major = 0;                 // compute capability
+    int cc_minor = 0;
+    uint64_t context_bytes = 0;       // CUDA context + libraries' modules, lazy loading
+    uint64_t cublas_workspace_bytes = 0;   // what PyTorch 2.x asks per (handle, stream)
+    uint64_t cublaslt_workspace_bytes = 0; // what PyTorch 2.x asks per Lt matmul
+    std::map<std::string, std::string> sources; // numeric key -> where the number is from
+};
+
+class Catalog {
+  public:
+    // Parses FILE strictly; the first problem found is the error.
+    static Result<Catalog> load(const std::string &path);
+    // Same, from text (for tests); `name` stands in for the file name in errors.
+    static Result<Catalog> parse(const std::string &text, const std::string &name);
+
+    // Case-insensitive match of name or alias; the error lists the known names.
+    Result<GpuSpec> find(const std::string &name) const;
+    const std::vector<GpuSpec> &gpus() const { return m_gpus; }
+    const std::string &path() const { return m_path; }
+    // A catalog of already-checked entries (parse() uses it; tests may too).
+    static Catalog from(std::vector<GpuSpec> gpus, std::string path);
+
+  private:
+    std::vector<GpuSpec> m_gpus;
+    std::string m_path;
+};
+
+// Where the catalog is: `explicit_path` if given; else $XMEM_CATALOG; else, when the
+// executable runs from a build tree, the source tree's etc/gpus.yaml; else
+// XMEM_SYSCONFDIR/xmem/gpus.yaml. Returns the first that exists (or the explicit one).
+Result<std::string> locate_catalog(const std::string &explicit_path);
+
+} // namespace xmem::estimate

@@ -1,0 +1,33 @@
+// Command line of xmem-estimate (`xmem estimate`). One option table; every bad argument is
+// one "xmem: OPTION: what is wrong" line.
+#pragma once
+
+#include "allocator/result.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xmem::estimate {
+
+struct EstimateOptions {
+    std::string gpu = "A100-40GB";
+    std::string torch = "2.6";
+    std::optional<std::string> alloc_conf; // unset: the job's PYTORCH_CUDA_ALLOC_CONF
+    unsigned iterations = 3;
+    bool json = false;
+    std::string timeline_out;
+    std::string trace_in;
+    std::string keep_trace;
+    std::string catalog;
+    unsigned threads = 0;          // 0 = the profiler's default
+    unsigned timeout_seconds = 0;  // 0 = the profiler's default
+    std::optional<double> margin;  // overrides k_limit_margin
+    std::vector<std::string> command;
+    bool help = false;
+};
+
+Result<EstimateOptions> parse_options(int argc, char **argv);
+const char *usage_text();
+
+} // namespace xmem::estimate

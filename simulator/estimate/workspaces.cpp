@@ -1,0 +1,184 @@
+#include "estimate/workspaces.h"
+
+#include "estimate/ops.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace xmem::estimate {
+
+WorkspacePolicy workspace_policy(sim::TorchVersion target, const GpuSpec &gpu)
+{
+    WorkspacePolicy p;
+    if (target.major >= 2)
+        p.cublas_bytes = gpu.cublas_workspace_bytes;
+    else
+        p.cublas_outside_bytes = k_cublas_handles * gpu.cublas_workspace_bytes;
+    if (target.major >= 2) {
+        p.lt_bytes = gpu.cublaslt_workspace_bytes;
+        if (target.at_least(2, 10))
+            p.lt = LtWorkspace::none;
+        else if (target.at_least(2, 8))
+            p.lt = LtWorkspace::persistent;
+        else
+            p.lt = LtWorkspace::transient;
+    }
+    p.cudnn_forward_factor = k_cudnn_forward_factor;
+    p.cudnn_backward_factor = k_cudnn_backward_factor;
+    p.cudnn_cap_bytes = k_cudnn_cap_bytes;
+    return p;
+}
+
+uint64_t add_input_copies(Workload &work)
+{
+    // Per iteration: host allocs of the data phase, and whether any device alloc happened.
+    std::unordered_map<uint32_t, bool> device_in_data;
+    std::unordered_map<uint64_t, size_t> live_host; // id -> alloc index (data phase)
+    std::unordered_set<size_t> alive_at_forward;
+    for (size_t i = 0; i < work.events.size(); ++i) {
+        const TraceEvent &ev = work.events[i];
+        if (ev.kind == EventKind::alloc && ev.phase == Phase::data) {
+            if (ev.dev == Device::gpu)
+                device_in_data[ev.iteration] = true;
+            else
+                live_host[ev.id] = i;
+        } else if (ev.kind == EventKind::free) {
+            live_host.erase(ev.id);
+        } else if (ev.kind == EventKind::phase && ev.phase == Phase::forward) {
+            for (auto &[id, idx] : live_host)
+                alive_at_forward.insert(idx);
+            live_host.clear();
+        }
+    }
+    uint64_t promoted = 0;
+    for (size_t idx : alive_at_forward) {
+        TraceEvent &ev = work.events[idx];
+        if (device_in_data.count(ev.iteration))
+            continue;
+        ev.dev = Device::gpu;
+        ++promoted;
+    }
+    // Frees and record_streams carry the storage's device: follow the promotion.
+    if (promoted) {
+        std::unordered_map<uint64_t, Device> dev;
+        for (TraceEvent &ev : work.events) {
+            if (ev.kind == EventKind::alloc)
+                dev[ev.id] = ev.dev;
+            else if (ev.kind == EventKind::free || ev.kind == EventKind::record_stream)
+                if (auto it = dev.find(ev.id); it != dev.end())
+                    ev.dev = it->second;
+        }
+    }
+    return promoted;
+}
+
+namespace {
+
+class Inserter {
+  public:
+    Inserter(Workload &work, const WorkspacePolicy &policy) : m_work(work), m_policy(policy)
+    {
+        m_ctx_cublas = work.intern("xmem|cublas_workspace");
+        m_ctx_lt = work.intern("xmem|cublaslt_workspace");
+        m_ctx_cudnn = work.intern("xmem|cudnn_workspace");
+    }
+
+    // Called after the first allocation of each op run has been copied to `out`.
+    void after_op_output(const TraceEvent &ev, std::vector<TraceEvent> &out)
+    {
+        std::string_view ctx = m_work.ctx_text(ev.ctx);
+        if (is_matmul_op(ctx))
+            add_cublas(ev, out);
+        if (is_cublaslt_op(ctx))
+            add_lt(ev, out);
+        if (is_conv_forward_op(ctx))
+            add_transient(ev, m_policy.cudnn_forward_factor, m_ctx_cudnn, out);
+        else if (is_conv_backward_op(ctx))
+            add_transient(ev, m_policy.cudnn_backward_factor, m_ctx_cudnn, out);
+    }
+
+    WorkspaceStats stats;
+
+  private:
+    void add_cublas(const TraceEvent &ev, std::vector<TraceEvent> &out)
+    {
+        // Which handle: the backward runs on the autograd device thread.
+        bool backward = ev.phase == Phase::backward;
+        bool &done = backward ? m_cublas_backward : m_cublas_forward;
+        if (done || m_policy.cublas_bytes == 0)
+            return;
+        done = true;
+        out.push_back(make_alloc(m_work.fresh_id(), m_policy.cublas_bytes, m_ctx_cublas, ev));
+        ++stats.cublas;
+    }
+
+    void add_lt(const TraceEvent &ev, std::vector<TraceEvent> &out)
+    {
+        if (m_policy.lt == LtWorkspace::none || m_policy.lt_bytes == 0)
+            return;
+        if (m_policy.lt == LtWorkspace::persistent) {
+            if (m_lt_done)
+                return;
+            m_lt_done = true;
+            out.push_back(make_alloc(m_work.fresh_id(), m_policy.lt_bytes, m_ctx_lt, ev));
+        } else {
+            uint64_t id = m_work.fresh_id();
+            out.push_back(make_alloc(id, m_policy.lt_bytes, m_ctx_lt, ev));
+            out.push_back(make_free(id, m_policy.lt_bytes, ev));
+        }
+        ++stats.cublaslt;
+    }
+
+    void add_transient(const TraceEvent &ev, double factor, uint64_t ctx,
+                       std::vector<TraceEvent> &out)
+    {
+        uint64_t bytes = std::min<uint64_t>(static_cast<uint64_t>(factor * double(ev.bytes)),
+                                            m_policy.cudnn_cap_bytes);
+        if (bytes == 0)
+            return;
+        uint64_t id = m_work.fresh_id();
+        out.push_back(make_alloc(id, bytes, ctx, ev));
+        out.push_back(make_free(id, bytes, ev));
+        ++stats.cudnn;
+        stats.cudnn_max_bytes = std::max(stats.cudnn_max_bytes, bytes);
+    }
+
+    Workload &m_work;
+    const WorkspacePolicy &m_policy;
+    uint64_t m_ctx_cublas, m_ctx_lt, m_ctx_cudnn;
+    bool m_cublas_forward = false, m_cublas_backward = false, m_lt_done = false;
+};
+
+} // namespace
+
+WorkspaceStats add_workspaces(Workload &work, const WorkspacePolicy &policy)
+{
+    Inserter ins(work, policy);
+    std::vector<TraceEvent> out;
+    out.reserve(work.events.size() + work.events.size() / 8);
+    OpRunKeys keys(work);
+    uint64_t run_key = 0;
+    bool run_open = false;
+    for (const TraceEvent &ev : work.events) {
+        out.push_back(ev);
+        if (ev.kind == EventKind::phase || ev.kind == EventKind::iteration) {
+            run_open = false;
+            continue;
+        }
+        if (ev.kind != EventKind::alloc || ev.dev != Device::gpu)
+            continue;
+        uint64_t k = keys.key(ev.ctx);
+        bool first_of_run = !run_open || k != run_key;
+        run_open = true;
+        run_key = k;
+        if (first_of_run)
+            ins.after_op_output(ev, out);
+    }
+    ins.stats.outside_bytes = policy.cublas_outside_bytes;
+    work.events = std::move(out);
+    return ins.stats;
+}
+
+} // namespace xmem::estimate
