@@ -1,0 +1,323 @@
+/*
+ * config.cpp — strict YAML loading. Each top-level key has one entry in a table (name,
+ * handler); anything not in a table is an error pointing at its line. Values are checked for
+ * type and range where they are read, so every message names FILE:LINE and the dotted key.
+ */
+#include "config.h"
+#include "defaults.h"
+#include "sha256.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace xmemd {
+
+namespace {
+
+struct ConfigError {
+    int line; // 1-based; 0 = no position
+    std::string key;
+    std::string what;
+};
+
+[[noreturn]] void fail(const YAML::Node &n, const std::string &key, const std::string &what)
+{
+    throw ConfigError{n.Mark().line + 1, key, what};
+}
+
+std::string scalar(const YAML::Node &n, const std::string &key)
+{
+    if (!n.IsScalar())
+        fail(n, key, "expected a single value");
+    return n.Scalar();
+}
+
+long long integer(const YAML::Node &n, const std::string &key, long long lo, long long hi)
+{
+    std::string s = scalar(n, key);
+    std::size_t used = 0;
+    long long v = 0;
+    try {
+        v = std::stoll(s, &used, 10);
+    } catch (...) {
+        used = 0;
+    }
+    if (used == 0 || used != s.size())
+        fail(n, key, "invalid integer: " + s);
+    if (v < lo || v > hi)
+        fail(n, key, "out of range: " + s + " (allowed " + std::to_string(lo) + ".." +
+                         std::to_string(hi) + ")");
+    return v;
+}
+
+double number(const YAML::Node &n, const std::string &key, double lo, double hi)
+{
+    std::string s = scalar(n, key);
+    std::size_t used = 0;
+    double v = 0;
+    try {
+        v = std::stod(s, &used);
+    } catch (...) {
+        used = 0;
+    }
+    if (used == 0 || used != s.size() || !std::isfinite(v))
+        fail(n, key, "invalid number: " + s);
+    if (v < lo || v > hi)
+        fail(n, key, "out of range: " + s);
+    return v;
+}
+
+bool boolean(const YAML::Node &n, const std::string &key)
+{
+    std::string s = scalar(n, key);
+    if (s == "true" || s == "yes" || s == "on")
+        return true;
+    if (s == "false" || s == "no" || s == "off")
+        return false;
+    fail(n, key, "invalid boolean: " + s + " (use true or false)");
+}
+
+std::string path(const YAML::Node &n, const std::string &key)
+{
+    std::string s = scalar(n, key);
+    if (s.empty() || s[0] != '/')
+        fail(n, key, "must be an absolute path: " + s);
+    if (s.size() > 4095)
+        fail(n, key, "path too long");
+    return s;
+}
+
+std::string name(const YAML::Node &n, const std::string &key)
+{
+    std::string s = scalar(n, key);
+    if (s.empty() || s.size() > 63)
+        fail(n, key, "must be 1 to 63 characters: " + s);
+    for (char c : s)
+        if (!(isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.'))
+            fail(n, key, "invalid character in '" + s + "' (use letters, digits, - _ .)");
+    return s;
+}
+
+using Handler = std::function<void(const YAML::Node &, const std::string &)>;
+struct KeyRule {
+    const char *key;
+    Handler handle;
+};
+
+void walk(const YAML::Node &map, const std::string &prefix, const std::vector<KeyRule> &rules)
+{
+    if (!map.IsMap())
+        fail(map, prefix.empty() ? "(top level)" : prefix, "expected a mapping of keys");
+    for (auto it = map.begin(); it != map.end(); ++it) {
+        std::string k = it->first.as<std::string>();
+        std::string dotted = prefix.empty() ? k : prefix + "." + k;
+        const KeyRule *rule = nullptr;
+        for (const auto &r : rules)
+            if (k == r.key)
+                rule = &r;
+        if (!rule)
+            fail(it->first, dotted, "unknown key (see etc/xmem.yaml for the keys)");
+        if (it->second.IsNull())
+            fail(it->first, dotted, "missing value");
+        rule->handle(it->second, dotted);
+    }
+}
+
+void parse_target(const YAML::Node &n, const std::string &key, GpuTarget &t)
+{
+    walk(n, key,
+         {{"gpu", [&](auto &v, auto &k) { t.gpu = name(v, k); }},
+          {"memory_gb", [&](auto &v, auto &k) { t.memory_gb = number(v, k, 0.5, 65536); }},
+          {"shards_per_gpu",
+           [&](auto &v, auto &k) { t.shards_per_gpu = (int)integer(v, k, 1, 1024); }},
+          {"mps_per_gpu", [&](auto &v, auto &k) { t.mps_per_gpu = (int)integer(v, k, 1, 100); }}});
+}
+
+void parse_policy(const YAML::Node &n, const std::string &key, Policy &p)
+{
+    walk(n, key,
+         {{"mode",
+           [&](auto &v, auto &k) {
+               p.mode = scalar(v, k);
+               if (p.mode != "shard" && p.mode != "mps" && p.mode != "whole")
+                   fail(v, k, "invalid value: " + p.mode + " (use shard, mps or whole)");
+           }},
+          {"margin_percent",
+           [&](auto &v, auto &k) { p.margin_percent = (int)integer(v, k, 0, 100); }},
+          {"whole_gpu_above_percent",
+           [&](auto &v, auto &k) { p.whole_gpu_above_percent = (int)integer(v, k, 1, 100); }},
+          {"decision_ttl_seconds",
+           [&](auto &v, auto &k) { p.decision_ttl_seconds = (int)integer(v, k, 10, 86400); }},
+          {"default", [&](auto &v, auto &k) { parse_target(v, k, p.default_target); }},
+          {"partitions", [&](auto &v, auto &k) {
+               if (!v.IsMap())
+                   fail(v, k, "expected a mapping partition: {gpu: ..., memory_gb: ...}");
+               for (auto it = v.begin(); it != v.end(); ++it) {
+                   std::string part = name(it->first, k);
+                   p.partitions.emplace_back(part, GpuTarget{});
+               }
+           }}});
+    // Partitions inherit missing keys from default, so parse them after default is known.
+    if (n["partitions"]) {
+        const YAML::Node parts = n["partitions"];
+        std::size_t i = 0;
+        for (auto it = parts.begin(); it != parts.end(); ++it, ++i) {
+            GpuTarget t = p.default_target;
+            parse_target(it->second, key + ".partitions." + it->first.as<std::string>(), t);
+            p.partitions[i].second = t;
+        }
+    }
+}
+
+void parse_limits(const YAML::Node &n, const std::string &key, SandboxLimits &l)
+{
+    walk(n, key,
+         {{"address_space_mb",
+           [&](auto &v, auto &k) { l.address_space_mb = integer(v, k, 64, 1LL << 30); }},
+          {"cpu_seconds", [&](auto &v, auto &k) { l.cpu_seconds = (int)integer(v, k, 1, 86400); }},
+          {"processes", [&](auto &v, auto &k) { l.processes = (int)integer(v, k, 1, 1 << 20); }},
+          {"file_size_mb",
+           [&](auto &v, auto &k) { l.file_size_mb = integer(v, k, 1, 1LL << 30); }},
+          {"wall_seconds",
+           [&](auto &v, auto &k) { l.wall_seconds = (int)integer(v, k, 1, 86400); }},
+          {"nice", [&](auto &v, auto &k) { l.nice = (int)integer(v, k, 0, 19); }},
+          {"output_kb", [&](auto &v, auto &k) { l.output_kb = integer(v, k, 1, 65536); }}});
+}
+
+void parse_top(const YAML::Node &root, Config &c)
+{
+    walk(root, "",
+         {{"socket", [&](auto &v, auto &k) { c.socket = path(v, k); }},
+          {"lockfile", [&](auto &v, auto &k) { c.lockfile = path(v, k); }},
+          {"database", [&](auto &v, auto &k) { c.database = path(v, k); }},
+          {"munge_socket", [&](auto &v, auto &k) { c.munge_socket = path(v, k); }},
+          {"log",
+           [&](auto &v, auto &k) {
+               c.log = scalar(v, k);
+               if (c.log != "stderr" && c.log != "syslog")
+                   fail(v, k, "invalid value: " + c.log + " (use stderr or syslog)");
+           }},
+          {"metrics_listen",
+           [&](auto &v, auto &k) {
+               c.metrics_listen = scalar(v, k);
+               auto colon = c.metrics_listen.rfind(':');
+               if (colon == std::string::npos || colon == 0)
+                   fail(v, k, "expected HOST:PORT, e.g. 127.0.0.1:9464");
+               YAML::Node port = YAML::Load(c.metrics_listen.substr(colon + 1));
+               try {
+                   integer(port, k, 1, 65535);
+               } catch (const ConfigError &) {
+                   fail(v, k, "invalid port in " + c.metrics_listen);
+               }
+           }},
+          {"profiler",
+           [&](auto &v, auto &k) {
+               if (!v.IsSequence() || v.size() == 0)
+                   fail(v, k, "expected a non-empty list: [/path/to/profiler, --json]");
+               c.profiler.clear();
+               for (const auto &a : v)
+                   c.profiler.push_back(scalar(a, k));
+               if (c.profiler[0].empty() || c.profiler[0][0] != '/')
+                   fail(v, k, "the first element must be an absolute path: " + c.profiler[0]);
+           }},
+          {"torch", [&](auto &v, auto &k) { c.torch = name(v, k); }},
+          {"iterations", [&](auto &v, auto &k) { c.iterations = (int)integer(v, k, 1, 1000); }},
+          {"allow_root", [&](auto &v, auto &k) { c.allow_root = boolean(v, k); }},
+          {"max_concurrent",
+           [&](auto &v, auto &k) { c.max_concurrent = (int)integer(v, k, 1, 64); }},
+          {"max_per_user", [&](auto &v, auto &k) { c.max_per_user = (int)integer(v, k, 1, 64); }},
+          {"queue_size", [&](auto &v, auto &k) { c.queue_size = (int)integer(v, k, 0, 100000); }},
+          {"max_connections",
+           [&](auto &v, auto &k) { c.max_connections = (int)integer(v, k, 4, 100000); }},
+          {"limits", [&](auto &v, auto &k) { parse_limits(v, k, c.limits); }},
+          {"cache",
+           [&](auto &v, auto &k) {
+               walk(v, k,
+                    {{"ttl_seconds",
+                      [&](auto &v2, auto &k2) {
+                          c.cache_ttl_seconds = (int)integer(v2, k2, 0, 365 * 86400);
+                      }},
+                     {"max_entries", [&](auto &v2, auto &k2) {
+                          c.cache_max_entries = (int)integer(v2, k2, 0, 10000000);
+                      }}});
+           }},
+          {"policy", [&](auto &v, auto &k) { parse_policy(v, k, c.policy); }}});
+    if (c.max_per_user > c.max_concurrent)
+        c.max_per_user = c.max_concurrent;
+}
+
+} // namespace
+
+Config config_defaults()
+{
+    Config c;
+    c.socket = k_default_socket;
+    c.lockfile = k_default_lockfile;
+    c.database = k_default_database;
+    c.log = "stderr";
+    c.profiler = {k_default_profiler, "--json"};
+    c.iterations = k_default_iterations;
+    c.allow_root = false;
+    c.max_concurrent = k_default_max_concurrent;
+    c.max_per_user = k_default_max_per_user;
+    c.queue_size = k_default_queue_size;
+    c.max_connections = k_default_max_connections;
+    c.limits = {k_default_address_space_mb, k_default_cpu_seconds, k_default_processes,
+                k_default_file_size_mb,     k_default_wall_seconds, k_default_nice,
+                k_default_output_kb};
+    c.cache_ttl_seconds = k_default_cache_ttl;
+    c.cache_max_entries = k_default_cache_entries;
+    return c;
+}
+
+Result<Config> config_load(const std::string &file)
+{
+    std::ifstream in(file);
+    if (!in)
+        return Result<Config>::fail(file + ": cannot read the config: " +
+                                    std::string(strerror(errno)));
+    std::stringstream text;
+    text << in.rdbuf();
+    Config c = config_defaults();
+    c.path = file;
+    c.fingerprint = sha256_hex(text.str());
+    try {
+        YAML::Node root = YAML::Load(text.str());
+        if (!root.IsNull())
+            parse_top(root, c);
+    } catch (const ConfigError &e) {
+        return Result<Config>::fail(file + ":" + std::to_string(e.line) + ": " + e.key + ": " +
+                                    e.what);
+    } catch (const YAML::Exception &e) {
+        return Result<Config>::fail(file + ":" + std::to_string(e.mark.line + 1) +
+                                    ": (syntax): " + e.msg);
+    }
+    return Result<Config>::ok(std::move(c));
+}
+
+const GpuTarget &policy_target(const Policy &p, const std::string &partition)
+{
+    for (const auto &[name, t] : p.partitions)
+        if (name == partition)
+            return t;
+    return p.default_target;
+}
+
+uint64_t policy_gpu_bytes(const Policy &p, const std::string &gpu)
+{
+    auto bytes = [](double gb) { return (uint64_t)std::llround(gb * 1024.0) * 1024 * 1024; };
+    if (p.default_target.gpu == gpu)
+        return bytes(p.default_target.memory_gb);
+    for (const auto &[name, t] : p.partitions)
+        if (t.gpu == gpu)
+            return bytes(t.memory_gb);
+    return 0;
+}
+
+} // namespace xmemd

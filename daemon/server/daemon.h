@@ -1,0 +1,142 @@
+/*
+ * daemon.h — xmemd's state on the loop thread and the connection/estimate objects hung off
+ * libuv handles. Lifecycle (libuv's rule): init → start/stop → close; memory is freed only in
+ * the close callback. Who owns what:
+ *   Daemon owns the listener, the signal handles, timers, the ledger, the cache and every
+ *   Conn and EstimateJob. A Conn owns its pipe and timer; an EstimateJob outlives a Conn
+ *   whose client went away (the row is still recorded), and forgets it through job->conn.
+ */
+#ifndef XMEMD_DAEMON_H
+#define XMEMD_DAEMON_H
+
+#include "cache.h"
+#include "config.h"
+#include "ledger.h"
+#include "metrics.h"
+#include "scheduler.h"
+#include "xmem_proto.h"
+
+#include <atomic>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <uv.h>
+
+namespace xmemd {
+
+struct Options {
+    std::string config_path;
+    bool config_given = false;
+    std::string socket, lockfile, database, munge_socket, log; // override config when set
+    std::string render_policy_out;
+    bool foreground = false;
+    bool force = false;        // take over a stale lock/socket
+    bool check_config = false; // validate and exit
+};
+
+struct Peer {
+    uid_t uid = (uid_t)-1;
+    gid_t gid = (gid_t)-1;
+    pid_t pid = 0;
+};
+
+class Daemon;
+class MetricsServer;
+struct EstimateJob;
+
+struct Conn {
+    uv_pipe_t pipe;
+    uv_timer_t timer; // frame deadline, then write deadline
+    Daemon *d = nullptr;
+    Peer peer;
+    std::string buf;
+    bool have_header = false;
+    xmem_frame_header hdr{};
+    EstimateJob *job = nullptr;
+    int open_handles = 0;
+    bool closing = false;
+    bool answered = false;
+    uint64_t serial = 0; // tells a Conn from a later one allocated at the same address
+};
+
+class Daemon {
+  public:
+    Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts);
+    ~Daemon();
+    // Startup steps (main.cpp); each logs its own failure with a hint and returns false.
+    bool open_ledger();
+    bool listen_socket();
+    bool start_metrics();
+    void install_signals();
+    // Closes every handle; the loop then ends. Called when a drain completes.
+    void close_all();
+
+    uv_loop_t *loop() { return m_loop; }
+    const std::shared_ptr<const Config> &config() const { return m_cfg; }
+    Ledger &ledger() { return *m_ledger; }
+    Cache &cache() { return m_cache; }
+    Scheduler &scheduler() { return m_sched; }
+    Metrics &metrics() { return m_metrics; }
+    bool draining() const { return m_draining; }
+    std::set<EstimateJob *> &jobs() { return m_jobs; }
+    std::set<Conn *> &conns() { return m_conns; }
+    char *read_buffer() { return m_read_buf; }
+    std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
+    nlohmann::json status_json() const;
+    nlohmann::json stats_json() const;
+    Gauges gauges() const;
+    void maybe_finish_drain();
+    void reload();
+    void begin_drain(int signum);
+
+  private:
+    static void on_connection(uv_stream_t *server, int status);
+    static void on_signal(uv_signal_t *h, int signum);
+    static void on_drain_timeout(uv_timer_t *t);
+    static void on_sweep(uv_timer_t *t);
+
+    uv_loop_t *m_loop;
+    std::shared_ptr<const Config> m_cfg;
+    Options m_opts;
+    std::unique_ptr<Ledger> m_ledger;
+    Cache m_cache;
+    Scheduler m_sched;
+    Metrics m_metrics;
+    MetricsServer *m_metrics_server = nullptr;
+    uv_pipe_t m_listener{};
+    uv_signal_t m_sighup{}, m_sigterm{}, m_sigint{};
+    uv_timer_t m_drain_timer{}, m_sweep_timer{};
+    bool m_listening = false, m_signals = false, m_timers = false;
+    bool m_draining = false, m_closing = false;
+    std::set<Conn *> m_conns;
+    std::set<EstimateJob *> m_jobs;
+    long m_started;
+    char m_read_buf[65536];
+};
+
+// conn.cpp
+void conn_start(Daemon *d, Conn *c);
+void conn_reply(Conn *c, const nlohmann::json &body);
+void conn_close(Conn *c);
+// An error answer {outcome, outcome_name, message}.
+nlohmann::json outcome_reply(Outcome o, const std::string &message);
+
+// dispatch.cpp: one complete, well-framed request.
+void dispatch_request(Conn *c, uint16_t type, const std::string &body);
+// Records a refused frame in the ledger and answers it (then closes).
+void refuse_frame(Conn *c, Outcome o, const std::string &message);
+
+// estimate.cpp
+void estimate_begin(Conn *c, const nlohmann::json &body);
+void estimate_start_profile(EstimateJob *job);
+void estimate_refuse_queued(EstimateJob *job, Outcome o, const std::string &message);
+void estimate_cancel_running(Daemon *d);
+// The job's client went away: finish and record without answering.
+void estimate_forget_conn(EstimateJob *job);
+// Queued jobs whose deadline passed are answered deadline_expired.
+void estimate_sweep_deadlines(Daemon *d);
+nlohmann::json estimate_in_flight(const Daemon *d);
+
+} // namespace xmemd
+#endif

@@ -1,0 +1,74 @@
+/*
+ * defaults.h — every default and limit xmemd uses, each with the reason for its value.
+ * A config key (etc/xmem.yaml) overrides the ones marked "key:".
+ */
+#ifndef XMEMD_DEFAULTS_H
+#define XMEMD_DEFAULTS_H
+
+#include <cstdint>
+
+namespace xmemd {
+
+// key: socket. Under systemd's RuntimeDirectory=xmem, created 0755 root:root.
+constexpr const char *k_default_socket = "/run/xmem/xmemd.sock";
+// key: lockfile. Beside the socket: one daemon per socket.
+constexpr const char *k_default_lockfile = "/run/xmem/xmemd.lock";
+// key: database. Survives reboots; StateDirectory=xmem in the unit.
+constexpr const char *k_default_database = "/var/lib/xmem/ledger.sqlite";
+// --config default: the file Slurm admins already manage.
+constexpr const char *k_default_config = "/etc/slurm/xmem.yaml";
+// key: profiler. The estimator from simulator/cli, installed to libexec.
+constexpr const char *k_default_profiler = XMEM_LIBEXECDIR "/xmem-estimate";
+
+// key: max_concurrent. Each profile is a CPU-heavy PyTorch run; a login node has a few cores.
+constexpr int k_default_max_concurrent = 2;
+// key: max_per_user. One user must not take every profiling slot.
+constexpr int k_default_max_per_user = 1;
+// key: queue_size. Beyond this the answer is an immediate "busy", never a hang.
+constexpr int k_default_queue_size = 64;
+// key: max_connections. Bounds fds and memory a flood of clients can take.
+constexpr int k_default_max_connections = 1024;
+// key: iterations. Enough optimizer steps for the allocator to reach steady state.
+constexpr int k_default_iterations = 3;
+// Threadpool threads beyond profiling slots: cache keys, MUNGE signing.
+constexpr int k_threadpool_spare = 4;
+// libuv caps its threadpool at 1024 (1.44); we stay far below.
+constexpr int k_max_threadpool = 128;
+
+// Sandbox limits (key: limits.*). Reasons: a CPU profile of a real model needs several GiB of
+// address space (PyTorch reserves large virtual ranges) and a few minutes; a profile that
+// forks hundreds of processes or writes gigabytes is broken or hostile.
+constexpr uint64_t k_default_address_space_mb = 16384;
+constexpr int k_default_cpu_seconds = 600;
+constexpr int k_default_processes = 256;
+constexpr uint64_t k_default_file_size_mb = 1024;
+constexpr int k_default_wall_seconds = 600;
+constexpr int k_default_nice = 10;
+// Captured profiler stdout (the JSON result) and stderr (shown only on failure).
+constexpr uint64_t k_default_output_kb = 256;
+// Stderr tail kept for the user's message.
+constexpr std::size_t k_message_tail_bytes = 400;
+
+// key: cache.ttl_seconds. A day: torch/site changes invalidate through the key anyway.
+constexpr int k_default_cache_ttl = 86400;
+// key: cache.max_entries. An entry is ~1 KiB; 10 000 entries is ~10 MiB, flat.
+constexpr int k_default_cache_entries = 10000;
+
+// A client must deliver a whole frame within this long (slow-loris bound).
+constexpr int k_frame_timeout_ms = 10000;
+// A reply not drained by the client within this long closes the connection.
+constexpr int k_write_timeout_ms = 10000;
+// Default per-request deadline if the client sends none; the largest it may ask for.
+constexpr int k_default_deadline_ms = 15 * 60 * 1000;
+constexpr int k_max_deadline_ms = 24 * 60 * 60 * 1000;
+// SIGTERM drain: in-flight profiles get this long before they are killed.
+constexpr int k_drain_timeout_ms = 30000;
+// Ledger group commit: rows queued while a commit runs go into the next transaction.
+constexpr int k_ledger_batch_max = 512;
+// Repeated identical warnings are logged at most once per this many seconds.
+constexpr int k_log_throttle_seconds = 10;
+// Metrics HTTP request bound (we only answer GET /metrics).
+constexpr std::size_t k_metrics_request_max = 8192;
+
+} // namespace xmemd
+#endif

@@ -1,0 +1,98 @@
+// dispatch.cpp — route a complete frame by type; answer status/stats/job_end here and hand
+// estimates to estimate.cpp. Every refused frame gets a ledger row and a numbered outcome.
+#include "daemon.h"
+#include "log.h"
+
+#include <ctime>
+
+namespace xmemd {
+
+void refuse_frame(Conn *c, Outcome o, const std::string &message)
+{
+    Daemon *d = c->d;
+    d->metrics().count_outcome(o);
+    RequestRow row;
+    row.id = d->ledger().take_id();
+    row.ts = time(nullptr);
+    row.kind = "frame";
+    row.uid = c->peer.uid;
+    row.gid = c->peer.gid;
+    row.pid = c->peer.pid;
+    row.outcome = o;
+    row.message = message;
+    uv_read_stop(reinterpret_cast<uv_stream_t *>(&c->pipe));
+    c->answered = true;
+    // Answer at once (the ledger row is for the admin; the client gets no estimate anyway).
+    conn_reply(c, outcome_reply(o, message));
+    d->ledger().append(std::move(row), nullptr);
+}
+
+namespace {
+
+void handle_job_end(Conn *c, const nlohmann::json &j)
+{
+    Daemon *d = c->d;
+    JobRow row;
+    try {
+        row.request_id = j.at("request_id").get<uint64_t>();
+        row.job_id = j.at("job_id").get<uint64_t>();
+        row.exit_status = j.at("exit_status").get<int>();
+        row.elapsed_seconds = j.at("elapsed_seconds").get<uint64_t>();
+        row.cuda_oom = j.at("cuda_oom").get<bool>();
+        if (j.contains("measured_peak_bytes") && !j["measured_peak_bytes"].is_null())
+            row.measured_peak_bytes = j["measured_peak_bytes"].get<uint64_t>();
+    } catch (const std::exception &e) {
+        d->metrics().count_outcome(Outcome::bad_request);
+        conn_reply(c, outcome_reply(Outcome::bad_request,
+                                    std::string("xmem: job_end: ") + e.what()));
+        return;
+    }
+    row.reporter_uid = c->peer.uid; // from SO_PEERCRED, whatever the body says
+    // The client may leave before the ledger answers: look the Conn up again by address and
+    // serial instead of trusting the pointer.
+    Conn *conn = c;
+    uint64_t serial = c->serial;
+    d->ledger().job_end(row, [d, conn, serial](Outcome o, const std::string &msg) {
+        d->metrics().count_outcome(o);
+        if (d->conns().count(conn) && conn->serial == serial)
+            conn_reply(conn, outcome_reply(o, msg));
+    });
+}
+
+} // namespace
+
+void dispatch_request(Conn *c, uint16_t type, const std::string &body)
+{
+    Daemon *d = c->d;
+    nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        refuse_frame(c, Outcome::bad_request, "xmem: request body is not a JSON object");
+        return;
+    }
+    switch (type) {
+    case XMEM_MSG_STATUS:
+        d->metrics().count_outcome(Outcome::answered);
+        conn_reply(c, d->status_json());
+        return;
+    case XMEM_MSG_STATS:
+        d->metrics().count_outcome(Outcome::answered);
+        conn_reply(c, d->stats_json());
+        return;
+    case XMEM_MSG_JOB_END:
+        handle_job_end(c, j);
+        return;
+    case XMEM_MSG_ESTIMATE:
+        if (d->draining()) {
+            d->metrics().count_outcome(Outcome::shutting_down);
+            conn_reply(c, outcome_reply(Outcome::shutting_down,
+                                        "xmem: xmemd is shutting down (retry shortly)"));
+            return;
+        }
+        estimate_begin(c, j);
+        return;
+    default:
+        refuse_frame(c, Outcome::bad_frame, "xmem: unexpected message type");
+    }
+}
+
+} // namespace xmemd

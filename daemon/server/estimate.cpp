@@ -1,0 +1,382 @@
+/*
+ * estimate.cpp — the estimate pipeline. Loop-thread steps are plain functions; the three
+ * blocking steps (prepare, profile, sign) run on the libuv threadpool and touch only their
+ * job. Every path ends in record(): one ledger row, then the answer, then the job is freed.
+ */
+#include "cache_key.h"
+#include "defaults.h"
+#include "estimate_job.h"
+#include "log.h"
+#include "signer.h"
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace xmemd {
+
+namespace {
+
+void record(EstimateJob *job);
+void after_prepare(uv_work_t *w, int status);
+void after_profile(uv_work_t *w, int status);
+
+EstimateJob *job_of(uv_work_t *w) { return static_cast<EstimateJob *>(w->data); }
+
+bool succeeded(Outcome o) { return o == Outcome::estimated || o == Outcome::exceeds_gpu; }
+
+std::string joined_argv(const std::vector<std::string> &argv)
+{
+    std::string s;
+    for (const auto &a : argv)
+        s += (s.empty() ? "" : " ") + a;
+    return s;
+}
+
+std::string gib(uint64_t b)
+{
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%.2f GiB", b / 1073741824.0);
+    return buf;
+}
+
+void fail_job(EstimateJob *job, Outcome o, std::string message)
+{
+    job->outcome = o;
+    job->message = std::move(message);
+    record(job);
+}
+
+// ---- worker: who is asking, can they use cwd and read the script, what is the cache key
+void work_prepare(uv_work_t *w)
+{
+    EstimateJob *job = job_of(w);
+    auto user = user_lookup(job->peer.uid);
+    if (!user) {
+        job->outcome = Outcome::unknown_user;
+        job->message = user.error();
+        return;
+    }
+    job->user = user.value();
+    FsIdentity as_user(job->user);
+    if (!as_user.ok()) {
+        job->outcome = Outcome::cannot_switch_user;
+        job->message = "xmem: xmemd cannot take the identity of uid " +
+                       std::to_string(job->peer.uid) + " (run xmemd as root)";
+        return;
+    }
+    int fd = open(job->req.cwd.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        job->outcome = Outcome::cwd_unusable;
+        job->message = "xmem: cannot use the working directory " + job->req.cwd + " as " +
+                       job->user.name + ": " + strerror(errno);
+        return;
+    }
+    close(fd);
+    KeyInputs in;
+    in.argv = job->req.argv;
+    in.cwd = job->req.cwd;
+    for (const auto &[k, v] : job->req.env)
+        in.env[k] = v;
+    in.gpu = job->gpu;
+    in.torch = job->req.torch.empty() ? job->cfg->torch : job->req.torch;
+    in.iterations = job->iterations;
+    in.config_fingerprint = job->cfg->fingerprint;
+    auto key = cache_key(in);
+    if (!key) {
+        job->outcome = Outcome::script_unreadable;
+        job->message = key.error();
+        return;
+    }
+    job->key = key.value();
+    job->outcome = Outcome::estimated; // provisional: prepared
+}
+
+// ---- worker: run the profiler in the sandbox
+void work_profile(uv_work_t *w)
+{
+    EstimateJob *job = job_of(w);
+    const Config &cfg = *job->cfg;
+    SandboxSpec spec;
+    spec.user = job->user;
+    spec.cwd = job->req.cwd;
+    std::string torch = job->req.torch.empty() ? cfg.torch : job->req.torch;
+    spec.argv = profiler_argv(cfg.profiler, job->gpu, torch, job->iterations, job->req.argv);
+    spec.env = sandbox_environment(job->user, job->req.env);
+    spec.limits = cfg.limits;
+    int64_t left = (int64_t)job->deadline_ms - (int64_t)job->started_ms;
+    spec.wall_ms = (int)std::max<int64_t>(1, std::min<int64_t>(cfg.limits.wall_seconds * 1000LL,
+                                                               left));
+    job->run = sandbox_run(spec, &job->cancel);
+    ProfileVerdict v = profile_verdict(job->run, cfg.limits);
+    job->outcome = v.outcome;
+    job->message = v.message;
+    job->est = v.estimate;
+}
+
+// ---- worker: sign the decision
+void work_sign(uv_work_t *w)
+{
+    EstimateJob *job = job_of(w);
+    const Config &cfg = *job->cfg;
+    Decision dec{job->peer.uid,        job->id,     job->est.peak_bytes,
+                 job->est.limit_bytes, job->est.gpu, time(nullptr) + cfg.policy.decision_ttl_seconds};
+    auto cred = munge_sign(decision_payload(dec), cfg.munge_socket,
+                           cfg.policy.decision_ttl_seconds);
+    if (!cred) {
+        job->outcome = Outcome::sign_failed;
+        job->message = "xmem: estimated, but the decision could not be signed: " + cred.error();
+        log_warn_throttled("munge", "%s", cred.error().c_str());
+        return;
+    }
+    job->decision = cred.value();
+}
+
+void after_prepare(uv_work_t *w, int status)
+{
+    EstimateJob *job = job_of(w);
+    Daemon *d = job->d;
+    if (status == UV_ECANCELED)
+        return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
+    if (job->outcome != Outcome::estimated)
+        return record(job);
+    Estimate hit;
+    if (d->cache().get(job->key, time(nullptr), &hit)) {
+        d->metrics().cache_hit();
+        job->est = hit;
+        job->cached = true;
+        job->outcome = hit.fits ? Outcome::estimated : Outcome::exceeds_gpu;
+        return record(job);
+    }
+    d->metrics().cache_miss();
+    if (d->draining())
+        return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
+    switch (d->scheduler().submit(job, job->peer.uid)) {
+    case Scheduler::Admit::start_now:
+        estimate_start_profile(job);
+        return;
+    case Scheduler::Admit::queued:
+        return;
+    case Scheduler::Admit::full:
+        return fail_job(job, Outcome::busy,
+                        "xmem: xmemd is busy (" + std::to_string(d->scheduler().queued()) +
+                            " estimates queued); retry in a minute");
+    }
+}
+
+void after_profile(uv_work_t *w, int)
+{
+    EstimateJob *job = job_of(w);
+    Daemon *d = job->d;
+    job->running = false;
+    d->metrics().profile_seconds.observe(job->run.wall_seconds);
+    if (succeeded(job->outcome)) {
+        d->metrics().analyze_seconds.observe(job->est.analyze_seconds);
+        if (job->est.gpu_memory_bytes == 0)
+            job->est.gpu_memory_bytes = policy_gpu_bytes(job->cfg->policy, job->est.gpu);
+        // Only a config still current may fill the cache (a reload clears it).
+        if (job->cfg == d->config())
+            d->cache().put(job->key, job->est, time(nullptr));
+    }
+    for (EstimateJob *next : d->scheduler().finish(job->peer.uid))
+        estimate_start_profile(next);
+    record(job);
+}
+
+nlohmann::json reply_body(const EstimateJob *job)
+{
+    nlohmann::json r = outcome_reply(job->outcome, job->message);
+    r["request_id"] = job->id;
+    r["entrypoint"] = joined_argv(job->req.argv);
+    if (succeeded(job->outcome) || job->outcome == Outcome::sign_failed) {
+        const Estimate &e = job->est;
+        r["cached"] = job->cached;
+        r["peak_bytes"] = e.peak_bytes;
+        r["limit_bytes"] = e.limit_bytes;
+        r["gpu_memory_bytes"] = e.gpu_memory_bytes;
+        r["fits"] = e.fits;
+        r["gpu"] = e.gpu;
+        r["torch"] = e.torch;
+        r["mode"] = e.mode;
+        r["profile_seconds"] = e.profile_seconds;
+        r["analyze_seconds"] = e.analyze_seconds;
+        r["breakdown"] = nlohmann::json::parse(e.breakdown_json, nullptr, false);
+        r["decision"] = job->decision;
+    }
+    return r;
+}
+
+RequestRow ledger_row(const EstimateJob *job, uint64_t now_ms)
+{
+    RequestRow row;
+    row.id = job->id;
+    row.ts = time(nullptr);
+    row.kind = "estimate";
+    row.user = job->user.name;
+    row.uid = job->peer.uid;
+    row.gid = job->peer.gid;
+    row.pid = job->peer.pid;
+    row.cwd = job->req.cwd;
+    row.entrypoint = joined_argv(job->req.argv);
+    row.script = job->req.script;
+    nlohmann::json opt = {{"gpu", job->gpu},
+                          {"partition", job->req.partition},
+                          {"torch", job->req.torch},
+                          {"iterations", job->iterations},
+                          {"check_only", job->req.check_only},
+                          {"deadline_ms", job->req.deadline_ms}};
+    for (const auto &[k, v] : job->req.env)
+        opt["env"][k] = v;
+    row.options = opt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    row.outcome = job->outcome;
+    row.cached = job->cached;
+    row.queue_ms = job->started_ms ? (int64_t)(job->started_ms - job->received_ms) : 0;
+    row.profile_ms = (int64_t)(job->run.wall_seconds * 1000);
+    row.total_ms = (int64_t)(now_ms - job->received_ms);
+    row.cache_key = job->key;
+    row.message = job->message;
+    if (succeeded(job->outcome) || job->outcome == Outcome::sign_failed) {
+        row.peak_bytes = job->est.peak_bytes;
+        row.limit_bytes = job->est.limit_bytes;
+        row.fits = job->est.fits;
+        row.gpu = job->est.gpu;
+        row.torch = job->est.torch;
+        row.analyze_seconds = job->est.analyze_seconds;
+        row.breakdown = job->est.breakdown_json;
+    }
+    return row;
+}
+
+void commit_and_answer(EstimateJob *job)
+{
+    Daemon *d = job->d;
+    d->ledger().append(ledger_row(job, uv_now(d->loop())), [job, d](bool ok) {
+        if (!ok) {
+            job->outcome = Outcome::internal_error;
+            job->message = "xmem: the ledger could not record the request (see the xmemd log)";
+            job->decision.clear();
+        }
+        d->metrics().count_outcome(job->outcome);
+        d->metrics().request_seconds.observe((uv_now(d->loop()) - job->received_ms) / 1000.0);
+        if (job->conn) {
+            job->conn->job = nullptr;
+            conn_reply(job->conn, reply_body(job));
+        }
+        d->jobs().erase(job);
+        delete job;
+        d->maybe_finish_drain();
+    });
+}
+
+// Every path ends here: take a ledger id, sign a success, commit, answer.
+void record(EstimateJob *job)
+{
+    job->id = job->d->ledger().take_id();
+    if (succeeded(job->outcome) && job->decision.empty()) {
+        job->message = "xmem: peak " + gib(job->est.peak_bytes) + ", limit " +
+                       gib(job->est.limit_bytes) + " on " + job->est.gpu +
+                       (job->cached ? " (cached)" : "") +
+                       (job->outcome == Outcome::exceeds_gpu ? "; does not fit this GPU" : "");
+        job->work.data = job;
+        uv_queue_work(job->d->loop(), &job->work, work_sign, [](uv_work_t *w, int) {
+            commit_and_answer(job_of(w));
+        });
+        return;
+    }
+    commit_and_answer(job);
+}
+
+} // namespace
+
+void estimate_begin(Conn *c, const nlohmann::json &body)
+{
+    Daemon *d = c->d;
+    auto *job = new EstimateJob;
+    job->d = d;
+    job->conn = c;
+    job->peer = c->peer;
+    job->cfg = d->config();
+    job->received_ms = uv_now(d->loop());
+    c->job = job;
+    d->jobs().insert(job);
+    std::string why;
+    if (!estimate_parse(body, job->req, why))
+        return fail_job(job, Outcome::bad_request, why);
+    const Config &cfg = *job->cfg;
+    int deadline = job->req.deadline_ms > 0 ? job->req.deadline_ms : k_default_deadline_ms;
+    job->deadline_ms = job->received_ms + (uint64_t)std::min(deadline, k_max_deadline_ms);
+    job->gpu = !job->req.gpu.empty() ? job->req.gpu
+                                     : policy_target(cfg.policy, job->req.partition).gpu;
+    job->iterations = job->req.iterations > 0 ? job->req.iterations : cfg.iterations;
+    if (job->peer.uid == 0 && !cfg.allow_root)
+        return fail_job(job, Outcome::root_refused,
+                        "xmem: profiling as root is disabled (submit as a normal user, or set "
+                        "allow_root: true in " + (cfg.path.empty() ? "xmem.yaml" : cfg.path) + ")");
+    if (geteuid() != 0 && job->peer.uid != geteuid())
+        return fail_job(job, Outcome::cannot_switch_user,
+                        "xmem: this xmemd runs as uid " + std::to_string(geteuid()) +
+                            " and can only profile for itself (run xmemd as root)");
+    job->work.data = job;
+    uv_queue_work(d->loop(), &job->work, work_prepare, after_prepare);
+}
+
+void estimate_start_profile(EstimateJob *job)
+{
+    Daemon *d = job->d;
+    job->started_ms = uv_now(d->loop());
+    if (job->started_ms >= job->deadline_ms) {
+        for (EstimateJob *next : d->scheduler().finish(job->peer.uid))
+            estimate_start_profile(next);
+        return fail_job(job, Outcome::deadline_expired,
+                        "xmem: the request's deadline passed while it waited for a profiling "
+                        "slot (raise the deadline or retry)");
+    }
+    job->running = true;
+    job->work.data = job;
+    uv_queue_work(d->loop(), &job->work, work_profile, after_profile);
+}
+
+void estimate_refuse_queued(EstimateJob *job, Outcome o, const std::string &message)
+{
+    fail_job(job, o, message);
+}
+
+void estimate_cancel_running(Daemon *d)
+{
+    for (EstimateJob *job : d->jobs())
+        job->cancel = true;
+}
+
+void estimate_forget_conn(EstimateJob *job) { job->conn = nullptr; }
+
+void estimate_sweep_deadlines(Daemon *d)
+{
+    uint64_t now = uv_now(d->loop());
+    std::vector<EstimateJob *> expired;
+    for (EstimateJob *job : d->jobs())
+        if (!job->running && !job->started_ms && job->deadline_ms && now >= job->deadline_ms &&
+            d->scheduler().remove(job))
+            expired.push_back(job);
+    for (EstimateJob *job : expired)
+        fail_job(job, Outcome::deadline_expired,
+                 "xmem: the request's deadline passed while it waited for a profiling slot");
+}
+
+nlohmann::json estimate_in_flight(const Daemon *d)
+{
+    nlohmann::json a = nlohmann::json::array();
+    uint64_t now = uv_now(const_cast<Daemon *>(d)->loop());
+    for (const EstimateJob *job : const_cast<Daemon *>(d)->jobs()) {
+        a.push_back({{"user", job->user.name},
+                     {"uid", job->peer.uid},
+                     {"state", job->running ? "profiling" : (job->key.empty() ? "preparing"
+                                                                             : "queued")},
+                     {"entrypoint", joined_argv(job->req.argv)},
+                     {"seconds", (now - job->received_ms) / 1000.0}});
+    }
+    return a;
+}
+
+} // namespace xmemd

@@ -1,0 +1,55 @@
+// estimate_job.h — one estimate request on its way through the pipeline (estimate.cpp):
+// validate → prepare (worker: user, cwd, cache key) → cache or schedule → profile (worker)
+// → sign (worker) → ledger commit → reply.
+#ifndef XMEMD_ESTIMATE_JOB_H
+#define XMEMD_ESTIMATE_JOB_H
+
+#include "daemon.h"
+#include "profile.h"
+#include "user.h"
+
+#include <atomic>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xmemd {
+
+struct EstimateRequest {
+    std::vector<std::string> argv;
+    std::string cwd, script, gpu, partition, torch;
+    std::vector<std::pair<std::string, std::string>> env; // relevant variables only
+    int iterations = 0;
+    bool check_only = false;
+    int deadline_ms = 0;
+};
+
+// Parses and validates a request body; false with a user-facing message.
+bool estimate_parse(const nlohmann::json &j, EstimateRequest &r, std::string &why);
+
+struct EstimateJob {
+    Daemon *d = nullptr;
+    Conn *conn = nullptr;
+    Peer peer;
+    std::shared_ptr<const Config> cfg; // the config the request started under
+    EstimateRequest req;
+    std::string gpu; // resolved: request, partition, or site default
+    int iterations = 0;
+    uint64_t received_ms = 0, deadline_ms = 0, started_ms = 0; // loop time (uv_now)
+    bool running = false;
+    // results
+    UserIdentity user;
+    std::string key;
+    Outcome outcome = Outcome::internal_error;
+    std::string message;
+    Estimate est;
+    bool cached = false;
+    uint64_t id = 0;
+    std::string decision;
+    SandboxRun run;
+    std::atomic<bool> cancel{false};
+    uv_work_t work{};
+};
+
+} // namespace xmemd
+#endif

@@ -1,0 +1,300 @@
+// ledger.cpp — the writer thread and its group commit.
+#include "ledger.h"
+#include "defaults.h"
+#include "log.h"
+
+#include <sqlite3.h>
+
+namespace xmemd {
+
+struct Ledger::Op {
+    enum class Kind { request, job } kind;
+    RequestRow req;
+    JobRow job;
+    Done done;
+    JobDone job_done;
+    bool ok = false;
+    Outcome job_outcome = Outcome::internal_error;
+    std::string job_message;
+};
+
+namespace {
+
+void bind_text(sqlite3_stmt *st, int i, const std::string &s)
+{
+    sqlite3_bind_text(st, i, s.c_str(), (int)s.size(), SQLITE_TRANSIENT);
+}
+
+template <class T> void bind_opt(sqlite3_stmt *st, int i, const std::optional<T> &v)
+{
+    if (v)
+        sqlite3_bind_int64(st, i, (sqlite3_int64)*v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+const char *k_insert_request =
+    "INSERT INTO requests (id, ts, kind, user, uid, gid, pid, cwd, entrypoint, script, options,"
+    " outcome, outcome_name, cached, queue_ms, profile_ms, analyze_ms, total_ms, peak_bytes,"
+    " limit_bytes, gpu, torch, fits, cache_key, message, breakdown)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
+bool insert_request(sqlite3 *db, const RequestRow &r)
+{
+    sqlite3_stmt *st = nullptr;
+    if (sqlite3_prepare_v2(db, k_insert_request, -1, &st, nullptr) != SQLITE_OK)
+        return false;
+    int i = 1;
+    sqlite3_bind_int64(st, i++, (sqlite3_int64)r.id);
+    sqlite3_bind_int64(st, i++, r.ts);
+    bind_text(st, i++, r.kind);
+    bind_text(st, i++, r.user);
+    sqlite3_bind_int64(st, i++, r.uid);
+    sqlite3_bind_int64(st, i++, r.gid);
+    sqlite3_bind_int64(st, i++, r.pid);
+    bind_text(st, i++, r.cwd);
+    bind_text(st, i++, r.entrypoint);
+    bind_text(st, i++, r.script);
+    bind_text(st, i++, r.options);
+    sqlite3_bind_int(st, i++, static_cast<int>(r.outcome));
+    bind_text(st, i++, std::string(outcome_name(r.outcome)));
+    sqlite3_bind_int(st, i++, r.cached ? 1 : 0);
+    sqlite3_bind_int64(st, i++, r.queue_ms);
+    sqlite3_bind_int64(st, i++, r.profile_ms);
+    sqlite3_bind_int64(st, i++, (sqlite3_int64)(r.analyze_seconds * 1000));
+    sqlite3_bind_int64(st, i++, r.total_ms);
+    bind_opt(st, i++, r.peak_bytes);
+    bind_opt(st, i++, r.limit_bytes);
+    bind_text(st, i++, r.gpu);
+    bind_text(st, i++, r.torch);
+    bind_opt(st, i++, r.fits);
+    bind_text(st, i++, r.cache_key);
+    bind_text(st, i++, r.message);
+    bind_text(st, i++, r.breakdown);
+    bool ok = sqlite3_step(st) == SQLITE_DONE;
+    sqlite3_finalize(st);
+    return ok;
+}
+
+// Checks ownership (the reporter is root or the requester) and inserts the job row.
+Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
+{
+    sqlite3_stmt *st = nullptr;
+    sqlite3_prepare_v2(db, "SELECT uid FROM requests WHERE id = ? AND kind = 'estimate'", -1,
+                       &st, nullptr);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)j.request_id);
+    int rc = sqlite3_step(st);
+    int64_t owner = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW) {
+        msg = "xmem: job_end names request " + std::to_string(j.request_id) +
+              ", which the ledger does not hold";
+        return Outcome::job_end_rejected;
+    }
+    if (j.reporter_uid != 0 && j.reporter_uid != owner) {
+        msg = "xmem: job_end for request " + std::to_string(j.request_id) +
+              " must come from its owner or root";
+        return Outcome::job_end_rejected;
+    }
+    sqlite3_prepare_v2(db,
+                       "INSERT OR REPLACE INTO jobs (request_id, job_id, exit_status,"
+                       " elapsed_seconds, cuda_oom, measured_peak_bytes, reported_by, ts)"
+                       " VALUES (?,?,?,?,?,?,?,strftime('%s','now'))",
+                       -1, &st, nullptr);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)j.request_id);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)j.job_id);
+    sqlite3_bind_int(st, 3, j.exit_status);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)j.elapsed_seconds);
+    sqlite3_bind_int(st, 5, j.cuda_oom ? 1 : 0);
+    bind_opt(st, 6, j.measured_peak_bytes);
+    sqlite3_bind_int64(st, 7, j.reporter_uid);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        msg = std::string("xmem: cannot record the job: ") + sqlite3_errmsg(db);
+        return Outcome::internal_error;
+    }
+    msg = "recorded";
+    return Outcome::recorded;
+}
+
+} // namespace
+
+Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
+{
+    using R = Result<std::unique_ptr<Ledger>>;
+    std::unique_ptr<Ledger> l(new Ledger());
+    l->m_path = path;
+    int rc = sqlite3_open_v2(path.c_str(), &l->m_db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             nullptr);
+    if (rc != SQLITE_OK)
+        return R::fail(path + ": cannot open the ledger: " +
+                       (l->m_db ? sqlite3_errmsg(l->m_db) : "out of memory") +
+                       " (check the database key and the directory's permissions)");
+    // WAL: readers (reports, sqlite3 CLI) never block the writer. synchronous=NORMAL keeps
+    // every committed transaction across a crash of xmemd (not across power loss).
+    char *err = nullptr;
+    if (sqlite3_exec(l->m_db,
+                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+                     " PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;",
+                     nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string why = err ? err : "?";
+        sqlite3_free(err);
+        return R::fail(path + ": cannot configure the ledger: " + why);
+    }
+    auto m = ledger_migrate(l->m_db, path);
+    if (!m)
+        return R::fail(m.error());
+    sqlite3_stmt *st = nullptr;
+    sqlite3_prepare_v2(l->m_db, "SELECT COALESCE(MAX(id), 0) FROM requests", -1, &st, nullptr);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        l->m_next_id = (uint64_t)sqlite3_column_int64(st, 0) + 1;
+    sqlite3_finalize(st);
+    return R::ok(std::move(l));
+}
+
+Ledger::~Ledger()
+{
+    if (m_thread.joinable()) {
+        {
+            std::lock_guard<std::mutex> lk(m_mutex);
+            m_stop = true;
+        }
+        m_cv.notify_one();
+        m_thread.join();
+    }
+    if (m_db)
+        sqlite3_close(m_db);
+}
+
+void Ledger::start(uv_loop_t *loop)
+{
+    uv_async_init(loop, &m_async, on_async);
+    m_async.data = this;
+    m_started = true;
+    m_thread = std::thread([this] { writer_main(); });
+}
+
+void Ledger::append(RequestRow row, Done done)
+{
+    auto op = std::make_unique<Op>();
+    op->kind = Op::Kind::request;
+    op->req = std::move(row);
+    op->done = std::move(done);
+    m_pending++;
+    {
+        std::lock_guard<std::mutex> lk(m_mutex);
+        m_todo.push_back(std::move(op));
+    }
+    m_cv.notify_one();
+}
+
+void Ledger::job_end(JobRow row, JobDone done)
+{
+    auto op = std::make_unique<Op>();
+    op->kind = Op::Kind::job;
+    op->job = row;
+    op->job_done = std::move(done);
+    m_pending++;
+    {
+        std::lock_guard<std::mutex> lk(m_mutex);
+        m_todo.push_back(std::move(op));
+    }
+    m_cv.notify_one();
+}
+
+void Ledger::writer_main()
+{
+    for (;;) {
+        std::deque<std::unique_ptr<Op>> batch;
+        {
+            std::unique_lock<std::mutex> lk(m_mutex);
+            m_cv.wait(lk, [this] { return m_stop || !m_todo.empty(); });
+            if (m_todo.empty() && m_stop)
+                return;
+            while (!m_todo.empty() && batch.size() < (std::size_t)k_ledger_batch_max) {
+                batch.push_back(std::move(m_todo.front()));
+                m_todo.pop_front();
+            }
+        }
+        commit_batch(batch);
+        {
+            std::lock_guard<std::mutex> lk(m_mutex);
+            for (auto &op : batch)
+                m_done.push_back(std::move(op));
+        }
+        uv_async_send(&m_async);
+    }
+}
+
+void Ledger::commit_batch(std::deque<std::unique_ptr<Op>> &batch)
+{
+    bool began = sqlite3_exec(m_db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
+    for (auto &op : batch) {
+        if (op->kind == Op::Kind::request)
+            op->ok = began && insert_request(m_db, op->req);
+        else
+            op->job_outcome = insert_job(m_db, op->job, op->job_message);
+        if (op->kind == Op::Kind::request && !op->ok)
+            log_warn_throttled("ledger-insert", "%s: cannot record request %llu: %s",
+                               m_path.c_str(), (unsigned long long)op->req.id,
+                               sqlite3_errmsg(m_db));
+    }
+    if (began && sqlite3_exec(m_db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK) {
+        log_warn_throttled("ledger-commit", "%s: commit failed: %s", m_path.c_str(),
+                           sqlite3_errmsg(m_db));
+        sqlite3_exec(m_db, "ROLLBACK", nullptr, nullptr, nullptr);
+        for (auto &op : batch) {
+            op->ok = false;
+            if (op->kind == Op::Kind::job) {
+                op->job_outcome = Outcome::internal_error;
+                op->job_message = "xmem: the ledger could not commit; see the xmemd log";
+            }
+        }
+    }
+}
+
+void Ledger::on_async(uv_async_t *h)
+{
+    auto *self = static_cast<Ledger *>(h->data);
+    std::deque<std::unique_ptr<Op>> done;
+    {
+        std::lock_guard<std::mutex> lk(self->m_mutex);
+        done.swap(self->m_done);
+    }
+    for (auto &op : done) {
+        self->m_pending--;
+        if (op->kind == Op::Kind::request && op->done)
+            op->done(op->ok);
+        else if (op->kind == Op::Kind::job && op->job_done)
+            op->job_done(op->job_outcome, op->job_message);
+    }
+}
+
+void Ledger::stop(std::function<void()> closed)
+{
+    m_closed = std::move(closed);
+    if (m_thread.joinable()) {
+        {
+            std::lock_guard<std::mutex> lk(m_mutex);
+            m_stop = true;
+        }
+        m_cv.notify_one();
+        m_thread.join();
+    }
+    on_async(&m_async); // deliver the last completions
+    if (m_started)
+        uv_close(reinterpret_cast<uv_handle_t *>(&m_async), on_close);
+    else if (m_closed)
+        m_closed();
+}
+
+void Ledger::on_close(uv_handle_t *h)
+{
+    auto *self = static_cast<Ledger *>(h->data);
+    if (self->m_closed)
+        self->m_closed();
+}
+
+} // namespace xmemd

@@ -1,0 +1,98 @@
+/*
+ * ledger.h — the SQLite ledger (WAL): one row per request, one per job_end report. Writes go
+ * to a dedicated writer thread that commits whatever is queued in one transaction (group
+ * commit); completions come back to the loop thread through a uv_async_t. A request is
+ * answered only after its row is committed, so an acknowledged request is always on disk.
+ */
+#ifndef XMEMD_LEDGER_H
+#define XMEMD_LEDGER_H
+
+#include "outcome.h"
+#include "result.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <uv.h>
+
+struct sqlite3;
+
+namespace xmemd {
+
+struct RequestRow {
+    uint64_t id = 0;
+    int64_t ts = 0;
+    std::string kind; // estimate, status, stats, job_end, frame
+    std::string user;
+    int64_t uid = -1, gid = -1, pid = -1;
+    std::string cwd, entrypoint, script, options;
+    Outcome outcome = Outcome::internal_error;
+    bool cached = false;
+    int64_t queue_ms = 0, profile_ms = 0, total_ms = 0;
+    double analyze_seconds = 0;
+    std::optional<uint64_t> peak_bytes, limit_bytes;
+    std::string gpu, torch, cache_key, message, breakdown;
+    std::optional<bool> fits;
+};
+
+struct JobRow {
+    uint64_t request_id = 0;
+    uint64_t job_id = 0;
+    int exit_status = 0;
+    uint64_t elapsed_seconds = 0;
+    bool cuda_oom = false;
+    std::optional<uint64_t> measured_peak_bytes;
+    int64_t reporter_uid = -1;
+};
+
+// Latest schema version; migrations in ledger_schema.cpp bring older files up to it.
+constexpr int k_ledger_schema_version = 2;
+// Applies pending migrations inside one transaction each; error names the file and step.
+Result<int> ledger_migrate(sqlite3 *db, const std::string &path);
+
+class Ledger {
+  public:
+    using Done = std::function<void(bool ok)>;
+    using JobDone = std::function<void(Outcome, const std::string &)>;
+
+    static Result<std::unique_ptr<Ledger>> open(const std::string &path);
+    ~Ledger();
+    uint64_t take_id() { return m_next_id++; } // loop thread; ids are assigned in memory
+    void start(uv_loop_t *loop);
+    void append(RequestRow row, Done done);
+    void job_end(JobRow row, JobDone done);
+    // Commits what is queued, stops the thread, closes the async handle; `closed` runs from
+    // the handle's close callback.
+    void stop(std::function<void()> closed);
+    std::size_t pending() const { return m_pending; }
+
+  private:
+    struct Op;
+    Ledger() = default;
+    void writer_main();
+    void commit_batch(std::deque<std::unique_ptr<Op>> &batch);
+    static void on_async(uv_async_t *h);
+    static void on_close(uv_handle_t *h);
+
+    sqlite3 *m_db = nullptr;
+    std::string m_path;
+    uint64_t m_next_id = 1;
+    uv_async_t m_async{};
+    std::thread m_thread;
+    std::mutex m_mutex;
+    std::condition_variable m_cv;
+    std::deque<std::unique_ptr<Op>> m_todo, m_done;
+    bool m_stop = false;
+    bool m_started = false;
+    std::size_t m_pending = 0; // loop thread
+    std::function<void()> m_closed;
+};
+
+} // namespace xmemd
+#endif

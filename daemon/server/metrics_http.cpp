@@ -1,0 +1,129 @@
+// metrics_http.cpp — read one request (bounded), answer it, close.
+#include "metrics_http.h"
+#include "daemon.h"
+#include "defaults.h"
+
+#include <cstring>
+
+namespace xmemd {
+
+struct Scrape {
+    uv_tcp_t tcp;
+    uv_write_t write;
+    MetricsServer *server;
+    std::string in, out;
+    bool closing = false;
+};
+
+namespace {
+
+void scrape_closed(uv_handle_t *h)
+{
+    auto *s = static_cast<Scrape *>(h->data);
+    MetricsServer *server = s->server;
+    delete s;
+    server->release();
+}
+
+void scrape_close(Scrape *s)
+{
+    if (s->closing)
+        return;
+    s->closing = true;
+    uv_close(reinterpret_cast<uv_handle_t *>(&s->tcp), scrape_closed);
+}
+
+} // namespace
+
+void MetricsServer::release()
+{
+    if (--m_open == 0 && m_closing)
+        delete this;
+}
+
+bool MetricsServer::listen(const std::string &hp, std::string &err)
+{
+    auto colon = hp.rfind(':');
+    std::string host = hp.substr(0, colon);
+    int port = std::stoi(hp.substr(colon + 1));
+    struct sockaddr_storage addr {};
+    int rc = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in *>(&addr));
+    if (rc != 0)
+        rc = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6 *>(&addr));
+    if (rc != 0) {
+        err = "not an IP address: " + host;
+        return false;
+    }
+    uv_tcp_init(m_d->loop(), &m_tcp);
+    m_tcp.data = this;
+    m_open = 1;
+    rc = uv_tcp_bind(&m_tcp, reinterpret_cast<sockaddr *>(&addr), 0);
+    if (rc == 0)
+        rc = uv_listen(reinterpret_cast<uv_stream_t *>(&m_tcp), 64, on_connection);
+    if (rc != 0) {
+        err = "cannot listen on " + hp + ": " + uv_strerror(rc);
+        return false;
+    }
+    return true;
+}
+
+void MetricsServer::close()
+{
+    m_closing = true;
+    uv_close(reinterpret_cast<uv_handle_t *>(&m_tcp), [](uv_handle_t *h) {
+        static_cast<MetricsServer *>(h->data)->release();
+    });
+}
+
+void MetricsServer::on_connection(uv_stream_t *ls, int status)
+{
+    auto *self = static_cast<MetricsServer *>(ls->data);
+    if (status < 0 || self->m_closing)
+        return;
+    auto *s = new Scrape;
+    s->server = self;
+    uv_tcp_init(self->m_d->loop(), &s->tcp);
+    s->tcp.data = s;
+    self->m_open++;
+    if (uv_accept(ls, reinterpret_cast<uv_stream_t *>(&s->tcp)) != 0) {
+        scrape_close(s);
+        return;
+    }
+    uv_read_start(
+        reinterpret_cast<uv_stream_t *>(&s->tcp),
+        [](uv_handle_t *h, size_t, uv_buf_t *b) {
+            auto *sc = static_cast<Scrape *>(h->data);
+            Daemon *d = sc->server->m_d;
+            *b = uv_buf_init(d->read_buffer(), (unsigned)d->read_buffer_size());
+        },
+        [](uv_stream_t *st, ssize_t n, const uv_buf_t *b) {
+            auto *sc = static_cast<Scrape *>(st->data);
+            if (n < 0) {
+                scrape_close(sc);
+                return;
+            }
+            sc->in.append(b->base, (size_t)n);
+            if (sc->in.size() > k_metrics_request_max) {
+                scrape_close(sc);
+                return;
+            }
+            if (sc->in.find("\r\n\r\n") == std::string::npos &&
+                sc->in.find("\n\n") == std::string::npos)
+                return;
+            uv_read_stop(st);
+            bool ok = sc->in.rfind("GET /metrics", 0) == 0;
+            std::string body = ok ? sc->server->m_d->metrics().prometheus(sc->server->m_d->gauges())
+                                  : "only GET /metrics is served here\n";
+            sc->out = std::string(ok ? "HTTP/1.0 200 OK\r\n" : "HTTP/1.0 404 Not Found\r\n") +
+                      "Content-Type: text/plain; version=0.0.4\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+            uv_buf_t out = uv_buf_init(&sc->out[0], (unsigned)sc->out.size());
+            sc->write.data = sc;
+            if (uv_write(&sc->write, st, &out, 1, [](uv_write_t *w, int) {
+                    scrape_close(static_cast<Scrape *>(w->data));
+                }) != 0)
+                scrape_close(sc);
+        });
+}
+
+} // namespace xmemd

@@ -1,0 +1,32 @@
+// metrics_http.h — a minimal HTTP/1.0 responder for Prometheus scrapes (GET /metrics) on the
+// daemon's own loop. Local address only by intent (metrics_listen: 127.0.0.1:9464).
+#ifndef XMEMD_METRICS_HTTP_H
+#define XMEMD_METRICS_HTTP_H
+
+#include <string>
+#include <uv.h>
+
+namespace xmemd {
+
+class Daemon;
+
+class MetricsServer {
+  public:
+    explicit MetricsServer(Daemon *d) : m_d(d) {}
+    bool listen(const std::string &host_port, std::string &err);
+    // Closes the listener and live scrapes; the object deletes itself when all are closed.
+    void close();
+    // One handle (listener or scrape) finished closing.
+    void release();
+
+  private:
+    static void on_connection(uv_stream_t *s, int status);
+    Daemon *m_d;
+    uv_tcp_t m_tcp{};
+    int m_open = 0; // handles not yet closed: the listener and live scrape connections
+    bool m_closing = false;
+    friend struct Scrape;
+};
+
+} // namespace xmemd
+#endif

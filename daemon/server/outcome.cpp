@@ -1,0 +1,48 @@
+// outcome.cpp — names and texts of the numbered outcomes, generated from one list so they
+// never drift apart.
+#include "outcome.h"
+
+namespace xmemd {
+
+std::string_view outcome_name(Outcome o)
+{
+    switch (o) {
+#define X(num, name, text)                                                                     \
+    case Outcome::name:                                                                        \
+        return #name;
+        XMEMD_OUTCOMES(X)
+#undef X
+    }
+    return "unknown";
+}
+
+std::string_view outcome_text(Outcome o)
+{
+    switch (o) {
+#define X(num, name, text)                                                                     \
+    case Outcome::name:                                                                        \
+        return text;
+        XMEMD_OUTCOMES(X)
+#undef X
+    }
+    return "unknown outcome";
+}
+
+const Outcome *outcome_all(int *count)
+{
+    static const Outcome all[] = {
+#define X(num, name, text) Outcome::name,
+        XMEMD_OUTCOMES(X)
+#undef X
+    };
+    *count = static_cast<int>(sizeof(all) / sizeof(all[0]));
+    return all;
+}
+
+bool outcome_is_profile_failure(Outcome o)
+{
+    int n = static_cast<int>(o);
+    return n >= 10 && n <= 18;
+}
+
+} // namespace xmemd

@@ -1,0 +1,289 @@
+/*
+ * sandbox.cpp — fork/exec of the profiler with privileges dropped in the child.
+ *
+ * The child runs only async-signal-safe calls between fork() and execve() (the daemon is
+ * multithreaded): everything it needs (argv, envp, group list) is prepared before fork().
+ * Order in the child: new session → pdeathsig → stdio → close fds → rlimits → nice →
+ * setgroups/setresgid/setresuid (root last) → no_new_privs → chdir → execve. A failure at any
+ * step is reported through a CLOEXEC pipe as (step, errno), then _exit(127).
+ */
+#include "sandbox.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace xmemd {
+
+namespace {
+
+enum ChildStep : int {
+    step_session = 1, step_stdio, step_rlimit, step_groups, step_gid, step_uid, step_privs,
+    step_chdir, step_exec
+};
+const char *step_name(int s)
+{
+    static const char *const names[] = {"?",      "setsid", "stdio",     "setrlimit", "setgroups",
+                                        "setgid", "setuid", "no_new_privs", "chdir",  "exec"};
+    return s >= 0 && s <= step_exec ? names[s] : "?";
+}
+
+double now_s()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+[[noreturn]] void child_fail(int errfd, int step)
+{
+    int msg[2] = {step, errno};
+    ssize_t n = write(errfd, msg, sizeof(msg));
+    (void)n;
+    _exit(127);
+}
+
+struct ChildPlan {
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    const gid_t *groups;
+    std::size_t ngroups;
+    uid_t uid;
+    gid_t gid;
+    const SandboxLimits *lim;
+    int devnull, out_w, err_w, errpipe_w;
+};
+
+void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
+{
+    struct rlimit r = {soft, hard};
+    if (setrlimit(res, &r) != 0)
+        child_fail(errfd, step_rlimit);
+}
+
+[[noreturn]] void child_main(const ChildPlan &p)
+{
+    int e = p.errpipe_w;
+    if (setsid() < 0)
+        child_fail(e, step_session);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (dup2(p.devnull, 0) < 0 || dup2(p.out_w, 1) < 0 || dup2(p.err_w, 2) < 0)
+        child_fail(e, step_stdio);
+    // Keep only stdio and the error pipe (moved to fd 3) so no daemon fd leaks into user code.
+    if (dup2(e, 3) < 0)
+        child_fail(e, step_stdio);
+    e = 3;
+    fcntl(e, F_SETFD, FD_CLOEXEC);
+    syscall(SYS_close_range, 4u, ~0u, 0u);
+    const SandboxLimits &l = *p.lim;
+    set_limit(RLIMIT_AS, (rlim_t)l.address_space_mb << 20, (rlim_t)l.address_space_mb << 20, e);
+    // Soft CPU limit sends SIGXCPU; the hard one, a little later, SIGKILL.
+    set_limit(RLIMIT_CPU, (rlim_t)l.cpu_seconds, (rlim_t)l.cpu_seconds + 2, e);
+    set_limit(RLIMIT_NPROC, (rlim_t)l.processes, (rlim_t)l.processes, e);
+    set_limit(RLIMIT_FSIZE, (rlim_t)l.file_size_mb << 20, (rlim_t)l.file_size_mb << 20, e);
+    set_limit(RLIMIT_CORE, 0, 0, e);
+    setpriority(PRIO_PROCESS, 0, l.nice);
+    signal(SIGPIPE, SIG_DFL);
+    if (getuid() == 0) {
+        if (setgroups(p.ngroups, p.groups) != 0)
+            child_fail(e, step_groups);
+        if (setresgid(p.gid, p.gid, p.gid) != 0)
+            child_fail(e, step_gid);
+        if (setresuid(p.uid, p.uid, p.uid) != 0)
+            child_fail(e, step_uid);
+        if (p.uid != 0 && setuid(0) == 0) { // privileges must be gone for good
+            errno = EPERM;
+            child_fail(e, step_uid);
+        }
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        child_fail(e, step_privs);
+    if (chdir(p.cwd) != 0)
+        child_fail(e, step_chdir);
+    execve(p.argv[0], p.argv, p.envp);
+    child_fail(e, step_exec);
+}
+
+std::vector<char *> cstrings(const std::vector<std::string> &v)
+{
+    std::vector<char *> out;
+    for (const auto &s : v)
+        out.push_back(const_cast<char *>(s.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+// Appends to a bounded buffer; for stderr keep the tail, for stdout report overflow.
+bool drain(int fd, std::string &buf, std::size_t cap, bool keep_tail, bool &eof)
+{
+    char chunk[16384];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n > 0) {
+            buf.append(chunk, (std::size_t)n);
+            if (buf.size() > cap) {
+                if (!keep_tail)
+                    return false;
+                buf.erase(0, buf.size() - cap);
+            }
+            continue;
+        }
+        if (n == 0)
+            eof = true;
+        else if (errno == EINTR)
+            continue;
+        return true; // EAGAIN or error: wait for more
+    }
+}
+
+} // namespace
+
+std::vector<std::string>
+sandbox_environment(const UserIdentity &u,
+                    const std::vector<std::pair<std::string, std::string>> &allowed)
+{
+    std::vector<std::string> env;
+    bool have_path = false;
+    for (const auto &[k, v] : allowed) {
+        env.push_back(k + "=" + v);
+        have_path |= (k == "PATH");
+    }
+    if (!have_path)
+        env.push_back("PATH=/usr/local/bin:/usr/bin:/bin");
+    env.push_back("HOME=" + u.home);
+    env.push_back("USER=" + u.name);
+    env.push_back("LOGNAME=" + u.name);
+    env.push_back("SHELL=" + u.shell);
+    env.push_back("LANG=C.UTF-8");
+    // No GPU may be used while profiling on a login node, whatever the stack.
+    env.push_back("CUDA_VISIBLE_DEVICES=");
+    env.push_back("HIP_VISIBLE_DEVICES=");
+    env.push_back("ROCR_VISIBLE_DEVICES=");
+    env.push_back("NVIDIA_VISIBLE_DEVICES=void");
+    env.push_back("XMEM_PROFILING=1");
+    return env;
+}
+
+SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
+{
+    SandboxRun run;
+    int outp[2] = {-1, -1}, errp[2] = {-1, -1}, failp[2] = {-1, -1};
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0 || pipe2(outp, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||
+        pipe2(failp, O_CLOEXEC) != 0) {
+        run.spawn_error = std::string("cannot create pipes: ") + strerror(errno);
+        for (int fd : {devnull, outp[0], outp[1], errp[0], errp[1], failp[0], failp[1]})
+            if (fd >= 0)
+                close(fd);
+        return run;
+    }
+    auto argv = cstrings(spec.argv);
+    auto envp = cstrings(spec.env);
+    ChildPlan plan{argv.data(),        envp.data(),  spec.cwd.c_str(), spec.user.groups.data(),
+                   spec.user.groups.size(), spec.user.uid, spec.user.gid, &spec.limits,
+                   devnull,            outp[1],      errp[1],          failp[1]};
+    double start = now_s();
+    pid_t pid = fork();
+    if (pid == 0)
+        child_main(plan);
+    close(devnull);
+    close(outp[1]);
+    close(errp[1]);
+    close(failp[1]);
+    if (pid < 0) {
+        run.spawn_error = std::string("fork failed: ") + strerror(errno);
+        for (int fd : {outp[0], errp[0], failp[0]})
+            close(fd);
+        return run;
+    }
+    // The failure pipe closes on a successful execve (CLOEXEC) or carries (step, errno).
+    int msg[2];
+    ssize_t n;
+    while ((n = read(failp[0], msg, sizeof(msg))) < 0 && errno == EINTR) {
+    }
+    close(failp[0]);
+    if (n == (ssize_t)sizeof(msg)) {
+        run.spawn_error = std::string(step_name(msg[0])) + " failed: " + strerror(msg[1]);
+        if (msg[0] == step_exec)
+            run.spawn_error = "cannot execute " + spec.argv[0] + ": " + strerror(msg[1]);
+        else if (msg[0] == step_chdir)
+            run.spawn_error = "cannot enter " + spec.cwd + ": " + strerror(msg[1]);
+        waitpid(pid, nullptr, 0);
+        close(outp[0]);
+        close(errp[0]);
+        return run;
+    }
+    run.spawned = true;
+    fcntl(outp[0], F_SETFL, O_NONBLOCK);
+    fcntl(errp[0], F_SETFL, O_NONBLOCK);
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    std::size_t cap = (std::size_t)spec.limits.output_kb * 1024;
+    bool out_eof = false, err_eof = false, exited = false;
+    double deadline = start + spec.wall_ms / 1000.0;
+    while (!exited || !out_eof || !err_eof) {
+        double left = deadline - now_s();
+        if (left <= 0) {
+            run.wall_expired = true;
+            break;
+        }
+        if (cancel && cancel->load()) {
+            run.cancelled = true;
+            break;
+        }
+        struct pollfd fds[3] = {{out_eof ? -1 : outp[0], POLLIN, 0},
+                                {err_eof ? -1 : errp[0], POLLIN, 0},
+                                {exited ? -1 : pidfd, POLLIN, 0}};
+        int wait_ms = (int)std::min(left * 1000.0 + 1, 200.0); // wake to check cancel
+        if (exited)
+            wait_ms = std::min(wait_ms, 50); // grandchildren may hold the pipes: don't wait long
+        int r = poll(fds, 3, wait_ms);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (fds[0].revents && !drain(outp[0], run.out, cap, false, out_eof)) {
+            run.output_overflow = true;
+            break;
+        }
+        if (fds[1].revents)
+            drain(errp[0], run.err, cap, true, err_eof);
+        if (!exited && (pidfd < 0 || fds[2].revents)) {
+            siginfo_t si{};
+            exited = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                     si.si_pid == pid;
+        }
+        if (exited && r == 0)
+            break; // the profiler is gone; leftover descendants are killed below
+    }
+    // Whatever remains of the process group goes, including a profiler past a limit.
+    kill(-pid, SIGKILL);
+    int status = 0;
+    struct rusage ru {};
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+    }
+    kill(-pid, SIGKILL);
+    if (WIFEXITED(status))
+        run.exit_status = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        run.term_signal = WTERMSIG(status);
+    run.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+                      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    run.wall_seconds = now_s() - start;
+    if (pidfd >= 0)
+        close(pidfd);
+    close(outp[0]);
+    close(errp[0]);
+    return run;
+}
+
+} // namespace xmemd

@@ -1,0 +1,43 @@
+// signer.cpp — decision payload formatting and MUNGE encoding.
+#include "signer.h"
+
+#include <cstdlib>
+#include <munge.h>
+
+namespace xmemd {
+
+std::string decision_payload(const Decision &d)
+{
+    return "xmem-decision v1 uid=" + std::to_string(d.uid) +
+           " request=" + std::to_string(d.request_id) + " peak=" + std::to_string(d.peak_bytes) +
+           " limit=" + std::to_string(d.limit_bytes) + " gpu=" + d.gpu +
+           " expires=" + std::to_string(d.expires);
+}
+
+Result<std::string> munge_sign(const std::string &payload, const std::string &socket,
+                               int ttl_seconds)
+{
+    munge_ctx_t ctx = munge_ctx_create();
+    if (!ctx)
+        return Result<std::string>::fail("cannot create a MUNGE context (out of memory)");
+    if (!socket.empty() && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket.c_str()) != EMUNGE_SUCCESS) {
+        munge_ctx_destroy(ctx);
+        return Result<std::string>::fail("cannot set the MUNGE socket " + socket);
+    }
+    munge_ctx_set(ctx, MUNGE_OPT_TTL, ttl_seconds);
+    char *cred = nullptr;
+    munge_err_t e = munge_encode(&cred, ctx, payload.data(), (int)payload.size());
+    if (e != EMUNGE_SUCCESS) {
+        std::string why = munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e);
+        munge_ctx_destroy(ctx);
+        free(cred);
+        return Result<std::string>::fail("munge_encode failed: " + why + " (is munged running" +
+                                         (socket.empty() ? "" : " at " + socket) + "?)");
+    }
+    std::string out(cred);
+    free(cred);
+    munge_ctx_destroy(ctx);
+    return Result<std::string>::ok(std::move(out));
+}
+
+} // namespace xmemd

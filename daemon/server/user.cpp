@@ -1,0 +1,83 @@
+// user.cpp — passwd lookups and the per-thread filesystem identity switch.
+#include "user.h"
+#include "log.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace xmemd {
+
+Result<UserIdentity> user_lookup(uid_t uid)
+{
+    struct passwd pw, *found = nullptr;
+    std::vector<char> buf(16384);
+    int rc;
+    while ((rc = getpwuid_r(uid, &pw, buf.data(), buf.size(), &found)) == ERANGE &&
+           buf.size() < (1u << 20))
+        buf.resize(buf.size() * 2);
+    if (rc != 0 || !found)
+        return Result<UserIdentity>::fail("xmem: uid " + std::to_string(uid) +
+                                          " has no passwd entry (ask the admin to fix NSS on "
+                                          "this node)");
+    UserIdentity u;
+    u.uid = pw.pw_uid;
+    u.gid = pw.pw_gid;
+    u.name = pw.pw_name;
+    u.home = pw.pw_dir ? pw.pw_dir : "/";
+    u.shell = pw.pw_shell ? pw.pw_shell : "/bin/sh";
+    int n = 64;
+    u.groups.resize((size_t)n);
+    while (getgrouplist(pw.pw_name, pw.pw_gid, u.groups.data(), &n) < 0) {
+        if (n <= (int)u.groups.size())
+            n = (int)u.groups.size() * 2;
+        if (n > 65536)
+            return Result<UserIdentity>::fail("xmem: user " + u.name + " is in too many groups");
+        u.groups.resize((size_t)n);
+    }
+    u.groups.resize((size_t)n);
+    return Result<UserIdentity>::ok(std::move(u));
+}
+
+FsIdentity::FsIdentity(const UserIdentity &u)
+{
+    if (geteuid() != 0 || u.uid == 0) {
+        m_ok = (u.uid == geteuid());
+        return;
+    }
+    m_old_fsuid = (uid_t)setfsuid((uid_t)-1);
+    m_old_fsgid = (gid_t)setfsgid((gid_t)-1);
+    int n = getgroups(0, nullptr);
+    m_old_groups.resize((size_t)(n > 0 ? n : 0));
+    if (n > 0 && getgroups(n, m_old_groups.data()) != n)
+        return;
+    m_switched = true;
+    if (syscall(SYS_setgroups, u.groups.size(), u.groups.data()) != 0)
+        return;
+    setfsgid(u.gid);
+    setfsuid(u.uid);
+    // setfsuid reports the previous value, so read back to confirm the switch took.
+    m_ok = (uid_t)setfsuid((uid_t)-1) == u.uid && (gid_t)setfsgid((gid_t)-1) == u.gid;
+}
+
+FsIdentity::~FsIdentity()
+{
+    if (!m_switched)
+        return;
+    setfsuid(m_old_fsuid);
+    setfsgid(m_old_fsgid);
+    if (syscall(SYS_setgroups, m_old_groups.size(), m_old_groups.data()) != 0 ||
+        (uid_t)setfsuid((uid_t)-1) != m_old_fsuid) {
+        // A worker thread left with a user's identity would serve the next request wrongly.
+        log_error("cannot restore the daemon's filesystem identity: %s; aborting",
+                  strerror(errno));
+        abort();
+    }
+}
+
+} // namespace xmemd

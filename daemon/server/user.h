@@ -1,0 +1,46 @@
+// user.h — who a peer is (from the kernel's uid, looked up in passwd/group) and a per-thread
+// switch of the filesystem identity so files are opened with the peer's rights, not root's.
+#ifndef XMEMD_USER_H
+#define XMEMD_USER_H
+
+#include "result.h"
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace xmemd {
+
+struct UserIdentity {
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string name;
+    std::string home;
+    std::string shell;
+    std::vector<gid_t> groups; // supplementary groups, as initgroups() would set them
+};
+
+// getpwuid_r + getgrouplist; fails for a uid with no passwd entry.
+Result<UserIdentity> user_lookup(uid_t uid);
+
+// While alive, this thread's fsuid/fsgid/groups are the user's (raw syscalls: the kernel keeps
+// credentials per thread, and glibc's setgroups() would change every thread of the daemon).
+// A daemon not running as root keeps its own identity (it can only serve itself).
+class FsIdentity {
+  public:
+    explicit FsIdentity(const UserIdentity &u);
+    ~FsIdentity();
+    FsIdentity(const FsIdentity &) = delete;
+    FsIdentity &operator=(const FsIdentity &) = delete;
+    bool ok() const { return m_ok; }
+
+  private:
+    bool m_switched = false;
+    bool m_ok = false;
+    uid_t m_old_fsuid = 0;
+    gid_t m_old_fsgid = 0;
+    std::vector<gid_t> m_old_groups;
+};
+
+} // namespace xmemd
+#endif
