@@ -1,0 +1,67 @@
+// Drives a DeviceCachingAllocator with the events of a trace and collects what `xmem sim`
+// reports. One function per input format; both sample the timeline after every event.
+#pragma once
+
+#include "allocator/allocator.h"
+#include "allocator/result.h"
+#include "timeline/recorder.h"
+#include "trace/compact_reader.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace xmem::cli {
+
+struct OomReport {
+    uint64_t size = 0;       // bytes requested
+    uint64_t alloc_size = 0; // segment size the allocator needed
+    std::string message;     // PyTorch's message for the mirrored release
+    uint64_t event = 0;      // 0-based event index
+    uint64_t line = 0;       // compact traces: line of the A record (0 for snapshots)
+};
+
+struct SegmentRecord {
+    std::string action; // segment_alloc, segment_free, segment_map, segment_unmap
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint64_t stream = 0;
+    uint64_t event = 0; // snapshot entry index (real side) or event being replayed (sim side)
+};
+
+struct VerifyReport {
+    bool ran = false;
+    uint64_t compared = 0; // segment events that matched before any divergence
+    bool diverged = false;
+    uint64_t divergence_event = 0;          // snapshot entry index where they part
+    std::optional<SegmentRecord> expected;  // what the GPU did (none: GPU did nothing more)
+    std::optional<SegmentRecord> got;       // what the simulator did (none: nothing more)
+};
+
+struct ReplayReport {
+    std::string format;           // "compact" or "snapshot"
+    uint64_t events = 0;          // trace events read (compact: records other than M S Z)
+    uint64_t gpu_calls = 0;       // allocator calls made (malloc, free, record_stream, ...)
+    std::optional<OomReport> oom; // the replay stops at the first OOM
+    // Snapshots only:
+    uint64_t unknown_frees = 0;            // frees of blocks allocated before recording began
+    uint64_t real_ooms = 0;                // oom entries in the snapshot
+    uint64_t real_reserved_peak = 0;       // Σ segment_alloc/map − segment_free/unmap, peak
+    VerifyReport verify;
+};
+
+Result<ReplayReport> replay_compact(xmem::trace::CompactTraceReader &reader,
+                                    xmem::sim::DeviceCachingAllocator &allocator,
+                                    xmem::timeline::TimelineRecorder *timeline);
+
+struct SnapshotReplayOptions {
+    uint32_t device = 0;
+    bool verify = false;
+};
+
+Result<ReplayReport> replay_snapshot(std::FILE *file, const std::string &name,
+                                     const SnapshotReplayOptions &options,
+                                     xmem::sim::DeviceCachingAllocator &allocator,
+                                     xmem::timeline::TimelineRecorder *timeline);
+
+} // namespace xmem::cli

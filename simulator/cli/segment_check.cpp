@@ -1,0 +1,97 @@
+#include "cli/segment_check.h"
+
+namespace xmem::cli {
+
+using xmem::sim::TraceAction;
+
+void SegmentCheck::on_real(const SegmentRecord &real)
+{
+    if (real.action == "segment_alloc")
+        m_real_addresses.push_back(real);
+    if (!m_report.diverged)
+        m_expected.push_back(real);
+}
+
+void SegmentCheck::on_trace(const xmem::sim::TraceEntry &entry)
+{
+    bool is_segment = entry.action == TraceAction::segment_alloc ||
+                      entry.action == TraceAction::segment_free ||
+                      entry.action == TraceAction::segment_map ||
+                      entry.action == TraceAction::segment_unmap;
+    if (!is_segment)
+        return;
+    if (entry.action == TraceAction::segment_alloc)
+        m_sim_segments[entry.addr] = entry.size;
+    if (entry.action == TraceAction::segment_free)
+        m_sim_segments.erase(entry.addr);
+    if (!m_report.diverged)
+        m_got.push_back(SegmentRecord{xmem::sim::to_string(entry.action), entry.addr, entry.size,
+                                      entry.stream, m_event});
+}
+
+bool SegmentCheck::overlaps_live(uint64_t addr, uint64_t size) const
+{
+    auto after = m_sim_segments.lower_bound(addr);
+    if (after != m_sim_segments.end() && after->first < addr + size)
+        return true;
+    if (after == m_sim_segments.begin())
+        return false;
+    auto before = std::prev(after);
+    return before->first + before->second > addr;
+}
+
+uint64_t SegmentCheck::next_segment_address(uint64_t size, xmem::sim::StreamId)
+{
+    if (!m_real_addresses.empty()) {
+        SegmentRecord real = m_real_addresses.front();
+        m_real_addresses.pop_front();
+        if (real.addr != 0 && real.size == size && !overlaps_live(real.addr, size))
+            return real.addr;
+    }
+    uint64_t addr = m_next_synthetic;
+    m_next_synthetic += (size + (2ULL << 20) - 1) / (2ULL << 20) * (2ULL << 20);
+    return addr;
+}
+
+bool SegmentCheck::same(const SegmentRecord &real, const SegmentRecord &sim)
+{
+    if (real.action != sim.action || real.size != sim.size)
+        return false;
+    return sim.addr >= k_synthetic_base || real.addr == sim.addr;
+}
+
+void SegmentCheck::compare(bool at_end)
+{
+    m_report.ran = true;
+    while (!m_report.diverged && !m_expected.empty() && !m_got.empty()) {
+        if (!same(m_expected.front(), m_got.front())) {
+            m_report.diverged = true;
+            m_report.divergence_event = m_expected.front().event;
+            m_report.expected = m_expected.front();
+            m_report.got = m_got.front();
+            break;
+        }
+        ++m_report.compared;
+        m_expected.pop_front();
+        m_got.pop_front();
+    }
+    // Leftovers: the real side may legitimately run ahead by one segment_alloc (logged
+    // before its alloc) while the trace is read, so only the end of the trace decides.
+    bool leftover = !m_expected.empty() || !m_got.empty();
+    if (!m_report.diverged && at_end && leftover) {
+        m_report.diverged = true;
+        if (!m_expected.empty()) {
+            m_report.expected = m_expected.front();
+            m_report.divergence_event = m_expected.front().event;
+        } else {
+            m_report.got = m_got.front();
+            m_report.divergence_event = m_got.front().event;
+        }
+    }
+    if (m_report.diverged) {
+        m_expected.clear();
+        m_got.clear();
+    }
+}
+
+} // namespace xmem::cli

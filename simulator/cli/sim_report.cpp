@@ -1,0 +1,134 @@
+#include "cli/sim_report.h"
+
+#include "trace/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cinttypes>
+
+namespace xmem::cli {
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+using xmem::trace::format_bytes;
+
+ordered_json segment_json(const std::optional<SegmentRecord> &record)
+{
+    if (!record)
+        return nullptr;
+    return ordered_json{{"action", record->action}, {"addr", record->addr},
+                        {"size", record->size},     {"stream", record->stream},
+                        {"event", record->event}};
+}
+
+ordered_json verify_json(const VerifyReport &v)
+{
+    ordered_json out;
+    out["segment_events_matched"] = v.compared;
+    out["diverged"] = v.diverged;
+    if (v.diverged) {
+        out["divergence"] = {{"event", v.divergence_event},
+                             {"expected", segment_json(v.expected)},
+                             {"got", segment_json(v.got)}};
+    }
+    return out;
+}
+
+int64_t stat(const xmem::sim::DeviceStats &stats, const char *key)
+{
+    int64_t value = 0;
+    stats.get(key, &value);
+    return value;
+}
+
+std::string describe(const std::optional<SegmentRecord> &r)
+{
+    if (!r)
+        return "nothing";
+    char addr[24];
+    std::snprintf(addr, sizeof addr, "0x%" PRIx64, r->addr);
+    return r->action + " of " + format_bytes(r->size) + " at " + addr + " on stream " +
+           std::to_string(r->stream);
+}
+
+} // namespace
+
+std::string sim_report_json(const RunInfo &run, const ReplayReport &report,
+                            const xmem::sim::DeviceStats &stats)
+{
+    ordered_json out;
+    out["trace"] = run.trace;
+    out["format"] = report.format;
+    out["torch"] = run.torch;
+    out["torch_source"] = run.torch_source;
+    out["alloc_conf"] = run.alloc_conf;
+    out["capacity"] = run.capacity ? ordered_json(*run.capacity) : ordered_json(nullptr);
+    out["events"] = report.events;
+    out["allocator_calls"] = report.gpu_calls;
+    if (report.oom) {
+        const OomReport &o = *report.oom;
+        out["oom"] = {{"size", o.size}, {"alloc_size", o.alloc_size}, {"message", o.message},
+                      {"event", o.event}};
+        if (o.line)
+            out["oom"]["line"] = o.line;
+    } else {
+        out["oom"] = nullptr;
+    }
+    if (report.format == "snapshot") {
+        out["snapshot"] = {{"real_reserved_peak", report.real_reserved_peak},
+                           {"real_ooms", report.real_ooms},
+                           {"frees_of_unrecorded_blocks", report.unknown_frees}};
+        if (report.verify.ran)
+            out["verify"] = verify_json(report.verify);
+    }
+    stats.for_each([&](std::string_view key, int64_t value) { out[std::string(key)] = value; });
+    out["replay_seconds"] = run.seconds;
+    return out.dump(2) + "\n";
+}
+
+void print_sim_summary(std::FILE *f, const RunInfo &run, const ReplayReport &report,
+                       const xmem::sim::DeviceStats &stats)
+{
+    std::fprintf(f, "xmem sim: %s (%s, %" PRIu64 " events, torch %s from %s)\n", run.trace.c_str(),
+                 report.format.c_str(), report.events, run.torch.c_str(), run.torch_source.c_str());
+    std::fprintf(f, "  capacity          %s\n",
+                 run.capacity ? format_bytes(*run.capacity).c_str() : "unlimited");
+    auto line = [&](const char *label, const char *key) {
+        std::fprintf(f, "  %-17s %s\n", label, format_bytes(static_cast<uint64_t>(stat(stats, key))).c_str());
+    };
+    line("peak allocated", "allocated_bytes.all.peak");
+    line("peak reserved", "reserved_bytes.all.peak");
+    int64_t requested = 0;
+    if (stats.get("requested_bytes.all.peak", &requested))
+        line("peak requested", "requested_bytes.all.peak");
+    line("allocated at end", "allocated_bytes.all.current");
+    line("reserved at end", "reserved_bytes.all.current");
+    std::fprintf(f, "  segments          %" PRId64 " at end, %" PRId64 " at peak\n",
+                 stat(stats, "segment.all.current"), stat(stats, "segment.all.peak"));
+    if (report.oom)
+        std::fprintf(f, "  OUT OF MEMORY at event %" PRIu64 "%s: %s\n", report.oom->event,
+                     report.oom->line ? (" (line " + std::to_string(report.oom->line) + ")").c_str() : "",
+                     report.oom->message.c_str());
+    else
+        std::fprintf(f, "  out of memory     no\n");
+    if (report.format == "snapshot") {
+        std::fprintf(f, "  real peak reserved %s (from the snapshot's segment events)\n",
+                     format_bytes(report.real_reserved_peak).c_str());
+        if (report.unknown_frees)
+            std::fprintf(f, "  note: %" PRIu64 " frees of blocks allocated before recording began; "
+                            "peaks may be low (record history before the first allocation)\n",
+                         report.unknown_frees);
+    }
+    const VerifyReport &v = report.verify;
+    if (v.ran && !v.diverged)
+        std::fprintf(f, "  verify            %" PRIu64 " segment events match the GPU's\n", v.compared);
+    if (v.ran && v.diverged)
+        std::fprintf(f, "  verify            DIVERGED at snapshot entry %" PRIu64 " after %" PRIu64
+                        " matching segment events: expected %s, got %s\n",
+                     v.divergence_event, v.compared, describe(v.expected).c_str(), describe(v.got).c_str());
+    if (run.timeline)
+        std::fprintf(f, "  timeline          %s\n", run.timeline->c_str());
+}
+
+} // namespace xmem::cli

@@ -1,0 +1,360 @@
+// SAX handler for PyTorch snapshot JSON. The document is walked with a level counter
+// (root object → device_traces list → per-device list → entry object) plus a skip depth for
+// subtrees nobody needs (frames, segments, allocator_settings...).
+#include "trace/snapshot_reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <iterator>
+#include <vector>
+
+namespace xmem::trace {
+
+namespace {
+
+constexpr const char *k_action_names[k_snapshot_action_count] = {
+    "alloc",       "free_requested", "free_completed", "segment_alloc", "segment_free",
+    "segment_map", "segment_unmap",  "oom",            "snapshot"};
+
+// Input iterator over a FILE* read in 1 MiB chunks; nlohmann's own FILE* adapter calls
+// fgetc per byte, which is several times slower on a multi-hundred-MB snapshot.
+class ChunkedFile {
+  public:
+    explicit ChunkedFile(std::FILE *file) : m_file(file), m_buffer(1 << 20) { fill(); }
+    bool at_end() const { return m_pos == m_end; }
+    char current() const { return m_buffer[m_pos]; }
+    void advance()
+    {
+        if (++m_pos == m_end)
+            fill();
+    }
+    bool read_failed() const { return m_failed; }
+
+  private:
+    void fill()
+    {
+        m_end = std::fread(m_buffer.data(), 1, m_buffer.size(), m_file);
+        m_pos = 0;
+        if (m_end == 0 && std::ferror(m_file))
+            m_failed = true;
+    }
+    std::FILE *m_file;
+    std::vector<char> m_buffer;
+    size_t m_pos = 0, m_end = 0;
+    bool m_failed = false;
+};
+
+class ChunkedIterator {
+  public:
+    using iterator_category = std::input_iterator_tag;
+    using value_type = char;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const char *;
+    using reference = char;
+
+    explicit ChunkedIterator(ChunkedFile *file = nullptr) : m_file(file) {}
+    char operator*() const { return m_file->current(); }
+    ChunkedIterator &operator++()
+    {
+        m_file->advance();
+        return *this;
+    }
+    bool operator==(const ChunkedIterator &other) const { return done() == other.done(); }
+    bool operator!=(const ChunkedIterator &other) const { return !(*this == other); }
+
+  private:
+    bool done() const { return !m_file || m_file->at_end(); }
+    ChunkedFile *m_file;
+};
+
+std::string printable(std::string_view text, size_t limit = 60)
+{
+    std::string out;
+    for (char c : text.substr(0, limit))
+        out += (c >= 0x20 && c < 0x7f) ? c : '?';
+    return out;
+}
+
+struct Entry {
+    bool has_action = false, has_addr = false, has_size = false;
+    SnapshotEvent event;
+};
+
+using json = nlohmann::json;
+
+class SnapshotSax : public nlohmann::json_sax<json> {
+  public:
+    SnapshotSax(std::string name, SnapshotVisitor &visitor) : m_name(std::move(name)), m_visitor(visitor) {}
+
+    bool null() override { return scalar("null"); }
+    bool boolean(bool) override { return scalar("a boolean"); }
+    bool number_integer(number_integer_t value) override
+    {
+        if (value < 0)
+            return scalar("a negative number");
+        return number(static_cast<uint64_t>(value));
+    }
+    bool number_unsigned(number_unsigned_t value) override { return number(value); }
+    bool number_float(number_float_t, const string_t &) override { return scalar("a fractional number"); }
+    bool string(string_t &value) override;
+    bool binary(binary_t &) override { return scalar("binary data"); }
+    bool start_object(std::size_t) override;
+    bool key(string_t &value) override;
+    bool end_object() override;
+    bool start_array(std::size_t) override;
+    bool end_array() override;
+    bool parse_error(std::size_t position, const std::string &, const nlohmann::detail::exception &ex) override;
+
+    const std::string &error() const { return m_error; }
+    const SnapshotSummary &summary() const { return m_summary; }
+    bool saw_traces() const { return m_saw_traces; }
+    bool complete() const { return m_level == 0 && m_saw_root; }
+
+  private:
+    enum Level { k_before_root = 0, k_root = 1, k_devices = 2, k_trace = 3, k_entry = 4 };
+
+    bool fail(const std::string &what)
+    {
+        if (m_error.empty())
+            m_error = "xmem: " + m_name + ": " + what;
+        return false;
+    }
+    bool fail_entry(const std::string &what)
+    {
+        return fail("device_traces[" + std::to_string(m_summary.devices - 1) + "][" +
+                    std::to_string(m_index) + "]: " + what);
+    }
+    bool scalar(const char *what);
+    bool number(uint64_t value);
+    bool finish_entry();
+    bool open_container(bool is_object);
+
+    std::string m_name;
+    SnapshotVisitor &m_visitor;
+    SnapshotSummary m_summary;
+    std::string m_error;
+    int m_level = k_before_root;
+    size_t m_skip = 0; // >0 while inside an ignored subtree
+    std::string m_key; // last key at root or entry level
+    bool m_saw_root = false, m_saw_traces = false;
+    uint64_t m_index = 0; // entry index in the current device trace
+    Entry m_entry;
+};
+
+bool SnapshotSax::scalar(const char *what)
+{
+    if (m_skip)
+        return true;
+    if (m_level == k_entry && (m_key == "addr" || m_key == "size" || m_key == "stream" ||
+                               m_key == "device_free"))
+        return fail_entry("'" + m_key + "' is " + what + ", expected an unsigned integer");
+    if (m_level == k_entry && m_key == "action")
+        return fail_entry(std::string("'action' is ") + what + ", expected a string");
+    if (m_level == k_devices || m_level == k_trace)
+        return fail(std::string("device_traces holds ") + what +
+                    " where a list of trace entries was expected");
+    if (m_level == k_before_root)
+        return fail("the snapshot is not a JSON object (expected {\"device_traces\": ...})");
+    return true;
+}
+
+bool SnapshotSax::number(uint64_t value)
+{
+    if (m_skip || m_level != k_entry)
+        return scalar("a number");
+    SnapshotEvent &ev = m_entry.event;
+    if (m_key == "addr") {
+        ev.addr = value;
+        m_entry.has_addr = true;
+    } else if (m_key == "size") {
+        ev.size = value;
+        m_entry.has_size = true;
+    } else if (m_key == "stream") {
+        ev.stream = value;
+    } else if (m_key == "device_free") {
+        ev.device_free = value;
+    } else if (m_key == "action") {
+        return fail_entry("'action' is a number, expected a string");
+    }
+    return true;
+}
+
+bool SnapshotSax::string(string_t &value)
+{
+    if (m_skip || m_level != k_entry)
+        return scalar("a string");
+    if (m_key == "action") {
+        if (!parse_snapshot_action(value, m_entry.event.action))
+            return fail_entry("unknown action '" + printable(value) + "'");
+        m_entry.has_action = true;
+        return true;
+    }
+    if (m_key == "addr" || m_key == "size" || m_key == "stream" || m_key == "device_free")
+        return fail_entry("'" + m_key + "' is a string, expected an unsigned integer");
+    return true;
+}
+
+// Containers: the expected shape advances the level; anything else is skipped whole.
+bool SnapshotSax::open_container(bool is_object)
+{
+    if (m_skip) {
+        ++m_skip;
+        return true;
+    }
+    switch (m_level) {
+    case k_before_root:
+        if (!is_object)
+            return fail("the snapshot is a JSON list, not an object: this looks like a torch "
+                        "1.13 snapshot, which has no device_traces (record with torch >= 2.0)");
+        m_saw_root = true;
+        m_level = k_root;
+        return true;
+    case k_root:
+        if (m_key == "device_traces") {
+            if (is_object)
+                return fail("'device_traces' is an object, expected a list of per-device lists");
+            m_saw_traces = true;
+            m_level = k_devices;
+            return true;
+        }
+        m_skip = 1;
+        return true;
+    case k_devices:
+        if (is_object)
+            return fail("device_traces[" + std::to_string(m_summary.devices) +
+                        "] is an object, expected a list of entries");
+        ++m_summary.devices;
+        m_index = 0;
+        m_level = k_trace;
+        return true;
+    case k_trace:
+        if (!is_object)
+            return fail_entry("entry is a list, expected an object");
+        m_entry = Entry{};
+        m_key.clear();
+        m_level = k_entry;
+        return true;
+    default: // nested value inside an entry (frames, user_metadata...)
+        if (m_key == "addr" || m_key == "size" || m_key == "stream" || m_key == "action")
+            return fail_entry("'" + m_key + "' is a container");
+        m_skip = 1;
+        return true;
+    }
+}
+
+bool SnapshotSax::start_object(std::size_t) { return open_container(true); }
+bool SnapshotSax::start_array(std::size_t) { return open_container(false); }
+
+bool SnapshotSax::key(string_t &value)
+{
+    if (!m_skip)
+        m_key = value;
+    return true;
+}
+
+bool SnapshotSax::end_object()
+{
+    if (m_skip) {
+        --m_skip;
+        return true;
+    }
+    if (m_level == k_entry) {
+        m_level = k_trace;
+        return finish_entry();
+    }
+    m_level = k_before_root; // the root object closed
+    return true;
+}
+
+bool SnapshotSax::end_array()
+{
+    if (m_skip) {
+        --m_skip;
+        return true;
+    }
+    m_level = m_level == k_trace ? k_devices : k_root;
+    return true;
+}
+
+bool SnapshotSax::finish_entry()
+{
+    Entry &e = m_entry;
+    SnapshotAction action = e.event.action;
+    if (!e.has_action)
+        return fail_entry("entry has no 'action'");
+    bool needs_addr = action != SnapshotAction::oom && action != SnapshotAction::snapshot;
+    if (needs_addr && !e.has_addr)
+        return fail_entry(std::string(snapshot_action_name(action)) + " entry has no 'addr'");
+    if (!e.has_size)
+        return fail_entry(std::string(snapshot_action_name(action)) + " entry has no 'size'");
+    e.event.device = m_summary.devices - 1;
+    e.event.index = m_index++;
+    ++m_summary.entries;
+    ++m_summary.by_action[static_cast<size_t>(action)];
+    if (std::optional<Error> stop = m_visitor.on_event(e.event)) {
+        m_error = stop->message;
+        return false;
+    }
+    return true;
+}
+
+bool SnapshotSax::parse_error(std::size_t position, const std::string &,
+                              const nlohmann::detail::exception &ex)
+{
+    // ex.what() is "[json.exception.parse_error.101] parse error at line L, column C: why".
+    std::string why = ex.what();
+    size_t colon = why.find(": ");
+    if (colon != std::string::npos)
+        why = why.substr(colon + 2);
+    return fail("byte " + std::to_string(position) + ": malformed JSON: " + printable(why, 200));
+}
+
+} // namespace
+
+const char *snapshot_action_name(SnapshotAction action)
+{
+    return k_action_names[static_cast<size_t>(action)];
+}
+
+bool parse_snapshot_action(std::string_view name, SnapshotAction &out)
+{
+    for (size_t i = 0; i < k_snapshot_action_count; ++i) {
+        if (name == k_action_names[i]) {
+            out = static_cast<SnapshotAction>(i);
+            return true;
+        }
+    }
+    return false;
+}
+
+Result<SnapshotSummary> read_snapshot(std::FILE *file, const std::string &name,
+                                      SnapshotVisitor &visitor)
+{
+    ChunkedFile input(file);
+    SnapshotSax sax(name, visitor);
+    bool ok = json::sax_parse(ChunkedIterator(&input), ChunkedIterator(), &sax);
+    if (input.read_failed())
+        return Result<SnapshotSummary>::fail("xmem: " + name + ": read error: " + std::strerror(errno));
+    if (!ok)
+        return Result<SnapshotSummary>::fail(sax.error().empty() ? "xmem: " + name + ": malformed JSON" : sax.error());
+    if (!sax.saw_traces())
+        return Result<SnapshotSummary>::fail(
+            "xmem: " + name + ": the snapshot has no 'device_traces' (record it with "
+                              "torch.cuda.memory._record_memory_history() before the run)");
+    return Result<SnapshotSummary>::ok(sax.summary());
+}
+
+Result<SnapshotSummary> read_snapshot(const std::string &path, SnapshotVisitor &visitor)
+{
+    std::FILE *file = std::fopen(path.c_str(), "rb");
+    if (!file)
+        return Result<SnapshotSummary>::fail("xmem: " + path + ": cannot open snapshot: " +
+                                             std::strerror(errno));
+    Result<SnapshotSummary> result = read_snapshot(file, path, visitor);
+    std::fclose(file);
+    return result;
+}
+
+} // namespace xmem::trace

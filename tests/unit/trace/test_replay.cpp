@@ -1,0 +1,228 @@
+// Replay of both formats through the real allocator simulator. Expected values are worked
+// out by hand from allocator-spec §4 and §16 (2.6 defaults), not taken from a run.
+#include "reader_helpers.h"
+#include "test-list.h"
+
+#include "cli/replay.h"
+#include "trace/compact_writer.h"
+
+#include <memory>
+
+using namespace xmem::test;
+using xmem::cli::ReplayReport;
+using xmem::trace::Device;
+using xmem::trace::Phase;
+
+namespace {
+
+constexpr uint64_t MiB = 1 << 20;
+
+std::unique_ptr<xmem::sim::DeviceCachingAllocator> allocator_for(const char *torch, uint64_t capacity = 0)
+{
+    auto version = xmem::sim::TorchVersion::parse(torch);
+    assert_true(version.ok());
+    auto config = xmem::sim::AllocatorConfig::defaults(version.value());
+    config.device_total_bytes = capacity;
+    return std::make_unique<xmem::sim::DeviceCachingAllocator>(config);
+}
+
+int64_t stat(const xmem::sim::DeviceCachingAllocator &a, const char *key)
+{
+    int64_t value = -1;
+    assert_true(a.stats().get(key, &value));
+    return value;
+}
+
+ReplayReport replay_text(const std::string &text, xmem::sim::DeviceCachingAllocator &a,
+                         xmem::timeline::TimelineRecorder *t = nullptr)
+{
+    std::FILE *f = file_with(text);
+    auto reader = xmem::trace::CompactTraceReader::open(f, "r.xtrace");
+    assert_true(reader.ok());
+    auto r = xmem::cli::replay_compact(reader.value(), a, t);
+    std::fclose(f);
+    if (!r.ok())
+        print_error("%s\n", r.error().message.c_str());
+    assert_true(r.ok());
+    return r.value();
+}
+
+std::string write_trace(void (*body)(xmem::trace::CompactTraceWriter &))
+{
+    std::FILE *f = std::tmpfile();
+    xmem::trace::CompactTraceWriter w(f, "mem");
+    body(w);
+    assert_true(w.finish().ok());
+    std::string text = read_all(f);
+    std::fclose(f);
+    return text;
+}
+
+} // namespace
+
+static void compact_replays_gpu_storages_only(void **)
+{
+    std::string text = write_trace([](xmem::trace::CompactTraceWriter &w) {
+        w.alloc(1, 40000, Device::gpu);    // 40,448 B block in a new 2 MiB segment (§16)
+        w.alloc(2, 1 << 30, Device::host); // stays on the host: not replayed
+        w.alloc(3, 5 * MiB, Device::gpu);  // 20 MiB segment, 5 MiB block (§16)
+        w.free(1);
+        w.free(2);
+        w.iteration(1);
+        w.phase(Phase::forward);
+    });
+    auto a = allocator_for("2.6");
+    xmem::timeline::TimelineRecorder t;
+    ReplayReport r = replay_text(text, *a, &t);
+    assert_int_equal(r.events, 7);
+    assert_int_equal(r.gpu_calls, 3);
+    assert_false(r.oom.has_value());
+    assert_int_equal(stat(*a, "allocated_bytes.all.peak"), 40448 + 5 * MiB);
+    assert_int_equal(stat(*a, "allocated_bytes.all.current"), 5 * MiB);
+    assert_int_equal(stat(*a, "reserved_bytes.all.peak"), 22 * MiB);
+    assert_int_equal(stat(*a, "segment.all.current"), 2);
+    assert_int_equal(t.peak_reserved().value, 22 * MiB);
+    assert_int_equal(t.peak_reserved().event, 2);
+    assert_int_equal(t.markers().size(), 2);
+    assert_string_equal(t.markers()[0].label.c_str(), "iteration 1");
+    assert_string_equal(t.markers()[1].label.c_str(), "forward");
+}
+
+static void compact_replay_stops_at_the_first_oom(void **)
+{
+    std::string text = write_trace([](xmem::trace::CompactTraceWriter &w) {
+        w.alloc(1, 30 * MiB, Device::gpu); // 30 MiB segment
+        w.alloc(2, 5 * MiB, Device::gpu);  // needs a 20 MiB segment: 50 MiB > 40 MiB
+        w.alloc(3, 1, Device::gpu);
+    });
+    auto a = allocator_for("2.6", 40 * MiB);
+    ReplayReport r = replay_text(text, *a);
+    assert_true(r.oom.has_value());
+    assert_int_equal(r.oom->event, 1);
+    assert_int_equal(r.oom->line, 3);
+    assert_int_equal(r.oom->size, 5 * MiB);
+    assert_int_equal(r.oom->alloc_size, 20 * MiB);
+    assert_contains(r.oom->message, "Tried to allocate 20.00 MiB");
+    assert_int_equal(r.events, 2);
+}
+
+static void compact_replay_passes_stream_use_and_cache_calls(void **)
+{
+    // Used on stream 5 and freed: allocated drops, but the block stays active until the
+    // stream's work completes (§5.1, §5.2), which no later malloc triggers here.
+    std::string pending = write_trace([](xmem::trace::CompactTraceWriter &w) {
+        w.alloc(1, 1000, Device::gpu);
+        w.record_stream(1, 5);
+        w.free(1);
+    });
+    auto a = allocator_for("2.6", 80 * MiB);
+    ReplayReport r = replay_text(pending, *a);
+    assert_int_equal(r.gpu_calls, 3);
+    assert_int_equal(stat(*a, "allocated_bytes.all.current"), 0);
+    assert_int_equal(stat(*a, "active.all.current"), 1);
+    // empty_cache synchronises, completes the free and releases the 2 MiB segment (§4.11).
+    std::string flushed = pending.substr(0, pending.rfind("Z ")) + "E\nX 0.5\nZ 1 1 0\n";
+    auto b = allocator_for("2.6", 80 * MiB);
+    r = replay_text(flushed, *b);
+    assert_int_equal(r.gpu_calls, 5);
+    assert_int_equal(stat(*b, "active.all.current"), 0);
+    assert_int_equal(stat(*b, "reserved_bytes.all.current"), 0);
+    assert_int_equal(stat(*b, "reserved_bytes.all.peak"), 2 * MiB);
+}
+
+static const char *k_snapshot = R"({"device_traces": [[
+  {"action": "segment_alloc", "addr": 139637976727552, "size": 2097152, "stream": 0},
+  {"action": "alloc", "addr": 139637976727552, "size": 40000, "stream": 0},
+  {"action": "alloc", "addr": 139637976768000, "size": 512, "stream": 0},
+  {"action": "free_requested", "addr": 139637976727552, "size": 40000, "stream": 0},
+  {"action": "free_completed", "addr": 139637976727552, "size": 40000, "stream": 0},
+  {"action": "segment_alloc", "addr": 139637978824704, "size": SECOND, "stream": 0},
+  {"action": "alloc", "addr": 139637978824704, "size": 5242880, "stream": 0},
+  {"action": "free_requested", "addr": 1, "size": 8, "stream": 0}
+]]})";
+
+static ReplayReport replay_snapshot_text(const std::string &json, bool verify, xmem::sim::DeviceCachingAllocator &a)
+{
+    std::FILE *f = file_with(json);
+    auto r = xmem::cli::replay_snapshot(f, "s.json", {0, verify}, a, nullptr);
+    std::fclose(f);
+    if (!r.ok())
+        print_error("%s\n", r.error().message.c_str());
+    assert_true(r.ok());
+    return r.value();
+}
+
+static std::string snapshot_with_second_segment(const char *size)
+{
+    std::string json = k_snapshot;
+    json.replace(json.find("SECOND"), 6, size);
+    return json;
+}
+
+static void snapshot_verify_matches_a_consistent_trace(void **)
+{
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(snapshot_with_second_segment("20971520"), true, *a);
+    assert_int_equal(r.events, 8);
+    assert_int_equal(r.unknown_frees, 1); // the block at 0x1 predates recording
+    assert_int_equal(r.real_reserved_peak, 22 * MiB);
+    assert_int_equal(stat(*a, "reserved_bytes.all.peak"), 22 * MiB);
+    // 40000 → 40448 and 512 (both in the first segment), then 5 MiB.
+    // 40448 + 512 live, 40448 freed, then 5 MiB: peak 5 MiB + 512.
+    assert_int_equal(stat(*a, "allocated_bytes.all.peak"), 5 * MiB + 512);
+    assert_true(r.verify.ran);
+    assert_false(r.verify.diverged);
+    assert_int_equal(r.verify.compared, 2);
+}
+
+static void snapshot_verify_reports_the_divergence(void **)
+{
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(snapshot_with_second_segment("2097152"), true, *a);
+    assert_true(r.verify.diverged);
+    assert_int_equal(r.verify.compared, 1);
+    assert_int_equal(r.verify.divergence_event, 5);
+    assert_int_equal(r.verify.expected->size, 2 * MiB);
+    assert_int_equal(r.verify.got->size, 20 * MiB);
+    assert_int_equal(r.verify.got->event, 6);
+}
+
+static void snapshot_segment_free_means_empty_cache(void **)
+{
+    const char *json = R"({"device_traces": [[
+      {"action": "segment_alloc", "addr": 4194304, "size": 2097152, "stream": 0},
+      {"action": "alloc", "addr": 4194304, "size": 100, "stream": 0},
+      {"action": "free_requested", "addr": 4194304, "size": 100, "stream": 0},
+      {"action": "free_completed", "addr": 4194304, "size": 100, "stream": 0},
+      {"action": "segment_free", "addr": 4194304, "size": 2097152, "stream": 0}
+    ]]})";
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(json, true, *a);
+    assert_false(r.verify.diverged);
+    assert_int_equal(r.verify.compared, 2);
+    assert_int_equal(stat(*a, "reserved_bytes.all.current"), 0);
+}
+
+static void snapshot_replay_reports_a_bad_device_index(void **)
+{
+    auto a = allocator_for("2.6");
+    std::FILE *f = file_with(R"({"device_traces": [[]]})");
+    auto r = xmem::cli::replay_snapshot(f, "s.json", {3, false}, *a, nullptr);
+    std::fclose(f);
+    assert_false(r.ok());
+    assert_contains(r.error().message, "xmem: s.json: --device 3 but the snapshot has 1 device trace(s)");
+}
+
+int run_replay_tests(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(compact_replays_gpu_storages_only),
+        cmocka_unit_test(compact_replay_stops_at_the_first_oom),
+        cmocka_unit_test(compact_replay_passes_stream_use_and_cache_calls),
+        cmocka_unit_test(snapshot_verify_matches_a_consistent_trace),
+        cmocka_unit_test(snapshot_verify_reports_the_divergence),
+        cmocka_unit_test(snapshot_segment_free_means_empty_cache),
+        cmocka_unit_test(snapshot_replay_reports_a_bad_device_index),
+    };
+    return cmocka_run_group_tests_name("replay", tests, NULL, NULL);
+}
