@@ -163,7 +163,7 @@ Result<std::string> cache_key(const KeyInputs &in)
     std::string text;
     int e = read_file(script, text);
     if (e != 0)
-        return Result<std::string>::fail("xmem: cannot read the entrypoint " + script + ": " +
+        return Result<std::string>::failure("xmem: cannot read the entrypoint " + script + ": " +
                                          strerror(e) + " (it must be a file you can read)");
     h.field(script);
     h.field(text);

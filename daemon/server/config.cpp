@@ -280,7 +280,7 @@ Result<Config> config_load(const std::string &file)
 {
     std::ifstream in(file);
     if (!in)
-        return Result<Config>::fail(file + ": cannot read the config: " +
+        return Result<Config>::failure(file + ": cannot read the config: " +
                                     std::string(strerror(errno)));
     std::stringstream text;
     text << in.rdbuf();
@@ -292,10 +292,10 @@ Result<Config> config_load(const std::string &file)
         if (!root.IsNull())
             parse_top(root, c);
     } catch (const ConfigError &e) {
-        return Result<Config>::fail(file + ":" + std::to_string(e.line) + ": " + e.key + ": " +
+        return Result<Config>::failure(file + ":" + std::to_string(e.line) + ": " + e.key + ": " +
                                     e.what);
     } catch (const YAML::Exception &e) {
-        return Result<Config>::fail(file + ":" + std::to_string(e.mark.line + 1) +
+        return Result<Config>::failure(file + ":" + std::to_string(e.mark.line + 1) +
                                     ": (syntax): " + e.msg);
     }
     return Result<Config>::ok(std::move(c));

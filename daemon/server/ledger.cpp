@@ -129,7 +129,7 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                              nullptr);
     if (rc != SQLITE_OK)
-        return R::fail(path + ": cannot open the ledger: " +
+        return R::failure(path + ": cannot open the ledger: " +
                        (l->m_db ? sqlite3_errmsg(l->m_db) : "out of memory") +
                        " (check the database key and the directory's permissions)");
     // WAL: readers (reports, sqlite3 CLI) never block the writer. synchronous=NORMAL keeps
@@ -141,11 +141,11 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
                      nullptr, nullptr, &err) != SQLITE_OK) {
         std::string why = err ? err : "?";
         sqlite3_free(err);
-        return R::fail(path + ": cannot configure the ledger: " + why);
+        return R::failure(path + ": cannot configure the ledger: " + why);
     }
     auto m = ledger_migrate(l->m_db, path);
     if (!m)
-        return R::fail(m.error());
+        return R::failure(m.error());
     sqlite3_stmt *st = nullptr;
     sqlite3_prepare_v2(l->m_db, "SELECT COALESCE(MAX(id), 0) FROM requests", -1, &st, nullptr);
     if (sqlite3_step(st) == SQLITE_ROW)

@@ -16,7 +16,7 @@ template <class T> class Result {
         r.m_value.emplace(std::move(v));
         return r;
     }
-    static Result fail(std::string why)
+    static Result failure(std::string why)
     {
         Result r;
         r.m_error = std::move(why);

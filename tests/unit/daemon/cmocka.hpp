@@ -1,0 +1,31 @@
+// cmocka.hpp — CMocka's headers in the order it needs, for C++ test files. CMocka defines a
+// fail() macro that breaks std::basic_ios::fail(), so every standard and third-party header
+// the tests use is included here first.
+#pragma once
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <vector>
+#include <yaml-cpp/yaml.h>
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <setjmp.h>
+extern "C" {
+#include <cmocka.h>
+}
+#include <string>
+
+// assert_true with both strings printed when a substring is missing.
+#define assert_contains(hay, needle)                                                           \
+    do {                                                                                       \
+        std::string h_ = (hay), n_ = (needle);                                                 \
+        if (h_.find(n_) == std::string::npos) {                                                \
+            print_error("'%s' does not contain '%s'\n", h_.c_str(), n_.c_str());              \
+            fail();                                                                            \
+        }                                                                                      \
+    } while (0)

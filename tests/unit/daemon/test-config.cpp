@@ -1,0 +1,180 @@
+// test-config.cpp — strict YAML config: every key, every error with FILE:LINE: key.
+#include "cmocka.hpp"
+#include "config.h"
+#include "test-list.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <unistd.h>
+
+using namespace xmemd;
+
+static std::string write_tmp(const std::string &text)
+{
+    char path[] = "/tmp/xmemd-test-config-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text.data(), text.size()), (ssize_t)text.size());
+    close(fd);
+    return path;
+}
+
+static Result<Config> load(const std::string &text, std::string *path_out = nullptr)
+{
+    std::string p = write_tmp(text);
+    auto r = config_load(p);
+    if (path_out)
+        *path_out = p;
+    unlink(p.c_str());
+    return r;
+}
+
+// The error must be exactly "FILE:LINE: key: ..." with the expected line and key.
+static void expect_error(const std::string &text, int line, const std::string &key,
+                         const std::string &what)
+{
+    std::string path;
+    auto r = load(text, &path);
+    assert_false((bool)r);
+    assert_contains(r.error(), path + ":" + std::to_string(line) + ": " + key + ": " + what);
+}
+
+static void empty_file_gives_defaults(void **)
+{
+    auto r = load("");
+    assert_true((bool)r);
+    Config d = config_defaults();
+    assert_string_equal(r.value().socket.c_str(), d.socket.c_str());
+    assert_int_equal(r.value().max_concurrent, d.max_concurrent);
+    assert_int_equal(r.value().limits.wall_seconds, d.limits.wall_seconds);
+    assert_int_equal(r.value().fingerprint.size(), 64);
+}
+
+static void every_key(void **)
+{
+    auto r = load("socket: /s/x.sock\nlockfile: /s/x.lock\ndatabase: /s/x.db\n"
+                  "munge_socket: /m/sock\nlog: syslog\nmetrics_listen: 127.0.0.1:9999\n"
+                  "profiler: [/p/prof, --json, -v]\ntorch: '2.3'\niterations: 7\n"
+                  "allow_root: true\nmax_concurrent: 5\nmax_per_user: 3\nqueue_size: 9\n"
+                  "max_connections: 77\n"
+                  "limits: {address_space_mb: 100, cpu_seconds: 11, processes: 12,"
+                  " file_size_mb: 13, wall_seconds: 14, nice: 15, output_kb: 16}\n"
+                  "cache: {ttl_seconds: 17, max_entries: 18}\n"
+                  "policy:\n  mode: mps\n  margin_percent: 20\n  whole_gpu_above_percent: 80\n"
+                  "  decision_ttl_seconds: 300\n"
+                  "  default: {gpu: H100-80GB, memory_gb: 80, shards_per_gpu: 8, mps_per_gpu: 50}\n"
+                  "  partitions:\n    a: {gpu: A100-40GB, memory_gb: 40}\n    b: {shards_per_gpu: 2}\n");
+    assert_true((bool)r);
+    const Config &c = r.value();
+    assert_string_equal(c.socket.c_str(), "/s/x.sock");
+    assert_string_equal(c.lockfile.c_str(), "/s/x.lock");
+    assert_string_equal(c.database.c_str(), "/s/x.db");
+    assert_string_equal(c.munge_socket.c_str(), "/m/sock");
+    assert_string_equal(c.log.c_str(), "syslog");
+    assert_string_equal(c.metrics_listen.c_str(), "127.0.0.1:9999");
+    assert_int_equal(c.profiler.size(), 3);
+    assert_string_equal(c.profiler[2].c_str(), "-v");
+    assert_string_equal(c.torch.c_str(), "2.3");
+    assert_int_equal(c.iterations, 7);
+    assert_true(c.allow_root);
+    assert_int_equal(c.max_concurrent, 5);
+    assert_int_equal(c.max_per_user, 3);
+    assert_int_equal(c.queue_size, 9);
+    assert_int_equal(c.max_connections, 77);
+    assert_int_equal(c.limits.address_space_mb, 100);
+    assert_int_equal(c.limits.cpu_seconds, 11);
+    assert_int_equal(c.limits.processes, 12);
+    assert_int_equal(c.limits.file_size_mb, 13);
+    assert_int_equal(c.limits.wall_seconds, 14);
+    assert_int_equal(c.limits.nice, 15);
+    assert_int_equal(c.limits.output_kb, 16);
+    assert_int_equal(c.cache_ttl_seconds, 17);
+    assert_int_equal(c.cache_max_entries, 18);
+    assert_string_equal(c.policy.mode.c_str(), "mps");
+    assert_int_equal(c.policy.margin_percent, 20);
+    assert_int_equal(c.policy.whole_gpu_above_percent, 80);
+    assert_int_equal(c.policy.decision_ttl_seconds, 300);
+    assert_string_equal(c.policy.default_target.gpu.c_str(), "H100-80GB");
+    assert_int_equal(c.policy.default_target.mps_per_gpu, 50);
+    assert_int_equal(c.policy.partitions.size(), 2);
+    // Missing partition keys inherit from default.
+    assert_string_equal(c.policy.partitions[0].second.gpu.c_str(), "A100-40GB");
+    assert_int_equal(c.policy.partitions[0].second.shards_per_gpu, 8);
+    assert_string_equal(c.policy.partitions[1].second.gpu.c_str(), "H100-80GB");
+    assert_int_equal(c.policy.partitions[1].second.shards_per_gpu, 2);
+    assert_string_equal(policy_target(c.policy, "a").gpu.c_str(), "A100-40GB");
+    assert_string_equal(policy_target(c.policy, "zzz").gpu.c_str(), "H100-80GB");
+    assert_int_equal(policy_gpu_bytes(c.policy, "A100-40GB"), 40ULL << 30);
+    assert_int_equal(policy_gpu_bytes(c.policy, "nope"), 0);
+}
+
+static void errors_name_file_line_key(void **)
+{
+    expect_error("socket: /a\nsockt: /b\n", 2, "sockt", "unknown key");
+    expect_error("limits:\n  wall_seconds: 5\n  walls: 3\n", 3, "limits.walls", "unknown key");
+    expect_error("iterations: abc\n", 1, "iterations", "invalid integer: abc");
+    expect_error("\n\nmax_concurrent: 0\n", 3, "max_concurrent", "out of range: 0");
+    expect_error("allow_root: maybe\n", 1, "allow_root", "invalid boolean: maybe");
+    expect_error("socket: run/x.sock\n", 1, "socket", "must be an absolute path: run/x.sock");
+    expect_error("database:\n", 1, "database", "missing value");
+    expect_error("profiler: []\n", 1, "profiler", "expected a non-empty list");
+    expect_error("profiler: [prof]\n", 1, "profiler", "the first element must be an absolute path");
+    expect_error("log: journal\n", 1, "log", "invalid value: journal (use stderr or syslog)");
+    expect_error("metrics_listen: nowhere\n", 1, "metrics_listen", "expected HOST:PORT");
+    expect_error("metrics_listen: 127.0.0.1:99999\n", 1, "metrics_listen", "invalid port");
+    expect_error("policy:\n  mode: slice\n", 2, "policy.mode", "invalid value: slice");
+    expect_error("policy:\n  default: {gpu: 'A 100'}\n", 2, "policy.default.gpu",
+                 "invalid character");
+    expect_error("policy:\n  partitions:\n    p: {memory_gb: -1}\n", 3,
+                 "policy.partitions.p.memory_gb", "out of range: -1");
+    expect_error("policy:\n  partitions:\n    p: {colour: red}\n", 3,
+                 "policy.partitions.p.colour", "unknown key");
+    expect_error("limits: 5\n", 1, "limits", "expected a mapping of keys");
+    expect_error("cache: {ttl_seconds: x}\n", 1, "cache.ttl_seconds", "invalid integer: x");
+    expect_error("torch: [1]\n", 1, "torch", "expected a single value");
+    expect_error("limits:\n  nice: 20\n", 2, "limits.nice", "out of range: 20");
+}
+
+static void syntax_error_has_line(void **)
+{
+    std::string path;
+    auto r = load("socket: /a\npolicy: {mode: shard\n", &path);
+    assert_false((bool)r);
+    assert_contains(r.error(), path + ":");
+    assert_contains(r.error(), "(syntax)");
+}
+
+static void unreadable_file(void **)
+{
+    auto r = config_load("/nonexistent/xmem.yaml");
+    assert_false((bool)r);
+    assert_contains(r.error(), "/nonexistent/xmem.yaml: cannot read the config: No such file");
+}
+
+static void shipped_config_is_valid(void **)
+{
+    auto r = config_load(XMEM_SRC "/etc/xmem.yaml");
+    if (!r)
+        print_error("%s\n", r.error().c_str());
+    assert_true((bool)r);
+    assert_string_equal(r.value().policy.mode.c_str(), "shard");
+}
+
+static void fingerprint_follows_content(void **)
+{
+    auto a = load("iterations: 3\n"), b = load("iterations: 3\n"), c = load("iterations: 4\n");
+    assert_string_equal(a.value().fingerprint.c_str(), b.value().fingerprint.c_str());
+    assert_string_not_equal(a.value().fingerprint.c_str(), c.value().fingerprint.c_str());
+}
+
+int test_group_config(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(empty_file_gives_defaults), cmocka_unit_test(every_key),
+        cmocka_unit_test(errors_name_file_line_key), cmocka_unit_test(syntax_error_has_line),
+        cmocka_unit_test(unreadable_file),           cmocka_unit_test(shipped_config_is_valid),
+        cmocka_unit_test(fingerprint_follows_content),
+    };
+    return cmocka_run_group_tests_name("config", tests, nullptr, nullptr);
+}

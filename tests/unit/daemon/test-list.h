@@ -1,0 +1,21 @@
+/* test-list.h — every CMocka group of the daemon component, one per module. ctest runs each
+ * group in its own process (xmemd-unit GROUP) with a timeout. */
+#ifndef XMEMD_TEST_LIST_H
+#define XMEMD_TEST_LIST_H
+
+#define XMEMD_TEST_GROUPS(X)                                                                   \
+    X(frame)                                                                                   \
+    X(config)                                                                                  \
+    X(outcome)                                                                                 \
+    X(cache_key)                                                                               \
+    X(cache)                                                                                   \
+    X(policy)                                                                                  \
+    X(payload)                                                                                 \
+    X(scheduler)                                                                               \
+    X(profile)
+
+#define X(name) int test_group_##name(void);
+XMEMD_TEST_GROUPS(X)
+#undef X
+
+#endif
