@@ -16,7 +16,7 @@ namespace xmem::timeline {
 namespace {
 
 constexpr double k_width = 1200, k_height = 520;
-constexpr double k_left = 90, k_right = 30, k_top = 40, k_bottom = 60;
+constexpr double k_left = 90, k_right = 30, k_top = 56, k_bottom = 60;
 constexpr double k_plot_w = k_width - k_left - k_right;
 constexpr double k_plot_h = k_height - k_top - k_bottom;
 
@@ -85,12 +85,13 @@ void series(std::string &svg, const TimelineRecorder &t, const Scale &s, const c
     std::string upper, band;
     for (const Bucket &b : t.buckets()) {
         std::string p1 = num(s.x(b.first_event)) + "," + num(s.y(hi(b))) + " ";
-        std::string p2 = num(s.x(b.last_event)) + "," + num(s.y(hi(b))) + " ";
+        // A value holds until the next event: each bucket spans [first, last + 1).
+        std::string p2 = num(s.x(b.last_event + 1)) + "," + num(s.y(hi(b))) + " ";
         upper += p1 + p2;
     }
     band = upper;
     for (auto it = t.buckets().rbegin(); it != t.buckets().rend(); ++it)
-        band += num(s.x(it->last_event)) + "," + num(s.y(lo(*it))) + " " + num(s.x(it->first_event)) +
+        band += num(s.x(it->last_event + 1)) + "," + num(s.y(lo(*it))) + " " + num(s.x(it->first_event)) +
                 "," + num(s.y(lo(*it))) + " ";
     svg += std::string("<polygon class=\"band ") + cls + "\" points=\"" + band + "\"/>";
     svg += std::string("<polyline class=\"line ") + cls + "\" points=\"" + upper + "\"/>";
@@ -111,16 +112,21 @@ void markers(std::string &svg, const TimelineRecorder &t, const Scale &s)
     }
 }
 
-void peak(std::string &svg, const Scale &s, const Peak &p, const char *cls, const char *what, double dy)
+// The dot sits on the curve; its label goes in the band above the plot (row 0 or 1), joined
+// by a thin leader, so labels never cover the data, the markers or each other.
+void peak(std::string &svg, const Scale &s, const Peak &p, const char *cls, const char *what, int row)
 {
     double x = s.x(static_cast<double>(p.event)), y = s.y(static_cast<double>(p.value));
+    double label_y = 18 + 17 * row;
     std::string label = std::string("peak ") + what + " " + xmem::trace::format_bytes(p.value) +
                         " at event " + std::to_string(p.event);
     bool right_half = x > k_left + k_plot_w / 2;
+    svg += std::string("<line class=\"leader ") + cls + "\" x1=\"" + num(x) + "\" x2=\"" + num(x) +
+           "\" y1=\"" + num(label_y + 3) + "\" y2=\"" + num(y) + "\"/>";
     svg += std::string("<circle class=\"peak ") + cls + "\" cx=\"" + num(x) + "\" cy=\"" + num(y) +
            "\" r=\"5\"/>";
-    svg += std::string("<text class=\"peaklabel ") + cls + "\" x=\"" + num(x + (right_half ? -9 : 9)) +
-           "\" y=\"" + num(y + dy) + "\" text-anchor=\"" + (right_half ? "end" : "start") + "\">" +
+    svg += std::string("<text class=\"peaklabel ") + cls + "\" x=\"" + num(x + (right_half ? -6 : 6)) +
+           "\" y=\"" + num(label_y) + "\" text-anchor=\"" + (right_half ? "end" : "start") + "\">" +
            escape(label) + "</text>";
 }
 
@@ -130,7 +136,7 @@ const char *k_style =
     ".grid{stroke:#e4e4e4}.frame{fill:none;stroke:#888}.tick,.axis,.mark{font-size:12px;fill:#444}"
     ".band{stroke:none;opacity:.25}.line{fill:none;stroke-width:1.5}"
     ".reserved{fill:#d62728;stroke:#d62728}.allocated{fill:#1f77b4;stroke:#1f77b4}"
-    ".line.reserved,.line.allocated{fill:none}.peaklabel{font-size:13px;font-weight:bold;stroke:none}"
+    ".line.reserved,.line.allocated{fill:none}.leader{stroke-width:.8;stroke-dasharray:2 2}.peaklabel{font-size:13px;font-weight:bold;stroke:none}"
     ".iter{stroke:#555;stroke-dasharray:4 3}.phase{stroke:#bbb;stroke-dasharray:1 3}"
     ".legend span{display:inline-block;width:1em;height:.6em;margin:0 .3em 0 1em}";
 
@@ -138,7 +144,7 @@ const char *k_style =
 
 std::string render_timeline_html(const TimelineRecorder &t, const PageText &text)
 {
-    Scale s{static_cast<double>(std::max<uint64_t>(t.last_event(), 1)),
+    Scale s{static_cast<double>(t.last_event() + 1),
             std::max(1.0, static_cast<double>(t.peak_reserved().value) * 1.08)};
     s.max_bytes = std::max(s.max_bytes, static_cast<double>(t.peak_allocated().value) * 1.08);
     std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + num(k_width) +
@@ -149,8 +155,8 @@ std::string render_timeline_html(const TimelineRecorder &t, const PageText &text
            [](const Bucket &b) { return b.max_reserved; });
     series(svg, t, s, "allocated", [](const Bucket &b) { return b.min_allocated; },
            [](const Bucket &b) { return b.max_allocated; });
-    peak(svg, s, t.peak_reserved(), "reserved", "reserved", -8);
-    peak(svg, s, t.peak_allocated(), "allocated", "allocated", 18);
+    peak(svg, s, t.peak_reserved(), "reserved", "reserved", 0);
+    peak(svg, s, t.peak_allocated(), "allocated", "allocated", 1);
     svg += "</svg>";
 
     std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
