@@ -44,10 +44,14 @@ Outcome classify_failure(const SandboxRun &r, const SandboxLimits &lim)
         return Outcome::profile_file_limit;
     if (r.exit_status == 128 + SIGXCPU)
         return Outcome::profile_cpu_limit;
-    if (contains(r.err, "MemoryError") || contains(r.err, "Cannot allocate memory") ||
-        contains(r.err, "bad_alloc") || contains(r.err, "out of memory"))
+    if (contains(r.err, "MemoryError") || contains(r.err, "annot allocate memory") ||
+        contains(r.err, "cannot allocate") || contains(r.err, "bad_alloc") ||
+        contains(r.err, "out of memory"))
         return Outcome::profile_memory_limit;
-    if (contains(r.err, "Resource temporarily unavailable") && contains(r.err, "fork"))
+    // EAGAIN from fork/clone/pthread_create under RLIMIT_NPROC.
+    if (contains(r.err, "Resource temporarily unavailable") &&
+        (contains(r.err, "fork") || contains(r.err, "BlockingIOError") ||
+         contains(r.err, "thread")))
         return Outcome::profile_process_limit;
     return Outcome::profile_failed;
 }

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# xmemd basics on a real socket with a real munged and SQLite: estimate (profile then cache
+# hit), the signed decision verified by unmunge, status, job_end, render-policy, strict
+# config errors, root refusal, stale lock, unsafe socket directory, clean SIGTERM.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+start_munged
+write_profiler 0
+ensure_user xmemt1
+write_config "allow_root: false" "cache: {ttl_seconds: 60, max_entries: 100}"
+mkdir -m 0755 "$T/w"
+echo 'import helper' >"$T/w/train.py"
+echo 'X = 1' >"$T/w/helper.py"
+chown -R xmemt1 "$T/w"
+
+log "config checks"
+"$B/xmemd" --config "$SRC/etc/xmem.yaml" --check-config | grep -q ": ok" || fail "shipped xmem.yaml rejected"
+printf 'socket: %s\nmax_concurent: 3\n' "$SOCK" >"$T/bad.yaml"
+out=$("$B/xmemd" --config "$T/bad.yaml" --foreground 2>&1) && fail "bad config accepted"
+expect_eq "$out" "xmemd: $T/bad.yaml:2: max_concurent: unknown key (see etc/xmem.yaml for the keys)" "bad config message"
+"$B/xmemd" --config "$T/xmem.yaml" --render-policy "$T/policy.lua" || fail "render-policy"
+grep -q 'daemon_uid = 0,' "$T/policy.lua" || fail "policy lacks daemon_uid"
+grep -q 'default = { gpu = "A100-40GB", memory_mb = 40960, shards_per_gpu = 10, mps_per_gpu = 100 }' "$T/policy.lua" || fail "policy default"
+
+log "unsafe socket directory and stale lock"
+chmod 0777 "$T/run"
+out=$("$B/xmemd" --config "$T/xmem.yaml" --foreground 2>&1) && fail "started in a 0777 socket dir"
+echo "$out" | grep -q "writable by group or others.*chmod 0755" || fail "no hint for unsafe dir: $out"
+chmod 0755 "$T/run"
+echo 999999 >"$T/run/xmemd.lock"
+out=$("$B/xmemd" --config "$T/xmem.yaml" --foreground 2>&1) && fail "started over a stale lock"
+echo "$out" | grep -q "stale lock .* pid 999999.*--force" || fail "no stale-lock hint: $out"
+
+log "start (taking over the stale lock with --force)"
+start_xmemd --force
+grep -q "starting xmemd .* (pid $XMEMD_PID)" "$T/xmemd.log" || fail "no start line"
+out=$("$B/xmemd" --config "$T/xmem.yaml" --foreground 2>&1) && fail "second xmemd started"
+echo "$out" | grep -q "another xmemd (pid $XMEMD_PID) holds" || fail "no lock message: $out"
+
+log "estimate as a user: profile, then cache hit"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e1" || { cat "$T/e1"; fail "first estimate"; }
+expect_eq "$(kv "$T/e1" name)" estimated "first outcome"
+expect_eq "$(kv "$T/e1" cached)" 0 "first is a profile"
+expect_eq "$(kv "$T/e1" gpu_memory)" 42949672960 "gpu memory from the policy"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e2" || fail "second estimate"
+expect_eq "$(kv "$T/e2" cached)" 1 "second is a cache hit"
+echo 'X = 2' >"$T/w/helper.py"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e3" || fail "third estimate"
+expect_eq "$(kv "$T/e3" cached)" 0 "an imported module changed: profile again"
+
+log "decision verified with unmunge"
+id1=$(kv "$T/e1" id)
+kv "$T/e1" decision | unmunge --socket="$T/munge/sock" >"$T/un" || fail "unmunge rejected the decision"
+grep -q "^UID: .*(0)" "$T/un" || fail "decision not signed by uid 0"
+uid1=$(id -u xmemt1)
+grep -Eq "^xmem-decision v1 uid=$uid1 request=$id1 peak=1073741824 limit=1288490189 gpu=A100-40GB expires=[0-9]+$" "$T/un" \
+    || { cat "$T/un"; fail "decision payload"; }
+
+log "root is refused (allow_root: false), ledger rows, job_end"
+"$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/r" && fail "root was profiled"
+expect_eq "$(kv "$T/r" name)" root_refused "root outcome"
+expect_eq "$(sql "SELECT user||':'||uid||':'||outcome_name FROM requests WHERE id=$id1")" "xmemt1:$uid1:estimated" "ledger row"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE kind='estimate'")" 4 "ledger rows"
+runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 4242 0 77 1 >/dev/null || fail "owner's job_end"
+expect_eq "$(sql "SELECT job_id||':'||elapsed_seconds||':'||cuda_oom FROM jobs WHERE request_id=$id1")" "4242:77:1" "jobs row"
+"$L" job-end "$SOCK" 999999 1 0 1 0 >/dev/null && fail "job_end for an unknown request accepted"
+
+log "status counters"
+expect_eq "$(status_field counters estimated)" 3 "estimated counter"
+expect_eq "$(status_field counters root_refused)" 1 "root_refused counter"
+expect_eq "$(status_field cache hits)" 1 "cache hits"
+"$T/bin/xmem-status" -s "$SOCK" | grep -q "cache: *1 entries\|cache: .*hits" || fail "human status"
+"$T/bin/xmem-status" -s "$T/nope.sock" 2>"$T/err" && fail "status of a missing socket"
+grep -q "xmem: cannot reach xmemd at $T/nope.sock: No such file or directory (is xmemd running?)" "$T/err" || fail "unreachable message: $(cat "$T/err")"
+
+log "SIGTERM"
+stop_xmemd
+[ -e "$SOCK" ] && fail "socket left behind"
+[ -s "$T/run/xmemd.lock" ] && fail "pid left in the lock after a clean stop"
+expect_eq "$(sql 'PRAGMA integrity_check')" ok "ledger integrity"
+echo "ok"

@@ -1,0 +1,117 @@
+# lib.sh — helpers shared by the daemon's integration tests (40-49). Each test sources this,
+# gets a private temp dir with its own munged and xmemd, and everything it started is stopped
+# by pid on exit. Failures print the daemon log tail.
+set -u
+B=${XMEM_BUILD:?XMEM_BUILD must name the build tree}/bin
+SRC=${XMEM_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
+[ -x "$B/xmemd" ] || { echo "xmemd is not built in $B"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "needs root (test users, munged, setuid profiles)"; exit 77; }
+
+T=$(mktemp -d /tmp/xmem-it-daemon.XXXXXX)
+chmod 0755 "$T"
+mkdir -m 0755 "$T/run" "$T/bin"
+# Test users must reach the client binary wherever the build tree lives.
+cp "$B/xmemd-load" "$B/xmem-status" "$T/bin/"
+L=$T/bin/xmemd-load
+SOCK=$T/run/xmemd.sock
+DB=$T/ledger.sqlite
+XMEMD_PID= MUNGED_PID=
+
+log() { echo "--- $*"; }
+
+fail() {
+    echo "FAIL: $*"
+    if [ -f "$T/xmemd.log" ]; then echo "--- xmemd log tail:"; tail -n 25 "$T/xmemd.log"; fi
+    exit 1
+}
+
+cleanup() {
+    [ -n "$XMEMD_PID" ] && kill -KILL "$XMEMD_PID" 2>/dev/null
+    [ -n "$MUNGED_PID" ] && kill -TERM "$MUNGED_PID" 2>/dev/null
+    rm -rf "$T"
+}
+trap cleanup EXIT
+
+# A private munged (own key, socket, pid file) so tests never touch the system's.
+start_munged() {
+    mkdir -m 0755 "$T/munge"
+    dd if=/dev/urandom of="$T/munge/key" bs=1024 count=1 status=none
+    chmod 0600 "$T/munge/key"
+    /usr/sbin/munged --socket="$T/munge/sock" --key-file="$T/munge/key" \
+        --pid-file="$T/munge/pid" --log-file="$T/munge/log" --seed-file="$T/munge/seed" \
+        || fail "munged did not start"
+    MUNGED_PID=$(cat "$T/munge/pid")
+    chmod 0755 "$T/munge"
+}
+
+# write_config [extra yaml lines...] — profiler defaults to $T/prof.sh
+write_config() {
+    {
+        echo "socket: $SOCK"
+        echo "lockfile: $T/run/xmemd.lock"
+        echo "database: $DB"
+        echo "munge_socket: $T/munge/sock"
+        echo "profiler: [$T/prof.sh, --json]"
+        for line in "$@"; do echo "$line"; done
+    } >"$T/xmem.yaml"
+}
+
+# A trivial profiler printing the JSON contract; PEAK and the sleep come from its env file.
+write_profiler() {
+    local sleep_s=${1:-0}
+    cat >"$T/prof.sh" <<PROF
+#!/bin/sh
+sleep $sleep_s
+echo "profiler argv: \$*" >&2
+cat <<JSON
+{"peak_bytes": 1073741824, "limit_bytes": 1288490189, "fits": true, "gpu": "A100-40GB",
+ "torch": "2.1", "mode": "fast", "profile_seconds": $sleep_s, "analyze_seconds": 0.01,
+ "breakdown": {"uid": \$(id -u), "groups": "\$(id -G)", "cwd": "\$(pwd)"}}
+JSON
+PROF
+    chmod 0755 "$T/prof.sh"
+}
+
+start_xmemd() {
+    "$B/xmemd" --config "$T/xmem.yaml" --foreground "$@" >>"$T/xmemd.log" 2>&1 &
+    XMEMD_PID=$!
+    for _ in $(seq 100); do
+        [ -S "$SOCK" ] && "$T/bin/xmem-status" -s "$SOCK" >/dev/null 2>&1 && return 0
+        kill -0 "$XMEMD_PID" 2>/dev/null || fail "xmemd exited at start"
+        sleep 0.1
+    done
+    fail "xmemd did not come up"
+}
+
+# Stops xmemd with SIGTERM; its exit status must be 0 (3 = handles left open at exit).
+stop_xmemd() {
+    kill -TERM "$XMEMD_PID"
+    local rc=0
+    wait "$XMEMD_PID" || rc=$?
+    XMEMD_PID=
+    [ "$rc" = 0 ] || fail "xmemd exited with status $rc after SIGTERM"
+    grep -q "stopping xmemd" "$T/xmemd.log" || fail "no stop line in the log"
+}
+
+# status_field KEY [KEY2] — a number from `xmem status --json` (nested with KEY2)
+status_field() {
+    "$T/bin/xmem-status" -s "$SOCK" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for k in sys.argv[1:]:
+    d = d[k]
+print(d)' "$@"
+}
+
+sql() { sqlite3 "$DB" "$@"; }
+
+# kv FILE KEY — value of KEY=... in xmemd-load output
+kv() { sed -n "s/^$2=//p" "$1" | head -n 1; }
+
+ensure_user() {
+    id "$1" >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin "$1" \
+        || fail "cannot create test user $1"
+    CLEANUP_USERS="${CLEANUP_USERS:-} $1"
+}
+
+expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }

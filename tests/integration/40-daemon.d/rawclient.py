@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""rawclient.py — hostile and broken clients for xmemd's frame tests.
+
+usage: rawclient.py SOCKET CASE   prints the reply's outcome name (or "noreply")
+"""
+import json, os, socket, struct, sys, time
+
+MAGIC, VERSION = 0x584D454D, 1
+ESTIMATE, STATUS = 1, 2
+
+
+def header(typ, length, magic=MAGIC, version=VERSION, flags=0):
+    return struct.pack(">IHHII", magic, version, typ, length, flags)
+
+
+def connect(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(20)
+    s.connect(path)
+    return s
+
+
+def reply(s):
+    data = b""
+    try:
+        while len(data) < 16:
+            chunk = s.recv(16 - len(data))
+            if not chunk:
+                return "noreply"
+            data += chunk
+        magic, version, typ, length, flags = struct.unpack(">IHHII", data)
+        body = b""
+        while len(body) < length:
+            chunk = s.recv(length - len(body))
+            if not chunk:
+                return "truncated-reply"
+            body += chunk
+        return json.loads(body)["outcome_name"]
+    except (ConnectionResetError, socket.timeout):
+        return "noreply"
+
+
+def main():
+    path, case = sys.argv[1], sys.argv[2]
+    s = connect(path)
+    good = json.dumps({"argv": ["python3", "t.py"], "cwd": os.environ.get("RAW_CWD", "/tmp")}).encode()
+    if case == "bad-json":
+        body = b"{not json"
+        s.sendall(header(ESTIMATE, len(body)) + body)
+    elif case == "not-object":
+        body = b"[1,2]"
+        s.sendall(header(STATUS, len(body)) + body)
+    elif case == "bad-fields":
+        body = json.dumps({"argv": "python3 t.py", "cwd": "/tmp"}).encode()
+        s.sendall(header(ESTIMATE, len(body)) + body)
+    elif case == "bad-magic":
+        s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+    elif case == "bad-version":
+        s.sendall(header(STATUS, 2, version=9) + b"{}")
+    elif case == "bad-type":
+        s.sendall(header(77, 2) + b"{}")
+    elif case == "reply-type":
+        s.sendall(header(128, 2) + b"{}")
+    elif case == "oversized":
+        # Announce 64 MiB and send only the header: refused before any body is read.
+        s.sendall(header(ESTIMATE, 64 << 20))
+    elif case == "trailing":
+        s.sendall(header(STATUS, 2) + b"{}" + b"extra")
+    elif case == "truncated":
+        s.sendall(header(ESTIMATE, len(good)) + good[:10])
+        s.close()
+        print("noreply")
+        return
+    elif case == "half-header":
+        s.sendall(header(ESTIMATE, len(good))[:7])
+        s.close()
+        print("noreply")
+        return
+    elif case == "stall":
+        s.sendall(header(ESTIMATE, len(good)) + good[:5])  # then nothing: frame timeout
+    elif case == "disconnect-mid-request":
+        s.sendall(header(ESTIMATE, len(good)) + good)
+        s.close()
+        print("noreply")
+        return
+    elif case == "never-read":
+        # Send many requests on many connections and never read the replies.
+        socks = [connect(path) for _ in range(50)]
+        for c in socks:
+            c.sendall(header(STATUS, 2) + b"{}")
+        time.sleep(1)
+        for c in socks:
+            c.close()
+        print("noreply")
+        return
+    elif case == "flood-bytes":
+        # Stream garbage without a valid header: refused after the first 16 bytes.
+        try:
+            s.sendall(b"\xff" * (1 << 20))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+    else:
+        raise SystemExit("unknown case " + case)
+    print(reply(s))
+
+
+main()

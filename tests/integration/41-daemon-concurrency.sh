@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# 50 concurrent clients, a mix of cache hits and real (trivial) profiles: every one answered,
+# and the counters, the ledger and the clients' own tallies add up. Then a flood against a
+# small queue: the overflow is answered "busy" at once, never left hanging.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+start_munged
+write_profiler 0.3
+ensure_user xmemt1
+write_config "max_concurrent: 3" "max_per_user: 3" "queue_size: 100"
+mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py" && chown -R xmemt1 "$T/w"
+start_xmemd
+
+log "warm 5 keys, then 50 clients over 10 keys (5 cached, 5 new)"
+runuser -u xmemt1 -- "$L" load "$SOCK" -n 5 -c 5 -k 5 --cwd "$T/w" -- python3 train.py >"$T/warm" \
+    || { cat "$T/warm"; fail "warm-up"; }
+runuser -u xmemt1 -- "$L" load "$SOCK" -n 50 -c 50 -k 10 --cwd "$T/w" -- python3 train.py >"$T/load" \
+    || { cat "$T/load"; fail "not every client got an estimate"; }
+cat "$T/load"
+expect_eq "$(kv "$T/load" rc0)" 50 "clients answered OK"
+cached=$(kv "$T/load" cached)
+# Keys 0-4 are cached (25 requests); keys 5-9 profile once each, and requests for a key that
+# is being profiled at the same time also profile (no request coalescing), so 25..45 hits.
+[ "$cached" -ge 25 ] || fail "expected at least 25 cache hits, got $cached"
+expect_eq "$(status_field counters estimated)" 55 "estimated counter"
+hits=$(status_field cache hits); misses=$(status_field cache misses)
+expect_eq "$((hits + misses))" 55 "hits + misses"
+expect_eq "$hits" "$cached" "daemon hits = clients' cached"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE kind='estimate' AND outcome=0")" 55 "ledger rows"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE cached=1")" "$hits" "ledger cached rows"
+expect_eq "$(sql "SELECT count(DISTINCT id) FROM requests")" 55 "distinct request ids"
+expect_eq "$(status_field running)" 0 "nothing running"
+expect_eq "$(status_field queue_depth)" 0 "queue empty"
+
+log "busy: queue of 2, one slot, 20 distinct profiles at once"
+stop_xmemd
+write_profiler 1
+write_config "max_concurrent: 1" "max_per_user: 1" "queue_size: 2"
+start_xmemd
+start=$(date +%s.%N)
+runuser -u xmemt1 -- "$L" load "$SOCK" -n 20 -c 20 -k 20 --cwd "$T/w" -- python3 train.py >"$T/busy"
+cat "$T/busy"
+busy=$(kv "$T/busy" rc-3)
+ok=$(kv "$T/busy" rc0)
+expect_eq "$((busy + ok))" 20 "every client answered (ok or busy)"
+[ "$ok" -ge 3 ] && [ "$ok" -le 4 ] || fail "expected 3 profiled (1 running + 2 queued, maybe 1 more), got $ok"
+expect_eq "$(status_field counters busy)" "$busy" "busy counter"
+# The busy answers came at once: their latency is far below one profile.
+python3 - "$T/busy" <<'PY' || fail "busy answers were not immediate"
+import sys
+kv = dict(l.strip().split("=", 1) for l in open(sys.argv[1]) if "=" in l)
+assert float(kv["p50_ms"]) < 500, kv["p50_ms"]
+PY
+stop_xmemd
+echo "ok"
