@@ -28,6 +28,9 @@ namespace xmemd {
 
 namespace {
 
+// 10 ms polls: up to 5 s for the kernel and init to dispose of a killed process group.
+constexpr int k_group_reap_polls = 500;
+
 enum ChildStep : int {
     step_session = 1, step_stdio, step_rlimit, step_groups, step_gid, step_uid, step_privs,
     step_chdir, step_exec
@@ -271,7 +274,10 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
     struct rusage ru {};
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
     }
-    kill(-pid, SIGKILL);
+    // Killed members of the group linger until init reaps them and still count against the
+    // user's RLIMIT_NPROC: wait (bounded) until the group is really gone.
+    for (int i = 0; i < k_group_reap_polls && kill(-pid, SIGKILL) == 0; i++)
+        usleep(10000);
     if (WIFEXITED(status))
         run.exit_status = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))

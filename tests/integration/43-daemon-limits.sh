@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Profiles that loop forever, burn CPU, allocate without bound, fork repeatedly, write
+# gigabytes or flood stdout: each is stopped by its own limit with its own outcome, its
+# whole process group is gone afterwards, and the daemon keeps serving.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
+start_munged
+ensure_user xmemt1
+mkdir -m 0755 "$T/w" && chown xmemt1 "$T/w"
+# The profiler runs the entrypoint it is given (like xmem-estimate does): argv after "--".
+cat >"$T/prof.sh" <<'PROF'
+#!/bin/sh
+while [ "$1" != "--" ]; do shift; done; shift
+"$@" || exit $?
+echo '{"peak_bytes": 1, "limit_bytes": 2, "fits": true, "gpu": "A100-40GB", "torch": "2.1",
+ "mode": "fast", "profile_seconds": 0, "analyze_seconds": 0, "breakdown": {}}'
+PROF
+chmod 0755 "$T/prof.sh"
+write_config "limits: {wall_seconds: 8, cpu_seconds: 60, address_space_mb: 1024, processes: 40, file_size_mb: 8, output_kb: 64, nice: 5}" \
+             "max_concurrent: 6" "max_per_user: 6"
+start_xmemd
+
+run() { # NAME EXPECTED_OUTCOME COMMAND...
+    local name=$1 want=$2
+    shift 2
+    local t0=$(date +%s)
+    runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --deadline 60000 -- "$@" >"$T/$name" 2>&1
+    expect_eq "$(kv "$T/$name" name)" "$want" "$name outcome ($(kv "$T/$name" message))"
+    [ $(( $(date +%s) - t0 )) -le 25 ] || fail "$name took too long"
+    kill -0 "$XMEMD_PID" || fail "xmemd died during $name"
+}
+
+log "wall time: a sleeping profile and its children are killed"
+run wall profile_timeout /bin/sh -c 'sleep 300 & sleep 300'
+log "address space"
+# Mappings are never touched, so this costs no CPU even on a loaded machine.
+run mem profile_memory_limit python3 -c 'import mmap
+maps = []
+while True: maps.append(mmap.mmap(-1, 64 << 20))'
+log "processes: a fork loop"
+run fork profile_process_limit python3 -c 'import os, time
+while True:
+    if os.fork() == 0:
+        time.sleep(300)
+        os._exit(0)'
+log "file size: writing gigabytes"
+run fsize profile_file_limit /bin/sh -c 'head -c 4G /dev/zero > big.out'
+[ "$(stat -c %U "$T/w/big.out")" = xmemt1 ] || fail "the profile's file is not owned by the user"
+[ "$(stat -c %s "$T/w/big.out")" -le $((8 << 20)) ] || fail "file grew past the limit"
+log "stdout flood"
+run flood profile_output_too_large /bin/sh -c 'yes xxxxxxxxxxxxxxxxxxxxxxxxxxxx'
+log "failure shows the stderr tail"
+run crash profile_failed /bin/sh -c 'echo "Traceback: boom in train.py" >&2; exit 3'
+grep -q "message=xmem: profiler failed with exit status 3 | stderr: Traceback: boom in train.py" "$T/crash" || fail "stderr tail missing: $(cat "$T/crash")"
+log "stdout that is not the JSON result"
+run badout profile_bad_output /bin/echo "not the JSON the daemon expects"
+
+sleep 0.5
+left=$(ps -o pid= -u xmemt1 | wc -l)
+expect_eq "$left" 0 "processes of the test user left after the limits"
+for o in profile_timeout profile_memory_limit profile_process_limit profile_file_limit profile_output_too_large profile_failed profile_bad_output; do
+    expect_eq "$(sql "SELECT count(*) FROM requests WHERE outcome_name='$o'")" 1 "ledger row for $o"
+done
+"$L" estimate "$SOCK" --cwd "$T/w" -- /bin/true >/dev/null 2>&1 # root: refused, but answered
+expect_eq "$(status_field counters root_refused)" 1 "daemon still answering"
+stop_xmemd
+
+log "CPU time (own limits: under load a busy loop gets little CPU per wall second)"
+write_config "limits: {wall_seconds: 60, cpu_seconds: 1}"
+start_xmemd
+run cpu profile_cpu_limit /bin/sh -c 'while :; do :; done'
+stop_xmemd
+
+log "a missing profiler is spawn_failed"
+write_config "profiler: [$T/missing-profiler]"
+start_xmemd
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- /bin/true >"$T/spawn"
+expect_eq "$(kv "$T/spawn" name)" spawn_failed "missing profiler"
+grep -q "cannot execute $T/missing-profiler: No such file or directory" "$T/spawn" || fail "spawn message: $(cat "$T/spawn")"
+stop_xmemd
+echo "ok"
