@@ -13,6 +13,8 @@
 #include <cstring>
 #include <ctime>
 #include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace xmemd {
@@ -49,6 +51,35 @@ void fail_job(EstimateJob *job, Outcome o, std::string message)
     record(job);
 }
 
+// Can `u` (whose filesystem identity this thread has taken) chdir into `dir`? faccessat2 with
+// AT_EACCESS checks with the thread's fsuid, groups and ACLs; without faccessat2 (kernel
+// < 5.8) the mode bits are checked by hand. Sets errno when not.
+bool can_enter(const std::string &dir, const UserIdentity &u)
+{
+    int fd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); // search on every parent
+    if (fd < 0)
+        return false;
+    struct stat st;
+    int rc = fstat(fd, &st);
+    close(fd);
+    if (rc != 0)
+        return false;
+#ifdef SYS_faccessat2
+    if (syscall(SYS_faccessat2, AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) == 0)
+        return true;
+    if (errno != ENOSYS)
+        return false;
+#endif
+    bool in_group = st.st_gid == u.gid;
+    for (gid_t g : u.groups)
+        in_group |= (g == st.st_gid);
+    mode_t need = st.st_uid == u.uid ? S_IXUSR : in_group ? S_IXGRP : S_IXOTH;
+    if (u.uid == 0 || (st.st_mode & need))
+        return true;
+    errno = EACCES;
+    return false;
+}
+
 // ---- worker: who is asking, can they use cwd and read the script, what is the cache key
 void work_prepare(uv_work_t *w)
 {
@@ -67,14 +98,12 @@ void work_prepare(uv_work_t *w)
                        std::to_string(job->peer.uid) + " (run xmemd as root)";
         return;
     }
-    int fd = open(job->req.cwd.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
+    if (!can_enter(job->req.cwd, job->user)) {
         job->outcome = Outcome::cwd_unusable;
         job->message = "xmem: cannot use the working directory " + job->req.cwd + " as " +
                        job->user.name + ": " + strerror(errno);
         return;
     }
-    close(fd);
     KeyInputs in;
     in.argv = job->req.argv;
     in.cwd = job->req.cwd;

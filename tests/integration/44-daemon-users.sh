@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Profiles run as the requesting user (uid, gid, supplementary groups), in the user's cwd,
+# and create files the user owns; a user never gets another user's unreadable script read
+# (for the cache key or the profile); job_end only from the owner or root.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+start_munged
+write_profiler 0
+ensure_user xmemt1
+ensure_user xmemt2
+getent group xmemtg >/dev/null || groupadd xmemtg
+usermod -a -G xmemtg xmemt1
+write_config
+start_xmemd
+u1=$(id -u xmemt1); u2=$(id -u xmemt2); g=$(getent group xmemtg | cut -d: -f3)
+
+mkdir -m 0700 "$T/home1" && echo 'print(1)' >"$T/home1/train.py" && chown -R xmemt1 "$T/home1"
+# The profiler leaves a file in cwd to show who it ran as.
+sed -i 's|^sleep 0$|touch profile-was-here|' "$T/prof.sh"
+
+log "xmemt1 profiles in its private directory"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/home1" -- python3 train.py >"$T/a" || { cat "$T/a"; fail "owner's estimate"; }
+expect_eq "$(stat -c %u "$T/home1/profile-was-here")" "$u1" "owner of the profile's file"
+bd=$(sql "SELECT breakdown FROM requests WHERE uid=$u1 AND outcome=0")
+python3 - "$bd" "$u1" "$g" "$T/home1" <<'PY' || fail "profile identity: $bd"
+import json, sys
+b = json.loads(sys.argv[1])
+assert b["uid"] == int(sys.argv[2]), b
+assert sys.argv[3] in b["groups"].split(), b      # supplementary group from initgroups
+assert b["cwd"] == sys.argv[4], b
+PY
+
+log "xmemt2 asks for xmemt1's private script"
+runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/home1" -- python3 train.py >"$T/b" && fail "xmemt2 got an estimate of xmemt1's private script"
+expect_eq "$(kv "$T/b" name)" cwd_unusable "other user's private directory"
+chmod 0711 "$T/home1" # traversable, script still 0644 → make the script private
+chmod 0600 "$T/home1/train.py"
+runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/home1" -- python3 train.py >"$T/c" && fail "xmemt2 read xmemt1's 0600 script"
+expect_eq "$(kv "$T/c" name)" script_unreadable "other user's unreadable script"
+grep -q "Permission denied" "$T/c" || fail "no reason given: $(cat "$T/c")"
+# Even though root's daemon could read it, and the same request is cached for xmemt1:
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/home1" -- python3 train.py >"$T/d" || fail "owner again"
+runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/home1" -- python3 train.py >"$T/e" && fail "cache answered a user who cannot read the script"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE uid=$u2 AND outcome=0")" 0 "no estimate for xmemt2"
+
+log "the message cannot choose the uid"
+python3 - "$SOCK" "$T/home1" <<'PY' >"$T/f"
+import json, socket, struct, sys
+body = json.dumps({"argv": ["python3", "train.py"], "cwd": sys.argv[2], "uid": 0, "user": "root"}).encode()
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(struct.pack(">IHHII", 0x584D454D, 1, 1, len(body), 0) + body)
+data = b""
+while True:
+    c = s.recv(65536)
+    if not c: break
+    data += c
+print(json.loads(data[16:])["outcome_name"])
+PY
+expect_eq "$(cat "$T/f")" root_refused "request from root claiming uid 0 (root is refused by config)"
+runuser -u xmemt2 -- python3 - "$SOCK" "$T/home1" <<'PY' >"$T/g"
+import json, socket, struct, sys
+body = json.dumps({"argv": ["python3", "train.py"], "cwd": sys.argv[2], "uid": 0}).encode()
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+s.sendall(struct.pack(">IHHII", 0x584D454D, 1, 1, len(body), 0) + body)
+data = b""
+while True:
+    c = s.recv(65536)
+    if not c: break
+    data += c
+print(json.loads(data[16:])["outcome_name"])
+PY
+expect_eq "$(cat "$T/g")" script_unreadable "xmemt2 claiming uid 0 is still xmemt2"
+expect_eq "$(sql "SELECT uid FROM requests ORDER BY id DESC LIMIT 1")" "$u2" "ledger uid from the kernel"
+
+log "job_end only from the owner or root"
+id1=$(kv "$T/a" id)
+runuser -u xmemt2 -- "$L" job-end "$SOCK" "$id1" 1 0 5 0 >"$T/h" && fail "xmemt2 reported xmemt1's job"
+grep -q "must come from its owner or root" "$T/h" || fail "job_end message: $(cat "$T/h")"
+"$L" job-end "$SOCK" "$id1" 2 1 5 1 >/dev/null || fail "root's job_end"
+expect_eq "$(sql "SELECT count(*) FROM jobs WHERE request_id=$id1")" 1 "one job row"
+stop_xmemd
+echo "ok"
