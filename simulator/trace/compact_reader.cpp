@@ -56,7 +56,8 @@ struct CompactTraceReader::State {
     bool owns_file;
     LineSource lines;
     std::vector<std::pair<std::string, std::string>> metadata;
-    std::unordered_map<uint64_t, std::string> strings;
+    FlatMap<size_t> strings; // string id → index in texts (checked on every A record)
+    std::vector<std::string> texts;
     FlatMap<LiveStorage> live;
     uint64_t allocs = 0, frees = 0, live_bytes = 0;
     uint32_t iteration = 0;
@@ -78,6 +79,9 @@ struct CompactTraceReader::State {
     bool dispatch(std::string_view line, TraceEvent &ev, bool &produced);
     bool on_metadata(std::string_view line);
     bool on_string(std::string_view line);
+    bool fast_alloc(std::string_view line, TraceEvent &ev);
+    bool fast_free(std::string_view line, TraceEvent &ev);
+    bool ctx_defined(uint64_t ctx) { return ctx == 0 || strings.find(ctx) != nullptr; }
     bool on_alloc(std::string_view line, TraceEvent &ev);
     bool on_free(std::string_view line, TraceEvent &ev);
     bool on_record_stream(std::string_view line, TraceEvent &ev);
@@ -179,8 +183,59 @@ bool CompactTraceReader::State::on_string(std::string_view line)
         return false;
     if (id == 0)
         return fail("S record: string id must be >= 1 (0 means 'no context')");
-    if (!strings.emplace(id, std::string(rest.substr(space + 1))).second)
+    if (!strings.insert(id, texts.size()))
         return fail("S record: string id " + std::to_string(id) + " is defined twice");
+    texts.emplace_back(rest.substr(space + 1));
+    return true;
+}
+
+// One pass over the most common record; false (nothing changed) sends the line to the
+// checked parser below, which either accepts an unusual but valid line or names the error.
+bool CompactTraceReader::State::fast_alloc(std::string_view line, TraceEvent &ev)
+{
+    if (line.size() < 2)
+        return false;
+    const char *p = line.data() + 2, *end = line.data() + line.size();
+    uint64_t id, bytes, stream, ctx;
+    if (!fast_field(p, end, ' ', id) || !fast_field(p, end, ' ', bytes) || end - p < 2 ||
+        (p[0] != 'g' && p[0] != 'h') || p[1] != ' ')
+        return false;
+    Device dev = p[0] == 'g' ? Device::gpu : Device::host;
+    p += 2;
+    if (!fast_field(p, end, ' ', stream) || !fast_field(p, end, '\0', ctx) || bytes == 0 ||
+        !ctx_defined(ctx) || live_bytes + bytes < live_bytes)
+        return false;
+    if (!live.insert(id, LiveStorage{bytes, stream, dev}))
+        return false;
+    ++allocs;
+    live_bytes += bytes;
+    seen_alloc = true;
+    ev.kind = EventKind::alloc;
+    ev.id = id;
+    ev.bytes = bytes;
+    ev.dev = dev;
+    ev.stream = stream;
+    ev.ctx = ctx;
+    return true;
+}
+
+bool CompactTraceReader::State::fast_free(std::string_view line, TraceEvent &ev)
+{
+    if (line.size() < 2)
+        return false;
+    const char *p = line.data() + 2, *end = line.data() + line.size();
+    uint64_t id;
+    LiveStorage storage;
+    if (!fast_field(p, end, '\0', id) || !live.erase(id, &storage))
+        return false;
+    ++frees;
+    live_bytes -= storage.bytes;
+    ev.kind = EventKind::free;
+    ev.id = id;
+    ev.bytes = storage.bytes;
+    ev.dev = storage.dev;
+    ev.stream = storage.stream;
+    ev.ctx = 0;
     return true;
 }
 
@@ -199,7 +254,7 @@ bool CompactTraceReader::State::on_alloc(std::string_view line, TraceEvent &ev)
         return fail("A record: bytes must be >= 1 (zero-byte storages allocate nothing)");
     if (f[3] != "g" && f[3] != "h")
         return fail("A record: dev '" + printable(f[3]) + "' must be g (GPU) or h (host)");
-    if (ctx != 0 && strings.find(ctx) == strings.end())
+    if (!ctx_defined(ctx))
         return fail("A record: ctx string id " + std::to_string(ctx) +
                     " is not defined (its S line must come first)");
     Device dev = f[3][0] == 'g' ? Device::gpu : Device::host;
@@ -341,8 +396,8 @@ bool CompactTraceReader::State::dispatch(std::string_view line, TraceEvent &ev, 
     produced = true;
     bool ok;
     switch (line[0]) {
-    case 'A': ok = on_alloc(line, ev); break;
-    case 'F': ok = on_free(line, ev); break;
+    case 'A': ok = fast_alloc(line, ev) || on_alloc(line, ev); break;
+    case 'F': ok = fast_free(line, ev) || on_free(line, ev); break;
     case 'R': ok = on_record_stream(line, ev); break;
     case 'I': ok = on_iteration(line, ev); break;
     case 'P': ok = on_phase(line, ev); break;
@@ -429,8 +484,8 @@ const std::string *CompactTraceReader::metadata_value(std::string_view key) cons
 }
 const std::string *CompactTraceReader::string_text(uint64_t id) const
 {
-    auto it = m_state->strings.find(id);
-    return it == m_state->strings.end() ? nullptr : &it->second;
+    const size_t *index = m_state->strings.find(id);
+    return index ? &m_state->texts[*index] : nullptr;
 }
 uint64_t CompactTraceReader::allocs() const { return m_state->allocs; }
 uint64_t CompactTraceReader::frees() const { return m_state->frees; }
