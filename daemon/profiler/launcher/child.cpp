@@ -38,7 +38,7 @@ double seconds_since(Clock::time_point t) {
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   execvp(argv[0], argv.data());
-  dprintf(STDERR_FILENO, "xmem: %s: %s (is it installed? see --python)\n", argv[0], std::strerror(errno));
+  dprintf(status_w, "fail xmem: %s: %s (is it installed? see --python)\n", argv[0], std::strerror(errno));
   _exit(127);
 }
 

@@ -74,7 +74,6 @@ int report(const Options& opts, const Command& cmd, const ChildResult& r) {
       return k_exit_failed;
     case Outcome::shim_failed:
       std::fprintf(stderr, "%s\n", r.message.c_str());
-      if (r.exit_code != 0 && r.message.find("exited with") != std::string::npos) print_stderr_tail(r);
       return k_exit_failed;
     case Outcome::failed:
       if (r.signal)

@@ -113,6 +113,14 @@ int available_cpus() {
   return 1;
 }
 
+// TorchScript errors carry the script's call stack first; the cause is the last line.
+std::string last_line(const std::string& text) {
+  size_t end = text.find_last_not_of(" \n");
+  if (end == std::string::npos) return text;
+  size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start == std::string::npos ? 0 : start + 1));
+}
+
 }  // namespace
 
 bool run_job(const JobSpec& spec, const RunOptions& options, std::string* err) {
@@ -145,13 +153,13 @@ bool run_job(const JobSpec& spec, const RunOptions& options, std::string* err) {
     }
   } catch (const c10::Error& e) {
     xmem_capture_abandon();
-    std::string what = e.what_without_backtrace();
-    *err = "xmem: " + spec.module_path + ": " + what.substr(0, what.find('\n')) +
+    *err = "xmem: " + spec.module_path + ": " + last_line(e.what_without_backtrace()) +
            " (do the job spec's inputs and target match the module?)";
     return false;
   } catch (const std::exception& e) {
     xmem_capture_abandon();
-    *err = "xmem: " + spec.module_path + ": " + e.what();
+    *err = "xmem: " + spec.module_path + ": " + last_line(e.what()) +
+           " (do the job spec's inputs and target match the module?)";
     return false;
   }
   return true;

@@ -99,7 +99,7 @@ lab_profiler() {
     local want=${XMEM_LAB_PROFILER:-auto}
     if [ "$want" != fake ] && [ -x "$XMEM_BUILD/bin/xmem-estimate" ] &&
         timeout 10 "$XMEM_BUILD/bin/xmem-estimate" --help >/dev/null 2>&1; then
-        echo "$XMEM_BUILD/bin/xmem-estimate"
+        echo "$XMEM_BUILD/bin/xmem-estimate, --json"
         return 0
     fi
     [ "$want" = real ] && lab_log "real xmem-estimate not available; using the fake profiler"

@@ -61,9 +61,10 @@ static void missing_program(void** state) {
   ChildSpec spec;
   spec.argv = {"/nonexistent/python3", "train.py"};
   ChildResult r = run_child(spec);
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::failed));
+  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
   assert_int_equal(r.exit_code, 127);
-  assert_true(r.stderr_tail.find("xmem: /nonexistent/python3: No such file or directory") != std::string::npos);
+  assert_string_equal(r.message.c_str(),
+                      "xmem: /nonexistent/python3: No such file or directory (is it installed? see --python)");
 }
 
 static void leftover_children_do_not_hold_us(void** state) {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# AMP: torch.cuda.amp.autocast + GradScaler run on the CPU (bf16 autocast) and halve the
+# activation bytes of the linear layers; the trace records what the script asked for.
+source "$(dirname "$0")/20-capture-common.bash"
+
+tiny=(--arch gpt --layers 2 --hidden 128 --heads 4 --seq 64 --vocab 512 --batch-size 4 --optimizer adamw)
+capture "$TMP/fp32.trace" -- python3 "$WORKLOADS/transformer.py" "${tiny[@]}"
+capture "$TMP/amp.trace" -- python3 "$WORKLOADS/transformer.py" "${tiny[@]}" --amp
+run $CHECK "$TMP/fp32.trace" --steps 3 --phases-in-order >/dev/null
+run $CHECK "$TMP/amp.trace" --steps 3 --phases-in-order >/dev/null
+grep -q '^M amp off$' "$TMP/fp32.trace" || { echo "FAILED: fp32 trace not marked amp off"; exit 1; }
+grep -q '^M amp fp16$' "$TMP/amp.trace" || { echo "FAILED: amp trace not marked fp16"; exit 1; }
+grep -q '^M amp_mapping ' "$TMP/amp.trace" || { echo "FAILED: amp mapping not recorded"; exit 1; }
+
+# Largest storage of the MLP's first Linear in iteration 2's forward: its output,
+# batch x seq x 4*hidden (AMP adds smaller bf16 casts of the weight and input beside it).
+mlp_bytes() {
+    awk '$1=="S"{s[$2]=$3} $1=="I"{it=$2} $1=="P"{ph=$2}
+         $1=="A" && it==2 && ph=="forward" && s[$6] ~ /^blocks\.0\.mlp\.0\|aten::linear/ && $3>b {b=$3}
+         END{print b+0}' "$1"
+}
+fp32=$(mlp_bytes "$TMP/fp32.trace")
+amp=$(mlp_bytes "$TMP/amp.trace")
+echo "mlp.0 forward bytes: fp32 $fp32, amp $amp"
+[ "$fp32" -gt 0 ] || { echo "FAILED: no mlp.0 linear allocations found"; exit 1; }
+[ $(( amp * 2 )) -eq "$fp32" ] || { echo "FAILED: AMP did not halve the linear output"; exit 1; }
+out_fp32=$(( 4 * 64 * 512 * 4 ))
+grep -Eq "^A [0-9]+ $out_fp32 g" "$TMP/fp32.trace" || { echo "FAILED: fp32 output of $out_fp32 B missing"; exit 1; }
+grep -Eq "^A [0-9]+ $(( out_fp32 / 2 )) g" "$TMP/amp.trace" || { echo "FAILED: bf16 output missing"; exit 1; }
+echo "ok: AMP halves activation storages"

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Failures are one clear line: a script that never steps times out, a crashing script shows
+# its stderr tail, bad options name the fix; no trace is left behind.
+source "$(dirname "$0")/20-capture-common.bash"
+
+# expect_fail EXIT PATTERN COMMAND...: COMMAND exits EXIT and its stderr matches PATTERN.
+expect_fail() {
+    local want=$1 pattern=$2 rc=0
+    shift 2
+    echo "+ $*"
+    "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
+    cat "$TMP/err"
+    [ "$rc" -eq "$want" ] || { echo "FAILED: exit $rc, expected $want"; exit 1; }
+    grep -Eq "$pattern" "$TMP/err" || { echo "FAILED: stderr does not match: $pattern"; exit 1; }
+}
+
+start=$(date +%s)
+expect_fail 1 '^xmem: never_steps.py: no optimizer step within 5 s \(does the script call optimizer.step\(\)\?\)$' \
+    "$PROFILE" --out "$TMP/never.trace" --timeout 5 -- python3 "$WORKLOADS/never_steps.py"
+took=$(( $(date +%s) - start ))
+[ "$took" -lt 30 ] || { echo "FAILED: the 5 s timeout took $took s"; exit 1; }
+[ ! -e "$TMP/never.trace" ] || { echo "FAILED: a trace was left after the timeout"; exit 1; }
+
+expect_fail 1 'ValueError: shape mismatch in my_custom_head' \
+    "$PROFILE" --out "$TMP/crash.trace" -- "$WORKLOADS/crashes.py"
+grep -q '^xmem: crashes.py: exited with status 1 after 2 optimizer steps' "$TMP/err" || { echo "FAILED: summary line"; exit 1; }
+[ ! -e "$TMP/crash.trace" ] || { echo "FAILED: a trace was left after the crash"; exit 1; }
+ls "$TMP" | grep -q spool && { echo "FAILED: spool file left behind"; exit 1; }
+
+expect_fail 2 '^xmem: --steps: invalid value: zero' "$PROFILE" --out "$TMP/x" --steps zero -- python3 x.py
+expect_fail 2 '^xmem: --out TRACE is required' "$PROFILE" -- python3 x.py
+expect_fail 1 "^xmem: $TMP/nodir/t.trace.spool: No such file or directory" \
+    "$PROFILE" --out "$TMP/nodir/t.trace" -- python3 "$WORKLOADS/crashes.py"
+expect_fail 1 '^xmem: /nonexistent/python: No such file or directory' \
+    "$PROFILE" --out "$TMP/x" --python /nonexistent/python -- python3 "$WORKLOADS/crashes.py"
+echo 'print("no training here")' >"$TMP/nostep.py"
+expect_fail 1 '^xmem: nostep.py: exited without an optimizer step' "$PROFILE" --out "$TMP/x" -- python3 "$TMP/nostep.py"
+echo "ok: failures are clear"
