@@ -92,6 +92,12 @@ bool is_conv_backward_op(std::string_view ctx)
 
 bool is_cpu_only_temporary_op(std::string_view ctx)
 {
+    // An allocation factory inside the op is the CPU kernel making a result buffer (the dense
+    // output, grad_input, grad_weight): cuDNN allocates the same buffers. Anything else the
+    // CPU convolution allocates is oneDNN's own scratch, reorders and blocked-layout copies.
+    std::string_view inner = innermost_op(ctx);
+    if (inner.substr(0, 11) == "aten::empty" || inner == "aten::zeros" || inner == "aten::zeros_like")
+        return false;
     if (is_conv_forward_op(ctx) || is_conv_backward_op(ctx))
         return true;
     return any_component(ctx, [](std::string_view op) {

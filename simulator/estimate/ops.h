@@ -29,8 +29,10 @@ bool is_conv_forward_op(std::string_view ctx);
 // A convolution backward (cuDNN backward-data/backward-filter on CUDA).
 bool is_conv_backward_op(std::string_view ctx);
 // An op whose CUDA kernel allocates only its outputs (plus workspaces xmem models
-// separately), so any temporary the CPU kernel allocated and freed inside it is CPU-only:
-// oneDNN reorders, mkldnn weight/input copies, im2col buffers of slow_conv2d.
+// separately), so a temporary the CPU kernel allocated and freed inside it is CPU-only:
+// oneDNN reorders, mkldnn weight/input copies, im2col buffers of slow_conv2d. Result
+// buffers made through an ATen factory (innermost op aten::empty*) are not: 1.13's
+// AccumulateGrad frees the incoming grad_weight right after the op, inside its run.
 bool is_cpu_only_temporary_op(std::string_view ctx);
 // A 0-d host scalar wrapped as a tensor on the CPU: in-place ops (`add_(1)` of
 // num_batches_tracked), scalar_tensor/lift_fresh/item, optimizer step counters.

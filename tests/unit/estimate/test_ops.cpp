@@ -36,6 +36,7 @@ static void knows_cpu_only_temporaries_and_host_scalars(void **)
     assert_true(is_cpu_only_temporary_op("conv1|aten::conv2d>aten::mkldnn_convolution"));
     assert_true(is_cpu_only_temporary_op("x|aten::to_dense"));
     assert_false(is_cpu_only_temporary_op("relu|aten::relu>aten::empty"));
+    assert_false(is_cpu_only_temporary_op("conv1|aten::conv2d>aten::empty")); // the output
     assert_true(is_host_scalar_ctx("bn1|"));                              // Python-level wrap
     assert_true(is_host_scalar_ctx("avgpool|aten::adaptive_avg_pool2d>aten::div_"));
     assert_true(is_host_scalar_ctx("bn1.num_batches_tracked|aten::add"));
