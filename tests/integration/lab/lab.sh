@@ -122,10 +122,13 @@ lab_start_xmemd() {
         lab_log "no $XMEM_BUILD/bin/xmemd: the cluster runs without a daemon"
         return 0
     }
-    MUNGE_SOCKET="$LAB/munge/munge.socket" XMEM_FAKE_STATE="$LAB/fake" \
+    # Started from a subshell, so it is no child of the caller (whose `wait` must not wait
+    # for it) and is stopped by its pid file only.
+    (
         setsid "$XMEM_BUILD/bin/xmemd" --foreground --config "$LAB/etc/xmem.yaml" \
-        >>"$LAB/log/xmemd.log" 2>&1 </dev/null &
-    echo $! >"$LAB/run/xmemd.pid"
+            >>"$LAB/log/xmemd.log" 2>&1 </dev/null &
+        echo $! >"$LAB/run/xmemd.pid"
+    )
     lab_wait_for 15 test -S "$LAB/run/xmemd.sock" || lab_die "xmemd did not create its socket"
     LAB_XMEMD=1
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# sbatch --xmem against a real xmemd (lab's deterministic fake profiler: the estimate is
+# whatever --fake-limit-mb says): scanned and #XMEM entrypoints, --xmem=check, an estimate
+# larger than the GPU, two jobs packed on one GPU, job-end accounting in the ledger, and
+# never losing a job when the daemon is killed mid-request or hangs (20 submissions each).
+T_NAME=51-slurm-daemon
+. "$(dirname "$0")/lab/testlib.sh"
+t_require_lab
+[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+XMEM_LAB_PROFILER=fake lab_up shard
+[ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
+J=$LAB/jobs
+cd "$J" || t_fail "no $J"
+echo 'print("training")' >"$J/train.py"
+
+job_script() { # job_script FILE LIMIT_MB [#XMEM]
+    {
+        echo '#!/bin/bash'
+        echo '#SBATCH --gres=gpu:1'
+        [ -n "${3:-}" ] && echo "#XMEM python3 train.py --fake-limit-mb=$2"
+        echo 'echo "job $SLURM_JOB_ID"'
+        echo "python3 train.py --fake-limit-mb=$2"
+        echo 'printenv CUDA_MPS_PINNED_DEVICE_MEM_LIMIT SLURM_SHARDS_ON_NODE'
+        echo 'sleep "${HOLD_S:-0}"'
+    } >"$1"
+}
+
+# 1. Scanned entrypoint: 8000 MiB + 10% on 4096-MiB shards = shard:3.
+job_script "$J/a.sbatch" 8000
+submit --xmem -o "$J/%j.out" "$J/a.sbatch"
+expect_out "xmem: profiling 'python3 train.py --fake-limit-mb=8000' \(from $J/a.sbatch line 4\)" "profiling message"
+expect_out "xmem: estimate for A100-40GB: peak 7.0 GiB, limit 7.8 GiB" "estimate message"
+expect_field "$JOB" TresPerNode gres:shard:3 "sbatch --xmem"
+lab_comment "$JOB" | grep -q "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:3" ||
+    t_fail "comment: $(lab_comment "$JOB")"
+lab_wait_state "$JOB" 30 COMPLETED || t_fail "job did not complete"
+grep -qx "0=8000M" "$J/$JOB.out" || t_fail "no MPS limit in the task: $(cat "$J/$JOB.out")"
+first=$JOB
+t_ok "sbatch --gres=gpu:1 --xmem: estimate, shard:3, comment, task limit"
+
+# 2. #SBATCH --xmem with an #XMEM directive naming the command.
+job_script "$J/b.sbatch" 20000 directive
+sed -i '2a #SBATCH --xmem' "$J/b.sbatch"
+submit --hold "$J/b.sbatch"
+expect_out "\(from $J/b.sbatch line 4 \(#XMEM\)\)" "directive message"
+expect_field "$JOB" TresPerNode gres:shard:6 "#SBATCH --xmem + #XMEM"
+t_ok "#SBATCH --xmem with #XMEM: shard:6"
+
+# 3. --xmem=check reports and changes nothing.
+submit --hold --xmem=check "$J/a.sbatch"
+expect_out "xmem: --xmem=check: the GPU request is not changed" "check message"
+expect_field "$JOB" TresPerNode gres:gpu:1 "--xmem=check"
+lab_comment "$JOB" | grep -q "policy=shard request=gres:gpu:1 (check only)" || t_fail "check comment: $(lab_comment "$JOB")"
+t_ok "--xmem=check: estimate reported, request unchanged"
+
+# 4. An estimate larger than the GPU keeps gpu:1, with a warning.
+job_script "$J/big.sbatch" 50000
+submit --hold --xmem "$J/big.sbatch"
+expect_out "xmem: warning: the estimate .* does not fit the GPU" "plugin warning"
+expect_out "xmem: warning: limit 55000 MiB .* keeps its whole GPU" "controller warning"
+expect_field "$JOB" TresPerNode gres:gpu:1 "estimate > GPU"
+t_ok "estimate larger than the GPU: gpu:1 kept with a warning"
+
+# 5. Two resized jobs run at once on one GPU.
+job_script "$J/pack.sbatch" 16000
+export HOLD_S=6
+submit --xmem -o /dev/null "$J/pack.sbatch"
+a=$JOB
+submit --xmem -o /dev/null "$J/pack.sbatch"
+b=$JOB
+unset HOLD_S
+lab_wait_state "$a" 20 RUNNING || t_fail "first packed job not running"
+lab_wait_state "$b" 20 RUNNING || t_fail "second packed job not running beside the first"
+gpu_of() { timeout 10 scontrol show job -d "$1" | sed -n 's/.* GRES=\([^ ]*(IDX:[0-9,-]*)\).*/\1/p' | head -n 1; }
+[ "$(gpu_of "$a")" = "$(gpu_of "$b")" ] || t_fail "not on one GPU: $(gpu_of "$a") / $(gpu_of "$b")"
+t_ok "two shard jobs run at once on one GPU ($(gpu_of "$a"))"
+
+# 6. Job-end accounting: the finished job's exit status and time are in the ledger.
+if command -v sqlite3 >/dev/null; then
+    row=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select exit_status from jobs where job_id=$first" 2>&1)
+    [ "$row" = 0 ] || t_fail "job $first end not in the ledger: '$row'"
+    t_ok "job end of $first recorded by slurmstepd in xmemd's ledger"
+fi
+
+# parallel_submit N SCRIPT [ENV...]: N concurrent sbatch --xmem; all must be queued, gpu:1.
+parallel_submit() {
+    local n=$1 script=$2 i id out pids=()
+    shift 2
+    rm -rf "$J/par" && mkdir -p "$J/par"
+    for i in $(seq 1 "$n"); do
+        env "$@" timeout 120 sbatch --hold --xmem "$script" >"$J/par/$i" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    for i in $(seq 1 "$n"); do
+        out=$(cat "$J/par/$i")
+        id=$(lab_jobid "$out")
+        [ -n "$id" ] || t_fail "submission $i lost: $out"
+        grep -q "the job is submitted with its original request" <<<"$out" ||
+            t_fail "submission $i: no warning: $out"
+        expect_field "$id" TresPerNode gres:gpu:1 "submission $i"
+    done
+}
+
+# 7. Killed mid-request: 20 submissions wait on slow profiles; xmemd is SIGKILLed.
+job_script "$J/slow.sbatch" 3000
+sed -i 's/--fake-limit-mb=3000/--fake-limit-mb=3000 --fake-sleep=30/' "$J/slow.sbatch"
+pid=$(cat "$LAB/run/xmemd.pid")
+(sleep 2 && kill -KILL "$pid") &
+killer=$!
+parallel_submit 20 "$J/slow.sbatch"
+wait "$killer"
+t_ok "xmemd killed mid-request: 20/20 queued with gpu:1"
+
+# 8. Hung: xmemd stopped (SIGSTOP) accepts connections but never answers; timeout=3.
+rm -f "$LAB/run/xmemd.sock" "$LAB/run/xmemd.lock"
+lab_start_xmemd
+mkdir -p "$LAB/alt"
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$LAB/alt/plugstack.conf|" "$LAB/etc/slurm.conf" >"$LAB/alt/slurm.conf"
+cp "$LAB/etc/cli_filter.lua" "$LAB/etc/xmem_lib.lua" "$LAB/etc/xmem_policy.lua" "$LAB/alt/"
+echo "required $LAB/lib/xmem.so socket=$LAB/run/xmemd.sock timeout=3" >"$LAB/alt/plugstack.conf"
+kill -STOP "$(cat "$LAB/run/xmemd.pid")"
+start=$(date +%s)
+parallel_submit 20 "$J/a.sbatch" SLURM_CONF="$LAB/alt/slurm.conf"
+kill -CONT "$(cat "$LAB/run/xmemd.pid")"
+secs=$(($(date +%s) - start))
+[ "$secs" -lt 60 ] || t_fail "hung daemon held submissions for ${secs}s (deadline 3 s)"
+t_ok "xmemd hung: 20/20 queued with gpu:1 within ${secs}s"
+t_done
