@@ -1,6 +1,6 @@
 """Pieces every workload shares, written the way training scripts usually are: a synthetic
 Dataset (random tensors, no downloads), an optimizer picked by name, and a training loop
-with the usual CUDA idioms (.cuda(), non_blocking copies, autocast + GradScaler)."""
+with the usual CUDA idioms (.to(device), non_blocking copies, autocast + GradScaler)."""
 import argparse
 import time
 

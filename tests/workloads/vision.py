@@ -39,7 +39,7 @@ def main():
 
     def to_device(batch, device):
         images, labels = batch
-        return images.cuda(non_blocking=True), labels.to(device, non_blocking=True)
+        return images.to(device, non_blocking=True), labels.to(device, non_blocking=True)
 
     common.train(model, data, nn.CrossEntropyLoss(), args, to_device)
 

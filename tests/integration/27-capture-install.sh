@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The installed layout: install() rules put the launcher in libexec/xmem, the library in
+# lib/xmem and the package in share/xmem/python; an installed launcher (not in the build
+# tree) looks there, says what is missing, and captures with the installed files.
+source "$(dirname "$0")/20-capture-common.bash"
+
+inst=$TMP/inst
+run cmake -DCMAKE_INSTALL_PREFIX="$inst" -P "$XMEM_BUILD/daemon/profiler/cmake_install.cmake"
+libdir=$(ls -d "$inst"/lib*/xmem | head -n 1)
+for f in "$inst/libexec/xmem/xmem-profile" "$libdir/libxmem-capture.so" \
+         "$inst/share/xmem/python/sitecustomize.py" "$inst/share/xmem/python/xmem_capture/bootstrap.py"; do
+    [ -e "$f" ] || { echo "FAILED: not installed: $f"; exit 1; }
+done
+find "$inst/share/xmem/python" -name '__pycache__' | grep -q . && { echo "FAILED: __pycache__ installed"; exit 1; }
+
+prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$XMEM_BUILD/CMakeCache.txt")
+if [ ! -e "$prefix/share/xmem/python/sitecustomize.py" ]; then
+    rc=0
+    "$inst/libexec/xmem/xmem-profile" --out "$TMP/t.trace" -- python3 x.py 2>"$TMP/err" || rc=$?
+    cat "$TMP/err"
+    [ "$rc" -eq 1 ] && grep -q "^xmem: $prefix/share/xmem/python/sitecustomize.py: not found (reinstall xmem or set XMEM_PROFILER_PYDIR)$" "$TMP/err" \
+        || { echo "FAILED: installed launcher did not look in $prefix/share/xmem/python"; exit 1; }
+fi
+
+cat >"$TMP/train.py" <<'PY'
+import torch
+model = torch.nn.Linear(16, 4).cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(10):
+    opt.zero_grad()
+    model(torch.randn(8, 16, device="cuda")).square().mean().backward()
+    opt.step()
+PY
+XMEM_PROFILER_PYDIR=$inst/share/xmem/python XMEM_CAPTURE_LIB=$libdir/libxmem-capture.so \
+    run "$inst/libexec/xmem/xmem-profile" --out "$TMP/t.trace" --steps 2 -- python3 "$TMP/train.py"
+run $CHECK "$TMP/t.trace" --steps 2 --phases-in-order --min-setup-gpu-bytes $(( (16 * 4 + 4) * 4 )) >/dev/null
+echo "ok: installed layout works"
