@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# End to end with the real profiler: xmemd runs the built xmem-estimate on a tiny PyTorch
+# training script as a test user, answers with a signed estimate, and caches it.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+[ -x "$B/xmem-estimate" ] || { echo "xmem-estimate is not built in $B"; exit 77; }
+python3 -c 'import torch' 2>/dev/null || { echo "python3 cannot import torch (make deps installs python3-torch)"; exit 77; }
+start_munged
+ensure_user xmemt1
+# The estimator finds its launcher and capture library beside itself, so it runs from the
+# build tree; the test user must be able to reach it there.
+runuser -u xmemt1 -- test -x "$B/xmem-estimate" ||
+    { echo "the build tree $XMEM_BUILD is not reachable by a test user"; exit 77; }
+write_config "profiler: [$B/xmem-estimate, --json]" \
+             "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: 32768, processes: 512}"
+mkdir -m 0755 "$T/w"
+cat >"$T/w/tiny.py" <<'PY'
+import torch
+device = "cuda"
+model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10)).to(device)
+opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+for step in range(3):
+    x = torch.randn(32, 64, device=device)
+    y = torch.randint(0, 10, (32,), device=device)
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+PY
+chown -R xmemt1 "$T/w"
+start_xmemd
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --gpu A100-40GB --iterations 3 --deadline 300000 -- python3 tiny.py >"$T/a" \
+    || { cat "$T/a"; fail "estimate with the real xmem-estimate"; }
+cat "$T/a"
+peak=$(kv "$T/a" peak); limit=$(kv "$T/a" limit)
+[ "$peak" -gt 0 ] && [ "$limit" -ge "$peak" ] || fail "implausible estimate: peak=$peak limit=$limit"
+# Weights + Adam state of ~19k parameters are far below 1 GiB; CUDA context is added on top.
+[ "$peak" -lt $((40 << 30)) ] || fail "estimate larger than the GPU"
+kv "$T/a" decision | unmunge --socket="$T/munge/sock" | grep -q "peak=$peak limit=$limit gpu=A100-40GB" || fail "decision payload"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --gpu A100-40GB --iterations 3 -- python3 tiny.py >"$T/b" || fail "second estimate"
+expect_eq "$(kv "$T/b" cached)" 1 "second answer from the cache"
+expect_eq "$(kv "$T/b" peak)" "$peak" "cached peak"
+stop_xmemd
+echo "ok"
