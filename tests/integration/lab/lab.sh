@@ -93,12 +93,18 @@ lab_write_policy() {
         MODE="$kind" GPU_MB=$LAB_GPU_MB SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU
 }
 
+# The real estimator needs its profiler, the capture library and a python3 with torch.
+lab_real_profiler_ok() {
+    [ -x "$XMEM_BUILD/bin/xmem-estimate" ] && [ -x "$XMEM_BUILD/bin/xmem-profile" ] &&
+        [ -f "$XMEM_BUILD/lib/libxmem-capture.so" ] &&
+        timeout 60 python3 -c 'import torch' >/dev/null 2>&1
+}
+
 # Chooses the profiler xmemd runs: the real xmem-estimate when it is built and answers,
 # else the lab's deterministic fake (size from XMEM_FAKE_LIMIT_MB / XMEM_FAKE_PEAK_MB).
 lab_profiler() {
     local want=${XMEM_LAB_PROFILER:-auto}
-    if [ "$want" != fake ] && [ -x "$XMEM_BUILD/bin/xmem-estimate" ] &&
-        timeout 10 "$XMEM_BUILD/bin/xmem-estimate" --help >/dev/null 2>&1; then
+    if [ "$want" != fake ] && lab_real_profiler_ok; then
         echo "$XMEM_BUILD/bin/xmem-estimate, --json"
         return 0
     fi
