@@ -20,8 +20,6 @@ struct key_choice {
 
 static const struct key_choice on_failure_choices[] = {
     {"keep", XMEM_ON_FAILURE_KEEP}, {"reject", XMEM_ON_FAILURE_REJECT}, {NULL, 0}};
-static const struct key_choice default_choices[] = {
-    {"off", XMEM_MODE_OFF}, {"auto", XMEM_MODE_AUTO}, {"check", XMEM_MODE_CHECK}, {NULL, 0}};
 static const struct key_choice bool_choices[] = {
     {"0", 0}, {"1", 1}, {"no", 0}, {"yes", 1}, {"false", 0}, {"true", 1}, {NULL, 0}};
 
@@ -37,7 +35,6 @@ static const struct key {
      NULL},
     {"on_failure", KEY_ENUM, offsetof(struct xmem_settings, on_failure), 0, 0, on_failure_choices},
     {"iterations", KEY_INT, offsetof(struct xmem_settings, iterations), 1, 1000, NULL},
-    {"default", KEY_ENUM, offsetof(struct xmem_settings, default_mode), 0, 0, default_choices},
     {"verbose", KEY_ENUM, offsetof(struct xmem_settings, verbose), 0, 0, bool_choices},
 };
 
@@ -48,7 +45,6 @@ void xmem_settings_init(struct xmem_settings *s)
     s->timeout_s = XMEM_PLUGIN_DEFAULT_TIMEOUT_S;
     s->on_failure = XMEM_ON_FAILURE_KEEP;
     s->iterations = 0;
-    s->default_mode = XMEM_MODE_OFF;
     s->verbose = 0;
 }
 
@@ -124,7 +120,7 @@ int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, s
         if (k == NULL) {
             snprintf(err, errlen,
                      "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
-                     "on_failure, iterations, default, verbose)",
+                     "on_failure, iterations, verbose)",
                      (int)klen, av[i]);
             return -1;
         }

@@ -12,6 +12,10 @@
 
 #include "spank_ctx.h"
 
+#ifndef XMEM_VERSION
+#define XMEM_VERSION "unknown"
+#endif
+
 SPANK_PLUGIN(xmem, 1);
 
 struct xmem_settings xmem__settings;
@@ -52,6 +56,8 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     char err[512] = "";
     spank_context_t ctx = spank_context();
 
+    if (ctx == S_CTX_SLURMD)
+        slurm_info("xmem: SPANK plugin %s loaded", XMEM_VERSION);
     if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL && ctx != S_CTX_REMOTE)
         return 0;
     xmem_settings_init(&xmem__settings);

@@ -25,7 +25,6 @@ struct xmem_settings {
     int timeout_s;         /* timeout=SECONDS: deadline of an estimate */
     int on_failure;        /* on_failure=keep|reject */
     int iterations;        /* iterations=N: optimizer steps to profile, 0 = daemon default */
-    int default_mode;      /* default=off|auto|check: mode of a job without --xmem */
     int verbose;           /* verbose=0|1: say more in sbatch */
 };
 

@@ -28,7 +28,6 @@ static void defaults(void **state)
     assert_string_equal(s.socket, XMEM_PLUGIN_DEFAULT_SOCKET);
     assert_int_equal(s.timeout_s, XMEM_PLUGIN_DEFAULT_TIMEOUT_S);
     assert_int_equal(s.on_failure, XMEM_ON_FAILURE_KEEP);
-    assert_int_equal(s.default_mode, XMEM_MODE_OFF);
 }
 
 static void all_keys(void **state)
@@ -36,14 +35,13 @@ static void all_keys(void **state)
     struct xmem_settings s;
     char err[256];
 
-    assert_int_equal(parse(&s, err, sizeof(err), 6, "socket=/tmp/x.sock", "timeout=30",
-                           "on_failure=reject", "iterations=5", "default=check", "verbose=yes"),
+    assert_int_equal(parse(&s, err, sizeof(err), 5, "socket=/tmp/x.sock", "timeout=30",
+                           "on_failure=reject", "iterations=5", "verbose=yes"),
                      0);
     assert_string_equal(s.socket, "/tmp/x.sock");
     assert_int_equal(s.timeout_s, 30);
     assert_int_equal(s.on_failure, XMEM_ON_FAILURE_REJECT);
     assert_int_equal(s.iterations, 5);
-    assert_int_equal(s.default_mode, XMEM_MODE_CHECK);
     assert_int_equal(s.verbose, 1);
 }
 
