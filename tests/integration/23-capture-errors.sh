@@ -35,4 +35,20 @@ expect_fail 1 '^xmem: /nonexistent/python: No such file or directory' \
     "$PROFILE" --out "$TMP/x" --python /nonexistent/python -- python3 "$WORKLOADS/crashes.py"
 echo 'print("no training here")' >"$TMP/nostep.py"
 expect_fail 1 '^xmem: nostep.py: exited without an optimizer step' "$PROFILE" --out "$TMP/x" -- python3 "$TMP/nostep.py"
+
+# A script that ends by itself after 2 of 3 steps still leaves a valid, shorter trace.
+cat >"$TMP/short.py" <<'PY'
+import torch
+m = torch.nn.Linear(4, 4).cuda()
+o = torch.optim.Adam(m.parameters())
+for _ in range(2):
+    o.zero_grad()
+    m(torch.randn(2, 4, device="cuda")).sum().backward()
+    o.step()
+PY
+rc=0; "$PROFILE" --out "$TMP/short.trace" -- python3 "$TMP/short.py" 2>"$TMP/err" || rc=$?
+cat "$TMP/err"
+[ "$rc" -eq 0 ] && grep -q '^xmem: short.py: the script ended after 2 of 3 optimizer steps' "$TMP/err" \
+    || { echo "FAILED: short script not reported as a 2-step capture"; exit 1; }
+run $CHECK "$TMP/short.trace" --steps 2 --phases-in-order >/dev/null
 echo "ok: failures are clear"

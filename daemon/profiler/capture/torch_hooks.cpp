@@ -9,6 +9,21 @@
 #include <cstring>
 #include <vector>
 
+#if __has_include(<torch/version.h>)
+#include <torch/version.h>
+#elif __has_include(<torch/csrc/api/include/torch/version.h>)
+#include <torch/csrc/api/include/torch/version.h>
+#endif
+
+// torch 2.3 made Allocator::allocate non-const and added the pure virtual copy_data.
+#if defined(TORCH_VERSION_MAJOR) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3))
+#define XMEM_TORCH_2_3 1
+#define XMEM_ALLOCATE_CONST
+#else
+#define XMEM_TORCH_2_3 0
+#define XMEM_ALLOCATE_CONST const
+#endif
+
 #include "recorder.h"
 
 namespace xmem::capture {
@@ -61,7 +76,7 @@ class RecordingAllocator final : public at::Allocator {
  public:
   explicit RecordingAllocator(at::Allocator* base) : m_base(base) {}
 
-  at::DataPtr allocate(size_t nbytes) const override {
+  at::DataPtr allocate(size_t nbytes) XMEM_ALLOCATE_CONST override {
     at::DataPtr base = m_base->allocate(nbytes);
     void* ptr = base.get();
     // The default CPU allocator's context is the data pointer itself with a plain deleter,
@@ -73,7 +88,7 @@ class RecordingAllocator final : public at::Allocator {
 
   at::DeleterFnPtr raw_deleter() const override { return &recording_deleter; }
 
-#if defined(TORCH_VERSION_MAJOR) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3))
+#if XMEM_TORCH_2_3
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
   }

@@ -116,6 +116,8 @@ class DeviceMode(TorchFunctionMode):
             dev = self.forced
         if dev is None:
             dev = self.dev_of_args(args, kwargs)
+            if dev == GPU and func in _DATA_FACTORIES:
+                dev = EXPLICIT_GPU  # builds its storage outside any op, from Python data
         return self.run_on(dev, func, args, kwargs)
 
     def dev_of_device_arg(self, device):
@@ -225,6 +227,10 @@ _NO_ALLOC = {
     if type(v).__name__ == "getset_descriptor" and name not in ("is_cuda", "is_cpu", "device")
 } | {getattr(_TensorBase, name) for name in _NO_ALLOC_METHODS if hasattr(_TensorBase, name)}
 
+
+# Calls that copy Python data into a new storage without a dispatched op; on a device
+# tensor they create a device tensor.
+_DATA_FACTORIES = {_TensorBase.new_tensor}
 
 _local = threading.local()
 
