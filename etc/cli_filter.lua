@@ -39,10 +39,16 @@ local function job_share(jobid)
   return nil
 end
 
-local function asks_one_gpu(options)
-  local n = xmem.gpus_in(options.gres)
-  n = n + xmem.gpus_in(options.gpus and ("gpu:" .. options.gpus) or nil)
-  return n == 1 and (options.gpus == nil or options.gpus == "" or options.gpus == "1")
+-- Does the request ask for exactly one GPU? A step can only swap --gres=gpu:1 for a share
+-- (--gpus and a --gres share do not combine), so steps pass gres_only.
+local function one_gpu(options, gres_only)
+  local n, shared = xmem.gpus_in(options.gres)
+  local g = options.gpus
+  if g ~= nil and g ~= "" then
+    if gres_only then return false end
+    n = n + (tonumber(g:match("(%d+)$")) or 1)
+  end
+  return n == 1 and not shared
 end
 
 function slurm_cli_setup_defaults(options, early_pass)
@@ -53,11 +59,10 @@ function slurm_cli_pre_submit(options, pack_offset)
   if not ok_lib then return slurm.SUCCESS end
   local jobid = os.getenv("SLURM_JOB_ID")
   if options.type == "srun" and jobid and jobid ~= "" then
-    if asks_one_gpu(options) then
+    if one_gpu(options, true) then
       local share = job_share(jobid)
       if share then
         options.gres = share
-        if options.gpus and options.gpus ~= "" then options.gpus = "0" end
       end
     end
     return slurm.SUCCESS
@@ -65,7 +70,7 @@ function slurm_cli_pre_submit(options, pack_offset)
   local mode, limit = os.getenv("XMEM_MODE"), tonumber(os.getenv("XMEM_LIMIT_MB"))
   if mode == nil or mode == "off" or mode == "check" or limit == nil then return slurm.SUCCESS end
   local policy = xmem.load_policy(DIR)
-  if policy == nil or not asks_one_gpu(options) then return slurm.SUCCESS end
+  if policy == nil or not one_gpu(options, options.type == "srun") then return slurm.SUCCESS end
   local gpu = xmem.partition_gpu(policy, options.partition)
   if mode == "budget" and limit > gpu.memory_mb then limit = gpu.memory_mb end
   local r = xmem.share(policy, options.partition, limit)

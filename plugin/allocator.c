@@ -285,6 +285,12 @@ static const char *norm(const char *v)
     return (v == NULL || strcmp(v, "(null)") == 0 || strcmp(v, "set") == 0) ? "" : v;
 }
 
+int xmem__allocator_init(void)
+{
+    clear_answer(); /* only this plugin's answer may reach cli_filter, never a stray variable */
+    return 0;
+}
+
 int xmem__allocator_option(const struct xmem_value *v, const char *optarg)
 {
     struct job_input in;

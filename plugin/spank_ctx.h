@@ -12,6 +12,8 @@
 /* Set once in slurm_spank_init from plugstack.conf; read-only afterwards. */
 extern struct xmem_settings xmem__settings;
 
+/* slurm_spank_init, allocator/local side: forget XMEM_* the caller's environment had. */
+int xmem__allocator_init(void);
 /* Option callback, allocator/local side: estimate (at most once) and remember. */
 int xmem__allocator_option(const struct xmem_value *v, const char *optarg);
 /* slurm_spank_init_post_opt, allocator/local side: hand the decision on. */

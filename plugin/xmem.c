@@ -71,7 +71,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     }
     if (ctx == S_CTX_REMOTE)
         return xmem__remote_init(sp);
-    return 0;
+    return xmem__allocator_init();
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)

@@ -1,0 +1,74 @@
+-- test_policy.lua — xmem_lib.lua, the policy arithmetic job_submit.lua and cli_filter.lua
+-- share: request parsing, share sizes, the whole-GPU threshold, the cap, policy validation.
+-- Run: lua5.1 test_policy.lua ETC_DIR SCRATCH_DIR
+local etc, scratch = arg[1], arg[2]
+local xmem = dofile(etc .. "/xmem_lib.lua")
+local failures = 0
+
+local function eq(got, want, what)
+  if got ~= want then
+    failures = failures + 1
+    io.stderr:write(string.format("FAIL %s: got %s, want %s\n", what, tostring(got), tostring(want)))
+  end
+end
+
+local function policy(over)
+  local p = { version = 1, mode = "shard", margin_percent = 10, whole_gpu_above_percent = 90, daemon_uid = 0,
+    default = { gpu = "A100-40GB", memory_mb = 40960, shards_per_gpu = 10, mps_per_gpu = 100 },
+    partitions = { small = { gpu = "T4", memory_mb = 16384, shards_per_gpu = 4, mps_per_gpu = 100 } } }
+  for k, v in pairs(over or {}) do p[k] = v end
+  return p
+end
+
+-- Request parsing.
+local n, shared = xmem.gpus_in("gres:gpu:1"); eq(n, 1, "gres:gpu:1"); eq(shared, false, "gres:gpu:1 shared")
+eq((xmem.gpus_in("gres:gpu:a100:2")), 2, "typed count")
+eq((xmem.gpus_in("gres/gpu")), 1, "bare gpu")
+eq((xmem.gpus_in("gres:gpu:1,gres:gpu:1")), 2, "two items")
+n, shared = xmem.gpus_in("gres:shard:3"); eq(n, 0, "shard count"); eq(shared, true, "shard is shared")
+eq((xmem.gpus_in(nil)), 0, "nil")
+eq((xmem.gpus_in("gres:nic:1")), 0, "other gres")
+
+-- Shard sizing: 12288 MiB + 10% = 13517 → 4 shards of 4096.
+local r = xmem.share(policy(), nil, 12288)
+eq(r.gres, "shard:4", "12 GiB"); eq(r.limit_mb, 13517, "margin"); eq(r.base_mb, 12288, "base")
+eq(xmem.share(policy(), nil, 100).gres, "shard:1", "tiny job gets one shard")
+eq(xmem.share(policy({ margin_percent = 0 }), nil, 4096).gres, "shard:1", "exact fit")
+eq(xmem.share(policy({ margin_percent = 0 }), nil, 4097).gres, "shard:2", "one MiB over")
+-- Above 90% of the GPU: whole GPU.
+r = xmem.share(policy(), nil, 34000)
+eq(r.gres, nil, "too big has no share"); eq(r.too_big, true, "too big flagged"); eq(r.kind, "whole", "kind whole")
+-- The cap: a site allowing 150% still gets at most one GPU's shards.
+eq(xmem.share(policy({ whole_gpu_above_percent = 150 }), nil, 40960).gres, "shard:10", "cap")
+-- Partition GPU: 4 shards of 4096 on a 16 GiB T4.
+eq(xmem.share(policy(), "small", 5000).gres, "shard:2", "partition gpu")
+eq(xmem.share(policy(), "other,small", 5000).gres, "shard:2", "first known partition of a list")
+eq(xmem.share(policy(), "unknown", 5000).gres, "shard:2", "default gpu for unknown partition")
+-- mps: percentage of the GPU, rounded up.
+eq(xmem.share(policy({ mode = "mps" }), nil, 12288).gres, "mps:34", "mps 12 GiB")
+eq(xmem.share(policy({ mode = "mps" }), nil, 16384).gres, "mps:45", "mps 16 GiB")
+-- whole: never a share.
+eq(xmem.share(policy({ mode = "whole" }), nil, 1000).gres, nil, "whole policy")
+
+-- Policy files: good, broken, wrong version, bad field.
+local function write(name, text)
+  local f = assert(io.open(scratch .. "/" .. name, "w")); f:write(text); f:close()
+end
+local good = [[return { version = 1, mode = "shard", margin_percent = 10, whole_gpu_above_percent = 90,
+  daemon_uid = 0, default = { gpu = "A", memory_mb = 40960, shards_per_gpu = 10, mps_per_gpu = 100 } }]]
+os.execute("mkdir -p " .. scratch .. "/ok " .. scratch .. "/broken " .. scratch .. "/v2 " .. scratch .. "/bad")
+write("ok/xmem_policy.lua", good)
+write("broken/xmem_policy.lua", "return {")
+write("v2/xmem_policy.lua", (good:gsub("version = 1", "version = 2")))
+write("bad/xmem_policy.lua", (good:gsub("shards_per_gpu = 10", "shards_per_gpu = 0")))
+local p, err = xmem.load_policy(scratch .. "/ok"); eq(type(p), "table", "good policy loads")
+p, err = xmem.load_policy(scratch .. "/broken"); eq(p, nil, "broken policy")
+eq(err ~= nil and err:find("cannot load", 1, true) ~= nil, true, "broken policy message: " .. tostring(err))
+p, err = xmem.load_policy(scratch .. "/v2"); eq(p, nil, "version 2")
+eq(err ~= nil and err:find("not a version 1", 1, true) ~= nil, true, "version message: " .. tostring(err))
+p, err = xmem.load_policy(scratch .. "/bad"); eq(p, nil, "bad shards")
+eq(err ~= nil and err:find("default.shards_per_gpu must be >= 1", 1, true) ~= nil, true, "field message: " .. tostring(err))
+p, err = xmem.load_policy(scratch .. "/missing"); eq(p, nil, "missing policy")
+
+if failures > 0 then os.exit(1) end
+print("test_policy.lua: all checks passed")
