@@ -13,11 +13,14 @@ TMP=$(mktemp -d /tmp/xmem-capture-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
 # Logs and runs a command; on failure prints its output and fails the test.
+# Failure output goes to stderr so it shows even when the caller discards stdout.
 run() {
-    echo "+ $*"
-    if ! "$@" >"$TMP/out" 2>&1; then
-        echo "FAILED (exit $?): $*"
-        cat "$TMP/out"
+    local rc=0
+    echo "+ $*" >&2
+    "$@" >"$TMP/out" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "FAILED (exit $rc): $*" >&2
+        cat "$TMP/out" >&2
         exit 1
     fi
     cat "$TMP/out"

@@ -86,10 +86,22 @@ uint32_t Recorder::context_locked(const OpContext& ops) {
   return id;
 }
 
+void Recorder::emit_markers_locked() {
+  if (m_pending_iteration != 0) {
+    m_writer.iteration(m_pending_iteration);
+    m_pending_iteration = 0;
+  }
+  if (!m_phase_written && !m_phase.empty()) {
+    m_writer.phase(m_phase);
+    m_phase_written = true;
+  }
+}
+
 void Recorder::on_alloc(const void* ptr, uint64_t bytes, const OpContext& ops) {
   if (!m_recording || ptr == nullptr || bytes == 0) return;
   std::lock_guard<std::mutex> lock(m_mu);
   if (!m_recording) return;
+  emit_markers_locked();
   char dev = dev_for(ops);
   uint64_t id = m_next_id++;
   m_live[ptr] = Live{id, bytes, dev};
@@ -109,6 +121,7 @@ void Recorder::on_free(const void* ptr) {
   if (!m_recording) return;
   auto it = m_live.find(ptr);
   if (it == m_live.end()) return;
+  emit_markers_locked();
   m_writer.free(it->second.id);
   m_totals.frees++;
   m_totals.live_bytes -= it->second.bytes;
@@ -131,25 +144,29 @@ void Recorder::set_module(uint32_t name_id) {
 void Recorder::set_iteration(uint64_t n) {
   std::lock_guard<std::mutex> lock(m_mu);
   if (!m_recording) return;
-  m_writer.iteration(n);
-  m_phase.clear();  // the next phase is written again inside the new iteration
+  m_pending_iteration = n;
+  m_phase_written = false;  // the phase is written again inside the new iteration
 }
 
 void Recorder::set_phase(std::string_view phase) {
   std::lock_guard<std::mutex> lock(m_mu);
   if (!m_recording || phase == m_phase) return;
   m_phase = phase;
-  m_writer.phase(phase);
+  m_phase_written = false;
 }
 
 void Recorder::empty_cache() {
   std::lock_guard<std::mutex> lock(m_mu);
-  if (m_recording) m_writer.empty_cache();
+  if (!m_recording) return;
+  emit_markers_locked();
+  m_writer.empty_cache();
 }
 
 void Recorder::memory_fraction(double fraction) {
   std::lock_guard<std::mutex> lock(m_mu);
-  if (m_recording) m_writer.memory_fraction(fraction);
+  if (!m_recording) return;
+  emit_markers_locked();
+  m_writer.memory_fraction(fraction);
 }
 
 void Recorder::meta(std::string_view key, std::string_view value) {

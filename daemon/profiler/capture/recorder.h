@@ -86,6 +86,7 @@ class Recorder {
     uint64_t bytes;
     char dev;
   };
+  void emit_markers_locked();
   uint32_t intern_locked(std::string_view name);
   uint32_t context_locked(const OpContext& ops);
   char dev_for(const OpContext& ops) const;
@@ -103,7 +104,12 @@ class Recorder {
   std::unordered_map<uint64_t, uint32_t> m_ctx_ids;  // key: module, outer, inner name ids
   uint32_t m_next_string = 1;
   uint32_t m_module = 0;
+  // Iteration and phase markers are written lazily, just before the next event, so a trace
+  // never ends with an empty iteration (a script that stops after its last step) and holds
+  // no phase without events.
+  uint64_t m_pending_iteration = 0;
   std::string m_phase;
+  bool m_phase_written = false;
 };
 
 // The process-wide recorder (never destroyed: tensors may be freed during interpreter exit).

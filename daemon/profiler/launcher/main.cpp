@@ -55,6 +55,12 @@ void print_stderr_tail(const ChildResult& r) {
                tail_lines(r.stderr_tail, k_stderr_tail_lines, "  | ").c_str());
 }
 
+// A child killed on timeout (or by a signal) cannot remove its partial files.
+void remove_leftovers(const std::string& out) {
+  unlink((out + ".spool").c_str());
+  unlink((out + ".tmp").c_str());
+}
+
 // One line saying what happened (and, for a failing script, what it printed last).
 int report(const Options& opts, const Command& cmd, const ChildResult& r) {
   const char* name = cmd.name.c_str();
@@ -128,5 +134,7 @@ int main(int argc, char** argv) {
   }
   Command cmd = resolve_command(opts.command, find_python(opts.python));
   ChildResult result = run_child(make_child_spec(opts, paths, cmd));
-  return report(opts, cmd, result);
+  int status = report(opts, cmd, result);
+  remove_leftovers(absolute(opts.out));
+  return status;
 }

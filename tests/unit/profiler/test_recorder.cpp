@@ -117,16 +117,24 @@ static void contexts_are_interned_once(void** state) {
                       "S 2 |Optimizer.step#SGD.step>(no-op)\nA 3 8 h 0 2\nZ 3 0 24\n");
 }
 
-static void phases_repeat_only_on_change_and_after_iterations(void** state) {
+static void markers_are_written_before_the_next_event_only(void** state) {
   auto* f = static_cast<Fixture*>(*state);
+  int a = 0, b = 0;
   f->rec.set_phase("setup");
-  f->rec.set_phase("setup");
+  f->rec.on_alloc(&a, 8, op("aten::empty", "aten::empty"));
+  f->rec.set_phase("setup");  // unchanged: no record
   f->rec.set_iteration(1);
-  f->rec.set_phase("setup");
+  f->rec.set_phase("zero_grad");  // no events in it: never written
   f->rec.set_phase("data");
   f->rec.empty_cache();
   f->rec.memory_fraction(0.5);
-  assert_string_equal(finish(f).c_str(), "P setup\nI 1\nP setup\nP data\nE\nX 0.5\nZ 0 0 0\n");
+  f->rec.set_iteration(2);  // iteration 2 starts with the same phase: written again
+  f->rec.on_alloc(&b, 8, op("aten::empty", "aten::empty"));
+  f->rec.set_iteration(3);  // the script stopped: no empty iteration 3 at the end
+  f->rec.set_phase("other");
+  assert_string_equal(finish(f).c_str(),
+                      "P setup\nS 1 |aten::empty\nA 1 8 g 0 1\nI 1\nP data\nE\nX 0.5\n"
+                      "I 2\nP data\nA 2 8 g 0 1\nZ 2 0 16\n");
 }
 
 static void finishing_twice_is_an_error(void** state) {
@@ -146,7 +154,7 @@ int xmem_test_group_recorder(void) {
       cmocka_unit_test_setup_teardown(reused_pointer_gets_a_new_id, setup, teardown),
       cmocka_unit_test_setup_teardown(device_rules, setup, teardown),
       cmocka_unit_test_setup_teardown(contexts_are_interned_once, setup, teardown),
-      cmocka_unit_test_setup_teardown(phases_repeat_only_on_change_and_after_iterations, setup, teardown),
+      cmocka_unit_test_setup_teardown(markers_are_written_before_the_next_event_only, setup, teardown),
       cmocka_unit_test_setup_teardown(finishing_twice_is_an_error, setup, teardown),
   };
   return cmocka_run_group_tests_name("recorder", tests, nullptr, nullptr);
