@@ -12,15 +12,9 @@ this process's environment (XMEM_MODE, XMEM_LIMIT_MB, ...). This script never de
 signed decision: MUNGE credentials decode once, and the controller must be the one.
 ]]
 
-local function conf_dir()
-  local src = debug.getinfo(1, "S").source
-  if src:sub(1, 1) == "@" and src:find("/") then return src:sub(2):match("^(.*)/[^/]*$") end
-  local conf = os.getenv("SLURM_CONF")
-  if conf and conf ~= "" then return conf:match("^(.*)/[^/]*$") end
-  return "/etc/slurm"
-end
-
-local DIR = conf_dir()
+-- This script's directory (the one of slurm.conf), where xmem_lib.lua and the policy live.
+local DIR = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")
+  or (os.getenv("SLURM_CONF") or "/etc/slurm/slurm.conf"):match("^(.*)/[^/]*$") or "/etc/slurm"
 local ok_lib, xmem = pcall(dofile, DIR .. "/xmem_lib.lua")
 
 -- The GPU share of the running job, from its TresPerNode ("gres:shard:3"), or nil.

@@ -10,15 +10,9 @@ and are treated as user input: only the signed decision's limit is believed; a d
 budget (--xmem=SIZE, unsigned) is the user's own risk, capped at the GPU.
 ]]
 
-local function conf_dir()
-  local src = debug.getinfo(1, "S").source
-  if src:sub(1, 1) == "@" and src:find("/") then return src:sub(2):match("^(.*)/[^/]*$") end
-  local conf = os.getenv("SLURM_CONF")
-  if conf and conf ~= "" then return conf:match("^(.*)/[^/]*$") end
-  return "/etc/slurm"
-end
-
-local DIR = conf_dir()
+-- This script's directory (the one of slurm.conf), where xmem_lib.lua and the policy live.
+local DIR = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$")
+  or (os.getenv("SLURM_CONF") or "/etc/slurm/slurm.conf"):match("^(.*)/[^/]*$") or "/etc/slurm"
 local ok_lib, xmem = pcall(dofile, DIR .. "/xmem_lib.lua")
 
 local function log(fmt, ...) slurm.log_info("xmem: " .. fmt, ...) end

@@ -6,20 +6,6 @@ requests, and turning a memory limit into a GPU share. Installed next to slurm.c
 
 local M = {}
 
--- The directory of slurm.conf: job_submit.lua, cli_filter.lua, this file and the rendered
--- policy xmem_policy.lua all live there.
-function M.conf_dir()
-  local conf = os.getenv("SLURM_CONF")
-  if conf and conf ~= "" then
-    return (conf:match("^(.*)/[^/]*$")) or "."
-  end
-  local src = debug.getinfo(1, "S").source
-  if src:sub(1, 1) == "@" and src:find("/") then
-    return src:sub(2):match("^(.*)/[^/]*$")
-  end
-  return "/etc/slurm"
-end
-
 local function check_gpu(where, g)
   if type(g) ~= "table" then return where .. " is not a table" end
   if type(g.memory_mb) ~= "number" or g.memory_mb <= 0 then return where .. ".memory_mb must be a positive number" end
@@ -30,7 +16,7 @@ end
 
 -- Loads and checks the policy; returns policy or nil and a one-line reason.
 function M.load_policy(dir)
-  local path = (dir or M.conf_dir()) .. "/xmem_policy.lua"
+  local path = dir .. "/xmem_policy.lua"
   local ok, p = pcall(dofile, path)
   if not ok then
     return nil, "cannot load " .. path .. ": " .. tostring(p) .. " (render it with xmemd --render-policy)"

@@ -32,12 +32,7 @@ trap 'exit 130' INT TERM
 [ -x "$XMEM_BUILD/bin/xmemd" ] || die "no $XMEM_BUILD/bin/xmemd: build first (make)"
 
 # Jobs and xmemd resolve python3 through PATH: prefer one that has torch (Debian's).
-for py in /usr/bin/python3 "$(command -v python3)"; do
-    if [ -x "$py" ] && timeout 60 "$py" -c 'import torch' >/dev/null 2>&1; then
-        export PATH="$(dirname "$py"):$PATH"
-        break
-    fi
-done
+lab_prefer_torch_python
 
 say "Starting a one-node Slurm cluster with xmem (munged, slurmctld, slurmd, xmemd)"
 if lab_real_profiler_ok; then

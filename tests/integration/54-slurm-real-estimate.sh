@@ -7,12 +7,7 @@ T_NAME=54-slurm-real-estimate
 . "$(dirname "$0")/lab/testlib.sh"
 t_require_lab
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
-for py in /usr/bin/python3 "$(command -v python3)"; do
-    if [ -x "$py" ] && timeout 60 "$py" -c 'import torch' >/dev/null 2>&1; then
-        export PATH="$(dirname "$py"):$PATH"
-        break
-    fi
-done
+lab_prefer_torch_python
 lab_real_profiler_ok || t_skip "the real xmem-estimate is not usable here (not built with its capture library, or no torch)"
 XMEM_LAB_PROFILER=real XMEM_LAB_TIMEOUT=600 lab_up shard
 grep -q "xmem-estimate" "$LAB/etc/xmem.yaml" || t_fail "lab is not using the real profiler"

@@ -93,6 +93,20 @@ lab_write_policy() {
         MODE="$kind" GPU_MB=$LAB_GPU_MB SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU
 }
 
+# Puts a python3 that imports torch (Debian's, on a Debian machine) first in PATH: jobs and
+# xmemd resolve python3 through PATH.
+lab_prefer_torch_python() {
+    local py
+    for py in /usr/bin/python3 "$(command -v python3)"; do
+        if [ -x "$py" ] && timeout 60 "$py" -c 'import torch' >/dev/null 2>&1; then
+            PATH="$(dirname "$py"):$PATH"
+            export PATH
+            return 0
+        fi
+    done
+    return 1
+}
+
 # The real estimator needs its profiler, the capture library and a python3 with torch.
 lab_real_profiler_ok() {
     [ -x "$XMEM_BUILD/bin/xmem-estimate" ] && [ -x "$XMEM_BUILD/bin/xmem-profile" ] &&
