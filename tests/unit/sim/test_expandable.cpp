@@ -96,11 +96,56 @@ static void mapping_respects_capacity(void**) {
     must_hold_invariants(*a);
 }
 
+// §4.5 (2.1+): a free block at the growing end of a range is judged by the size it can
+// expand to, so a larger block that cannot grow is taken first. [A 10][B 5][X 5|unmapped]:
+// after freeing A, a 4 MiB request takes A's 10 MiB rather than X's 5 MiB.
+static void best_fit_prefers_blocks_that_cannot_grow(void**) {
+    auto a = expandable();
+    const uint64_t pa = must_malloc(*a, 10 * MiB);
+    const uint64_t pb = must_malloc(*a, 5 * MiB);
+    EXPECT_U64(pb, pa + 10 * MiB);
+    must_free(*a, pa);
+    EXPECT_U64(must_malloc(*a, 4 * MiB), pa);
+    must_hold_invariants(*a);
+}
+
+// §4.10 (2.5+): release_available_cached_blocks never cudaFrees an expandable block; the
+// release step unmaps its pages instead, and the OOM follows the retry.
+static void release_available_skips_expandable(void**) {
+    auto a = make("2.6", "expandable_segments:True,max_split_size_mb:100", 250 * MiB);
+    Recorder rec;
+    must_free(*a, must_malloc(*a, 150 * MiB));  // 8 pages mapped, all free
+    EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 160 * MiB);
+    a->set_observer(&rec);
+    assert_false(a->malloc(300 * MiB).ok);  // 160 + 140 > 250
+    EXPECT_STR(rec.actions(), "segment_unmap oom");
+    EXPECT_I64(stat(*a, "num_alloc_retries"), 1);
+    EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 0);
+    must_hold_invariants(*a);
+}
+
+// §7.5: the fraction check still uses alloc_size. With 50 MiB allowed, 20 MiB mapped and a
+// 15 MiB free tail, 34 MiB needs only one more page (40 MiB in all) but 20 + 34 > 50: OOM.
+static void fraction_checks_alloc_size(void**) {
+    auto a = make("2.6", "expandable_segments:True", 100 * MiB);
+    EXPECT_OK(a->set_memory_fraction(0.5));
+    must_malloc(*a, 5 * MiB);
+    MallocResult r = a->malloc(34 * MiB);
+    assert_false(r.ok);
+    EXPECT_U64(r.alloc_size, 34 * MiB);
+    EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 20 * MiB);
+    must_malloc(*a, 30 * MiB);  // 20 + 30 <= 50: maps one page
+    EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 40 * MiB);
+}
+
 int run_expandable_tests(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(maps_pages_not_segments),  cmocka_unit_test(small_pool_pages),
         cmocka_unit_test(empty_cache_unmaps_whole_free_pages), cmocka_unit_test(full_release),
         cmocka_unit_test(per_stream_ranges),        cmocka_unit_test(mapping_respects_capacity),
+        cmocka_unit_test(best_fit_prefers_blocks_that_cannot_grow),
+        cmocka_unit_test(release_available_skips_expandable),
+        cmocka_unit_test(fraction_checks_alloc_size),
     };
     return cmocka_run_group_tests_name("expandable", tests, nullptr, nullptr);
 }

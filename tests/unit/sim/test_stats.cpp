@@ -53,11 +53,32 @@ static void pools_add_up(void**) {
     EXPECT_I64(stat(*a, "allocation.large_pool.current"), 1);
 }
 
+// Device counters and oversize Stats move both ways (§4.8, §4.11, §4.15, §5.1).
+static void counters_follow_segments(void**) {
+    auto a = make("2.6", "max_split_size_mb:64");
+    const uint64_t big = must_malloc(*a, 100 * MiB);
+    const uint64_t small = must_malloc(*a, 4096);
+    EXPECT_I64(stat(*a, "num_device_alloc"), 2);
+    EXPECT_I64(stat(*a, "oversize_allocations.current"), 1);
+    EXPECT_I64(stat(*a, "oversize_segments.current"), 1);
+    must_free(*a, big);
+    must_free(*a, small);
+    EXPECT_I64(stat(*a, "oversize_allocations.current"), 0);
+    EXPECT_I64(stat(*a, "oversize_allocations.freed"), 1);
+    a->empty_cache();
+    EXPECT_I64(stat(*a, "num_device_free"), 2);
+    EXPECT_I64(stat(*a, "oversize_segments.current"), 0);
+    EXPECT_I64(stat(*a, "oversize_segments.peak"), 1);
+    EXPECT_I64(stat(*a, "segment.all.freed"), 2);
+    EXPECT_I64(stat(*a, "reserved_bytes.all.freed"), 102 * MiB);
+}
+
 int run_stats_tests(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(key_sets_per_release),
         cmocka_unit_test(reset_peak),
         cmocka_unit_test(pools_add_up),
+        cmocka_unit_test(counters_follow_segments),
     };
     return cmocka_run_group_tests_name("stats", tests, nullptr, nullptr);
 }
