@@ -130,7 +130,7 @@ lab_start_munged() {
     install -d -o munge -g munge -m 0755 "$LAB/munge"
     runuser -u munge -- /usr/sbin/munged --socket="$LAB/munge/munge.socket" \
         --key-file=/etc/munge/munge.key --log-file="$LAB/munge/munged.log" \
-        --pid-file="$LAB/munge/munged.pid" --seed-file="$LAB/munge/munged.seed" ||
+        --pid-file="$LAB/munge/munged.pid" --seed-file="$LAB/munge/munged.seed" {LAB_LOCK_FD}>&- ||
         lab_die "munged did not start"
     lab_wait_for 10 test -S "$LAB/munge/munge.socket" || lab_die "munged socket missing"
 }
@@ -146,7 +146,7 @@ lab_start_xmemd() {
     # for it) and is stopped by its pid file only.
     (
         setsid "$XMEM_BUILD/bin/xmemd" --foreground --config "$LAB/etc/xmem.yaml" \
-            >>"$LAB/log/xmemd.log" 2>&1 </dev/null &
+            >>"$LAB/log/xmemd.log" 2>&1 </dev/null {LAB_LOCK_FD}>&- &
         echo $! >"$LAB/run/xmemd.pid"
     )
     lab_wait_for 15 test -S "$LAB/run/xmemd.sock" || lab_die "xmemd did not create its socket"
@@ -199,9 +199,10 @@ lab_up() {
     lab_start_munged
     lab_start_xmemd
     # The controller's Lua verifies decisions with unmunge against the lab's munged.
-    XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -i -f "$SLURM_CONF" ||
+    # Daemons must not inherit the lab lock: it is released when this shell ends.
+    XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -i -f "$SLURM_CONF" {LAB_LOCK_FD}>&- ||
         lab_die "slurmctld did not start"
-    slurmd -f "$SLURM_CONF" || lab_die "slurmd did not start"
+    slurmd -f "$SLURM_CONF" {LAB_LOCK_FD}>&- || lab_die "slurmd did not start"
     lab_wait_for 30 lab_node_ready || lab_die "node did not become idle within 30 s"
     lab_log "up: $kind cluster in $LAB (xmemd: $([ "$LAB_XMEMD" = 1 ] && echo yes || echo no))"
 }
