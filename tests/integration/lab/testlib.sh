@@ -26,6 +26,10 @@ t_require_lab() {
     command -v slurmctld >/dev/null && command -v munged >/dev/null ||
         t_skip "Slurm or MUNGE not installed (make deps)"
     [ -f "$XMEM_BUILD/lib/xmem.so" ] || t_skip "no $XMEM_BUILD/lib/xmem.so (build first)"
+    # sbatch and slurmstepd are not ASan programs: an ASan-built plugin cannot load in them.
+    if nm -D "$XMEM_BUILD/lib/xmem.so" 2>/dev/null | grep -q ' U __asan_'; then
+        t_skip "xmem.so is built with AddressSanitizer (SANITIZE=1); Slurm's commands cannot load it"
+    fi
 }
 
 t_fail() {
