@@ -11,7 +11,11 @@ XMEM_LAB_PROFILER=fake lab_up shard
 [ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
 J=$LAB/jobs
 cd "$J" || t_fail "no $J"
-echo 'print("training")' >"$J/train.py"
+cat >"$J/train.py" <<'PY'
+import os
+print("training with", os.environ.get("SLURM_SHARDS_ON_NODE"), "shards, limit",
+      os.environ.get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"))
+PY
 
 job_script() { # job_script FILE LIMIT_MB [#XMEM]
     {
@@ -37,6 +41,16 @@ lab_wait_state "$JOB" 30 COMPLETED || t_fail "job did not complete"
 grep -qx "0=8000M" "$J/$JOB.out" || t_fail "no MPS limit in the task: $(cat "$J/$JOB.out")"
 first=$JOB
 t_ok "sbatch --gres=gpu:1 --xmem: estimate, shard:3, comment, task limit"
+
+# 1b. srun outside a job profiles its own command; the step runs on the share with the
+#     limit, and slurmstepd reports the end of the job it created.
+run srun --gres=gpu:1 --xmem python3 train.py --fake-limit-mb=8000
+expect_rc 0 "srun --xmem"
+expect_out "xmem: profiling 'python3 train.py --fake-limit-mb=8000' \(from the srun command line\)" "srun profiling message"
+expect_out "^training with 3 shards, limit 0=8000M$" "srun step share and limit"
+srun_job=$(timeout 10 squeue -h -t all -o "%i %k" | sed -n 's/^\([0-9]*\) xmem: estimate=7200M limit=8000M.*/\1/p' | tail -n 1)
+[ -n "$srun_job" ] || t_fail "srun job not found with its xmem comment"
+t_ok "srun --gres=gpu:1 --xmem python3 train.py: shard:3 and a 8000M limit in the step"
 
 # 2. #SBATCH --xmem with an #XMEM directive naming the command.
 job_script "$J/b.sbatch" 20000 directive
@@ -79,7 +93,9 @@ t_ok "two shard jobs run at once on one GPU ($(gpu_of "$a"))"
 if command -v sqlite3 >/dev/null; then
     row=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select exit_status from jobs where job_id=$first" 2>&1)
     [ "$row" = 0 ] || t_fail "job $first end not in the ledger: '$row'"
-    t_ok "job end of $first recorded by slurmstepd in xmemd's ledger"
+    row=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select exit_status from jobs where job_id=$srun_job" 2>&1)
+    [ "$row" = 0 ] || t_fail "srun job $srun_job end not in the ledger: '$row'"
+    t_ok "job ends of batch job $first and srun job $srun_job recorded by slurmstepd in xmemd's ledger"
 fi
 
 # parallel_submit N SCRIPT [ENV...]: N concurrent sbatch --xmem; all must be queued, gpu:1.
