@@ -49,7 +49,7 @@ function slurm_cli_setup_defaults(options, early_pass)
   return slurm.SUCCESS
 end
 
-function slurm_cli_pre_submit(options, pack_offset)
+local function xmem_pre_submit(options)
   if not ok_lib then return slurm.SUCCESS end
   local jobid = os.getenv("SLURM_JOB_ID")
   if options.type == "srun" and jobid and jobid ~= "" then
@@ -74,6 +74,13 @@ function slurm_cli_pre_submit(options, pack_offset)
   end
   slurm.log_info("xmem: requesting %s instead of one whole GPU (%s)", r.gres, r.why)
   if options.type == "srun" then options.gres = r.gres end
+  return slurm.SUCCESS
+end
+
+-- Advisory only: an error here must never stop a submission.
+function slurm_cli_pre_submit(options, pack_offset)
+  local ok, err = pcall(xmem_pre_submit, options)
+  if not ok then slurm.log_info("xmem: cli_filter: %s (ignored)", tostring(err)) end
   return slurm.SUCCESS
 end
 

@@ -103,7 +103,7 @@ local function rewrite(job_desc, r, mode)
   end
 end
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
+local function xmem_job_submit(job_desc, submit_uid)
   local env = spank_env(job_desc)
   local mode = env.XMEM_MODE
   if mode == nil or mode == "off" then return slurm.SUCCESS end
@@ -169,6 +169,13 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   rewrite(job_desc, r, mode)
   add_comment(job_desc, string.format("xmem: %s request=%s->%s", summary, req, r.gres))
   log("uid %d: %s request %s -> %s (%s)", job_uid, summary, req, r.gres, r.why)
+  return slurm.SUCCESS
+end
+
+-- Never lose a job: whatever goes wrong in xmem's part, the job is accepted as it stands.
+function slurm_job_submit(job_desc, part_list, submit_uid)
+  local ok, err = pcall(xmem_job_submit, job_desc, submit_uid)
+  if not ok then log("internal error: %s; job accepted as submitted", tostring(err)) end
   return slurm.SUCCESS
 end
 
