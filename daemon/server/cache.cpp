@@ -5,6 +5,7 @@ namespace xmemd {
 
 void Cache::configure(int ttl_seconds, int max_entries)
 {
+    std::lock_guard<std::mutex> lock(m_mutex);
     m_ttl = ttl_seconds;
     m_max = max_entries > 0 ? (std::size_t)max_entries : 0;
     evict_to(m_max);
@@ -12,6 +13,7 @@ void Cache::configure(int ttl_seconds, int max_entries)
 
 bool Cache::get(const std::string &key, long now, Estimate *out)
 {
+    std::lock_guard<std::mutex> lock(m_mutex);
     auto it = m_map.find(key);
     if (it == m_map.end())
         return false;
@@ -27,6 +29,7 @@ bool Cache::get(const std::string &key, long now, Estimate *out)
 
 void Cache::put(const std::string &key, const Estimate &e, long now)
 {
+    std::lock_guard<std::mutex> lock(m_mutex);
     if (m_max == 0 || m_ttl == 0)
         return;
     auto it = m_map.find(key);
@@ -43,6 +46,7 @@ void Cache::put(const std::string &key, const Estimate &e, long now)
 
 void Cache::clear()
 {
+    std::lock_guard<std::mutex> lock(m_mutex);
     m_map.clear();
     m_lru.clear();
 }

@@ -1,11 +1,13 @@
 // cache.h — estimates by cache key, with an expiry and an LRU bound so memory stays flat.
-// Loop-thread only (no locking).
+// Thread-safe: worker threads look up hits right after computing the key (one mutex, held
+// for a hash lookup and a list splice).
 #ifndef XMEMD_CACHE_H
 #define XMEMD_CACHE_H
 
 #include "profile.h"
 
 #include <list>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -19,7 +21,11 @@ class Cache {
     bool get(const std::string &key, long now, Estimate *out);
     void put(const std::string &key, const Estimate &e, long now);
     void clear();
-    std::size_t size() const { return m_map.size(); }
+    std::size_t size() const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return m_map.size();
+    }
 
   private:
     struct Entry {
@@ -27,7 +33,8 @@ class Cache {
         long expires;
         std::list<std::string>::iterator lru;
     };
-    void evict_to(std::size_t n);
+    void evict_to(std::size_t n); // caller holds m_mutex
+    mutable std::mutex m_mutex;
     long m_ttl = 0;
     std::size_t m_max = 0;
     std::list<std::string> m_lru; // front = most recently used

@@ -65,6 +65,9 @@ constexpr int k_max_deadline_ms = 24 * 60 * 60 * 1000;
 constexpr int k_drain_timeout_ms = 30000;
 // Ledger group commit: rows queued while a commit runs go into the next transaction.
 constexpr int k_ledger_batch_max = 512;
+// passwd/group lookups are cached this long: NSS parsing dominated the cost of a cache hit;
+// a group change reaches profiles within a minute.
+constexpr int k_user_cache_seconds = 60;
 // Repeated identical warnings are logged at most once per this many seconds.
 constexpr int k_log_throttle_seconds = 10;
 // Metrics HTTP request bound (we only answer GET /metrics).

@@ -39,11 +39,10 @@ const char *k_insert_request =
     " limit_bytes, gpu, torch, fits, cache_key, message, breakdown)"
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
-bool insert_request(sqlite3 *db, const RequestRow &r)
+// `st` is prepared once per ledger (writer thread only) and reset after each row.
+bool insert_request(sqlite3 *db, sqlite3_stmt *st, const RequestRow &r)
 {
-    sqlite3_stmt *st = nullptr;
-    if (sqlite3_prepare_v2(db, k_insert_request, -1, &st, nullptr) != SQLITE_OK)
-        return false;
+    (void)db;
     int i = 1;
     sqlite3_bind_int64(st, i++, (sqlite3_int64)r.id);
     sqlite3_bind_int64(st, i++, r.ts);
@@ -72,7 +71,8 @@ bool insert_request(sqlite3 *db, const RequestRow &r)
     bind_text(st, i++, r.message);
     bind_text(st, i++, r.breakdown);
     bool ok = sqlite3_step(st) == SQLITE_DONE;
-    sqlite3_finalize(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     return ok;
 }
 
@@ -151,6 +151,8 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
     if (sqlite3_step(st) == SQLITE_ROW)
         l->m_next_id = (uint64_t)sqlite3_column_int64(st, 0) + 1;
     sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(l->m_db, k_insert_request, -1, &l->m_insert, nullptr) != SQLITE_OK)
+        return R::failure(path + ": cannot prepare the ledger insert: " + sqlite3_errmsg(l->m_db));
     return R::ok(std::move(l));
 }
 
@@ -164,6 +166,7 @@ Ledger::~Ledger()
         m_cv.notify_one();
         m_thread.join();
     }
+    sqlite3_finalize(m_insert);
     if (m_db)
         sqlite3_close(m_db);
 }
@@ -233,7 +236,7 @@ void Ledger::commit_batch(std::deque<std::unique_ptr<Op>> &batch)
     bool began = sqlite3_exec(m_db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK;
     for (auto &op : batch) {
         if (op->kind == Op::Kind::request)
-            op->ok = began && insert_request(m_db, op->req);
+            op->ok = began && m_insert && insert_request(m_db, m_insert, op->req);
         else
             op->job_outcome = insert_job(m_db, op->job, op->job_message);
         if (op->kind == Op::Kind::request && !op->ok)

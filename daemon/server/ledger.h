@@ -22,6 +22,7 @@
 #include <uv.h>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace xmemd {
 
@@ -81,6 +82,7 @@ class Ledger {
     static void on_close(uv_handle_t *h);
 
     sqlite3 *m_db = nullptr;
+    sqlite3_stmt *m_insert = nullptr; // the request insert, prepared once
     std::string m_path;
     uint64_t m_next_id = 1;
     uv_async_t m_async{};

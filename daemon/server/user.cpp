@@ -1,6 +1,11 @@
 // user.cpp — passwd lookups and the per-thread filesystem identity switch.
 #include "user.h"
+#include "defaults.h"
 #include "log.h"
+
+#include <ctime>
+#include <mutex>
+#include <unordered_map>
 
 #include <cerrno>
 #include <cstdlib>
@@ -42,6 +47,27 @@ Result<UserIdentity> user_lookup(uid_t uid)
     }
     u.groups.resize((size_t)n);
     return Result<UserIdentity>::ok(std::move(u));
+}
+
+Result<UserIdentity> user_lookup_cached(uid_t uid)
+{
+    static std::mutex mutex;
+    static std::unordered_map<uid_t, std::pair<UserIdentity, time_t>> cache;
+    time_t now = time(nullptr);
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        auto it = cache.find(uid);
+        if (it != cache.end() && now - it->second.second < k_user_cache_seconds)
+            return Result<UserIdentity>::ok(it->second.first);
+    }
+    auto r = user_lookup(uid);
+    if (r) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (cache.size() > 4096) // bounded: uids seen on one login node are few
+            cache.clear();
+        cache[uid] = {r.value(), now};
+    }
+    return r;
 }
 
 FsIdentity::FsIdentity(const UserIdentity &u)

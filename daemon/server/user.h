@@ -22,6 +22,8 @@ struct UserIdentity {
 
 // getpwuid_r + getgrouplist; fails for a uid with no passwd entry.
 Result<UserIdentity> user_lookup(uid_t uid);
+// user_lookup through a small thread-safe cache (k_user_cache_seconds); failures not cached.
+Result<UserIdentity> user_lookup_cached(uid_t uid);
 
 // While alive, this thread's fsuid/fsgid/groups are the user's (raw syscalls: the kernel keeps
 // credentials per thread, and glibc's setgroups() would change every thread of the daemon).
