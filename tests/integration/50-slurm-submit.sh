@@ -56,7 +56,12 @@ t_ok "--xmem=off on the command line beats #SBATCH --xmem"
 submit --hold --gpus=1 --xmem=8G --wrap "python3 -c 'print(1)'"
 expect_field "$JOB" TresPerNode gres:shard:3 "--wrap --gpus=1 --xmem=8G"
 [ -z "$(lab_field "$JOB" TresPerJob)" ] || t_fail "TresPerJob kept: $(lab_field "$JOB" TresPerJob)"
-t_ok "--wrap with --gpus=1 → shard:3"
+submit --hold --gpus-per-node=1 --xmem=8G --wrap "python3 t.py"
+expect_field "$JOB" TresPerNode gres:shard:3 "--gpus-per-node=1"
+submit --hold -n 1 --gpus-per-task=1 --xmem=8G --wrap "python3 t.py"
+expect_field "$JOB" TresPerNode gres:shard:3 "--gpus-per-task=1 with one task"
+[ -z "$(lab_field "$JOB" TresPerTask)" ] || t_fail "TresPerTask kept: $(lab_field "$JOB" TresPerTask)"
+t_ok "--wrap with --gpus=1, --gpus-per-node=1, --gpus-per-task=1 (one task) → shard:3"
 
 # 6. Estimate larger than the GPU: keeps gpu:1 with a warning.
 submit --hold --xmem=39G "$J/train.sbatch"
