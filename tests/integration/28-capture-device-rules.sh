@@ -16,6 +16,7 @@ expect_tags() {
 expect_tags 44 hgh ".cuda() copies a host tensor; identity on the device; .cpu() copies back"
 expect_tags 52 hh "pin_memory is host memory"
 expect_tags 68 g "device='cuda' factory"
+expect_tags 20 g "device=0 factory"
 expect_tags 76 hg ".to(0): a bare ordinal is a CUDA device"
 expect_tags 92 g "new_tensor of a device tensor"
 expect_tags 116 h "torch.tensor without a device"

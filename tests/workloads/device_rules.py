@@ -13,6 +13,7 @@ assert not host.is_cuda and host.get_device() == -1
 back = dev.cpu()                                       # 44 h: copy to the host
 pinned = torch.ones(13).pin_memory()                   # 52 h + 52 h (source and pinned copy)
 made = torch.zeros(17, device="cuda")                  # 68 g: device factory
+by_ordinal = torch.zeros(5, device=0)                  # 20 g: a bare ordinal as device=
 ordinal = torch.zeros(19).to(0)                        # 76 h source, 76 g copy: a bare ordinal is CUDA
 data = dev.new_tensor([1.0] * 23)                      # 92 g: new_tensor of a device tensor
 plain = torch.tensor([1.0] * 29)                       # 116 h: torch.tensor without a device

@@ -194,18 +194,15 @@ def _install_load(torch, devices):
 
 
 def _to_device_tree(obj):
+    """Copies every tensor of a loaded object (state dicts, lists, tuples) to the device."""
     import torch
     if isinstance(obj, torch.Tensor):
         return obj.cuda()
     if isinstance(obj, dict):
-        return type(obj)((k, _to_device_tree(v)) for k, v in obj.items()) if not hasattr(obj, "_metadata") else _keep_meta(obj)
+        out = type(obj)((k, _to_device_tree(v)) for k, v in obj.items())
+        if hasattr(obj, "_metadata"):  # state dicts carry it; load_state_dict needs it
+            out._metadata = obj._metadata
+        return out
     if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
         return type(obj)(_to_device_tree(v) for v in obj)
     return obj
-
-
-def _keep_meta(state_dict):
-    """OrderedDict state dicts carry a _metadata attribute load_state_dict needs."""
-    out = type(state_dict)((k, _to_device_tree(v)) for k, v in state_dict.items())
-    out._metadata = state_dict._metadata
-    return out

@@ -87,13 +87,12 @@ def _properties(device=None):
 def install(torch_mod, native, note):
     """Replaces torch.cuda's device-facing functions. NOTE(key, value) records metadata."""
     cuda = torch_mod.cuda
-    peak = {"bytes": 0}
 
     def memory_allocated(device=None):
         return native.device_bytes()
 
     def max_memory_allocated(device=None):
-        return max(native.device_peak_bytes(), peak["bytes"])
+        return native.device_peak_bytes()
 
     def reset_peak(device=None):
         native.reset_device_peak()

@@ -40,6 +40,11 @@ def is_cuda_spec(device):
     return isinstance(device, str) and (device == "cuda" or device.startswith("cuda:"))
 
 
+def _is_ordinal(device):
+    """A bare int names a CUDA device (torch.zeros(3, device=0), t.to(0))."""
+    return isinstance(device, int) and not isinstance(device, bool)
+
+
 def _getter(name):
     return _TensorBase.__dict__[name].__get__
 
@@ -67,7 +72,7 @@ class DeviceMode(TorchFunctionMode):
         return GPU if self.native.dev_of(base) == 103 else HOST
 
     def dev_of_args(self, args, kwargs):
-        seen_host = False
+        """GPU when any tensor argument (or the first of a tensor list) is on the device."""
         for a in args:
             if isinstance(a, torch.Tensor):
                 d = self.dev_of(a)
@@ -77,7 +82,6 @@ class DeviceMode(TorchFunctionMode):
                 continue
             if d == GPU:
                 return GPU
-            seen_host = seen_host or d == HOST
         for a in kwargs.values():
             if isinstance(a, torch.Tensor) and self.dev_of(a) == GPU:
                 return GPU
@@ -107,11 +111,11 @@ class DeviceMode(TorchFunctionMode):
         dev = None
         device = kwargs.get("device")
         if device is not None:
-            if is_cuda_spec(device):
+            if is_cuda_spec(device) or _is_ordinal(device):
                 kwargs = dict(kwargs, device=_CPU)
                 dev = EXPLICIT_GPU
             else:
-                dev = self.dev_of_device_arg(device)
+                dev = HOST
         if self.forced is not None and dev is None:
             dev = self.forced
         if dev is None:
@@ -119,11 +123,6 @@ class DeviceMode(TorchFunctionMode):
             if dev == GPU and func in _DATA_FACTORIES:
                 dev = EXPLICIT_GPU  # builds its storage outside any op, from Python data
         return self.run_on(dev, func, args, kwargs)
-
-    def dev_of_device_arg(self, device):
-        if isinstance(device, int) and not isinstance(device, bool):
-            return GPU  # a bare ordinal names a CUDA device
-        return HOST
 
 
 # -- special calls ---------------------------------------------------------------------------
@@ -177,7 +176,7 @@ def _to(mode, func, args, kwargs):
     _, dtype, _, memory_format = torch._C._nn._parse_to(*rest, **kwargs)
     if device is None:
         target = mode.dev_of(t) or HOST
-    elif is_cuda_spec(device) or isinstance(device, int):
+    elif is_cuda_spec(device) or _is_ordinal(device):
         target = GPU
     else:
         target = HOST
