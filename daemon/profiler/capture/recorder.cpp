@@ -102,9 +102,11 @@ void Recorder::on_alloc(const void* ptr, uint64_t bytes, const OpContext& ops) {
   std::lock_guard<std::mutex> lock(m_mu);
   if (!m_recording) return;
   emit_markers_locked();
+  auto stale = m_live.find(ptr);
+  if (stale != m_live.end()) free_stale_locked(stale);
   char dev = dev_for(ops);
   uint64_t id = m_next_id++;
-  m_live[ptr] = Live{id, bytes, dev};
+  m_live.emplace(ptr, Live{id, bytes, dev});
   m_totals.allocs++;
   m_totals.live_bytes += bytes;
   m_totals.live_count++;
@@ -122,12 +124,25 @@ void Recorder::on_free(const void* ptr) {
   auto it = m_live.find(ptr);
   if (it == m_live.end()) return;
   emit_markers_locked();
+  free_locked(it);
+}
+
+void Recorder::free_locked(LiveMap::iterator it) {
   m_writer.free(it->second.id);
   m_totals.frees++;
   m_totals.live_bytes -= it->second.bytes;
   m_totals.live_count--;
   if (it->second.dev == 'g') m_totals.live_gpu_bytes -= it->second.bytes;
   m_live.erase(it);
+}
+
+// The allocator returned an address we still think is live: its free went around our
+// deleter (a storage whose DataPtr was handed to another owner). The memory was free, so
+// the old storage is closed here; the count goes into the metadata (missed_frees).
+void Recorder::free_stale_locked(LiveMap::iterator it) {
+  m_missed_frees++;
+  m_writer.meta("missed_frees", std::to_string(m_missed_frees));
+  free_locked(it);
 }
 
 char Recorder::dev_of(const void* ptr) {

@@ -86,7 +86,10 @@ class Recorder {
     uint64_t bytes;
     char dev;
   };
+  using LiveMap = std::unordered_map<const void*, Live>;
   void emit_markers_locked();
+  void free_locked(LiveMap::iterator it);
+  void free_stale_locked(LiveMap::iterator it);
   uint32_t intern_locked(std::string_view name);
   uint32_t context_locked(const OpContext& ops);
   char dev_for(const OpContext& ops) const;
@@ -94,7 +97,8 @@ class Recorder {
   std::mutex m_mu;
   bool m_recording = false;
   TraceWriter m_writer;
-  std::unordered_map<const void*, Live> m_live;
+  LiveMap m_live;
+  uint64_t m_missed_frees = 0;
   Totals m_totals;
   uint64_t m_next_id = 1;
 

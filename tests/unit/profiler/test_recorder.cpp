@@ -74,6 +74,21 @@ static void reused_pointer_gets_a_new_id(void** state) {
                       "S 1 |aten::empty\nA 1 8 g 0 1\nF 1\nA 2 16 g 0 1\nZ 2 1 16\n");
 }
 
+static void an_address_reused_without_our_free_closes_the_old_storage(void** state) {
+  auto* f = static_cast<Fixture*>(*state);
+  int a = 0;
+  f->rec.on_alloc(&a, 8, op("aten::empty", "aten::empty"));
+  f->rec.on_alloc(&a, 32, op("aten::empty", "aten::empty"));  // its free went elsewhere
+  auto t = f->rec.totals();
+  assert_int_equal(t.frees, 1);
+  assert_int_equal(t.live_bytes, 32);
+  std::string err;
+  assert_true(f->rec.finish(&err));
+  assert_string_equal(xmem_test_read_file(f->path).c_str(),
+                      "#xmem-trace 1\nM missed_frees 1\nS 1 |aten::empty\nA 1 8 g 0 1\nF 1\n"
+                      "A 2 32 g 0 1\nZ 2 1 32\n");
+}
+
 static void device_rules(void** state) {
   auto* f = static_cast<Fixture*>(*state);
   int a = 0, b = 0, c = 0, d = 0, e = 0;
@@ -152,6 +167,7 @@ int xmem_test_group_recorder(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(ids_and_totals_follow_allocs_and_frees, setup, teardown),
       cmocka_unit_test_setup_teardown(reused_pointer_gets_a_new_id, setup, teardown),
+      cmocka_unit_test_setup_teardown(an_address_reused_without_our_free_closes_the_old_storage, setup, teardown),
       cmocka_unit_test_setup_teardown(device_rules, setup, teardown),
       cmocka_unit_test_setup_teardown(contexts_are_interned_once, setup, teardown),
       cmocka_unit_test_setup_teardown(markers_are_written_before_the_next_event_only, setup, teardown),
