@@ -12,7 +12,8 @@
     X(policy)                                                                                  \
     X(payload)                                                                                 \
     X(scheduler)                                                                               \
-    X(profile)
+    X(profile)                                                                                 \
+    X(ledger)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)

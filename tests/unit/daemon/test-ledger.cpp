@@ -1,0 +1,141 @@
+// test-ledger.cpp — the SQLite ledger: schema version and migrations, group commit through
+// the writer thread and uv_async, job_end ownership rules, and a loop left with no handles.
+#include "ledger.h"
+#include "cmocka.hpp"
+#include "test-list.h"
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+using namespace xmemd;
+
+static std::string g_path;
+
+static int setup(void **)
+{
+    char tmpl[] = "/tmp/xmemd-test-ledger-XXXXXX";
+    int fd = mkstemp(tmpl);
+    close(fd);
+    unlink(tmpl);
+    g_path = tmpl;
+    return 0;
+}
+
+static int teardown(void **)
+{
+    for (const char *suffix : {"", "-wal", "-shm"})
+        unlink((g_path + suffix).c_str());
+    return 0;
+}
+
+static int64_t scalar(const std::string &sql)
+{
+    sqlite3 *db;
+    sqlite3_open(g_path.c_str(), &db);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static void creates_latest_schema(void **)
+{
+    {
+        auto l = Ledger::open(g_path);
+        assert_true((bool)l);
+        assert_int_equal(l.value()->take_id(), 1);
+    }
+    assert_int_equal(scalar("PRAGMA user_version"), k_ledger_schema_version);
+    assert_int_equal(scalar("SELECT count(*) FROM sqlite_master WHERE name IN "
+                            "('requests','jobs','job_accuracy')"),
+                     3);
+    assert_true((bool)Ledger::open(g_path)); // reopening is a no-op
+}
+
+static void migrates_v1_and_refuses_newer(void **)
+{
+    // A version-1 file: tables but no view.
+    sqlite3 *db;
+    sqlite3_open(g_path.c_str(), &db);
+    sqlite3_exec(db, "DROP VIEW job_accuracy; PRAGMA user_version=1;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    assert_true((bool)Ledger::open(g_path));
+    assert_int_equal(scalar("PRAGMA user_version"), 2);
+    assert_int_equal(scalar("SELECT count(*) FROM sqlite_master WHERE name='job_accuracy'"), 1);
+    sqlite3_open(g_path.c_str(), &db);
+    sqlite3_exec(db, "PRAGMA user_version=99;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    auto r = Ledger::open(g_path);
+    assert_false((bool)r);
+    assert_contains(r.error(), g_path + ": ledger schema version 99 is newer than this xmemd");
+    sqlite3_open(g_path.c_str(), &db);
+    sqlite3_exec(db, "PRAGMA user_version=2;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+}
+
+static void writes_through_the_loop(void **)
+{
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    auto r = Ledger::open(g_path);
+    assert_true((bool)r);
+    Ledger &l = *r.value();
+    l.start(&loop);
+    int done = 0;
+    uint64_t first = 0;
+    for (int i = 0; i < 300; i++) {
+        RequestRow row;
+        row.id = l.take_id();
+        if (!first)
+            first = row.id;
+        row.ts = 1;
+        row.kind = "estimate";
+        row.uid = i < 150 ? 1000 : 2000;
+        row.outcome = Outcome::estimated;
+        row.peak_bytes = 7;
+        l.append(row, [&done](bool ok) {
+            assert_true(ok);
+            done++;
+        });
+    }
+    std::vector<Outcome> job_outcomes;
+    auto job = [&](uint64_t req, int64_t reporter) {
+        JobRow j;
+        j.request_id = req;
+        j.job_id = 55;
+        j.reporter_uid = reporter;
+        l.job_end(j, [&job_outcomes](Outcome o, const std::string &) { job_outcomes.push_back(o); });
+    };
+    job(first, 1000);     // owner
+    job(first, 2000);     // another user
+    job(first + 1, 0);    // root
+    job(999999, 0);       // unknown request
+    bool closed = false;
+    while (done < 300 || job_outcomes.size() < 4)
+        uv_run(&loop, UV_RUN_ONCE);
+    assert_int_equal(l.pending(), 0);
+    l.stop([&closed] { closed = true; });
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_true(closed);
+    assert_int_equal(uv_loop_close(&loop), 0); // no handle left open
+    assert_int_equal(scalar("SELECT count(*) FROM requests WHERE peak_bytes=7"), 300);
+    assert_int_equal((int)job_outcomes[0], (int)Outcome::recorded);
+    assert_int_equal((int)job_outcomes[1], (int)Outcome::job_end_rejected);
+    assert_int_equal((int)job_outcomes[2], (int)Outcome::recorded);
+    assert_int_equal((int)job_outcomes[3], (int)Outcome::job_end_rejected);
+    assert_int_equal(scalar("SELECT count(*) FROM job_accuracy"), 2);
+    // Ids continue after the highest stored one.
+    auto again = Ledger::open(g_path);
+    assert_int_equal(again.value()->take_id(), first + 300);
+}
+
+int test_group_ledger(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(creates_latest_schema),
+                                       cmocka_unit_test(migrates_v1_and_refuses_newer),
+                                       cmocka_unit_test(writes_through_the_loop)};
+    return cmocka_run_group_tests_name("ledger", tests, setup, teardown);
+}
