@@ -137,6 +137,7 @@ def main():
     p.add_argument("--csv", required=True)
     p.add_argument("--filename", required=True)
     p.add_argument("--steps", type=int, default=1000)
+    p.add_argument("--check", action="store_true", help="build the model on the CPU and stop")
     args = p.parse_args()
 
     row = find_record(args.csv, args.filename)
@@ -145,6 +146,13 @@ def main():
     cnn = "input_channels" in fields
     model, shape, classes = (build_cnn if cnn else build_mlp)(fields, layers)
     batch = int(fields["batch"])
+    if args.check:
+        # The record's total leaves out PReLU's one weight per module.
+        n = sum(p.numel() for m in model.modules() if not isinstance(m, nn.PReLU)
+                for p in m.parameters(recurse=False))
+        if n != int(row["Total Parameters"]):
+            raise SystemExit(f"gpumemnet_job: rebuilt model has {n} parameters, record says {row['Total Parameters']}")
+        return
     samples = 4096 if not cnn else batch * 4
 
     device = torch.device("cuda")
@@ -169,7 +177,7 @@ def main():
             done += 1
             if done >= args.steps:
                 break
-    print(f"gpumemnet_job: {done} steps, last loss {loss.item():.4f}", file=sys.stderr)
+    print(f"gpumemnet_job: {done} steps", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -72,7 +72,10 @@ class Replayer {
         }
         Category c = m_categories[i];
         m_live[ev.id] = {r.ptr, ev.bytes, c};
-        m_live_bytes[static_cast<size_t>(c)] += ev.bytes;
+        uint64_t &live = m_live_bytes[static_cast<size_t>(c)];
+        live += ev.bytes;
+        uint64_t &peak = m_result.category_peak[static_cast<size_t>(c)];
+        peak = std::max(peak, live);
         return Result<void>::success();
     }
 

@@ -28,6 +28,8 @@ struct ReplayResult {
     bool has_steady = false;
     // Requested bytes of the live storages, by category, when allocated bytes peaked.
     CategoryBytes live_at_peak{};
+    // Highest live requested bytes of each category at any point (the "activation term").
+    CategoryBytes category_peak{};
     std::vector<IterationPeak> iterations;
     uint64_t mallocs = 0;
     bool oom = false;

@@ -24,6 +24,14 @@ nlohmann::json breakdown_json(const Estimate &e)
     return b;
 }
 
+nlohmann::json category_peaks_json(const Estimate &e)
+{
+    nlohmann::json b = nlohmann::json::object();
+    for (size_t i = 0; i < k_categories; ++i)
+        b[category_name(static_cast<Category>(i))] = e.replay.category_peak[i];
+    return b;
+}
+
 nlohmann::json corrections_json(const Estimate &e)
 {
     auto drop = [](const DropCount &d) { return nlohmann::json{{"count", d.count}, {"bytes", d.bytes}}; };
@@ -78,6 +86,7 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"margin", e.target.margin},
         {"coverage", k_limit_coverage},
         {"breakdown", breakdown_json(e)},
+        {"category_peak_bytes", category_peaks_json(e)},
         {"per_iteration", iterations_json(e)},
         {"corrections", corrections_json(e)},
         {"profile_seconds", t.profile_seconds},

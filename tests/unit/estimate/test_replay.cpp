@@ -41,6 +41,7 @@ static void peaks_per_iteration_and_breakdown(void **)
     EXPECT_U64(res.live_at_peak[static_cast<size_t>(Category::weights)], 4 * MiB);
     EXPECT_U64(res.live_at_peak[static_cast<size_t>(Category::gradients)], 4 * MiB);
     EXPECT_U64(res.live_at_peak[static_cast<size_t>(Category::activations)], 30 * MiB);
+    EXPECT_U64(res.category_peak[static_cast<size_t>(Category::activations)], 30 * MiB);
     EXPECT_U64(res.iterations.size(), 3);
     EXPECT_U64(res.iterations[1].reserved, 22 * MiB);
     EXPECT_U64(res.iterations[1].allocated, 16 * MiB + 1024 + 4 * MiB);

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# make bench-accuracy: xmem's estimates against GPU memory measured by others on an A100
+# 40 GB (GPUMemNet, /work/shared/groundtruth). Rebuilds a fixed subset of the MLP and CNN
+# runs (bench/accuracy/records.csv, chosen by bench/accuracy/select.py) plus the real-model
+# set at batch 32, runs `xmem estimate` on each, and prints per record and overall: median
+# relative error, share of runs measured above the recommended limit, median limit slack.
+# About 20-30 minutes on two cores. Results are kept in $XMEM_ACCURACY_OUT (default
+# /tmp/xmem-accuracy) so a rerun only redoes what is missing; remove it to start over.
+# XMEM_ACCURACY_LIMIT=N runs only the first N records; XMEM_ACCURACY_REAL=0 skips the
+# real-model set.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=${XMEM_BUILD:-$here/../build}
+gt=${XMEM_GROUNDTRUTH:-/work/shared/groundtruth/gpumemnet}
+if [ ! -x "$build/bin/xmem-estimate" ] || [ ! -x "$build/bin/xmem-profile" ]; then
+    echo "xmem: bench-accuracy: $build/bin/xmem-estimate or xmem-profile missing; run make first" >&2
+    exit 1
+fi
+if [ ! -d "$gt" ]; then
+    echo "xmem: bench-accuracy: ground truth $gt not found; set XMEM_GROUNDTRUTH" >&2
+    exit 1
+fi
+args=(--build "$build" --groundtruth "$gt" --out "${XMEM_ACCURACY_OUT:-/tmp/xmem-accuracy}"
+      --limit "${XMEM_ACCURACY_LIMIT:-0}")
+[ "${XMEM_ACCURACY_REAL:-1}" = 1 ] && args+=(--real)
+exec /usr/bin/python3 "$here/accuracy/run.py" "${args[@]}"

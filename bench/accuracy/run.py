@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""`make bench-accuracy`: rebuild GPUMemNet runs, estimate each with xmem, compare.
+
+    run.py --build BUILD --records records.csv --groundtruth DIR --out DIR [--real]
+
+For every record: generate its training script (gpumemnet_job.py / real_model_job.py),
+run `xmem-estimate --gpu A100-40GB --torch 2.1 --json -- python3 JOB ...`, and keep the JSON
+under --out (a rerun reuses it; delete the folder to start over). Then:
+
+1. constant: the catalog's A100-40GB context is replaced by the median of
+   (measured - (peak - context)) over the `calib-constant` records (tiny MLPs);
+2. margin: the 95th percentile of (measured - estimate) / estimate over the `calib` records;
+3. report, per `test` record and overall: relative error |est - measured| / measured, whether
+   the measured peak exceeds the limit (estimate x (1 + margin)), and the limit's slack
+   (limit - measured) / measured.
+"""
+import argparse
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+MIB = 1048576
+HERE = os.path.dirname(os.path.abspath(__file__))
+REAL = [("vgg", 32), ("resnet", 32), ("mobilenet", 32), ("efficientnet", 32), ("inception", 32)]
+
+
+def run_one(args, key, job_argv, iterations):
+    path = os.path.join(args.out, key + ".json")
+    if os.path.exists(path):
+        with open(path) as f:
+            return json.load(f)
+    cmd = [os.path.join(args.build, "bin", "xmem-estimate"), "--gpu", "A100-40GB", "--torch",
+           args.torch, "--json", "--iterations", str(iterations), "--"] + job_argv
+    start = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"accuracy: {key}: xmem-estimate failed ({p.returncode}): {p.stderr.strip()[-300:]}", file=sys.stderr)
+        return None
+    result = json.loads(p.stdout)
+    result["wall_seconds"] = time.time() - start
+    with open(path, "w") as f:
+        json.dump(result, f)
+    return result
+
+
+def percentile(values, q):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def collect(args):
+    rows = []
+    with open(args.records, newline="") as f:
+        records = list(csv.DictReader(f))
+    if args.limit:
+        records = records[: args.limit]
+    for i, r in enumerate(records):
+        key = r["set"].replace(".csv", "") + "-" + str(i)
+        job = [sys.executable, os.path.join(HERE, "gpumemnet_job.py"), "--csv",
+               os.path.join(args.groundtruth, r["set"]), "--filename", r["filename"]]
+        res = run_one(args, key, job, 3)
+        print(f"accuracy: [{i + 1}/{len(records)}] {r['split']:15s} {r['filename'][:60]}", file=sys.stderr)
+        if res:
+            rows.append(dict(name=r["filename"], set=r["set"], split=r["split"],
+                             measured=int(r["measured_mib"]) * MIB, result=res))
+    if args.real:
+        with open(os.path.join(args.groundtruth, "real_models_cnn.csv"), newline="") as f:
+            real = {(r["model"], int(r["batch_size"])): r for r in csv.DictReader(f)}
+        for model, batch in REAL:
+            r = real[(model, batch)]
+            job = [sys.executable, os.path.join(HERE, "real_model_job.py"), "--model", model,
+                   "--batch-size", str(batch)]
+            res = run_one(args, f"real-{model}-{batch}", job, 2)
+            print(f"accuracy: real {model} batch {batch}", file=sys.stderr)
+            if res:
+                rows.append(dict(name=f"{model} bs{batch}", set="real_models_cnn.csv", split="test-real",
+                                 measured=int(r["measured_peak_nvidia_smi_mib"]) * MIB, result=res))
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--build", required=True)
+    p.add_argument("--records", default=os.path.join(HERE, "records.csv"))
+    p.add_argument("--groundtruth", default="/work/shared/groundtruth/gpumemnet")
+    p.add_argument("--out", default="/tmp/xmem-accuracy")
+    p.add_argument("--torch", default="2.1")
+    p.add_argument("--real", action="store_true", help="also the real-model set at batch 32")
+    p.add_argument("--limit", type=int, default=0, help="only the first N records (smoke run)")
+    args = p.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    rows = collect(args)
+    report(rows)
+
+
+def dynamic(row):
+    """Estimate without the catalog's context: reserved peak + memory outside the allocator."""
+    res = row["result"]
+    return res["peak_bytes"] - res["context_bytes"]
+
+
+def report(rows):
+    const_rows = [r for r in rows if r["split"] == "calib-constant"]
+    if not const_rows:
+        print("accuracy: no calib-constant record ran; cannot calibrate", file=sys.stderr)
+        sys.exit(1)
+    constant = statistics.median(r["measured"] - dynamic(r) for r in const_rows)
+    catalog_context = rows[0]["result"]["context_bytes"]
+    for r in rows:
+        r["estimate"] = dynamic(r) + constant
+    calib = [r for r in rows if r["split"] == "calib"]
+    under = [(r["measured"] - r["estimate"]) / r["estimate"] for r in calib]
+    margin = max(0.0, percentile(under, 0.95)) if under else float("nan")
+    print(f"constant (A100-40GB context + libraries): {constant / MIB:.0f} MiB from {len(const_rows)} "
+          f"tiny MLPs (catalog has {catalog_context / MIB:.0f} MiB)")
+    print(f"margin for 95 % coverage: {100 * margin:.1f} % from {len(calib)} calib records "
+          f"(under-estimates there: median {100 * statistics.median(under):+.1f} %)" if under else "no calib records")
+    print()
+    print(f"{'record':62s} {'split':10s} {'meas MiB':>9s} {'est MiB':>8s} {'err %':>7s} {'limit':>7s} {'slack %':>7s} {'prof s':>7s} {'anal s':>7s}")
+    groups = {}
+    for r in rows:
+        limit = r["estimate"] * (1 + margin)
+        err = (r["estimate"] - r["measured"]) / r["measured"]
+        over = r["measured"] > limit
+        slack = (limit - r["measured"]) / r["measured"]
+        res = r["result"]
+        print(f"{r['name'][:62]:62s} {r['split'][:10]:10s} {r['measured'] / MIB:9.0f} {r['estimate'] / MIB:8.0f} "
+              f"{100 * err:+7.1f} {'OVER' if over else 'ok':>7s} {100 * slack:7.1f} "
+              f"{res['profile_seconds']:7.1f} {res['analyze_seconds']:7.3f}")
+        if r["split"].startswith("test"):
+            g = "real models" if r["split"] == "test-real" else r["set"].split("_")[0].upper()
+            for name in (g, "all test"):
+                groups.setdefault(name, []).append((abs(err), over, slack, res["analyze_seconds"]))
+    print()
+    for name, vals in groups.items():
+        errs, overs, slacks, times = zip(*vals)
+        print(f"{name:12s} n={len(vals):3d}  median |rel err| {100 * statistics.median(errs):5.1f} %  "
+              f"measured above limit {100 * sum(overs) / len(vals):5.1f} %  median limit slack "
+              f"{100 * statistics.median(slacks):5.1f} %  max analysis {max(times):.3f} s")
+
+
+if __name__ == "__main__":
+    main()

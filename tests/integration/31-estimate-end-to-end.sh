@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `xmem estimate` end to end: the dispatcher runs xmem-estimate, which profiles a small
+# GPT-like training script on the CPU with xmem-profile and prints a consistent estimate;
+# --keep-trace keeps the capture and --trace-in on it gives the same numbers.
+set -u
+. "$(dirname "$0")/30-estimate-common.bash"
+[ -x "$bin/xmem-estimate" ] || { echo "xmem-estimate not built in $XMEM_BUILD"; exit 77; }
+[ -x "$bin/xmem-profile" ] || { echo "xmem-profile not built yet: nothing to profile with"; exit 77; }
+job=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/transformer.py" --arch gpt --layers 2 --hidden 128
+     --heads 4 --seq 128 --vocab 1000 --batch-size 8 --steps-per-epoch 3)
+
+echo "+ xmem estimate --json --keep-trace ... -- ${job[*]}"
+"$bin/xmem" estimate --gpu A100-40GB --torch 2.1 --json --keep-trace "$tmp/gpt.xtrace" \
+    --timeline "$tmp/gpt.html" -- "${job[@]}" >"$tmp/gpt.json" 2>"$tmp/gpt.err" ||
+    { echo "FAIL: xmem estimate failed:"; tail -n 20 "$tmp/gpt.err"; exit 1; }
+check_consistent "$tmp/gpt.json"
+check "$tmp/gpt.json" "j['iterations'] == 3" "three optimizer steps captured"
+check "$tmp/gpt.json" "j['profile_seconds'] > 0 and j['analyze_seconds'] < 5" "profile and analysis timed"
+check "$tmp/gpt.json" "j['fits'] is True" "a small GPT fits an A100"
+check "$tmp/gpt.json" "j['capture_torch'].startswith('1.13')" "capture torch recorded"
+check "$tmp/gpt.json" "j['corrections']['cublas_workspaces'] == 2" "two cuBLAS handles (forward, autograd)"
+check "$tmp/gpt.json" "all(j['breakdown'][k] > 0 for k in ('weights', 'workspaces', 'cuda_context'))" "weights, workspaces and context in the breakdown"
+check "$tmp/gpt.json" "j['category_peak_bytes']['gradients'] > 0 and j['category_peak_bytes']['optimizer_state'] > 0" "gradients and optimizer state seen"
+check "$tmp/gpt.json" "j['steady_reserved_peak_bytes'] >= j['first_iteration_reserved_peak_bytes']" "steady iterations reported"
+grep -q '<svg' "$tmp/gpt.html" || { echo "FAIL: no timeline page"; fails=$((fails + 1)); }
+
+# The kept trace gives the same estimate without profiling again.
+"$bin/xmem-estimate" --gpu A100-40GB --torch 2.1 --json --trace-in "$tmp/gpt.xtrace" >"$tmp/again.json"
+a=$(json "$tmp/gpt.json" "j['peak_bytes']"); b=$(json "$tmp/again.json" "j['peak_bytes']")
+[ "$a" = "$b" ] || { echo "FAIL: --trace-in gives $b, the profiled run $a"; fails=$((fails + 1)); }
+
+# A job that fails is reported as such: the profiler's own line, then xmem-estimate's.
+expect 2 'profiling the job failed' "$bin/xmem-estimate" -- /usr/bin/python3 -c 'raise SystemExit(3)'
+tail -n 1 "$tmp/err" | grep -q '^xmem: profiling the job failed (xmem-profile exit status 1)' ||
+    { echo "FAIL: last stderr line is not xmem-estimate's:"; cat "$tmp/err"; fails=$((fails + 1)); }
+finish
