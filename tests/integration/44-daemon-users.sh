@@ -43,31 +43,10 @@ runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/home1" -- python3 train.py 
 expect_eq "$(sql "SELECT count(*) FROM requests WHERE uid=$u2 AND outcome=0")" 0 "no estimate for xmemt2"
 
 log "the message cannot choose the uid"
-python3 - "$SOCK" "$T/home1" <<'PY' >"$T/f"
-import json, socket, struct, sys
-body = json.dumps({"argv": ["python3", "train.py"], "cwd": sys.argv[2], "uid": 0, "user": "root"}).encode()
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-s.sendall(struct.pack(">IHHII", 0x584D454D, 1, 1, len(body), 0) + body)
-data = b""
-while True:
-    c = s.recv(65536)
-    if not c: break
-    data += c
-print(json.loads(data[16:])["outcome_name"])
-PY
+cp "$(dirname "$0")/40-daemon.d/rawclient.py" "$T/bin/" && chmod 0755 "$T/bin/rawclient.py"
+RAW_CWD=$T/home1 python3 "$T/bin/rawclient.py" "$SOCK" claim-root >"$T/f"
 expect_eq "$(cat "$T/f")" root_refused "request from root claiming uid 0 (root is refused by config)"
-runuser -u xmemt2 -- python3 - "$SOCK" "$T/home1" <<'PY' >"$T/g"
-import json, socket, struct, sys
-body = json.dumps({"argv": ["python3", "train.py"], "cwd": sys.argv[2], "uid": 0}).encode()
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-s.sendall(struct.pack(">IHHII", 0x584D454D, 1, 1, len(body), 0) + body)
-data = b""
-while True:
-    c = s.recv(65536)
-    if not c: break
-    data += c
-print(json.loads(data[16:])["outcome_name"])
-PY
+runuser -u xmemt2 -- env RAW_CWD="$T/home1" python3 "$T/bin/rawclient.py" "$SOCK" claim-root >"$T/g"
 expect_eq "$(cat "$T/g")" script_unreadable "xmemt2 claiming uid 0 is still xmemt2"
 expect_eq "$(sql "SELECT uid FROM requests ORDER BY id DESC LIMIT 1")" "$u2" "ledger uid from the kernel"
 

@@ -44,7 +44,13 @@ def main():
     path, case = sys.argv[1], sys.argv[2]
     s = connect(path)
     good = json.dumps({"argv": ["python3", "t.py"], "cwd": os.environ.get("RAW_CWD", "/tmp")}).encode()
-    if case == "bad-json":
+    if case == "claim-root":
+        # A well-formed estimate whose body claims to come from root: the uid must come
+        # from the kernel, never from the message.
+        body = json.dumps({"argv": ["python3", "train.py"], "uid": 0, "user": "root",
+                           "cwd": os.environ.get("RAW_CWD", "/tmp")}).encode()
+        s.sendall(header(ESTIMATE, len(body)) + body)
+    elif case == "bad-json":
         body = b"{not json"
         s.sendall(header(ESTIMATE, len(body)) + body)
     elif case == "not-object":
