@@ -6,7 +6,8 @@
 start_munged
 write_profiler 0
 ensure_user xmemt1
-write_config "allow_root: false" "cache: {ttl_seconds: 60, max_entries: 100}"
+PORT=$((20000 + RANDOM % 30000))
+write_config "allow_root: false" "cache: {ttl_seconds: 60, max_entries: 100}" "metrics_listen: 127.0.0.1:$PORT"
 mkdir -m 0755 "$T/w"
 echo 'import helper' >"$T/w/train.py"
 echo 'X = 1' >"$T/w/helper.py"
@@ -71,6 +72,17 @@ expect_eq "$(status_field cache hits)" 1 "cache hits"
 "$T/bin/xmem-status" -s "$SOCK" | grep -q "cache: *1 entries\|cache: .*hits" || fail "human status"
 "$T/bin/xmem-status" -s "$T/nope.sock" 2>"$T/err" && fail "status of a missing socket"
 grep -q "xmem: cannot reach xmemd at $T/nope.sock: No such file or directory (is xmemd running?)" "$T/err" || fail "unreachable message: $(cat "$T/err")"
+
+log "Prometheus metrics on the same loop"
+python3 - "$PORT" >"$T/metrics" <<'PY' || fail "metrics endpoint"
+import sys, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())
+PY
+grep -q '^xmemd_requests_total{outcome="estimated",code="0"} 3$' "$T/metrics" || fail "estimated counter in metrics"
+grep -q '^xmemd_requests_total{outcome="root_refused",code="7"} 1$' "$T/metrics" || fail "root_refused in metrics"
+grep -q '^xmemd_cache_hit_ratio 0.333' "$T/metrics" || fail "cache hit ratio in metrics"
+grep -q '^xmemd_profile_duration_seconds_count 2$' "$T/metrics" || fail "profile histogram"
+grep -q '^xmemd_queue_depth 0$' "$T/metrics" || fail "queue depth gauge"
 
 log "SIGTERM"
 stop_xmemd
