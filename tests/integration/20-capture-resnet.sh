@@ -18,5 +18,7 @@ expect "$TMP/r18.trace" "the batch copy to the device is in the data phase" \
 expect "$TMP/r18.trace" "SGD momentum buffers stay live after iteration 1" \
     's["per_iteration"]["1"]["gpu_live_delta"] >= '"$params"' // 2'
 grep -q '^M zero_grad_set_to_none 0$' "$TMP/r18.trace" || { echo "FAILED: zero_grad metadata"; exit 1; }
+cpus=$($PY -c 'import os; print(len(os.sched_getaffinity(0)))')
+grep -q "^M threads $cpus$" "$TMP/r18.trace" || { echo "FAILED: default threads are not all $cpus CPUs"; exit 1; }
 grep -q '^S [0-9]* layer1.0.conv1|aten::conv2d' "$TMP/r18.trace" || { echo "FAILED: module path attribution"; exit 1; }
 echo "ok: stopped a 100-epoch script after 3 steps in $(( $(date +%s) - start )) s"

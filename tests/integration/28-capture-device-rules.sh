@@ -3,7 +3,8 @@
 # (tests/workloads/device_rules.py): the trace must tag each as a GPU run would place it.
 source "$(dirname "$0")/20-capture-common.bash"
 
-capture "$TMP/rules.trace" --steps 1 -- python3 "$WORKLOADS/device_rules.py"
+capture "$TMP/rules.trace" --steps 1 --threads 1 -- python3 "$WORKLOADS/device_rules.py"
+grep -q '^M threads 1$' "$TMP/rules.trace" || { echo "FAILED: --threads 1 not applied"; exit 1; }
 run $CHECK "$TMP/rules.trace" --steps 1 >/dev/null
 
 # expect_tags BYTES TAGS: the tags of all allocations of BYTES bytes, in order, are TAGS.
