@@ -86,7 +86,9 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     if (!opts.foreground)
         detach();
-    log_open(cfg->log == "syslog" ? LogTarget::syslog : LogTarget::stderr_stream);
+    // A detached daemon has no stderr after start-up: its log goes to syslog.
+    log_open(cfg->log == "syslog" || !opts.foreground ? LogTarget::syslog
+                                                      : LogTarget::stderr_stream);
     size_threadpool(*cfg);
     int lock_fd = lock_take(cfg->lockfile, opts.force);
     if (lock_fd < 0 || !socket_dir_safe(cfg->socket))

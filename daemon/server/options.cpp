@@ -17,6 +17,7 @@ void usage(FILE *out)
             "Estimate GPU memory of training jobs for Slurm (xmem).\n\n"
             "  -c, --config FILE         config file [%s]\n"
             "  -f, --foreground          do not detach; log to stderr unless log: syslog\n"
+            "                            (detached, xmemd always logs to syslog)\n"
             "  -S, --socket PATH         listening socket [config socket, %s]\n"
             "  -L, --lockfile PATH       lock and pid file [config lockfile, %s]\n"
             "  -D, --database PATH       SQLite ledger [config database, %s]\n"
