@@ -46,7 +46,8 @@ private:
         return (bytes + a - 1) / a * a;
     }
     void grow() {
-        m_chunks.emplace_back(new std::max_align_t[m_node_size * kNodesPerChunk / sizeof(std::max_align_t)]);
+        const size_t bytes = m_node_size * kNodesPerChunk;
+        m_chunks.emplace_back(new std::max_align_t[(bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t)]);
         char* base = reinterpret_cast<char*>(m_chunks.back().get());
         for (size_t i = kNodesPerChunk; i-- > 0;) put(base + i * m_node_size, m_node_size);
     }
