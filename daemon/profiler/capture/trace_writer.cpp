@@ -150,9 +150,14 @@ void TraceWriter::empty_cache() {
 
 void TraceWriter::memory_fraction(double fraction) {
   if (m_fd < 0) return;
+  // Plain decimal, no sign or exponent (what the simulator's reader accepts).
+  if (!(fraction >= 0.0)) fraction = 0.0;
+  if (fraction > 1.0) fraction = 1.0;
   char text[64];
-  std::snprintf(text, sizeof text, "X %.6g\n", fraction);
-  put(text);
+  int n = std::snprintf(text, sizeof text, "X %.6f", fraction);
+  while (n > 3 && text[n - 1] == '0' && text[n - 2] != '.') text[--n] = '\0';
+  put(std::string_view(text, static_cast<size_t>(n)));
+  end_record();
 }
 
 bool TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, std::string* err) {

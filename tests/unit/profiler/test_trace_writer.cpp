@@ -76,6 +76,21 @@ static void unwritable_directory_is_a_clear_error(void** state) {
   assert_true(err.find("writable") != std::string::npos);
 }
 
+static void memory_fractions_are_plain_decimals(void** state) {
+  std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+  TraceWriter w;
+  assert_true(w.open(path, &err));
+  w.memory_fraction(0.5);
+  w.memory_fraction(0.00001);
+  w.memory_fraction(1.0);
+  w.memory_fraction(2.0);  // clamped: the allocator rejects a fraction above 1
+  assert_true(w.finish(0, 0, 0, &err));
+  assert_string_equal(xmem_test_read_file(path).c_str(),
+                      "#xmem-trace 1\nX 0.5\nX 0.00001\nX 1.0\nX 1.0\nZ 0 0 0\n");
+  unlink(path.c_str());
+  rmdir(dir.c_str());
+}
+
 static void abandon_leaves_nothing(void** state) {
   std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
   TraceWriter w;
@@ -94,6 +109,7 @@ int xmem_test_group_trace_writer(void) {
       cmocka_unit_test(newlines_in_text_cannot_split_records),
       cmocka_unit_test(many_events_survive_buffer_flushes),
       cmocka_unit_test(unwritable_directory_is_a_clear_error),
+      cmocka_unit_test(memory_fractions_are_plain_decimals),
       cmocka_unit_test(abandon_leaves_nothing),
   };
   return cmocka_run_group_tests_name("trace_writer", tests, nullptr, nullptr);
