@@ -7,7 +7,8 @@ start_munged
 write_profiler 0
 ensure_user xmemt1
 PORT=$((20000 + RANDOM % 30000))
-write_config "allow_root: false" "cache: {ttl_seconds: 60, max_entries: 100}" "metrics_listen: 127.0.0.1:$PORT"
+write_config "allow_root: false" "cache: {ttl_seconds: 60, max_entries: 100}" "metrics_listen: 127.0.0.1:$PORT" \
+    "policy: {default: {gpu: A100-40GB, memory_gb: 40}, partitions: {big: {gpu: H100-80GB, memory_gb: 80}}}"
 mkdir -m 0755 "$T/w"
 echo 'import helper' >"$T/w/train.py"
 echo 'X = 1' >"$T/w/helper.py"
@@ -48,6 +49,13 @@ echo 'X = 2' >"$T/w/helper.py"
 runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e3" || fail "third estimate"
 expect_eq "$(kv "$T/e3" cached)" 0 "an imported module changed: profile again"
 
+log "the partition chooses the GPU the profiler is asked for"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --partition big -- python3 train.py >"$T/p" || fail "partition estimate"
+id_p=$(kv "$T/p" id)
+sql "SELECT breakdown FROM requests WHERE id=$id_p" | grep -q -- "--gpu H100-80GB --iterations 3 -- python3 train.py" \
+    || fail "profiler argv for partition big: $(sql "SELECT breakdown FROM requests WHERE id=$id_p")"
+sql "SELECT breakdown FROM requests WHERE id=$(kv "$T/e1" id)" | grep -q -- "--json --gpu A100-40GB --iterations 3 --" || fail "default GPU argv"
+
 log "decision verified with unmunge"
 id1=$(kv "$T/e1" id)
 kv "$T/e1" decision | unmunge --socket="$T/munge/sock" >"$T/un" || fail "unmunge rejected the decision"
@@ -60,13 +68,13 @@ log "root is refused (allow_root: false), ledger rows, job_end"
 "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/r" && fail "root was profiled"
 expect_eq "$(kv "$T/r" name)" root_refused "root outcome"
 expect_eq "$(sql "SELECT user||':'||uid||':'||outcome_name FROM requests WHERE id=$id1")" "xmemt1:$uid1:estimated" "ledger row"
-expect_eq "$(sql "SELECT count(*) FROM requests WHERE kind='estimate'")" 4 "ledger rows"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE kind='estimate'")" 5 "ledger rows"
 runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 4242 0 77 1 >/dev/null || fail "owner's job_end"
 expect_eq "$(sql "SELECT job_id||':'||elapsed_seconds||':'||cuda_oom FROM jobs WHERE request_id=$id1")" "4242:77:1" "jobs row"
 "$L" job-end "$SOCK" 999999 1 0 1 0 >/dev/null && fail "job_end for an unknown request accepted"
 
 log "status counters"
-expect_eq "$(status_field counters estimated)" 3 "estimated counter"
+expect_eq "$(status_field counters estimated)" 4 "estimated counter"
 expect_eq "$(status_field counters root_refused)" 1 "root_refused counter"
 expect_eq "$(status_field cache hits)" 1 "cache hits"
 "$T/bin/xmem-status" -s "$SOCK" | grep -q "cache: *1 entries\|cache: .*hits" || fail "human status"
@@ -78,10 +86,10 @@ python3 - "$PORT" >"$T/metrics" <<'PY' || fail "metrics endpoint"
 import sys, urllib.request
 print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())
 PY
-grep -q '^xmemd_requests_total{outcome="estimated",code="0"} 3$' "$T/metrics" || fail "estimated counter in metrics"
+grep -q '^xmemd_requests_total{outcome="estimated",code="0"} 4$' "$T/metrics" || fail "estimated counter in metrics"
 grep -q '^xmemd_requests_total{outcome="root_refused",code="7"} 1$' "$T/metrics" || fail "root_refused in metrics"
-grep -q '^xmemd_cache_hit_ratio 0.333' "$T/metrics" || fail "cache hit ratio in metrics"
-grep -q '^xmemd_profile_duration_seconds_count 2$' "$T/metrics" || fail "profile histogram"
+grep -q '^xmemd_cache_hit_ratio 0.25$' "$T/metrics" || fail "cache hit ratio in metrics"
+grep -q '^xmemd_profile_duration_seconds_count 3$' "$T/metrics" || fail "profile histogram"
 grep -q '^xmemd_queue_depth 0$' "$T/metrics" || fail "queue depth gauge"
 
 log "SIGTERM"

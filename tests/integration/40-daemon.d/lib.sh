@@ -66,7 +66,7 @@ echo "profiler argv: \$*" >&2
 cat <<JSON
 {"peak_bytes": 1073741824, "limit_bytes": 1288490189, "fits": true, "gpu": "A100-40GB",
  "torch": "2.1", "mode": "fast", "profile_seconds": $sleep_s, "analyze_seconds": 0.01,
- "breakdown": {"uid": \$(id -u), "groups": "\$(id -G)", "cwd": "\$(pwd)"}}
+ "breakdown": {"uid": \$(id -u), "groups": "\$(id -G)", "cwd": "\$(pwd)", "argv": "\$*"}}
 JSON
 PROF
     chmod 0755 "$T/prof.sh"
