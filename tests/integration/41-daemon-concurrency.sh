@@ -42,7 +42,7 @@ cat "$T/busy"
 busy=$(kv "$T/busy" rc-3)
 ok=$(kv "$T/busy" rc0)
 expect_eq "$((busy + ok))" 20 "every client answered (ok or busy)"
-[ "$ok" -ge 3 ] && [ "$ok" -le 4 ] || fail "expected 3 profiled (1 running + 2 queued, maybe 1 more), got $ok"
+[ "$ok" -ge 3 ] && [ "$ok" -le 6 ] || fail "expected about 3 profiled (1 running + 2 queued; a few more if a slot frees while clients still arrive), got $ok"
 expect_eq "$(status_field counters busy)" "$busy" "busy counter"
 # The busy answers came at once: their latency is far below one profile.
 python3 - "$T/busy" <<'PY' || fail "busy answers were not immediate"
