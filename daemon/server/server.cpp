@@ -5,6 +5,7 @@
 #include "metrics_http.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <sys/socket.h>
@@ -158,6 +159,15 @@ void Daemon::reload()
     c.log = m_cfg->log;
     if (!m_opts.munge_socket.empty())
         c.munge_socket = m_opts.munge_socket;
+    // Profiles hold threadpool threads, and the pool was sized at start-up (main.cpp).
+    const char *pool_env = getenv("UV_THREADPOOL_SIZE");
+    int slots = (pool_env ? atoi(pool_env) : 4) - k_threadpool_spare;
+    if (c.max_concurrent > slots) {
+        log_warn("SIGHUP: max_concurrent %d needs a restart; using %d until then",
+                 c.max_concurrent, slots);
+        c.max_concurrent = slots;
+        c.max_per_user = std::min(c.max_per_user, slots);
+    }
     bool changed = c.fingerprint != m_cfg->fingerprint;
     m_cfg = std::make_shared<const Config>(std::move(c));
     m_sched.configure(m_cfg->max_concurrent, m_cfg->max_per_user, m_cfg->queue_size);
