@@ -1,0 +1,136 @@
+"""Arms the fast capture before the user's script runs (called from sitecustomize).
+
+It reuses the exact capture's pieces by importing them (xmem_capture): the Session (steps,
+status pipe, stop after N steps, failure), the Tracker (iterations, phases, module paths),
+the torch.cuda stand-in and the torch.load mapping. Only what differs is here: the trace is
+written from Python, GPU tensors are meta tensors, parameters are built on host-meta.
+"""
+import os
+import platform
+import sys
+
+UNSUPPORTED = "xmem: fast mode: unsupported: "
+
+
+def arm():
+    from xmem_capture import bootstrap
+    out, steps, threads, status_fd = bootstrap._parse_env()
+    os.environ["XMEM_SHIM"] = "1"
+    torch = bootstrap._import_torch()
+    from xmem_capture import amp, cuda_shim, devices, phases
+    from .trace_writer import TraceWriter, CaptureError
+    from .storage_tracker import Attribution, StorageTracker
+    from .device_mode import FastDeviceMode
+
+    writer = TraceWriter()
+    session = bootstrap.Session(writer, out, steps, status_fd)
+    if threads > 0:
+        torch.set_num_threads(threads)
+    try:
+        writer.start(out)
+    except CaptureError as e:
+        session.fail(str(e))
+    _metadata(writer, torch)
+    writer.phase("setup")
+
+    def unsupported(why):
+        session.fail(UNSUPPORTED + why)
+
+    attribution = Attribution()
+    tracker = StorageTracker(writer, attribution, unsupported)
+    cuda_shim.install(torch, writer, writer.meta)
+    amp.install(torch, writer.meta)
+    _refuse_autocast(torch, amp, unsupported)
+    bootstrap._install_load(torch, devices)
+    _install_record_function(torch, attribution)
+    _install_host_meta_parameters(torch, tracker)
+    session.tracker = phases.Tracker(writer, steps, lambda n: session.status(f"step {n}"),
+                                     session.last_step)
+    session.tracker.install(torch)
+    original_finish = session.finish
+
+    def finish():
+        tracker.sweep()  # frees since the last op belong to the trace
+        original_finish()
+
+    session.finish = finish
+    bootstrap._install_failure_hook(session)
+    import atexit
+    atexit.register(session.at_exit)
+    bootstrap._session = session
+    # Function mode outermost (device boundary), dispatch mode below autograd (storages).
+    FastDeviceMode(tracker, attribution).__enter__()
+    tracker.__enter__()
+
+
+def _metadata(writer, torch):
+    writer.meta("torch", torch.__version__)
+    writer.meta("capture", "fast")
+    writer.meta("python", sys.executable + " " + platform.python_version())
+    writer.meta("host", platform.node())
+    writer.meta("argv", " ".join(sys.argv) if sys.argv else "")
+    writer.meta("device_rule", "fast: GPU tensors are meta tensors; .cuda() of a host tensor "
+                               "and cuda factories allocate; ops on device tensors allocate")
+
+
+def _refuse_autocast(torch, amp, unsupported):
+    """CPU autocast does not cast meta tensors, so AMP activations would come out fp32."""
+    autocast = torch.autocast
+
+    class fast_autocast(autocast):
+        def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+            if device_type == "cuda" and enabled:
+                unsupported("autocast (AMP) on CUDA: its casts are not modelled on fake tensors")
+            super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    class cuda_autocast(fast_autocast):
+        def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
+            super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    torch.autocast = torch.amp.autocast = fast_autocast
+    torch.cuda.amp.autocast = cuda_autocast
+
+
+def _install_record_function(torch, attribution):
+    """record_function ranges (Optimizer.step#Adam.step, ...) name the outer call, as in the
+    exact trace, where they come from RecordFunction."""
+    rf = torch.autograd.profiler.record_function
+    enter, exit_ = rf.__enter__, rf.__exit__
+
+    def __enter__(self):
+        attribution.ranges.append(self.name)
+        return enter(self)
+
+    def __exit__(self, *exc):
+        if attribution.ranges:
+            attribution.ranges.pop()
+        return exit_(self, *exc)
+
+    rf.__enter__, rf.__exit__ = __enter__, __exit__
+
+
+def _install_host_meta_parameters(torch, tracker):
+    """Parameters and buffers made on the host become host-meta tensors: a 7B model costs no
+    host RAM, init functions run as shape-only ops, and .cuda() allocates on the device."""
+    Parameter = torch.nn.Parameter
+    original_new = Parameter.__new__
+
+    def host_meta(t):
+        if not isinstance(t, torch.Tensor) or t.is_meta or t.device.type != "cpu":
+            return t
+        tracker.hosting = True
+        try:
+            return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
+        finally:
+            tracker.hosting = False
+
+    def __new__(cls, data=None, requires_grad=True):
+        return original_new(cls, host_meta(data) if data is not None else data, requires_grad)
+
+    Parameter.__new__ = __new__
+    register_buffer = torch.nn.Module.register_buffer
+
+    def register(self, name, tensor, persistent=True):
+        return register_buffer(self, name, host_meta(tensor), persistent)
+
+    torch.nn.Module.register_buffer = register

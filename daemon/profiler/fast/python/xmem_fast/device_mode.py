@@ -1,0 +1,182 @@
+"""The fast capture's device boundary and its answers to questions about GPU values.
+
+`.cuda()` / `.to('cuda')` / a factory naming a CUDA device produce meta tensors (the fake
+GPU); CPU code stays real. A meta tensor on the device answers `is_cuda`, `device ==
+cuda:0`, `get_device() == 0` as on a GPU. What a tensor without data cannot answer is
+decided here (docs/fast-mode.md): values read for logging get a placeholder (0), copies to
+the host are zeros of the right shape, Python control flow on a GPU value is unsupported.
+"""
+import types as pytypes
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from xmem_capture.devices import is_cuda_spec, _is_ordinal, _TensorBase, _getter
+
+_META = torch.device("meta")
+_CPU = torch.device("cpu")
+_CUDA0 = torch.device("cuda", 0)
+
+
+class FastDeviceMode(TorchFunctionMode):
+    def __init__(self, tracker, attribution):
+        super().__init__()
+        self.tracker = tracker
+        self.attribution = attribution
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        special = _SPECIAL.get(func)
+        if special is not None:
+            return special(self, args, kwargs)
+        device = kwargs.get("device")
+        if device is not None and (is_cuda_spec(device) or _is_ordinal(device)):
+            kwargs = dict(kwargs, device=_META)
+        if isinstance(func, pytypes.FunctionType):
+            return func(*args, **kwargs)  # Python code (F.multi_head_attention_forward): no op
+        previous = self.attribution.call
+        self.attribution.call = _call_name(func)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.attribution.call = previous
+
+    # -- the boundary -----------------------------------------------------------------------
+    def on_device(self, t):
+        return self.tracker.is_device(t)
+
+    def to_device(self, t, dtype=None, memory_format=torch.preserve_format):
+        dtype = dtype or t.dtype
+        if self.on_device(t):
+            return t if dtype == t.dtype else _TensorBase.to(t, dtype=dtype)
+        if t.is_meta:  # a parameter or buffer built on host-meta: a new device storage
+            return torch.empty_strided(t.size(), t.stride(), dtype=dtype, device=_META)
+        return _TensorBase.to(t, device=_META, dtype=dtype, memory_format=memory_format)
+
+    def to_host(self, t, dtype=None):
+        if not self.on_device(t) and not t.is_meta:
+            return t if dtype is None or dtype == t.dtype else _TensorBase.to(t, dtype=dtype)
+        return torch.zeros(t.size(), dtype=dtype or t.dtype)  # placeholder values
+
+
+def _call_name(func):
+    name = getattr(func, "__name__", None) or str(func)
+    if name.startswith("__") and name.endswith("__"):
+        name = name[2:-2]
+        if name.startswith("i") and name[1:] in ("add", "sub", "mul", "truediv", "and", "or"):
+            name = name[1:] + "_"
+    return "aten::" + name
+
+
+def _cuda(mode, args, kwargs):
+    return mode.to_device(args[0], memory_format=kwargs.get("memory_format", torch.preserve_format))
+
+
+def _cpu(mode, args, kwargs):
+    return mode.to_host(args[0])
+
+
+def _to(mode, args, kwargs):
+    """Tensor.to(dtype), .to(device, dtype), .to(other)."""
+    t, rest = args[0], list(args[1:])
+    kwargs = dict(kwargs)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("copy", None)
+    if rest and isinstance(rest[0], torch.Tensor):
+        other = rest[0]
+        if mode.on_device(other):
+            return mode.to_device(t, other.dtype)
+        return mode.to_host(t, other.dtype)
+    device = None
+    if "device" in kwargs:
+        device, kwargs["device"] = kwargs["device"], _CPU
+    elif rest and isinstance(rest[0], (str, torch.device, int)) and not isinstance(rest[0], bool):
+        device, rest[0] = rest[0], _CPU
+    _, dtype, _, memory_format = torch._C._nn._parse_to(*rest, **kwargs)
+    memory_format = memory_format or torch.preserve_format
+    if device is None:
+        if dtype is None or dtype == t.dtype:
+            return t
+        return _TensorBase.to(t, dtype=dtype, memory_format=memory_format)
+    if is_cuda_spec(device) or _is_ordinal(device):
+        return mode.to_device(t, dtype, memory_format)
+    return mode.to_host(t, dtype)
+
+
+def _placeholder_item(mode, args, kwargs):
+    t = args[0]
+    if not t.is_meta:
+        return _TensorBase.item(t)
+    return False if t.dtype == torch.bool else (0 if not t.is_floating_point() else 0.0)
+
+
+def _placeholder_float(mode, args, kwargs):
+    return 0.0 if args[0].is_meta else _TensorBase.__float__(args[0])
+
+
+def _placeholder_int(mode, args, kwargs):
+    return 0 if args[0].is_meta else _TensorBase.__int__(args[0])
+
+
+def _tolist(mode, args, kwargs):
+    t = args[0]
+    return mode.to_host(t).tolist() if t.is_meta else _TensorBase.tolist(t)
+
+
+def _numpy(mode, args, kwargs):
+    t = args[0]
+    return mode.to_host(t).numpy() if t.is_meta else _TensorBase.numpy(t)
+
+
+def _format(mode, args, kwargs):
+    t, spec = args[0], args[1] if len(args) > 1 else ""
+    if t.is_meta and t.dim() == 0:
+        return format(_placeholder_item(mode, (t,), {}), spec)
+    return torch.Tensor.__format__(t, spec) if not t.is_meta else repr(t)
+
+
+def _bool(mode, args, kwargs):
+    t = args[0]
+    if t.is_meta:
+        mode.tracker.on_unsupported("bool() of a GPU tensor: Python control flow depends on "
+                                    "a value fast mode does not compute")
+    return _TensorBase.__bool__(t)
+
+
+def _is_cuda(mode, args, kwargs):
+    return mode.on_device(args[0])
+
+
+def _is_cpu(mode, args, kwargs):
+    return not args[0].is_meta
+
+
+def _device(mode, args, kwargs):
+    return _CUDA0 if mode.on_device(args[0]) else _getter("device")(args[0])
+
+
+def _get_device(mode, args, kwargs):
+    return 0 if mode.on_device(args[0]) else -1
+
+
+def _pin_memory(mode, args, kwargs):
+    return args[0]  # pinned memory is host memory; the copy is not a device allocation
+
+
+_SPECIAL = {
+    _TensorBase.cuda: _cuda,
+    _TensorBase.cpu: _cpu,
+    _TensorBase.to: _to,
+    _TensorBase.pin_memory: _pin_memory,
+    _TensorBase.item: _placeholder_item,
+    _TensorBase.__float__: _placeholder_float,
+    _TensorBase.__int__: _placeholder_int,
+    _TensorBase.__bool__: _bool,
+    _TensorBase.tolist: _tolist,
+    _TensorBase.numpy: _numpy,
+    torch.Tensor.__format__: _format,
+    _TensorBase.get_device: _get_device,
+    _getter("is_cuda"): _is_cuda,
+    _getter("is_cpu"): _is_cpu,
+    _getter("device"): _device,
+}

@@ -1,0 +1,31 @@
+"""Shape-only kernels for the ops torch 1.13 has no Meta kernel for (found by the scouting
+study, /work/shared/docs/fake-tensor-notes.md): they return empty meta tensors of the sizes
+the real kernel would allocate, which is all a memory estimate needs."""
+import torch
+
+aten = torch.ops.aten
+
+
+def _empty_like(t):
+    return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
+
+
+def convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation,
+                         transposed, output_padding, groups, output_mask):
+    grad_input = _empty_like(input) if output_mask[0] else None
+    grad_weight = _empty_like(weight) if output_mask[1] else None
+    grad_bias = None
+    if output_mask[2]:
+        channels = weight.size(1) * groups if transposed else weight.size(0)
+        grad_bias = torch.empty((channels,), dtype=grad_output.dtype, device="meta")
+    return grad_input, grad_weight, grad_bias
+
+
+def same_as_input(grad_output, input, *rest, **kwargs):
+    return torch.empty(input.size(), dtype=input.dtype, device="meta")
+
+
+KERNELS = {
+    aten.convolution_backward.default: convolution_backward,
+    aten._adaptive_avg_pool2d_backward.default: same_as_input,
+}

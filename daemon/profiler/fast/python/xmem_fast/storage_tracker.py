@@ -1,0 +1,138 @@
+"""Finds every storage the script puts on the (fake) GPU and when it dies, below autograd.
+
+A TorchDispatchMode sees every ATen op the script runs -- forward, the autograd engine's
+backward ops, the optimizer -- after autograd, so outputs are plain meta tensors. A meta
+storage is keyed by its StorageImpl address; it is an allocation the first time an op
+returns it (views and in-place results share it, so they count once) and freed when a weak
+reference to the StorageImpl expires. Tensors autograd saves for backward never reach
+Python, so liveness cannot come from Python objects: the weak references are checked at
+every op boundary, which puts autograd's C++ frees before the next op's allocation, in
+eager order.
+
+Device rule (the exact capture's, docs/capture.md): outputs are on the device when one of
+the op's meta inputs is; a factory (no meta input) allocates on the device unless the
+tracker is `hosting` (parameters and buffers being built: host tensors that cost nothing);
+meta storages made from host-meta inputs stay host-meta. Only device storages are written.
+"""
+import torch
+from torch.utils._pytree import tree_flatten
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .shape_kernels import KERNELS
+
+_expired = torch.UntypedStorage._expired
+_free_weak_ref = torch.UntypedStorage._free_weak_ref
+_CONV_OPS = ("aten::convolution", "aten::convolution_backward")
+
+
+class Unsupported(Exception):
+    """The script needs something a tensor without data cannot give."""
+
+
+class Attribution:
+    """What runs now: the outermost torch call and the record_function ranges."""
+
+    def __init__(self):
+        self.call = None
+        self.ranges = []
+
+    def outer(self, inner):
+        if self.ranges:
+            return self.ranges[0]
+        return self.call or inner
+
+
+class StorageTracker(TorchDispatchMode):
+    def __init__(self, writer, attribution, on_unsupported):
+        super().__init__()
+        self.writer = writer
+        self.attribution = attribution
+        self.on_unsupported = on_unsupported
+        self.hosting = False
+        self.device = {}   # storage key -> [trace id, bytes, weak ref]
+        self.host = {}     # storage key -> weak ref (host-meta: parameters before .cuda())
+        self._next_id = 1
+        self._op_names = {}
+
+    # -- queries used by the device mode ---------------------------------------------------
+    def is_device(self, t):
+        return t.is_meta and t._storage()._cdata in self.device
+
+    # -- the mode -------------------------------------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        self.sweep()
+        flat_in, _ = tree_flatten((args, kwargs))
+        dev = self._input_device(flat_in)
+        if dev is not None and func is torch.ops.aten._local_scalar_dense.default:
+            self.on_unsupported("a GPU value read by Python control flow (bool() or a comparison "
+                                "of a GPU tensor)")
+        kernel = KERNELS.get(func)
+        try:
+            out = kernel(*args, **kwargs) if kernel is not None else func(*args, **kwargs)
+        except NotImplementedError:
+            if dev is None:
+                raise
+            self.on_unsupported(f"{self._op_name(func)} has no shape-only kernel "
+                                "(data-dependent output shape or a custom op)")
+        if dev is None:
+            dev = "h" if self.hosting else "g"
+        flat_out, _ = tree_flatten(out)
+        for t in flat_out:
+            if isinstance(t, torch.Tensor) and t.is_meta:
+                self._note_output(t, dev, func)
+        return out
+
+    def _input_device(self, flat):
+        """'g' if a meta input is on the device, 'h' if only host-meta ones, None if none."""
+        found = None
+        for t in flat:
+            if isinstance(t, torch.Tensor) and t.is_meta:
+                key = t._storage()._cdata
+                if key in self.device:
+                    return "g"
+                found = "h"
+        return found
+
+    def _note_output(self, t, dev, func):
+        storage = t._storage()
+        key = storage._cdata
+        if key in self.device or key in self.host:
+            return
+        if dev == "h":
+            self.host[key] = storage._weak_ref()
+            return
+        nbytes = storage.nbytes()
+        sid = self._next_id
+        self._next_id += 1
+        self.device[key] = (sid, nbytes, storage._weak_ref())
+        self.writer.alloc(sid, max(nbytes, 1), self._context(func))
+
+    def _op_name(self, func):
+        name = self._op_names.get(func)
+        if name is None:
+            name = func._schema.name
+            self._op_names[func] = name
+        return name
+
+    def _context(self, func):
+        inner = self._op_name(func)
+        outer = self.attribution.outer(inner)
+        if inner in _CONV_OPS:
+            # A cuDNN/CPU convolution allocates its outputs with at::empty: say so, as the
+            # exact trace does, so the estimator keeps them (docs/estimate.md).
+            inner = inner + ">aten::empty"
+        text = outer if outer == inner else outer + ">" + inner
+        return self.writer.module_path() + "|" + text
+
+    # -- frees ---------------------------------------------------------------------------
+    def sweep(self):
+        """Writes a free for every device storage whose StorageImpl died since the last op."""
+        dead = [key for key, entry in self.device.items() if _expired(entry[2])]
+        for key in dead:
+            sid, nbytes, ref = self.device.pop(key)
+            _free_weak_ref(ref)
+            self.writer.free(sid, max(nbytes, 1))
+        if self.host:
+            for key in [k for k, ref in self.host.items() if _expired(ref)]:
+                _free_weak_ref(self.host.pop(key))
