@@ -5,8 +5,8 @@
 namespace xmem::trace {
 
 LineSource::LineSource(std::FILE *file)
-    : m_file(file), m_buffer(k_chunk + k_max_line + 1), m_pos(m_buffer.data()),
-      m_end(m_buffer.data())
+    : m_file(file), m_buffer(new char[k_first_chunk + k_max_line + 1]),
+      m_capacity(k_first_chunk + k_max_line + 1), m_pos(m_buffer.get()), m_end(m_buffer.get())
 {
 }
 
@@ -36,13 +36,27 @@ LineSource::Status LineSource::next(std::string_view &out)
     }
 }
 
+void LineSource::grow()
+{
+    size_t left = static_cast<size_t>(m_end - m_pos);
+    size_t capacity = k_chunk + k_max_line + 1;
+    std::unique_ptr<char[]> bigger(new char[capacity]);
+    std::memcpy(bigger.get(), m_pos, left);
+    m_buffer = std::move(bigger);
+    m_capacity = capacity;
+    m_pos = m_buffer.get();
+    m_end = m_pos + left;
+}
+
 // Moves the unread tail (< one line) to the front and appends up to one chunk.
 bool LineSource::refill()
 {
+    if (m_capacity < k_chunk && m_end == m_buffer.get() + m_capacity)
+        grow(); // the last read filled the small buffer: this is a large input
     size_t left = static_cast<size_t>(m_end - m_pos);
-    char *base = m_buffer.data();
+    char *base = m_buffer.get();
     std::memmove(base, m_pos, left);
-    size_t got = std::fread(base + left, 1, m_buffer.size() - left, m_file);
+    size_t got = std::fread(base + left, 1, m_capacity - left, m_file);
     m_pos = base;
     m_end = base + left + got;
     if (got == 0) {

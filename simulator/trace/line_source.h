@@ -6,14 +6,17 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string_view>
-#include <vector>
 
 namespace xmem::trace {
 
 class LineSource {
   public:
     static constexpr size_t k_max_line = 4096; // docs/trace-format.md: lines ≤ 4096 bytes
+    // Reads start at 64 KiB and grow to 1 MiB once the input proves large, so a small trace
+    // (tests, fuzzing, tiny jobs) does not pay for a 1 MiB buffer.
+    static constexpr size_t k_first_chunk = 64 << 10;
     static constexpr size_t k_chunk = 1 << 20;
 
     enum class Status { line, end, too_long, no_newline, read_error };
@@ -29,7 +32,11 @@ class LineSource {
     bool refill();
 
     std::FILE *m_file;
-    std::vector<char> m_buffer;
+    void grow();
+
+    // new char[] rather than std::vector: a vector would zero the buffer for nothing.
+    std::unique_ptr<char[]> m_buffer;
+    size_t m_capacity; // chunk + one maximal line, so a line never straddles two refills
     const char *m_pos;
     const char *m_end;
     uint64_t m_line = 0;

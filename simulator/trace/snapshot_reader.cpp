@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iterator>
-#include <vector>
+#include <memory>
 
 namespace xmem::trace {
 
@@ -22,7 +22,7 @@ constexpr const char *k_action_names[k_snapshot_action_count] = {
 // fgetc per byte, which is several times slower on a multi-hundred-MB snapshot.
 class ChunkedFile {
   public:
-    explicit ChunkedFile(std::FILE *file) : m_file(file), m_buffer(1 << 20) { fill(); }
+    explicit ChunkedFile(std::FILE *file) : m_file(file), m_buffer(new char[k_first_chunk]) { fill(); }
     bool at_end() const { return m_pos == m_end; }
     char current() const { return m_buffer[m_pos]; }
     void advance()
@@ -35,13 +35,19 @@ class ChunkedFile {
   private:
     void fill()
     {
-        m_end = std::fread(m_buffer.data(), 1, m_buffer.size(), m_file);
+        if (m_size < k_chunk && m_end == m_size) { // a full small read: a large input
+            m_buffer.reset(new char[k_chunk]);
+            m_size = k_chunk;
+        }
+        m_end = std::fread(m_buffer.get(), 1, m_size, m_file);
         m_pos = 0;
         if (m_end == 0 && std::ferror(m_file))
             m_failed = true;
     }
+    static constexpr size_t k_first_chunk = 64 << 10, k_chunk = 1 << 20;
     std::FILE *m_file;
-    std::vector<char> m_buffer;
+    std::unique_ptr<char[]> m_buffer; // not a vector: no need to zero it
+    size_t m_size = k_first_chunk;
     size_t m_pos = 0, m_end = 0;
     bool m_failed = false;
 };
