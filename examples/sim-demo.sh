@@ -2,7 +2,7 @@
 # Replays the bundled training trace (a 6-layer MLP with Adam, 3 iterations; regenerate it
 # with examples/traces/make-training-trace.py) through the simulated caching allocator:
 # prints the peaks for torch 2.6 defaults, then with expandable segments, and writes a
-# timeline page. Environment: XMEM_BUILD (build tree, default ./build), XMEM_DEMO_OUT (where
+# timeline page; then replays a real capture of a tiny model (examples/traces/tiny-mlp.py). Environment: XMEM_BUILD (build tree, default ./build), XMEM_DEMO_OUT (where
 # the page goes, default a new temporary directory).
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,5 +24,8 @@ echo "== the same job with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 echo
 echo "== and on a 384 MiB slice of a GPU"
 "$xmem" sim --torch 2.6 --capacity 384MiB "$trace" | grep -E 'peak reserved|OUT OF MEMORY|out of memory'
+echo
+echo "== a real capture: examples/traces/tiny-mlp.py recorded by xmem-profile on this CPU"
+"$xmem" sim --torch 2.6 "$src/examples/traces/tiny-mlp.xtrace" | grep -E 'events|peak'
 echo
 echo "timeline page: $out/mlp-adam.html"
