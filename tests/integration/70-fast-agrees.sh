@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Fast and exact capture of the same small workloads: the estimates agree within 2 % of the
+# peak (reserved tensor peak and the nvidia-smi-style peak), and the fast trace is valid.
+source "$(dirname "$0")/70-fast-common.bash"
+
+compare() {
+    local name=$1
+    shift
+    capture "$TMP/$name-exact.trace" -- python3 "$@" >/dev/null
+    fast_capture "$TMP/$name-fast.trace" -- python3 "$@" >/dev/null
+    run $CHECK "$TMP/$name-fast.trace" --steps 3 --phases-in-order >/dev/null
+    grep -q '^M capture fast$' "$TMP/$name-fast.trace" || { echo "FAILED: $name: no 'M capture fast'"; exit 1; }
+    for key in reserved_peak_bytes peak_bytes; do
+        agree "$name $key" "$(estimate_field "$TMP/$name-exact.trace" $key)" \
+              "$(estimate_field "$TMP/$name-fast.trace" $key)" 0.02
+    done
+}
+
+compare gpt "$WORKLOADS/transformer.py" --arch gpt --layers 2 --hidden 64 --heads 4 --seq 32 \
+    --vocab 1000 --batch-size 2 --optimizer adam
+compare resnet18 "$WORKLOADS/vision.py" --model resnet18 --batch-size 2 --image-size 64 --classes 10
+grep -q '^S [0-9]* layer1.0.conv1|aten::conv2d' "$TMP/resnet18-fast.trace" || {
+    echo "FAILED: fast trace lacks module path attribution"; exit 1; }
+echo "ok: fast and exact agree"
