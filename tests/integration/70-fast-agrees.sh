@@ -10,9 +10,11 @@ compare() {
     fast_capture "$TMP/$name-fast.trace" -- python3 "$@" >/dev/null
     run $CHECK "$TMP/$name-fast.trace" --steps 3 --phases-in-order >/dev/null
     grep -q '^M capture fast$' "$TMP/$name-fast.trace" || { echo "FAILED: $name: no 'M capture fast'"; exit 1; }
+    local key exact fast
     for key in reserved_peak_bytes peak_bytes; do
-        agree "$name $key" "$(estimate_field "$TMP/$name-exact.trace" $key)" \
-              "$(estimate_field "$TMP/$name-fast.trace" $key)" 0.02
+        exact=$(estimate_field "$TMP/$name-exact.trace" $key)
+        fast=$(estimate_field "$TMP/$name-fast.trace" $key)
+        agree "$name $key" "$exact" "$fast" 0.02
     done
 }
 
