@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Decoder-only transformer LMs written with torch.nn, at sizes that do not fit a login node.
 
-  --size 350m   GPT-style, 24 x 1024, 16 heads, GELU MLP 4x, vocab 50257   (~355M params)
-  --size 1.3b   GPT-style, 24 x 2048, 16 heads, GELU MLP 4x, vocab 50257   (~1.3B params)
-  --size 7b     LLaMA-style, 32 x 4096, 32 heads, SwiGLU MLP 11008, vocab 32000 (~6.7B params)
+  --size 350m   GPT-style, 24 x 1024, 16 heads, GELU MLP 4x, vocab 50257, tied head (~355M)
+  --size 1.3b   GPT-style, 24 x 2048, 16 heads, GELU MLP 4x, vocab 50257, tied head (~1.3B)
+  --size 7b     LLaMA-style, 32 x 4096, 32 heads, SwiGLU MLP 11008, vocab 32000 (~6.7B)
   --size tiny   2 x 64, 4 heads, vocab 1000: runs for real on a CPU in seconds
 
 --dtype fp32: fp32 weights, AdamW (fp32 states). --dtype bf16: bf16 weights, AdamW with fp32
@@ -81,6 +81,8 @@ class Decoder(nn.Module):
         self.blocks = nn.ModuleList(Block(hidden, heads, inner, swiglu) for _ in range(layers))
         self.ln = nn.LayerNorm(hidden)
         self.head = nn.Linear(hidden, vocab, bias=False)
+        if not swiglu:
+            self.head.weight = self.tok.weight  # GPT ties the LM head to the embedding
 
     def forward(self, ids):
         x = self.tok(ids)
