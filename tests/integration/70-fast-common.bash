@@ -14,7 +14,7 @@ fast_capture() {
 
 # estimate_field TRACE KEY: a top-level number of xmem-estimate's JSON for TRACE (H100-80GB).
 estimate_field() {
-    "$ESTIMATE" --json --gpu H100-80GB --trace-in "$1" >"$TMP/estimate.json" 2>"$TMP/estimate.err" || {
+    "$ESTIMATE" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --gpu H100-80GB --trace-in "$1" >"$TMP/estimate.json" 2>"$TMP/estimate.err" || {
         echo "FAILED: xmem-estimate on $1" >&2; cat "$TMP/estimate.err" >&2; exit 1; }
     $PY -c "import json; print(json.load(open('$TMP/estimate.json'))['$2'])"
 }
