@@ -20,6 +20,10 @@ compare() {
 
 compare gpt "$WORKLOADS/transformer.py" --arch gpt --layers 2 --hidden 64 --heads 4 --seq 32 \
     --vocab 1000 --batch-size 2 --optimizer adam
+# ViT's CrossEntropyLoss(label_smoothing=0.1) selects targets with masked_select: the
+# upper-bound shape must be exact when no target is ignored.
+compare vit "$WORKLOADS/transformer.py" --arch vit --layers 2 --hidden 64 --heads 4 --image-size 32 \
+    --patch 8 --batch-size 2
 compare resnet18 "$WORKLOADS/vision.py" --model resnet18 --batch-size 2 --image-size 64 --classes 10
 grep -q '^S [0-9]* layer1.0.conv1|aten::conv2d' "$TMP/resnet18-fast.trace" || {
     echo "FAILED: fast trace lacks module path attribution"; exit 1; }

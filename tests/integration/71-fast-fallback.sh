@@ -44,6 +44,8 @@ expect_unsupported unique "unique"
 script control '    if loss > 100:
         break'
 expect_unsupported control "bool()"
+script save '    torch.save(model.state_dict(), "'"$TMP"'/ckpt.pt")'
+expect_unsupported save "torch.save of GPU tensors"
 
 script logging '    print(f"step {step} loss {loss.item():.3f} {loss:.2f} {out.sum()}", out.cpu().shape,
           out.tolist()[0][:1], float(loss), torch.cuda.memory_allocated() > 0)

@@ -34,7 +34,7 @@ def arm():
     writer.phase("setup")
 
     def unsupported(why):
-        session.fail(UNSUPPORTED + why)
+        session.fail(UNSUPPORTED + why + _where(torch))
 
     attribution = Attribution()
     tracker = StorageTracker(writer, attribution, unsupported)
@@ -43,6 +43,7 @@ def arm():
     _refuse_autocast(torch, amp, unsupported)
     bootstrap._install_load(torch, devices)
     _install_record_function(torch, attribution)
+    _refuse_saving_device_tensors(torch, tracker, unsupported)
     _install_host_meta_parameters(torch, tracker)
     session.tracker = phases.Tracker(writer, steps, lambda n: session.status(f"step {n}"),
                                      session.last_step)
@@ -61,6 +62,17 @@ def arm():
     # Function mode outermost (device boundary), dispatch mode below autograd (storages).
     FastDeviceMode(tracker, attribution).__enter__()
     tracker.__enter__()
+
+
+def _where(torch):
+    """' at FILE:LINE' of the innermost frame outside torch and xmem: the line to look at."""
+    import traceback
+    skip = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)),
+            os.environ.get("XMEM_EXACT_PYDIR") or "//")
+    for frame in reversed(traceback.extract_stack()):
+        if not frame.filename.startswith(skip) and not frame.filename.startswith("<"):
+            return f" at {frame.filename}:{frame.lineno}"
+    return ""
 
 
 def _metadata(writer, torch):
@@ -89,6 +101,30 @@ def _refuse_autocast(torch, amp, unsupported):
 
     torch.autocast = torch.amp.autocast = fast_autocast
     torch.cuda.amp.autocast = cuda_autocast
+
+
+def _refuse_saving_device_tensors(torch, tracker, unsupported):
+    """A checkpoint of GPU tensors needs their values: placeholders would cost the model's
+    size in host RAM and leave a file of zeros, so fast mode falls back instead."""
+    original = torch.save
+
+    def has_device_tensor(obj, depth=0):
+        if isinstance(obj, torch.Tensor):
+            return tracker.is_device(obj)
+        if depth > 4:
+            return False
+        if isinstance(obj, dict):
+            obj = list(obj.values())
+        if isinstance(obj, (list, tuple)):
+            return any(has_device_tensor(v, depth + 1) for v in obj)
+        return False
+
+    def save(obj, *args, **kwargs):
+        if has_device_tensor(obj):
+            unsupported("torch.save of GPU tensors (fast mode has no values to write)")
+        return original(obj, *args, **kwargs)
+
+    torch.save = save
 
 
 def _install_record_function(torch, attribution):

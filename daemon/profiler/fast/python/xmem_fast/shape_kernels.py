@@ -1,6 +1,7 @@
 """Shape-only kernels for the ops torch 1.13 has no Meta kernel for (found by the scouting
 study, /work/shared/docs/fake-tensor-notes.md): they return empty meta tensors of the sizes
-the real kernel would allocate, which is all a memory estimate needs."""
+the real kernel would allocate, which is all a memory estimate needs. One data-dependent op gets an upper bound instead of a
+fall back (masked_select, below)."""
 import torch
 
 aten = torch.ops.aten
@@ -25,7 +26,16 @@ def same_as_input(grad_output, input, *rest, **kwargs):
     return torch.empty(input.size(), dtype=input.dtype, device="meta")
 
 
+def masked_select_upper_bound(self, mask):
+    """Data-dependent: the result has one element per true mask entry. Upper bound: every
+    entry true, which is exact in its common use (cross_entropy with label smoothing selects
+    the non-ignored targets, usually all of them). docs/fast-mode.md."""
+    numel = torch.broadcast_shapes(self.shape, mask.shape).numel()
+    return torch.empty((numel,), dtype=self.dtype, device="meta")
+
+
 KERNELS = {
+    aten.masked_select.default: masked_select_upper_bound,
     aten.convolution_backward.default: convolution_backward,
     aten._adaptive_avg_pool2d_backward.default: same_as_input,
 }
