@@ -5,11 +5,16 @@
 
 For every record: generate its training script (gpumemnet_job.py / real_model_job.py),
 run `xmem-estimate --gpu A100-40GB --torch 2.1 --json -- python3 JOB ...`, and keep the JSON
-under --out (a rerun reuses it; delete the folder to start over). Then:
+and the captured trace under --out: a rerun reuses the JSON, and when only the JSON is removed
+it re-analyses the kept trace instead of profiling again (delete the folder to start over).
+Then:
 
-1. constant: the catalog's A100-40GB context is replaced by the median of
-   (measured - (peak - context)) over the `calib-constant` records (tiny MLPs);
-2. margin: the 95th percentile of (measured - estimate) / estimate over the `calib` records;
+1. constants: the catalog's A100-40GB context is replaced by the median of
+   (measured - (peak - context - cuDNN term)) over the `calib-constant` records (tiny MLPs),
+   then the cuDNN term by the median of what is left over the `calib` CNN records (so the
+   printed estimates are what xmem prints once etc/gpus.yaml holds these two values);
+2. margin: the 95th percentile of (measured - estimate) / estimate over the calibration
+   records (`calib` and `calib-constant`);
 3. report, per `test` record and overall: relative error |est - measured| / measured, whether
    the measured peak exceeds the limit (estimate x (1 + margin)), and the limit's slack
    (limit - measured) / measured.
@@ -33,8 +38,13 @@ def run_one(args, key, job_argv, iterations):
     if os.path.exists(path):
         with open(path) as f:
             return json.load(f)
+    trace = os.path.join(args.out, key + ".xtrace")
+    if os.path.exists(trace):  # captured before: analyse it again, do not profile again
+        job = ["--trace-in", trace]
+    else:
+        job = ["--keep-trace", trace, "--iterations", str(iterations), "--"] + job_argv
     cmd = [os.path.join(args.build, "bin", "xmem-estimate"), "--gpu", "A100-40GB", "--torch",
-           args.torch, "--json", "--iterations", str(iterations), "--"] + job_argv
+           args.torch, "--json"] + job
     start = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -42,6 +52,12 @@ def run_one(args, key, job_argv, iterations):
         return None
     result = json.loads(p.stdout)
     result["wall_seconds"] = time.time() - start
+    if job[0] == "--trace-in":  # keep the timing of the run that profiled
+        with open(path + ".profile") as f:
+            result["profile_seconds"] = float(f.read())
+    else:
+        with open(path + ".profile", "w") as f:
+            f.write(str(result["profile_seconds"]))
     with open(path, "w") as f:
         json.dump(result, f)
     return result
@@ -102,9 +118,11 @@ def main():
 
 
 def dynamic(row):
-    """Estimate without the catalog's context: reserved peak + memory outside the allocator."""
+    """The estimate without the constants calibrated here: reserved peak plus memory outside
+    the allocator that is not cuDNN's (xmem's peak minus the catalog's context and cuDNN term)."""
     res = row["result"]
-    return res["peak_bytes"] - res["context_bytes"]
+    cudnn = res["catalog_cudnn_context_bytes"] if res["corrections"].get("uses_cudnn") else 0
+    return res["peak_bytes"] - res["context_bytes"] - cudnn
 
 
 def report(rows):
@@ -114,13 +132,19 @@ def report(rows):
         sys.exit(1)
     constant = statistics.median(r["measured"] - dynamic(r) for r in const_rows)
     catalog_context = rows[0]["result"]["context_bytes"]
+    conv_calib = [r for r in rows if r["split"] == "calib" and r["result"]["corrections"].get("uses_cudnn")]
+    cudnn = statistics.median(r["measured"] - dynamic(r) - constant for r in conv_calib) if conv_calib else 0
     for r in rows:
-        r["estimate"] = dynamic(r) + constant
-    calib = [r for r in rows if r["split"] == "calib"]
+        r["estimate"] = dynamic(r) + constant + (cudnn if r["result"]["corrections"].get("uses_cudnn") else 0)
+    # Every calibration record, the tiny ones too: they carry the label's own noise.
+    calib = [r for r in rows if r["split"].startswith("calib")]
     under = [(r["measured"] - r["estimate"]) / r["estimate"] for r in calib]
     margin = max(0.0, percentile(under, 0.95)) if under else float("nan")
     print(f"constant (A100-40GB context + libraries): {constant / MIB:.0f} MiB from {len(const_rows)} "
           f"tiny MLPs (catalog has {catalog_context / MIB:.0f} MiB)")
+    print(f"cuDNN term (outside the allocator when convolutions run): {cudnn / MIB:.0f} MiB from "
+          f"{len(conv_calib)} calib CNNs (catalog has "
+          f"{rows[-1]['result'].get('catalog_cudnn_context_bytes', 0) / MIB:.0f} MiB)")
     print(f"margin for 95 % coverage: {100 * margin:.1f} % from {len(calib)} calib records "
           f"(under-estimates there: median {100 * statistics.median(under):+.1f} %)" if under else "no calib records")
     print()

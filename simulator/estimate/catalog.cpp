@@ -19,7 +19,7 @@ constexpr uint64_t k_kib = 1024;
 // Keys of one GPU entry. Numbers must each have a `sources` entry.
 const std::set<std::string> k_number_keys = {"total_memory_mib", "compute_capability",
                                              "context_mib", "cublas_workspace_kib",
-                                             "cublaslt_workspace_kib"};
+                                             "cublaslt_workspace_kib", "cudnn_context_mib"};
 const std::set<std::string> k_other_keys = {"name", "aliases", "sources"};
 
 struct Where {
@@ -111,6 +111,8 @@ Result<void> parse_field(const Where &w, const std::string &key, const YAML::Nod
             gpu.cublas_workspace_bytes = n.value() * k_kib;
         else if (key == "cublaslt_workspace_kib")
             gpu.cublaslt_workspace_bytes = n.value() * k_kib;
+        else if (key == "cudnn_context_mib")
+            gpu.cudnn_context_bytes = n.value() * k_mib;
     }
     return Result<void>::success();
 }
@@ -126,7 +128,8 @@ Result<GpuSpec> parse_gpu(const Where &w, const YAML::Node &entry)
         if (!k_number_keys.count(key) && !k_other_keys.count(key))
             return Result<GpuSpec>::fail(w.at(kv.first, key) + "unknown key (known: name, aliases, "
                                          "total_memory_mib, compute_capability, context_mib, "
-                                         "cublas_workspace_kib, cublaslt_workspace_kib, sources)");
+                                         "cublas_workspace_kib, cublaslt_workspace_kib, "
+                                         "cudnn_context_mib, sources)");
         seen.insert(key);
         auto r = parse_field(w, key, kv.second, gpu);
         if (!r.ok())

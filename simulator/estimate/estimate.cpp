@@ -60,7 +60,7 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     WorkspacePolicy policy = workspace_policy(target.torch, target.gpu);
     e.workspaces = add_workspaces(work, policy);
 
-    auto cfg = device_config(target, policy.cublas_outside_bytes);
+    auto cfg = device_config(target, e.workspaces.outside_bytes);
     if (!cfg.ok())
         return Result<Estimate>::fail(cfg.error());
     auto r = replay(work, cfg.value(), timeline);

@@ -47,6 +47,7 @@ nlohmann::json corrections_json(const Estimate &e)
         {"cublas_workspaces", e.workspaces.cublas},
         {"cublaslt_workspaces", e.workspaces.cublaslt},
         {"cudnn_workspaces", e.workspaces.cudnn},
+        {"uses_cudnn", e.workspaces.uses_cudnn},
     };
 }
 
@@ -80,6 +81,7 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"first_iteration_reserved_peak_bytes", r.first_reserved_peak},
         {"steady_reserved_peak_bytes", r.has_steady ? nlohmann::json(r.steady_reserved_peak) : nlohmann::json()},
         {"context_bytes", e.context_bytes},
+        {"catalog_cudnn_context_bytes", e.target.gpu.cudnn_context_bytes},
         {"outside_allocator_bytes", e.outside_bytes},
         {"fits", e.fits},
         {"oom", r.oom},

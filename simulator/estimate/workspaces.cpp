@@ -25,6 +25,7 @@ WorkspacePolicy workspace_policy(sim::TorchVersion target, const GpuSpec &gpu)
         else
             p.lt = LtWorkspace::transient;
     }
+    p.cudnn_context_bytes = gpu.cudnn_context_bytes;
     p.cudnn_forward_factor = k_cudnn_forward_factor;
     p.cudnn_backward_factor = k_cudnn_backward_factor;
     p.cudnn_cap_bytes = k_cudnn_cap_bytes;
@@ -93,10 +94,13 @@ class Inserter {
             add_cublas(ev, out);
         if (is_cublaslt_op(ctx))
             add_lt(ev, out);
-        if (is_conv_forward_op(ctx))
+        if (is_conv_forward_op(ctx)) {
+            stats.uses_cudnn = true;
             add_transient(ev, m_policy.cudnn_forward_factor, m_ctx_cudnn, out);
-        else if (is_conv_backward_op(ctx))
+        } else if (is_conv_backward_op(ctx)) {
+            stats.uses_cudnn = true;
             add_transient(ev, m_policy.cudnn_backward_factor, m_ctx_cudnn, out);
+        }
     }
 
     WorkspaceStats stats;
@@ -176,7 +180,8 @@ WorkspaceStats add_workspaces(Workload &work, const WorkspacePolicy &policy)
         if (first_of_run)
             ins.after_op_output(ev, out);
     }
-    ins.stats.outside_bytes = policy.cublas_outside_bytes;
+    ins.stats.outside_bytes =
+        policy.cublas_outside_bytes + (ins.stats.uses_cudnn ? policy.cudnn_context_bytes : 0);
     work.events = std::move(out);
     return ins.stats;
 }

@@ -10,7 +10,9 @@
 // cuDNN (§12.6): each convolution asks for a workspace for its algorithm, allocated after
 //   the output and freed when the kernel is queued. xmem models it as a transient block of
 //   `factor x` the op's first output (forward: the output; backward: grad_input), capped
-//   (see k_cudnn_* and docs/estimate.md for how the factors were chosen).
+//   (see k_cudnn_* and docs/estimate.md for how the factors were chosen). A job that runs
+//   convolutions also loads cuDNN (handle, kernel images): the catalog's cudnn_context_mib,
+//   counted outside the allocator.
 // Input batch: if a data phase produced no device storages but host ones that are still
 //   alive when the forward starts, the capture did not copy the batch: those host storages
 //   are made device storages (they stand for the `.cuda()` copies, alive as long).
@@ -31,6 +33,7 @@ struct WorkspacePolicy {
     uint64_t cublas_outside_bytes = 0; // 1.13: cuBLAS's own allocation (outside)
     LtWorkspace lt = LtWorkspace::none;
     uint64_t lt_bytes = 0;
+    uint64_t cudnn_context_bytes = 0; // outside the allocator once a convolution ran
     double cudnn_forward_factor = 0;
     double cudnn_backward_factor = 0;
     uint64_t cudnn_cap_bytes = 0;
@@ -50,6 +53,7 @@ struct WorkspaceStats {
     uint64_t cudnn = 0;
     uint64_t cudnn_max_bytes = 0;
     uint64_t input_copies = 0;
+    bool uses_cudnn = false;    // a convolution ran: cuDNN's handle and kernels are loaded
     uint64_t outside_bytes = 0; // library memory outside the allocator
 };
 

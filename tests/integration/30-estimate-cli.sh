@@ -42,7 +42,7 @@ grep -q '<svg' "$tmp/t.html" && grep -q 'iteration 2' "$tmp/t.html" ||
 # Hopper's 32 MiB cuBLAS workspace shows up in the workspace term; a small GPU does not fit.
 "$bin/xmem-estimate" --gpu H100-80GB --torch 2.1 --json --trace-in "$tmp/small.xtrace" >"$tmp/h100.json"
 check "$tmp/h100.json" "j['breakdown']['workspaces'] >= 2 * 32 * 2**20" "two 32 MiB workspaces on Hopper"
-printf 'gpus:\n  - name: Tiny\n    total_memory_mib: 600\n    compute_capability: "8.0"\n    context_mib: 580\n    cublas_workspace_kib: 8320\n    cublaslt_workspace_kib: 1024\n    sources: {total_memory_mib: "made up for the test", compute_capability: "made up for the test", context_mib: "made up for the test", cublas_workspace_kib: "made up for the test", cublaslt_workspace_kib: "made up for the test"}\n' >"$tmp/tiny.yaml"
+printf 'gpus:\n  - name: Tiny\n    total_memory_mib: 600\n    compute_capability: "8.0"\n    context_mib: 580\n    cublas_workspace_kib: 8320\n    cublaslt_workspace_kib: 1024\n    cudnn_context_mib: 100\n    sources: {total_memory_mib: "made up for the test", compute_capability: "made up for the test", context_mib: "made up for the test", cublas_workspace_kib: "made up for the test", cublaslt_workspace_kib: "made up for the test", cudnn_context_mib: "made up for the test"}\n' >"$tmp/tiny.yaml"
 "$bin/xmem-estimate" --catalog "$tmp/tiny.yaml" --gpu tiny --json --trace-in "$tmp/small.xtrace" >"$tmp/tiny.json"
 check_consistent "$tmp/tiny.json"
 check "$tmp/tiny.json" "j['fits'] is False" "a 600 MiB GPU with a 580 MiB context does not fit"

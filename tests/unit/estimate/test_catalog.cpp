@@ -13,7 +13,8 @@ const std::string k_sources = "    sources:\n"
                               "      compute_capability: \"NVIDIA CC table\"\n"
                               "      context_mib: \"measured after one step\"\n"
                               "      cublas_workspace_kib: \"CublasHandlePool.cpp\"\n"
-                              "      cublaslt_workspace_kib: \"CUBLASLT_WORKSPACE_SIZE\"\n";
+                              "      cublaslt_workspace_kib: \"CUBLASLT_WORKSPACE_SIZE\"\n"
+                              "      cudnn_context_mib: \"fitted on CNN runs\"\n";
 
 std::string entry(const std::string &name, const std::string &extra = "")
 {
@@ -23,7 +24,8 @@ std::string entry(const std::string &name, const std::string &extra = "")
            "    compute_capability: \"8.0\"\n"
            "    context_mib: 500\n"
            "    cublas_workspace_kib: 8320\n"
-           "    cublaslt_workspace_kib: 1024\n" + extra + k_sources;
+           "    cublaslt_workspace_kib: 1024\n"
+           "    cudnn_context_mib: 250\n" + extra + k_sources;
 }
 
 std::string error_of(const std::string &text)
@@ -47,6 +49,7 @@ static void a_valid_catalog_parses(void **)
     EXPECT_U64(g.value().context_bytes, 500 * MiB);
     EXPECT_U64(g.value().cublas_workspace_bytes, 8519680);
     EXPECT_U64(g.value().cublaslt_workspace_bytes, 1048576);
+    EXPECT_U64(g.value().cudnn_context_bytes, 250 * MiB);
     EXPECT_STR(g.value().sources.at("context_mib"), "measured after one step");
     auto missing = r.value().find("B200");
     assert_false(missing.ok());
@@ -57,9 +60,9 @@ static void a_valid_catalog_parses(void **)
 static void errors_name_file_line_and_key(void **)
 {
     std::string head = "gpus:\n";
-    // The unknown key follows the seven lines of the entry: line 9.
-    EXPECT_STR(error_of(head + entry("X", "    colour: green\n")).substr(0, 33),
-               "xmem: gpus.yaml:9: colour: unknow");
+    // The unknown key follows the eight lines of the entry: line 10.
+    EXPECT_CONTAINS(error_of(head + entry("X", "    colour: green\n")),
+                    "xmem: gpus.yaml:10: colour: unknown key");
     EXPECT_CONTAINS(error_of(head + "  - name: X\n    total_memory_mib: 12abc\n"),
                     "xmem: gpus.yaml:3: total_memory_mib: expected a positive whole number, got '12abc'");
     std::string no_cc = entry("X");
@@ -71,7 +74,7 @@ static void errors_name_file_line_and_key(void **)
     std::string unsourced = entry("X");
     unsourced.replace(unsourced.find("      context_mib: \"measured after one step\"\n"), 45, "");
     EXPECT_CONTAINS(error_of(head + unsourced), "context_mib: no source given under 'sources' for 'X'");
-    EXPECT_CONTAINS(error_of(head + entry("X") + entry("x")), "gpus.yaml:15: name: 'x-alias' is listed twice");
+    EXPECT_CONTAINS(error_of(head + entry("X") + entry("x")), "gpus.yaml:17: name: 'x-alias' is listed twice");
     EXPECT_CONTAINS(error_of("gpus: [\n"), "xmem: gpus.yaml:");
     EXPECT_CONTAINS(error_of("gpus: [\n"), "not valid YAML");
     EXPECT_CONTAINS(error_of("version: 1\n"), "gpus: missing");

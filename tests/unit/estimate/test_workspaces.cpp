@@ -15,6 +15,7 @@ GpuSpec gpu(int major)
     g.total_bytes = 40ull << 30;
     g.cublas_workspace_bytes = major == 9 ? 32 * MiB : 8320 * KiB;
     g.cublaslt_workspace_bytes = 1 * MiB;
+    g.cudnn_context_bytes = 300 * MiB;
     return g;
 }
 
@@ -58,6 +59,8 @@ static void one_cublas_workspace_per_handle_and_lt_per_addmm(void **)
     EXPECT_STR(summary(w), "A1:1000 A7:8519680 A8:1048576 F8 A2:1000 A3:1000 A9:1048576 F9 "
                            "A4:4000 A10:8519680 A5:4000 A6:1000 A11:1048576 F11");
     EXPECT_U64(bytes_with_ctx(w, "xmem|cublas_workspace"), 2 * 8519680);
+    assert_false(s.uses_cudnn); // no convolution: cuDNN never loads
+    EXPECT_U64(s.outside_bytes, 0);
 }
 
 static void persistent_lt_is_allocated_once(void **)
@@ -83,6 +86,8 @@ static void cudnn_model_is_a_transient_block_after_the_output(void **)
     EXPECT_U64(s.cudnn, 2);
     EXPECT_U64(s.cudnn_max_bytes, 6 * MiB); // 8 MiB capped
     EXPECT_STR(summary(w), "A1:10485760 A3:5242880 F3 A2:4194304 A4:6291456 F4");
+    assert_true(s.uses_cudnn);
+    EXPECT_U64(s.outside_bytes, 300 * MiB); // cuDNN's handle and kernels
 }
 
 static void a_host_only_batch_is_promoted(void **)
