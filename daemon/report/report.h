@@ -1,0 +1,98 @@
+/*
+ * report.h — `xmem report`: what packing saved, from xmemd's ledger (read-only).
+ * The pure parts (dates, grouping, arithmetic, escaping) are here so unit tests reach them
+ * without a database; loading and rendering live in their own files.
+ */
+#ifndef XMEM_REPORT_H
+#define XMEM_REPORT_H
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xmem_report {
+
+// One finished job joined with the decision it ran under.
+struct JobRecord {
+    int64_t ts = 0; // when the job ended (ledger seconds)
+    uint64_t job_id = 0;
+    std::string user, account, partition, gpu;
+    uint64_t capacity_bytes = 0;  // one whole GPU of this model (0: not in the catalog)
+    uint64_t estimate_bytes = 0;  // the simulator's peak
+    uint64_t granted_bytes = 0;   // the limit the job was held to
+    std::optional<uint64_t> measured_bytes; // NVML peak, where the node had NVML
+    bool packed = false;          // ran on a share (estimated, fits, not --xmem=check)
+    int exit_status = 0;
+    uint64_t elapsed_seconds = 0;
+    bool cuda_oom = false;
+};
+
+// Sums over a set of jobs. Byte sums are over packed jobs only (what packing changed).
+struct Totals {
+    uint64_t jobs = 0, packed = 0, failed = 0, oom_after_packing = 0;
+    double requested_bytes = 0, granted_bytes = 0, estimated_bytes = 0, measured_bytes = 0;
+    double gpu_hours_freed = 0, elapsed_hours = 0;
+    uint64_t measured_jobs = 0;
+    double abs_error_sum = 0; // sum of |estimate - measured| / measured over measured jobs
+    void add(const JobRecord &j);
+    double mean_abs_error() const { return measured_jobs ? abs_error_sum / measured_jobs : 0; }
+};
+
+enum class GroupBy { user, account, partition, gpu };
+enum class Format { table, csv, json, html };
+
+struct Options {
+    std::string db;            // empty: from the daemon's config
+    std::string config = "/etc/slurm/xmem.yaml";
+    std::string catalog;       // empty: found next to the config or the executable
+    std::optional<int64_t> since, until; // [since, until) in seconds since the epoch
+    GroupBy by = GroupBy::user;
+    Format format = Format::table;
+    std::string output;        // empty: stdout
+};
+
+struct Report {
+    Options opt;
+    std::map<std::string, Totals> groups;
+    std::map<std::string, Totals> by_user, by_account; // the HTML page draws both
+    Totals total;
+    std::map<std::string, double> freed_per_day;     // "YYYY-MM-DD" -> GPU-hours freed
+    std::vector<std::pair<double, double>> accuracy; // (estimate GiB, measured GiB)
+};
+
+// Dates: YYYY-MM-DD (a whole day, UTC) or YYYY-MM-DDTHH:MM[:SS] (UTC). `end_of_day` makes a
+// bare date mean the end of that day, so --until 2026-12-02 includes December 2nd.
+std::optional<int64_t> parse_date(const std::string &s, bool end_of_day);
+std::string format_day(int64_t ts);
+std::optional<GroupBy> parse_group(const std::string &s);
+const char *group_name(GroupBy g);
+std::optional<Format> parse_format(const std::string &s);
+// Returns the error (one line, starting "xmem: ") or nothing.
+std::optional<std::string> parse_args(int argc, char **argv, Options &opt);
+
+// (1 - granted/capacity) x elapsed hours for a packed job; 0 otherwise.
+double gpu_hours_freed(const JobRecord &j);
+std::string group_key(const JobRecord &j, GroupBy g);
+Report build_report(const Options &opt, const std::vector<JobRecord> &jobs);
+
+std::string csv_field(const std::string &s);
+std::string json_string(const std::string &s);
+std::string html_escape(const std::string &s);
+
+// Loading: the GPU catalog (name and aliases -> bytes), the ledger path, the ledger rows.
+std::map<std::string, uint64_t> read_catalog(const std::string &path);
+std::string database_from_config(const std::string &config_path);
+// Fills `jobs` or returns the error line.
+std::optional<std::string> load_jobs(const Options &opt,
+                                     const std::map<std::string, uint64_t> &catalog,
+                                     std::vector<JobRecord> &jobs);
+
+std::string render_table(const Report &r);
+std::string render_csv(const Report &r);
+std::string render_json(const Report &r);
+std::string render_html(const Report &r);
+
+} // namespace xmem_report
+#endif
