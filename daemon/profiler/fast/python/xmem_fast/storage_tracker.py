@@ -15,7 +15,8 @@ tracker is `hosting` (parameters and buffers being built: host tensors that cost
 meta storages made from host-meta inputs stay host-meta. Only device storages are written.
 """
 import torch
-from torch.utils._pytree import tree_flatten
+from itertools import compress
+
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .shape_kernels import KERNELS
@@ -25,8 +26,17 @@ _free_weak_ref = torch.UntypedStorage._free_weak_ref
 _CONV_OPS = ("aten::convolution", "aten::convolution_backward")
 
 
-class Unsupported(Exception):
-    """The script needs something a tensor without data cannot give."""
+def _tensors(value, depth=0):
+    """The tensors of an op's arguments or results (tensors, lists and tuples of them, two
+    levels deep: what ATen schemas allow), without pytree's per-node cost."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)) and depth < 2:
+        for v in value:
+            yield from _tensors(v, depth + 1)
+    elif isinstance(value, dict) and depth < 2:
+        for v in value.values():
+            yield from _tensors(v, depth + 1)
 
 
 class Attribution:
@@ -53,6 +63,10 @@ class StorageTracker(TorchDispatchMode):
         self.host = {}     # storage key -> weak ref (host-meta: parameters before .cuda())
         self._next_id = 1
         self._op_names = {}
+        # The device storages' keys and weak refs as parallel lists: the per-op expiry check
+        # is then one C-level pass (map/compress) instead of a Python loop.
+        self._keys = []
+        self._refs = []
 
     # -- queries used by the device mode ---------------------------------------------------
     def is_device(self, t):
@@ -62,8 +76,7 @@ class StorageTracker(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         self.sweep()
-        flat_in, _ = tree_flatten((args, kwargs))
-        dev = self._input_device(flat_in)
+        dev = self._input_device(_tensors((args, kwargs)))
         if dev is not None and func is torch.ops.aten._local_scalar_dense.default:
             self.on_unsupported("a GPU value read by Python control flow (bool() or a comparison "
                                 "of a GPU tensor)")
@@ -77,9 +90,8 @@ class StorageTracker(TorchDispatchMode):
                                 "(data-dependent output shape or a custom op)")
         if dev is None:
             dev = "h" if self.hosting else "g"
-        flat_out, _ = tree_flatten(out)
-        for t in flat_out:
-            if isinstance(t, torch.Tensor) and t.is_meta:
+        for t in _tensors(out):
+            if t.is_meta:
                 self._note_output(t, dev, func)
         return out
 
@@ -87,7 +99,7 @@ class StorageTracker(TorchDispatchMode):
         """'g' if a meta input is on the device, 'h' if only host-meta ones, None if none."""
         found = None
         for t in flat:
-            if isinstance(t, torch.Tensor) and t.is_meta:
+            if t.is_meta:
                 key = t._storage()._cdata
                 if key in self.device:
                     return "g"
@@ -105,7 +117,10 @@ class StorageTracker(TorchDispatchMode):
         nbytes = storage.nbytes()
         sid = self._next_id
         self._next_id += 1
-        self.device[key] = (sid, nbytes, storage._weak_ref())
+        ref = storage._weak_ref()
+        self.device[key] = (sid, nbytes, ref)
+        self._keys.append(key)
+        self._refs.append(ref)
         self.writer.alloc(sid, max(nbytes, 1), self._context(func))
 
     def _op_name(self, func):
@@ -128,11 +143,15 @@ class StorageTracker(TorchDispatchMode):
     # -- frees ---------------------------------------------------------------------------
     def sweep(self):
         """Writes a free for every device storage whose StorageImpl died since the last op."""
-        dead = [key for key, entry in self.device.items() if _expired(entry[2])]
-        for key in dead:
-            sid, nbytes, ref = self.device.pop(key)
-            _free_weak_ref(ref)
-            self.writer.free(sid, max(nbytes, 1))
+        expired = list(map(_expired, self._refs))
+        if True in expired:
+            for key in compress(self._keys, expired):
+                sid, nbytes, ref = self.device.pop(key)
+                _free_weak_ref(ref)
+                self.writer.free(sid, max(nbytes, 1))
+            alive = [not e for e in expired]
+            self._keys = list(compress(self._keys, alive))
+            self._refs = list(compress(self._refs, alive))
         if self.host:
             for key in [k for k, ref in self.host.items() if _expired(ref)]:
                 _free_weak_ref(self.host.pop(key))
