@@ -27,4 +27,9 @@ compare vit "$WORKLOADS/transformer.py" --arch vit --layers 2 --hidden 64 --head
 compare resnet18 "$WORKLOADS/vision.py" --model resnet18 --batch-size 2 --image-size 64 --classes 10
 grep -q '^S [0-9]* layer1.0.conv1|aten::conv2d' "$TMP/resnet18-fast.trace" || {
     echo "FAILED: fast trace lacks module path attribution"; exit 1; }
+# DataLoader workers (forked, they inherit the modes) and the pin-memory thread change nothing.
+fast_capture "$TMP/workers.trace" -- python3 "$WORKLOADS/vision.py" --model resnet18 --batch-size 2 \
+    --image-size 64 --classes 10 --workers 2 >/dev/null
+cmp -s <(grep -v '^M' "$TMP/resnet18-fast.trace") <(grep -v '^M' "$TMP/workers.trace") || {
+    echo "FAILED: --workers 2 changed the fast trace"; exit 1; }
 echo "ok: fast and exact agree"

@@ -60,8 +60,27 @@ def arm():
     atexit.register(session.at_exit)
     bootstrap._session = session
     # Function mode outermost (device boundary), dispatch mode below autograd (storages).
-    FastDeviceMode(tracker, attribution).__enter__()
+    device_mode = FastDeviceMode(tracker, attribution)
+    device_mode.__enter__()
     tracker.__enter__()
+    _install_thread_hook(device_mode)
+
+
+def _install_thread_hook(device_mode):
+    """Modes are per thread: new threads (the DataLoader's pin-memory thread) get the device
+    boundary, so `.pin_memory()` and `.cuda()` there behave as on the main thread. Storage
+    tracking stays on the main thread (docs/fast-mode.md, known gaps)."""
+    import threading
+    original = threading.Thread._bootstrap_inner
+
+    def _bootstrap_inner(self):
+        try:
+            device_mode.__enter__()
+        except Exception:  # never break the user's thread over capture bookkeeping
+            pass
+        return original(self)
+
+    threading.Thread._bootstrap_inner = _bootstrap_inner
 
 
 def _where(torch):

@@ -14,8 +14,10 @@ the op's meta inputs is; a factory (no meta input) allocates on the device unles
 tracker is `hosting` (parameters and buffers being built: host tensors that cost nothing);
 meta storages made from host-meta inputs stay host-meta. Only device storages are written.
 """
-import torch
+import os
 from itertools import compress
+
+import torch
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -67,6 +69,9 @@ class StorageTracker(TorchDispatchMode):
         # is then one C-level pass (map/compress) instead of a Python loop.
         self._keys = []
         self._refs = []
+        # Forked children (DataLoader workers) inherit the mode and the trace file: only
+        # the process that armed the capture records.
+        self._pid = os.getpid()
 
     # -- queries used by the device mode ---------------------------------------------------
     def is_device(self, t):
@@ -75,6 +80,8 @@ class StorageTracker(TorchDispatchMode):
     # -- the mode -------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if os.getpid() != self._pid:
+            return func(*args, **kwargs)
         self.sweep()
         dev = self._input_device(_tensors((args, kwargs)))
         if dev is not None and func is torch.ops.aten._local_scalar_dense.default:
