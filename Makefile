@@ -23,7 +23,8 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config \
 	libuv1-dev libyaml-cpp-dev libcmocka-dev libsqlite3-dev sqlite3 nlohmann-json3-dev \
 	libtorch-dev python3-torch python3-torchvision libopenblas0-pthread \
-	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 libjson-c-dev
+	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 libjson-c-dev \
+	chromium
 
 .PHONY: all deps configure test test-unit test-integration bench bench-sim bench-estimate \
 	bench-accuracy bench-daemon install uninstall clean demo format
