@@ -7,7 +7,7 @@
 # About 20-30 minutes on two cores. Results are kept in $XMEM_ACCURACY_OUT (default
 # /tmp/xmem-accuracy) so a rerun only redoes what is missing; remove it to start over.
 # XMEM_ACCURACY_LIMIT=N runs only the first N records; XMEM_ACCURACY_REAL=0 skips the
-# real-model set.
+# real-model set, XMEM_ACCURACY_REAL_MODELS=resnet,mobilenet picks some of it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${XMEM_BUILD:-$here/../build}

@@ -90,7 +90,10 @@ def collect(args):
     if args.real:
         with open(os.path.join(args.groundtruth, "real_models_cnn.csv"), newline="") as f:
             real = {(r["model"], int(r["batch_size"])): r for r in csv.DictReader(f)}
+        wanted = os.environ.get("XMEM_ACCURACY_REAL_MODELS", "")
         for model, batch in REAL:
+            if wanted and model not in wanted.split(","):
+                continue
             r = real[(model, batch)]
             job = [sys.executable, os.path.join(HERE, "real_model_job.py"), "--model", model,
                    "--batch-size", str(batch)]

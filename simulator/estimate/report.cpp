@@ -51,11 +51,16 @@ nlohmann::json corrections_json(const Estimate &e)
     };
 }
 
+// The first iterations only: set-up, the first step and the start of the steady state are
+// where peaks differ; a long capture would otherwise print thousands of identical rows.
+constexpr size_t k_max_iterations_listed = 8;
+
 nlohmann::json iterations_json(const Estimate &e)
 {
     nlohmann::json list = nlohmann::json::array();
     for (const IterationPeak &p : e.replay.iterations)
-        list.push_back({{"iteration", p.iteration},
+        if (list.size() < k_max_iterations_listed)
+            list.push_back({{"iteration", p.iteration},
                         {"reserved_peak_bytes", p.reserved},
                         {"allocated_peak_bytes", p.allocated}});
     return list;
