@@ -118,6 +118,13 @@ std::optional<std::string> load_jobs(const Options &opt,
     }
     sqlite3_busy_timeout(db, 5000);
     std::optional<std::string> err;
+    // A file that is not SQLite (or is locked past the timeout) is an error, not a report.
+    if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
+        SQLITE_OK) {
+        err = "xmem: report: " + opt.db + ": " + sqlite3_errmsg(db);
+        sqlite3_close(db);
+        return err;
+    }
     if (!has_column(db, "jobs", "job_id") || !has_column(db, "requests", "limit_bytes")) {
         sqlite3_close(db); // an empty or never-migrated ledger: an empty report
         return std::nullopt;

@@ -117,6 +117,8 @@ run "$REPORT" --db "$DB" --since 2026-02-30; one_line 2 "bad date"
 run "$REPORT" --db "$DB" --by team; one_line 2 "unknown grouping"
 run "$REPORT" --db "$LAB/nope.sqlite"; one_line 1 "missing ledger"
 run "$REPORT" --config "$LAB/nope.yaml"; one_line 1 "missing config"
+echo "not a database" >"$LAB/text.sqlite"
+run "$REPORT" --db "$LAB/text.sqlite"; one_line 1 "not a database"
 : >"$LAB/empty.sqlite"
 run "$REPORT" --db "$LAB/empty.sqlite" --format json
 expect_rc 0 "empty ledger"
