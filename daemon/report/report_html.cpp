@@ -62,6 +62,10 @@ std::string over_time(const std::map<std::string, double> &per_day)
              " GPU-h</title></circle>";
         i++;
     }
+    if (!per_day.empty())
+        s += "<text x=\"40\" y=\"215\">" + per_day.begin()->first + "</text><text x=\"540\" "
+             "y=\"215\">" + per_day.rbegin()->first + "</text><text x=\"0\" y=\"16\">" +
+             fixed(total, 3) + " GPU-h</text>";
     return s + "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"#2a9d55\"></polyline></svg>";
 }
 
@@ -71,11 +75,13 @@ std::string scatter(const std::vector<std::pair<double, double>> &pts)
     double top = 1;
     for (const auto &[e, m] : pts)
         top = std::max({top, e, m});
-    std::string s = "<svg id=\"accuracy\" width=\"320\" height=\"320\" role=\"img\">"
+    std::string s = "<svg id=\"accuracy\" width=\"320\" height=\"322\" role=\"img\">"
                     "<line x1=\"20\" y1=\"300\" x2=\"300\" y2=\"20\" stroke=\"#bbb\"></line>";
     for (const auto &[e, m] : pts)
         s += "<circle class=\"point\" cx=\"" + fixed(20 + 280 * e / top, 1) + "\" cy=\"" +
              fixed(300 - 280 * m / top, 1) + "\" r=\"3\" fill=\"#d8703b\"></circle>";
+    s += "<text x=\"180\" y=\"316\">estimate &#8594;</text>"
+         "<text x=\"0\" y=\"12\">measured &#8593; (max " + fixed(top, 1) + " GiB)</text>";
     if (pts.empty())
         s += "<text x=\"40\" y=\"160\">no measured peaks (no NVML on the nodes)</text>";
     return s + "</svg>";
