@@ -50,6 +50,7 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     Estimate e;
     e.target = target;
     e.capture_torch = std::string(work.meta_value("torch"));
+    e.capture_mode = work.meta_value("capture") == "fast" ? "fast" : "exact";
     e.amp = work.meta_value("amp").empty() ? "off" : std::string(work.meta_value("amp"));
     e.iterations = count_iterations(work);
 

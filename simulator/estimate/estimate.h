@@ -32,6 +32,7 @@ struct Target {
 struct Estimate {
     Target target;
     std::string capture_torch; // metadata of the trace
+    std::string capture_mode;  // "fast" or "exact": the capture that wrote the trace
     std::string amp;           // off, fp16, bf16
     uint32_t iterations = 0;   // optimizer steps in the trace
     uint64_t input_copies = 0;

@@ -65,6 +65,29 @@ Result<Target> resolve_target(const EstimateOptions &o)
     return Result<Target>::ok(std::move(t));
 }
 
+// --mode fast|auto: xmem-profile-fast (beside xmem-profile) first; auto runs the exact
+// capture when fast mode says it cannot run the job (its one-line reason is already shown).
+Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
+{
+    if (o.mode == "exact")
+        return run_profiler(req);
+    std::string exact = req.profiler;
+    req.profiler = exact.substr(0, exact.rfind('/') + 1) + "xmem-profile-fast";
+    if (!is_executable(req.profiler)) {
+        if (o.mode == "fast")
+            return Result<void>::fail("xmem: --mode fast: " + req.profiler + ": not found (rebuild xmem)");
+        req.profiler = exact;
+        return run_profiler(req);
+    }
+    int status = 0;
+    auto ran = run_profiler(req, &status);
+    if (ran.ok() || o.mode == "fast" || status != k_profile_unsupported)
+        return ran;
+    std::fprintf(stderr, "xmem: estimate: falling back to the exact capture (real CPU run)\n");
+    req.profiler = exact;
+    return run_profiler(req);
+}
+
 // Profiles the command into a trace; returns the trace path (the caller removes a temp).
 Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
 {
@@ -83,7 +106,7 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
         is_temp = true;
     }
     ProfileRequest req{profiler.value(), out, o.iterations, o.threads, o.timeout_seconds, o.command};
-    auto ran = run_profiler(req);
+    auto ran = run_profile_mode(o, req);
     if (!ran.ok()) {
         if (is_temp)
             unlink(out.c_str());

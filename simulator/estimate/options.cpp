@@ -20,7 +20,7 @@ const OptionSpec k_options[] = {
     {"--iterations", Arg::count}, {"--json", Arg::none},      {"--timeline", Arg::text},
     {"--trace-in", Arg::text},  {"--keep-trace", Arg::text},  {"--catalog", Arg::text},
     {"--threads", Arg::count},  {"--timeout", Arg::count},    {"--margin", Arg::fraction},
-    {"--help", Arg::none},      {"-h", Arg::none},
+    {"--mode", Arg::text},      {"--help", Arg::none},        {"-h", Arg::none},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -60,6 +60,11 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
     else if (name == "--keep-trace") o.keep_trace = v;
     else if (name == "--catalog") o.catalog = v;
     else if (name == "--json") o.json = true;
+    else if (name == "--mode") {
+        if (v != "fast" && v != "exact" && v != "auto")
+            return Result<void>::fail("xmem: --mode: expected fast, exact or auto, got '" + v + "'");
+        o.mode = v;
+    }
     else if (name == "--help" || name == "-h") o.help = true;
     else if (name == "--margin") {
         auto f = parse_fraction(name, v);
@@ -83,10 +88,12 @@ const char *usage_text()
            "                     [--iterations N] [--json] [--timeline OUT.html]\n"
            "                     [--trace-in TRACE | -- COMMAND ARGS...]\n"
            "                     [--catalog gpus.yaml] [--keep-trace PATH] [--threads N]\n"
-           "                     [--timeout SECONDS] [--margin FRACTION]\n"
+           "                     [--timeout SECONDS] [--margin FRACTION] [--mode fast|exact|auto]\n"
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
            "then predicts its peak GPU memory on NAME with PyTorch VERSION and recommends a\n"
-           "hard memory limit. --trace-in analyses an existing xmem trace instead.\n";
+           "hard memory limit. --trace-in analyses an existing xmem trace instead.\n"
+           "--mode fast runs the job on fake tensors (no compute, no memory), exact (default)\n"
+           "runs it for real on the CPU, auto tries fast and falls back to exact.\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)

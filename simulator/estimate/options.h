@@ -24,6 +24,9 @@ struct EstimateOptions {
     unsigned timeout_seconds = 0;  // 0 = the profiler's default
     std::optional<double> margin;  // overrides k_limit_margin
     std::vector<std::string> command;
+    // Which capture profiles the command (docs/fast-mode.md): "fast" (xmem-profile-fast,
+    // meta tensors), "exact" (xmem-profile, real CPU run), "auto" (fast, else exact).
+    std::string mode = "exact";
     bool help = false;
 };
 

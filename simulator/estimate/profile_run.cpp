@@ -30,7 +30,7 @@ std::vector<std::string> profiler_argv(const ProfileRequest &req)
 
 } // namespace
 
-Result<void> run_profiler(const ProfileRequest &req)
+Result<void> run_profiler(const ProfileRequest &req, int *exit_status)
 {
     std::vector<std::string> args = profiler_argv(req);
     std::vector<char *> cargs;
@@ -50,11 +50,14 @@ Result<void> run_profiler(const ProfileRequest &req)
         if (errno != EINTR)
             return Result<void>::fail(std::string("xmem: waiting for xmem-profile: ") + std::strerror(errno));
     }
+    if (exit_status)
+        *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return Result<void>::success();
     std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                         : "signal " + std::to_string(WTERMSIG(status));
-    return Result<void>::fail("xmem: profiling the job failed (xmem-profile " + how +
+    std::string name = req.profiler.substr(req.profiler.rfind('/') + 1);
+    return Result<void>::fail("xmem: profiling the job failed (" + name + " " + how +
                               "); see its message above, fix the job or pass --trace-in");
 }
 

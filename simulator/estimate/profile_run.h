@@ -17,9 +17,12 @@ struct ProfileRequest {
     std::vector<std::string> command;
 };
 
-// Runs the profiler and waits. A non-zero exit is an error naming the status; the
-// profiler's own stderr reaches the user unchanged.
-Result<void> run_profiler(const ProfileRequest &req);
+// xmem-profile-fast's exit status for "fast mode cannot run this job" (docs/fast-mode.md).
+constexpr int k_profile_unsupported = 3;
+
+// Runs the profiler and waits. A non-zero exit is an error naming the status (also left in
+// *exit_status when given); the profiler's own stderr reaches the user unchanged.
+Result<void> run_profiler(const ProfileRequest &req, int *exit_status = nullptr);
 
 // A fresh temporary file path for the trace ($TMPDIR or /tmp); the file exists, empty.
 Result<std::string> make_temp_trace_path();

@@ -72,7 +72,7 @@ std::string render_json(const Estimate &e, const Timings &t)
 {
     const ReplayResult &r = e.replay;
     nlohmann::json j = {
-        {"mode", "exact"},
+        {"mode", e.capture_mode},
         {"gpu", e.target.gpu.name},
         {"gpu_total_bytes", e.target.gpu.total_bytes},
         {"torch", e.target.torch.str()},
