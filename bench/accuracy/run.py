@@ -42,7 +42,8 @@ def run_one(args, key, job_argv, iterations):
     if os.path.exists(trace):  # captured before: analyse it again, do not profile again
         job = ["--trace-in", trace]
     else:
-        job = ["--keep-trace", trace, "--iterations", str(iterations), "--"] + job_argv
+        # A loaded two-core machine takes minutes per ResNet-50 step: no step timeout here.
+        job = ["--keep-trace", trace, "--iterations", str(iterations), "--timeout", "3600", "--"] + job_argv
     cmd = [os.path.join(args.build, "bin", "xmem-estimate"), "--gpu", "A100-40GB", "--torch",
            args.torch, "--json"] + job
     start = time.time()
