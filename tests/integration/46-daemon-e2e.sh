@@ -3,7 +3,7 @@
 # training script as a test user, answers with a signed estimate, and caches it.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
 [ -x "$B/xmem-estimate" ] || { echo "xmem-estimate is not built in $B"; exit 77; }
-python3 -c 'import torch' 2>/dev/null || { echo "python3 cannot import torch (make deps installs python3-torch)"; exit 77; }
+"${XMEM_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null || { echo "${XMEM_PYTHON:-/usr/bin/python3} cannot import torch (make deps installs python3-torch)"; exit 77; }
 start_munged
 ensure_user xmemt1
 # The estimator finds its launcher and capture library beside itself, so it runs from the
