@@ -72,8 +72,10 @@ bench-accuracy: deps all
 bench-daemon: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) bench/daemon.sh
 
+# The Slurm demo (issue: sbatch --xmem), then a replay of a bundled trace through the simulator.
 demo: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) examples/demo.sh
+	@XMEM_BUILD=$(abspath $(BUILD)) examples/sim-demo.sh
 
 install: all
 	@DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
