@@ -284,6 +284,7 @@ RequestRow ledger_row(const EstimateJob *job, uint64_t now_ms)
         row.torch = job->est.torch;
         row.analyze_seconds = job->est.analyze_seconds;
         row.breakdown = job->est.breakdown_json;
+        row.mode = job->est.mode;
     }
     return row;
 }

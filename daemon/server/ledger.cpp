@@ -36,8 +36,8 @@ template <class T> void bind_opt(sqlite3_stmt *st, int i, const std::optional<T>
 const char *k_insert_request =
     "INSERT INTO requests (id, ts, kind, user, uid, gid, pid, cwd, entrypoint, script, options,"
     " outcome, outcome_name, cached, queue_ms, profile_ms, analyze_ms, total_ms, peak_bytes,"
-    " limit_bytes, gpu, torch, fits, cache_key, message, breakdown)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+    " limit_bytes, gpu, torch, fits, cache_key, message, breakdown, mode)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 // `st` is prepared once per ledger (writer thread only) and reset after each row.
 bool insert_request(sqlite3 *db, sqlite3_stmt *st, const RequestRow &r)
@@ -70,6 +70,7 @@ bool insert_request(sqlite3 *db, sqlite3_stmt *st, const RequestRow &r)
     bind_text(st, i++, r.cache_key);
     bind_text(st, i++, r.message);
     bind_text(st, i++, r.breakdown);
+    bind_text(st, i++, r.mode);
     bool ok = sqlite3_step(st) == SQLITE_DONE;
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);

@@ -39,6 +39,7 @@ struct RequestRow {
     double analyze_seconds = 0;
     std::optional<uint64_t> peak_bytes, limit_bytes;
     std::string gpu, torch, cache_key, message, breakdown;
+    std::string mode; // capture that produced the estimate: "fast" or "exact"
     std::optional<bool> fits;
 };
 
@@ -53,7 +54,7 @@ struct JobRow {
 };
 
 // Latest schema version; migrations in ledger_schema.cpp bring older files up to it.
-constexpr int k_ledger_schema_version = 2;
+constexpr int k_ledger_schema_version = 3;
 // Applies pending migrations inside one transaction each; error names the file and step.
 Result<int> ledger_migrate(sqlite3 *db, const std::string &path);
 

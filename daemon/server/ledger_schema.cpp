@@ -27,6 +27,8 @@ const char *const k_migrations[] = {
     "CREATE VIEW job_accuracy AS SELECT r.id AS request_id, r.user, r.uid, r.entrypoint,"
     " r.gpu, r.peak_bytes, r.limit_bytes, j.job_id, j.exit_status, j.elapsed_seconds,"
     " j.cuda_oom, j.measured_peak_bytes FROM jobs j JOIN requests r ON r.id = j.request_id;",
+    // 3: which capture produced each estimate (fast = fake tensors, exact = real CPU run).
+    "ALTER TABLE requests ADD COLUMN mode TEXT;",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_ledger_schema_version,
               "one migration per schema version");

@@ -57,14 +57,17 @@ static void creates_latest_schema(void **)
 
 static void migrates_v1_and_refuses_newer(void **)
 {
-    // A version-1 file: tables but no view.
+    // A version-1 file: tables but no view (2) and no mode column (3).
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
-    sqlite3_exec(db, "DROP VIEW job_accuracy; PRAGMA user_version=1;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "DROP VIEW job_accuracy; ALTER TABLE requests DROP COLUMN mode;"
+                     " PRAGMA user_version=1;", nullptr, nullptr, nullptr);
     sqlite3_close(db);
+    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"), 0);
     assert_true((bool)Ledger::open(g_path));
-    assert_int_equal(scalar("PRAGMA user_version"), 2);
+    assert_int_equal(scalar("PRAGMA user_version"), 3);
     assert_int_equal(scalar("SELECT count(*) FROM sqlite_master WHERE name='job_accuracy'"), 1);
+    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"), 1);
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db, "PRAGMA user_version=99;", nullptr, nullptr, nullptr);
     sqlite3_close(db);
@@ -72,7 +75,7 @@ static void migrates_v1_and_refuses_newer(void **)
     assert_false((bool)r);
     assert_contains(r.error(), g_path + ": ledger schema version 99 is newer than this xmemd");
     sqlite3_open(g_path.c_str(), &db);
-    sqlite3_exec(db, "PRAGMA user_version=2;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "PRAGMA user_version=3;", nullptr, nullptr, nullptr);
     sqlite3_close(db);
 }
 
