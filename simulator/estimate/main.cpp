@@ -66,7 +66,9 @@ Result<Target> resolve_target(const EstimateOptions &o)
 }
 
 // --mode fast|auto: xmem-profile-fast (beside xmem-profile) first; auto runs the exact
-// capture when fast mode says it cannot run the job (its one-line reason is already shown).
+// capture whenever the fast capture did not produce a trace: an unsupported construct (its
+// one-line reason is already shown) or any other failure, since a placeholder value can make
+// a script fail in fast mode that runs for real. A failure of the exact run is what counts.
 Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
 {
     if (o.mode == "exact")
@@ -81,8 +83,10 @@ Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
     }
     int status = 0;
     auto ran = run_profiler(req, &status);
-    if (ran.ok() || o.mode == "fast" || status != k_profile_unsupported)
+    if (ran.ok() || o.mode == "fast")
         return ran;
+    if (status != k_profile_unsupported)
+        std::fprintf(stderr, "%s\n", ran.error().message.c_str());
     std::fprintf(stderr, "xmem: estimate: falling back to the exact capture (real CPU run)\n");
     req.profiler = exact;
     return run_profiler(req);

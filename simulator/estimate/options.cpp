@@ -92,8 +92,8 @@ const char *usage_text()
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
            "then predicts its peak GPU memory on NAME with PyTorch VERSION and recommends a\n"
            "hard memory limit. --trace-in analyses an existing xmem trace instead.\n"
-           "--mode fast runs the job on fake tensors (no compute, no memory), exact (default)\n"
-           "runs it for real on the CPU, auto tries fast and falls back to exact.\n";
+           "--mode fast runs the job on fake tensors (no compute, no memory), exact runs it for\n"
+           "real on the CPU, auto (default) tries fast and falls back to exact.\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)

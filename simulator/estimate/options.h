@@ -26,7 +26,7 @@ struct EstimateOptions {
     std::vector<std::string> command;
     // Which capture profiles the command (docs/fast-mode.md): "fast" (xmem-profile-fast,
     // meta tensors), "exact" (xmem-profile, real CPU run), "auto" (fast, else exact).
-    std::string mode = "exact";
+    std::string mode = "auto";
     bool help = false;
 };
 

@@ -10,7 +10,7 @@ job=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/transformer.py" --arch gpt --la
      --heads 4 --seq 128 --vocab 1000 --batch-size 8 --steps-per-epoch 3)
 
 echo "+ xmem estimate --json --keep-trace ... -- ${job[*]}"
-"$bin/xmem" estimate --gpu A100-40GB --torch 2.1 --json --keep-trace "$tmp/gpt.xtrace" \
+"$bin/xmem" estimate --mode exact --gpu A100-40GB --torch 2.1 --json --keep-trace "$tmp/gpt.xtrace" \
     --timeline "$tmp/gpt.html" -- "${job[@]}" >"$tmp/gpt.json" 2>"$tmp/gpt.err" ||
     { echo "FAIL: xmem estimate failed:"; tail -n 20 "$tmp/gpt.err"; exit 1; }
 check_consistent "$tmp/gpt.json"

@@ -10,7 +10,7 @@ job=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/transformer.py" --arch gpt --la
 for mode in fp32 amp; do
     extra=(); [ "$mode" = amp ] && extra=(--amp)
     echo "+ xmem-estimate --json -- ${job[*]} ${extra[*]}"
-    "$bin/xmem-estimate" --torch 2.1 --json -- "${job[@]}" "${extra[@]}" >"$tmp/$mode.json" 2>"$tmp/$mode.err" ||
+    "$bin/xmem-estimate" --mode exact --torch 2.1 --json -- "${job[@]}" "${extra[@]}" >"$tmp/$mode.json" 2>"$tmp/$mode.err" ||
         { echo "FAIL: $mode run failed:"; tail -n 20 "$tmp/$mode.err"; exit 1; }
     check_consistent "$tmp/$mode.json"
 done

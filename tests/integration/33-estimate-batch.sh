@@ -9,7 +9,7 @@ for batch in 2 8; do
     job=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/vision.py" --model mobilenet_v2 --batch-size "$batch"
          --image-size 64 --classes 10 --steps-per-epoch 3)
     echo "+ xmem-estimate --json -- ${job[*]}"
-    "$bin/xmem-estimate" --gpu RTX3060-12GB --torch 2.1 --json -- "${job[@]}" >"$tmp/b$batch.json" 2>"$tmp/b$batch.err" ||
+    "$bin/xmem-estimate" --mode exact --gpu RTX3060-12GB --torch 2.1 --json -- "${job[@]}" >"$tmp/b$batch.json" 2>"$tmp/b$batch.err" ||
         { echo "FAIL: batch $batch run failed:"; tail -n 20 "$tmp/b$batch.err"; exit 1; }
     check_consistent "$tmp/b$batch.json"
 done

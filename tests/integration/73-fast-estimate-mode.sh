@@ -30,8 +30,8 @@ mode_of() {
 echo "ok: --mode fast estimates from the fast capture"
 [ "$(mode_of --mode auto -- "${small[@]}")" = fast ] || { echo "FAILED: auto does not use fast mode first"; exit 1; }
 echo "ok: --mode auto uses fast mode when it can"
-[ "$(mode_of -- "${small[@]}")" = exact ] || { echo "FAILED: the default is not exact"; exit 1; }
-echo "ok: the default is the exact capture"
+[ "$(mode_of -- "${small[@]}")" = fast ] || { echo "FAILED: the default is not auto (fast first)"; exit 1; }
+echo "ok: the default is auto: the fast capture first"
 [ "$(mode_of --mode auto -- python3 "$TMP/masked.py")" = exact ] || { echo "FAILED: auto fall back"; exit 1; }
 grep -q '^xmem: fast mode: unsupported: aten::index' "$TMP/e.err" &&
     grep -q 'falling back to the exact capture' "$TMP/e.err" || {
