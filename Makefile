@@ -63,8 +63,11 @@ bench: bench-sim bench-estimate bench-daemon
 bench-sim: deps all
 	@$(BUILD)/bin/xmem-bench-sim
 
+# Exact capture vs plain CPU iterations (profile/analysis split), then the fast mode on the
+# same workloads in the same run.
 bench-estimate: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) bench/estimate.sh
+	@XMEM_BUILD=$(abspath $(BUILD)) bench/fast.sh --no-exact --no-plain
 
 bench-accuracy: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) bench/accuracy.sh
