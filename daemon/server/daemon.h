@@ -19,6 +19,7 @@
 #include <atomic>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <string>
 #include <uv.h>
@@ -80,6 +81,9 @@ class Daemon {
     Metrics &metrics() { return m_metrics; }
     bool draining() const { return m_draining; }
     std::set<EstimateJob *> &jobs() { return m_jobs; }
+    // Cache misses being profiled (or queued to be), by cache key: an identical request that
+    // arrives meanwhile waits for this one instead of profiling the same job again.
+    std::map<std::string, EstimateJob *> &leaders() { return m_leaders; }
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
@@ -111,6 +115,7 @@ class Daemon {
     bool m_draining = false, m_closing = false;
     std::set<Conn *> m_conns;
     std::set<EstimateJob *> m_jobs;
+    std::map<std::string, EstimateJob *> m_leaders;
     long m_started;
     char m_read_buf[65536];
 };

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "signer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -44,6 +45,8 @@ std::string gib(uint64_t b)
     snprintf(buf, sizeof(buf), "%.2f GiB", b / 1073741824.0);
     return buf;
 }
+
+void schedule_profile(EstimateJob *job);
 
 void fail_job(EstimateJob *job, Outcome o, std::string message)
 {
@@ -189,7 +192,21 @@ void after_prepare(uv_work_t *w, int status)
     }
     if (job->outcome != Outcome::estimated)
         return record(job);
-    d->metrics().cache_miss();
+    auto lead = d->leaders().find(job->key);
+    if (lead != d->leaders().end()) {
+        job->leader = lead->second;
+        lead->second->followers.push_back(job);
+        return;
+    }
+    schedule_profile(job);
+}
+
+// A cache miss that leads: it profiles, and identical requests arriving meanwhile follow.
+void schedule_profile(EstimateJob *job)
+{
+    Daemon *d = job->d;
+    d->leaders()[job->key] = job; // first: a refusal below hands its followers on
+    d->metrics().cache_miss();     // a miss is a request that profiles for itself
     if (d->draining())
         return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
     switch (d->scheduler().submit(job, job->peer.uid)) {
@@ -310,9 +327,52 @@ void commit_and_answer(EstimateJob *job)
     });
 }
 
+// Outcomes that belong to the request, not to the job it names: a follower of a leader that
+// ended this way must profile for itself.
+bool outcome_is_the_leaders_own(Outcome o)
+{
+    return o == Outcome::busy || o == Outcome::deadline_expired ||
+           o == Outcome::shutting_down || o == Outcome::sign_failed ||
+           o == Outcome::internal_error;
+}
+
+// The leader is done: its followers get its verdict (each signed and recorded for itself), or,
+// when the leader failed for its own reasons, the first follower leads the others anew.
+void release_followers(EstimateJob *leader)
+{
+    Daemon *d = leader->d;
+    auto it = d->leaders().find(leader->key);
+    if (it == d->leaders().end() || it->second != leader)
+        return;
+    d->leaders().erase(it);
+    std::vector<EstimateJob *> followers;
+    followers.swap(leader->followers);
+    if (followers.empty())
+        return;
+    if (outcome_is_the_leaders_own(leader->outcome)) {
+        EstimateJob *next = followers.front();
+        next->leader = nullptr;
+        for (std::size_t i = 1; i < followers.size(); i++) {
+            followers[i]->leader = next;
+            next->followers.push_back(followers[i]);
+        }
+        return schedule_profile(next);
+    }
+    for (EstimateJob *f : followers) {
+        f->leader = nullptr;
+        f->outcome = leader->outcome;
+        f->message = leader->message;
+        f->est = leader->est;
+        f->cached = succeeded(leader->outcome); // answered without a profile of its own
+        d->metrics().cache_hit();
+        record(f);
+    }
+}
+
 // Every path ends here: sign a success (unless done already), commit, answer.
 void record(EstimateJob *job)
 {
+    release_followers(job);
     if (succeeded(job->outcome) && job->decision.empty()) {
         job->work.data = job;
         uv_queue_work(job->d->loop(), &job->work, work_sign, [](uv_work_t *w, int) {
@@ -391,10 +451,18 @@ void estimate_sweep_deadlines(Daemon *d)
 {
     uint64_t now = uv_now(d->loop());
     std::vector<EstimateJob *> expired;
-    for (EstimateJob *job : d->jobs())
-        if (!job->running && !job->started_ms && job->deadline_ms && now >= job->deadline_ms &&
-            d->scheduler().remove(job))
+    for (EstimateJob *job : d->jobs()) {
+        if (job->running || job->started_ms || !job->deadline_ms || now < job->deadline_ms)
+            continue;
+        if (job->leader) { // waits for an identical profile: stop waiting
+            auto &f = job->leader->followers;
+            f.erase(std::remove(f.begin(), f.end(), job), f.end());
+            job->leader = nullptr;
             expired.push_back(job);
+        } else if (d->scheduler().remove(job)) {
+            expired.push_back(job);
+        }
+    }
     for (EstimateJob *job : expired)
         fail_job(job, Outcome::deadline_expired,
                  "xmem: the request's deadline passed while it waited for a profiling slot");
@@ -407,8 +475,10 @@ nlohmann::json estimate_in_flight(const Daemon *d)
     for (const EstimateJob *job : const_cast<Daemon *>(d)->jobs()) {
         a.push_back({{"user", job->user.name},
                      {"uid", job->peer.uid},
-                     {"state", job->running ? "profiling" : (job->key.empty() ? "preparing"
-                                                                             : "queued")},
+                     {"state", job->running      ? "profiling"
+                               : job->leader     ? "waiting for an identical profile"
+                               : job->key.empty() ? "preparing"
+                                                  : "queued"},
                      {"entrypoint", joined_argv(job->req.argv)},
                      {"seconds", (now - job->received_ms) / 1000.0}});
     }

@@ -37,6 +37,10 @@ struct EstimateJob {
     int iterations = 0;
     uint64_t received_ms = 0, deadline_ms = 0, started_ms = 0; // loop time (uv_now)
     bool running = false;
+    // Identical requests waiting for this one's profile (it leads; see Daemon::leaders()),
+    // or the job this one waits for.
+    std::vector<EstimateJob *> followers;
+    EstimateJob *leader = nullptr;
     // results
     UserIdentity user;
     std::string key;

@@ -1,9 +1,16 @@
 /*
  * sandbox.cpp — fork/exec of the profiler with privileges dropped in the child.
  *
- * The child runs only async-signal-safe calls between fork() and execve() (the daemon is
- * multithreaded): everything it needs (argv, envp, group list) is prepared before fork().
- * Order in the child: new session → pdeathsig → stdio → close fds → rlimits → nice →
+ * Two processes per profile. The keeper (forked from xmemd, still root) starts a new session,
+ * becomes a child subreaper and forks the profiler; when the profiler exits, or xmemd sends
+ * SIGTERM (a limit, a cancel), the keeper kills and reaps every descendant it has — orphans
+ * of setsid() or double forks included, since a subreaper inherits them — and exits with the
+ * profiler's status. The user's code cannot signal the keeper (it is root), so it cannot
+ * escape the clean-up by leaving the process group.
+ *
+ * Both run only async-signal-safe calls between fork() and execve() (the daemon is
+ * multithreaded): everything they need (argv, envp, group list) is prepared before fork().
+ * Order in the profiler: own process group → pdeathsig → stdio → close fds → rlimits → nice →
  * setgroups/setresgid/setresuid (root last) → no_new_privs → chdir → execve. A failure at any
  * step is reported through a CLOEXEC pipe as (step, errno), then _exit(127).
  */
@@ -28,18 +35,16 @@ namespace xmemd {
 
 namespace {
 
-// 10 ms polls: up to 5 s for the kernel and init to dispose of a killed process group.
-constexpr int k_group_reap_polls = 500;
-
 enum ChildStep : int {
     step_session = 1, step_stdio, step_rlimit, step_groups, step_gid, step_uid, step_privs,
-    step_chdir, step_exec
+    step_chdir, step_exec, step_keeper
 };
 const char *step_name(int s)
 {
-    static const char *const names[] = {"?",      "setsid", "stdio",     "setrlimit", "setgroups",
-                                        "setgid", "setuid", "no_new_privs", "chdir",  "exec"};
-    return s >= 0 && s <= step_exec ? names[s] : "?";
+    static const char *const names[] = {"?",      "setsid", "stdio",        "setrlimit",
+                                        "setgroups", "setgid", "setuid",    "no_new_privs",
+                                        "chdir",  "exec",   "fork (keeper)"};
+    return s >= 0 && s <= step_keeper ? names[s] : "?";
 }
 
 double now_s()
@@ -76,12 +81,13 @@ void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
         child_fail(errfd, step_rlimit);
 }
 
-[[noreturn]] void child_main(const ChildPlan &p)
+[[noreturn]] void child_main(const ChildPlan &p, const sigset_t &old_mask)
 {
     int e = p.errpipe_w;
-    if (setsid() < 0)
+    sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    if (setpgid(0, 0) < 0)
         child_fail(e, step_session);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_PDEATHSIG, SIGKILL); // the keeper's death
     if (dup2(p.devnull, 0) < 0 || dup2(p.out_w, 1) < 0 || dup2(p.err_w, 2) < 0)
         child_fail(e, step_stdio);
     // Keep only stdio and the error pipe (moved to fd 3) so no daemon fd leaks into user code.
@@ -117,6 +123,118 @@ void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
         child_fail(e, step_chdir);
     execve(p.argv[0], p.argv, p.envp);
     child_fail(e, step_exec);
+}
+
+
+// ---- the keeper (async-signal-safe only: it is a child of a multithreaded process)
+
+// Child pids of the calling single-threaded process, from /proc/self/task/<pid>/children.
+int list_children(pid_t self, pid_t *out, int max)
+{
+    char path[64] = "/proc/self/task/", buf[4096];
+    char *w = path + strlen(path);
+    char digits[16];
+    int nd = 0;
+    for (pid_t v = self; v > 0 && nd < 15; v /= 10)
+        digits[nd++] = (char)('0' + v % 10);
+    while (nd > 0)
+        *w++ = digits[--nd];
+    memcpy(w, "/children", sizeof("/children"));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    int count = 0;
+    pid_t cur = 0;
+    for (ssize_t i = 0; i < n && count < max; i++) {
+        if (buf[i] >= '0' && buf[i] <= '9') {
+            cur = cur * 10 + (buf[i] - '0');
+        } else if (cur > 0) {
+            out[count++] = cur;
+            cur = 0;
+        }
+    }
+    return count;
+}
+
+// Kills every descendant: the killed children's own children are re-parented to us (we are
+// a subreaper) before we reap their parent, so the next round sees them. RLIMIT_NPROC bounds
+// the rounds of a fork loop.
+void keeper_kill_all(pid_t self, pid_t profiler, int *profiler_status, bool *profiler_reaped)
+{
+    pid_t kids[512];
+    for (;;) {
+        int n = list_children(self, kids, 512);
+        for (int i = 0; i < n; i++) {
+            kill(-kids[i], SIGKILL); // its process group, if it leads one
+            kill(kids[i], SIGKILL);
+        }
+        int st = 0;
+        pid_t r = waitpid(-1, &st, n > 0 ? 0 : WNOHANG);
+        if (r == profiler) {
+            *profiler_status = st;
+            *profiler_reaped = true;
+        }
+        if (r < 0 && errno == ECHILD)
+            return;
+        if (r == 0 && n <= 0)
+            return; // /proc unreadable and nothing to reap now: give up rather than spin
+    }
+}
+
+// Exits the way the profiler ended, so xmemd's wait4() sees its status.
+[[noreturn]] void keeper_mirror(int status)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        sigprocmask(SIG_UNBLOCK, &one, nullptr);
+        kill(getpid(), sig);
+        _exit(128 + sig);
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+[[noreturn]] void keeper_main(const ChildPlan &p)
+{
+    if (setsid() < 0)
+        child_fail(p.errpipe_w, step_session);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    struct rlimit no_core = {0, 0}; // it re-raises the profiler's signal: SIGXCPU would dump
+    setrlimit(RLIMIT_CORE, &no_core);
+    sigset_t wait_set, old_mask;
+    sigemptyset(&wait_set);
+    sigaddset(&wait_set, SIGCHLD);
+    sigaddset(&wait_set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &wait_set, &old_mask);
+    pid_t profiler = fork();
+    if (profiler == 0)
+        child_main(p, old_mask);
+    if (profiler < 0)
+        child_fail(p.errpipe_w, step_keeper);
+    syscall(SYS_close_range, 0u, ~0u, 0u); // the pipes' EOFs must follow the profiler alone
+    pid_t self = getpid();
+    int status = 0;
+    bool reaped = false;
+    while (!reaped) {
+        siginfo_t si;
+        if (sigwaitinfo(&wait_set, &si) == SIGTERM)
+            break;
+        int st = 0;
+        pid_t r;
+        while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+            if (r == profiler) {
+                status = st;
+                reaped = true;
+            }
+    }
+    keeper_kill_all(self, profiler, &status, &reaped);
+    keeper_mirror(reaped ? status : SIGKILL); // a wait status of SIGKILL: "killed by SIGKILL"
 }
 
 std::vector<char *> cstrings(const std::vector<std::string> &v)
@@ -200,7 +318,7 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
     double start = now_s();
     pid_t pid = fork();
     if (pid == 0)
-        child_main(plan);
+        keeper_main(plan);
     close(devnull);
     close(outp[1]);
     close(errp[1]);
@@ -268,16 +386,13 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
         if (exited && r == 0)
             break; // the profiler is gone; leftover descendants are killed below
     }
-    // Whatever remains of the process group goes, including a profiler past a limit.
-    kill(-pid, SIGKILL);
+    // The keeper kills and reaps whatever remains (a profiler past a limit, its descendants,
+    // wherever they moved), then exits; it has finished already when the profiler exited.
+    kill(pid, SIGTERM);
     int status = 0;
     struct rusage ru {};
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
     }
-    // Killed members of the group linger until init reaps them and still count against the
-    // user's RLIMIT_NPROC: wait (bounded) until the group is really gone.
-    for (int i = 0; i < k_group_reap_polls && kill(-pid, SIGKILL) == 0; i++)
-        usleep(10000);
     if (WIFEXITED(status))
         run.exit_status = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))

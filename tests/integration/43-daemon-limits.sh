@@ -32,6 +32,23 @@ run() { # NAME EXPECTED_OUTCOME COMMAND...
 
 log "wall time: a sleeping profile and its children are killed"
 run wall profile_timeout /bin/sh -c 'sleep 300 & sleep 300'
+log "wall time: a child that left the process group with setsid() is killed too"
+run escape profile_timeout python3 -c 'import os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(300)
+    os._exit(0)
+time.sleep(300)'
+log "an escaped child of a profile that exits is killed when the profile ends"
+run escape_exit profile_bad_output python3 -c 'import os, time
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(300)
+    os._exit(0)
+print("done")'
+sleep 0.3
+expect_eq "$(ps -o pid= -u xmemt1 | wc -l)" 0 "processes left after the setsid escapes"
 log "address space"
 # Mappings are never touched, so this costs no CPU even on a loaded machine.
 run mem profile_memory_limit python3 -c 'import mmap
@@ -58,8 +75,11 @@ run badout profile_bad_output /bin/echo "not the JSON the daemon expects"
 sleep 0.5
 left=$(ps -o pid= -u xmemt1 | wc -l)
 expect_eq "$left" 0 "processes of the test user left after the limits"
-for o in profile_timeout profile_memory_limit profile_process_limit profile_file_limit profile_output_too_large profile_failed profile_bad_output; do
-    expect_eq "$(sql "SELECT count(*) FROM requests WHERE outcome_name='$o'")" 1 "ledger row for $o"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE outcome_name='profile_timeout'")" 2 "ledger rows for profile_timeout"
+for o in profile_memory_limit profile_process_limit profile_file_limit profile_output_too_large profile_failed profile_bad_output; do
+    want=1
+    [ "$o" = profile_bad_output ] && want=2
+    expect_eq "$(sql "SELECT count(*) FROM requests WHERE outcome_name='$o'")" "$want" "ledger row for $o"
 done
 "$L" estimate "$SOCK" --cwd "$T/w" -- /bin/true >/dev/null 2>&1 # root: refused, but answered
 expect_eq "$(status_field counters root_refused)" 1 "daemon still answering"
