@@ -1,34 +1,7 @@
 // Runner: `test-estimate GROUP` runs one group (as ctest does), `test-estimate` runs all.
-#include <cstdio>
-#include <cstring>
-
 #include "test-list.h"
 
-namespace {
+#include "../common/unit_runner.h"
 
-struct Group {
-    const char *name;
-    int (*run)(void);
-};
-
-#define XMEM_ESTIMATE_GROUP_ENTRY(name) {#name, run_##name##_tests},
-const Group k_groups[] = {XMEM_ESTIMATE_GROUPS(XMEM_ESTIMATE_GROUP_ENTRY)};
-
-} // namespace
-
-int main(int argc, char **argv)
-{
-    int failed = 0;
-    bool found = false;
-    for (const Group &g : k_groups) {
-        if (argc > 1 && std::strcmp(argv[1], g.name) != 0)
-            continue;
-        found = true;
-        failed += g.run();
-    }
-    if (!found) {
-        std::fprintf(stderr, "test-estimate: no test group '%s'\n", argc > 1 ? argv[1] : "");
-        return 2;
-    }
-    return failed ? 1 : 0;
-}
+#define XMEM_ESTIMATE_GROUP_ENTRY(name) XMEM_UNIT_GROUP(name, run_##name##_tests)
+XMEM_UNIT_MAIN("test-estimate", XMEM_ESTIMATE_GROUPS, XMEM_ESTIMATE_GROUP_ENTRY)

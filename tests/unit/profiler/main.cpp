@@ -1,11 +1,12 @@
 // Runs one test group by name: test-profiler GROUP (see test-list.h).
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "test-list.h"
+
+#include "../common/unit_runner.h"
 
 std::string xmem_test_read_file(const std::string& path) {
   std::ifstream in(path);
@@ -21,18 +22,5 @@ std::string xmem_test_temp_dir(void) {
   return dir;
 }
 
-int main(int argc, char** argv) {
-  struct Group {
-    const char* name;
-    int (*run)(void);
-  };
-  static const Group groups[] = {
-#define XMEM_GROUP_ENTRY(name) {#name, xmem_test_group_##name},
-      XMEM_PROFILER_TEST_GROUPS(XMEM_GROUP_ENTRY)
-#undef XMEM_GROUP_ENTRY
-  };
-  int failed = 0;
-  for (const Group& g : groups)
-    if (argc < 2 || std::strcmp(argv[1], g.name) == 0) failed += g.run();
-  return failed ? 1 : 0;
-}
+#define XMEM_PROFILER_GROUP_ENTRY(name) XMEM_UNIT_GROUP(name, xmem_test_group_##name)
+XMEM_UNIT_MAIN("test-profiler", XMEM_PROFILER_TEST_GROUPS, XMEM_PROFILER_GROUP_ENTRY)
