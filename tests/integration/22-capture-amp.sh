@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # AMP: torch.cuda.amp.autocast + GradScaler run on the CPU (bf16 autocast) and halve the
-# activation bytes of the linear layers; the trace records what the script asked for.
+# activation bytes of the linear layers, while the ops CUDA autocast keeps in fp32 (softmax,
+# layer_norm) stay fp32; the trace records what the script asked for.
 source "$(dirname "$0")/20-capture-common.bash"
 
 tiny=(--arch gpt --layers 2 --hidden 128 --heads 4 --seq 64 --vocab 512 --batch-size 4 --optimizer adamw)
@@ -27,4 +28,17 @@ echo "mlp.0 forward bytes: fp32 $fp32, amp $amp"
 out_fp32=$(( 4 * 64 * 512 * 4 ))
 grep -Eq "^A [0-9]+ $out_fp32 g" "$TMP/fp32.trace" || { echo "FAILED: fp32 output of $out_fp32 B missing"; exit 1; }
 grep -Eq "^A [0-9]+ $(( out_fp32 / 2 )) g" "$TMP/amp.trace" || { echo "FAILED: bf16 output missing"; exit 1; }
-echo "ok: AMP halves activation storages"
+
+# CUDA autocast runs softmax (dtype=float32) and layer_norm in fp32 where CPU autocast keeps
+# bf16: the capture reproduces CUDA's list, so iteration 2's attention probabilities
+# (batch*heads x seq x seq) and ln1's output (batch x seq x hidden) are fp32-sized.
+grep -q '^M amp_fp32_ops ' "$TMP/amp.trace" || { echo "FAILED: CUDA fp32 op list not installed"; exit 1; }
+largest_in() { # TRACE SCOPE: largest allocation of iteration 2 made under SCOPE
+    awk -v want="$2" '$1=="S" && $3==want {ids[$2]=1} $1=="I"{it=$2}
+         $1=="A" && it==2 && ($6 in ids) && $3>b {b=$3} END{print b+0}' "$1"
+}
+probs=$(largest_in "$TMP/amp.trace" 'blocks.0.attn|aten::softmax>aten::_softmax')
+[ "$probs" -eq $(( 4 * 4 * 64 * 64 * 4 )) ] || { echo "FAILED: AMP softmax output is $probs B, not fp32"; exit 1; }
+ln=$(largest_in "$TMP/amp.trace" 'blocks.0.ln1|aten::layer_norm>aten::empty')
+[ "$ln" -eq $(( 4 * 64 * 128 * 4 )) ] || { echo "FAILED: AMP layer_norm output is $ln B, not fp32"; exit 1; }
+echo "ok: AMP halves activation storages; softmax and layer_norm stay fp32 as on CUDA"

@@ -1,12 +1,14 @@
 """Automatic mixed precision on the CPU.
 
 autocast('cuda') becomes CPU autocast in bfloat16: the same 2-byte activations a CUDA fp16
-or bf16 run keeps, though the per-op cast lists differ (recorded as metadata so the analysis
-can correct). GradScaler keeps its real allocations (the scale and growth tracker, the scaled
-loss, inv_scale and found_inf) and does the unscale with in-place multiplies, because CPU
-has no _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_ kernels.
+or bf16 run keeps; the ops CUDA autocast runs in fp32 and CPU autocast does not are made fp32
+by cuda_autocast.py. GradScaler keeps its real allocations (the scale and growth tracker,
+the scaled loss, inv_scale and found_inf) and does the unscale with in-place multiplies,
+because CPU has no _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_ kernels.
 """
 import torch
+
+from . import cuda_autocast as cuda_fp32_ops
 
 _state = {"amp": "off"}
 
@@ -29,6 +31,7 @@ def install(torch_mod, note):
             if device_type == "cuda":
                 if enabled:
                     _note_asked(dtype or torch.float16)
+                    cuda_fp32_ops.install(note)  # CUDA's fp32 op list on top of CPU's
                 device_type, dtype = "cpu", torch.bfloat16
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
