@@ -7,7 +7,10 @@
 # About 20-30 minutes on two cores. Results are kept in $XMEM_ACCURACY_OUT (default
 # /tmp/xmem-accuracy) so a rerun only redoes what is missing; remove it to start over.
 # XMEM_ACCURACY_LIMIT=N runs only the first N records; XMEM_ACCURACY_REAL=0 skips the
-# real-model set, XMEM_ACCURACY_REAL_MODELS=resnet,mobilenet picks some of it.
+# real-model set, XMEM_ACCURACY_REAL_MODELS=resnet,mobilenet picks some of it,
+# XMEM_ACCURACY_REAL_BATCHES=32,64,128 its batch sizes (default 32) and
+# XMEM_ACCURACY_REAL_MODE=fast its capture (default exact; fast runs on fake tensors, seconds
+# per model, so all 15 runs fit in a few minutes).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${XMEM_BUILD:-$here/../build}
@@ -22,5 +25,6 @@ if [ ! -d "$gt" ]; then
 fi
 args=(--build "$build" --groundtruth "$gt" --out "${XMEM_ACCURACY_OUT:-/tmp/xmem-accuracy}"
       --limit "${XMEM_ACCURACY_LIMIT:-0}")
-[ "${XMEM_ACCURACY_REAL:-1}" = 1 ] && args+=(--real)
+[ "${XMEM_ACCURACY_REAL:-1}" = 1 ] && args+=(--real --real-batches "${XMEM_ACCURACY_REAL_BATCHES:-32}"
+                                              --real-mode "${XMEM_ACCURACY_REAL_MODE:-exact}")
 exec /usr/bin/python3 "$here/accuracy/run.py" "${args[@]}"
