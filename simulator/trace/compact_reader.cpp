@@ -20,6 +20,19 @@ struct LiveStorage {
     Device dev = Device::gpu;
 };
 
+// The event of an A or F line (or an R line, whose stream the caller then sets): the
+// storage's id and what it was allocated with. Both parsers, fast and checked, end here.
+inline void fill_from_live(TraceEvent &ev, EventKind kind, uint64_t id, const LiveStorage &storage,
+                           uint64_t ctx)
+{
+    ev.kind = kind;
+    ev.id = id;
+    ev.bytes = storage.bytes;
+    ev.dev = storage.dev;
+    ev.stream = storage.stream;
+    ev.ctx = ctx;
+}
+
 // Non-printable bytes would garble the one-line error; show at most 24 characters.
 std::string printable(std::string_view text)
 {
@@ -205,17 +218,13 @@ bool CompactTraceReader::State::fast_alloc(std::string_view line, TraceEvent &ev
     if (!fast_field(p, end, ' ', stream) || !fast_field(p, end, '\0', ctx) || bytes == 0 ||
         !ctx_defined(ctx) || live_bytes + bytes < live_bytes)
         return false;
-    if (!live.insert(id, LiveStorage{bytes, stream, dev}))
+    LiveStorage storage{bytes, stream, dev};
+    if (!live.insert(id, storage))
         return false;
     ++allocs;
     live_bytes += bytes;
     seen_alloc = true;
-    ev.kind = EventKind::alloc;
-    ev.id = id;
-    ev.bytes = bytes;
-    ev.dev = dev;
-    ev.stream = stream;
-    ev.ctx = ctx;
+    fill_from_live(ev, EventKind::alloc, id, storage, ctx);
     return true;
 }
 
@@ -230,12 +239,7 @@ bool CompactTraceReader::State::fast_free(std::string_view line, TraceEvent &ev)
         return false;
     ++frees;
     live_bytes -= storage.bytes;
-    ev.kind = EventKind::free;
-    ev.id = id;
-    ev.bytes = storage.bytes;
-    ev.dev = storage.dev;
-    ev.stream = storage.stream;
-    ev.ctx = 0;
+    fill_from_live(ev, EventKind::free, id, storage, 0);
     return true;
 }
 
@@ -258,19 +262,15 @@ bool CompactTraceReader::State::on_alloc(std::string_view line, TraceEvent &ev)
         return fail("A record: ctx string id " + std::to_string(ctx) +
                     " is not defined (its S line must come first)");
     Device dev = f[3][0] == 'g' ? Device::gpu : Device::host;
-    if (!live.insert(id, LiveStorage{bytes, stream, dev}))
+    LiveStorage storage{bytes, stream, dev};
+    if (!live.insert(id, storage))
         return fail("A record: storage id " + std::to_string(id) + " is already live (missing F?)");
     if (live_bytes + bytes < live_bytes)
         return fail("A record: live bytes overflow 64 bits");
     ++allocs;
     live_bytes += bytes;
     seen_alloc = true;
-    ev.kind = EventKind::alloc;
-    ev.id = id;
-    ev.bytes = bytes;
-    ev.dev = dev;
-    ev.stream = stream;
-    ev.ctx = ctx;
+    fill_from_live(ev, EventKind::alloc, id, storage, ctx);
     return true;
 }
 
@@ -287,12 +287,7 @@ bool CompactTraceReader::State::on_free(std::string_view line, TraceEvent &ev)
         return fail("F record: storage id " + std::to_string(id) + " is not live");
     ++frees;
     live_bytes -= storage.bytes;
-    ev.kind = EventKind::free;
-    ev.id = id;
-    ev.bytes = storage.bytes;
-    ev.dev = storage.dev;
-    ev.stream = storage.stream;
-    ev.ctx = 0;
+    fill_from_live(ev, EventKind::free, id, storage, 0);
     return true;
 }
 
@@ -307,12 +302,8 @@ bool CompactTraceReader::State::on_record_stream(std::string_view line, TraceEve
     const LiveStorage *storage = live.find(id);
     if (!storage)
         return fail("R record: storage id " + std::to_string(id) + " is not live");
-    ev.kind = EventKind::record_stream;
-    ev.id = id;
-    ev.bytes = storage->bytes;
-    ev.dev = storage->dev;
-    ev.stream = stream;
-    ev.ctx = 0;
+    fill_from_live(ev, EventKind::record_stream, id, *storage, 0);
+    ev.stream = stream; // the stream the storage is now used on
     return true;
 }
 
