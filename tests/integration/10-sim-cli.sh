@@ -9,27 +9,7 @@ trap 'rm -rf "$tmp"' EXIT
 fails=0
 golden=$XMEM_SRC/tests/golden
 
-# expect RC PATTERN CMD...: runs CMD, checks the exit status and that the output matches.
-expect() {
-    local want_rc=$1 pattern=$2
-    shift 2
-    echo "+ $*"
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" != "$want_rc" ] || ! cat "$tmp/out" "$tmp/err" | grep -qE -- "$pattern"; then
-        echo "FAIL: exit $rc (want $want_rc), output lacks /$pattern/:"; cat "$tmp/out" "$tmp/err"
-        fails=$((fails + 1))
-    fi
-}
-
-# expect_error PATTERN CMD...: exit 2 and exactly one stderr line, starting "xmem: ".
-expect_error() {
-    expect 2 "$@"
-    if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q '^xmem: ' "$tmp/err"; then
-        echo "FAIL: expected one 'xmem:' line on stderr, got:"; cat "$tmp/err"
-        fails=$((fails + 1))
-    fi
-}
+. "$(dirname "$0")/lib.bash"
 
 expect 0 '^xmem [0-9]+\.[0-9]+\.[0-9]+$' "$bin/xmem" --version
 expect 0 '^  sim$' "$bin/xmem" --help

@@ -5,27 +5,7 @@ tmp=$(mktemp -d /tmp/xmem-it3x.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 
-# expect RC PATTERN CMD...: runs CMD, checks the exit status and that the output matches.
-expect() {
-    local want_rc=$1 pattern=$2
-    shift 2
-    echo "+ $*"
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" != "$want_rc" ] || ! cat "$tmp/out" "$tmp/err" | grep -qE -- "$pattern"; then
-        echo "FAIL: exit $rc (want $want_rc), output lacks /$pattern/:"; tail -n 20 "$tmp/out" "$tmp/err"
-        fails=$((fails + 1))
-    fi
-}
-
-# expect_error PATTERN CMD...: exit 2 and exactly one stderr line, starting "xmem: ".
-expect_error() {
-    expect 2 "$@"
-    if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q '^xmem: ' "$tmp/err"; then
-        echo "FAIL: expected one 'xmem:' line on stderr, got:"; cat "$tmp/err"
-        fails=$((fails + 1))
-    fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
 # json FILE EXPR: prints the Python expression EXPR evaluated on the JSON object `j`.
 json() {
