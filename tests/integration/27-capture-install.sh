@@ -8,7 +8,8 @@ inst=$TMP/inst
 run cmake -DCMAKE_INSTALL_PREFIX="$inst" -P "$XMEM_BUILD/daemon/profiler/cmake_install.cmake"
 libdir=$(ls -d "$inst"/lib*/xmem | head -n 1)
 for f in "$inst/libexec/xmem/xmem-profile" "$libdir/libxmem-capture.so" \
-         "$inst/share/xmem/python/sitecustomize.py" "$inst/share/xmem/python/xmem_capture/bootstrap.py"; do
+         "$inst/share/xmem/python/sitecustomize.py" "$inst/share/xmem/python/xmem_capture/bootstrap.py" \
+         "$inst/share/xmem/python/xmem_capture/sitechain.py"; do
     [ -e "$f" ] || { echo "FAILED: not installed: $f"; exit 1; }
 done
 find "$inst/share/xmem/python" -name '__pycache__' | grep -q . && { echo "FAILED: __pycache__ installed"; exit 1; }

@@ -83,14 +83,17 @@ class Session:
         self.finish()
 
 
-def _static_metadata(native, torch):
-    native.meta("torch", torch.__version__)
-    native.meta("capture", "exact")
-    native.meta("python", sys.executable + " " + platform.python_version())
-    native.meta("host", platform.node())
-    native.meta("argv", " ".join(sys.argv) if sys.argv else "")
-    native.meta("device_rule", "identity: cuda factories/copies and ops on g tensors are g; "
-                               "DataLoader fetch and host-only ops are h")
+EXACT_DEVICE_RULE = ("identity: cuda factories/copies and ops on g tensors are g; "
+                     "DataLoader fetch and host-only ops are h")
+
+
+def _static_metadata(writer, torch, capture, device_rule):
+    writer.meta("torch", torch.__version__)
+    writer.meta("capture", capture)
+    writer.meta("python", sys.executable + " " + platform.python_version())
+    writer.meta("host", platform.node())
+    writer.meta("argv", " ".join(sys.argv) if sys.argv else "")
+    writer.meta("device_rule", device_rule)
 
 
 def _parse_env():
@@ -114,42 +117,58 @@ def _import_torch():
     return torch
 
 
+def start_session(writer, torch, env, capture_error, capture, device_rule):
+    """Opens the trace through WRITER (the capture library, or fast mode's Python writer)
+    with ENV from _parse_env(), notes the static metadata and enters the setup phase. A trace
+    that cannot be opened (CAPTURE_ERROR) ends the process through Session.fail."""
+    out, steps, threads, status_fd = env
+    session = Session(writer, out, steps, status_fd)
+    if threads > 0:
+        torch.set_num_threads(threads)
+    try:
+        writer.start(out)
+    except capture_error as e:
+        session.fail(str(e))
+    _static_metadata(writer, torch, capture, device_rule)
+    writer.phase("setup")
+    return session
+
+
+def track_steps(session, writer, torch):
+    """Counts iterations and phases, stops after the last step, and at exit keeps the trace
+    of a script that ended on its own (or drops that of a failed one)."""
+    global _session
+    from . import phases
+    session.tracker = phases.Tracker(writer, session.steps,
+                                     lambda n: session.status(f"step {n}"), session.last_step)
+    session.tracker.install(torch)
+    _install_failure_hook(session)
+    atexit.register(session.at_exit)
+    _session = session
+
+
 def arm():
     """Starts capture (or, in a child process, only the CUDA shim)."""
-    global _session
     capture = "XMEM_TRACE_OUT" in os.environ
     os.environ["XMEM_SHIM"] = "1"
     lib = os.environ.get("XMEM_CAPTURE_LIB")
     if capture:
-        out, steps, threads, status_fd = _parse_env()
+        env = _parse_env()
     torch = _import_torch()
     from .native import Native, CaptureError
-    from . import amp, cuda_shim, devices, phases
+    from . import amp, cuda_shim, devices
 
     native = Native(lib)
     session = None
     if capture:
-        session = Session(native, out, steps, status_fd)
-        if threads > 0:
-            torch.set_num_threads(threads)
-        try:
-            native.start(out)
-        except CaptureError as e:
-            session.fail(str(e))
-        _static_metadata(native, torch)
-        native.phase("setup")
+        session = start_session(native, torch, env, CaptureError, "exact", EXACT_DEVICE_RULE)
     cuda_shim.install(torch, native, native.meta)
     amp.install(torch, native.meta)
     _install_load(torch, devices)
     devices.install_thread_hook(native)
     devices.enter_thread_mode(native)
     if session is not None:
-        session.tracker = phases.Tracker(native, steps, lambda n: session.status(f"step {n}"),
-                                         session.last_step)
-        session.tracker.install(torch)
-        _install_failure_hook(session)
-        atexit.register(session.at_exit)
-        _session = session
+        track_steps(session, native, torch)
 
 
 def _install_failure_hook(session):

@@ -6,32 +6,24 @@ the torch.cuda stand-in and the torch.load mapping. Only what differs is here: t
 written from Python, GPU tensors are meta tensors, parameters are built on host-meta.
 """
 import os
-import platform
-import sys
 
 UNSUPPORTED = "xmem: fast mode: unsupported: "
+FAST_DEVICE_RULE = ("fast: GPU tensors are meta tensors; .cuda() of a host tensor "
+                    "and cuda factories allocate; ops on device tensors allocate")
 
 
 def arm():
     from xmem_capture import bootstrap
-    out, steps, threads, status_fd = bootstrap._parse_env()
+    env = bootstrap._parse_env()
     os.environ["XMEM_SHIM"] = "1"
     torch = bootstrap._import_torch()
-    from xmem_capture import amp, cuda_shim, devices, phases
+    from xmem_capture import amp, cuda_shim, devices
     from .trace_writer import TraceWriter, CaptureError
     from .storage_tracker import Attribution, StorageTracker
     from .device_mode import FastDeviceMode
 
     writer = TraceWriter()
-    session = bootstrap.Session(writer, out, steps, status_fd)
-    if threads > 0:
-        torch.set_num_threads(threads)
-    try:
-        writer.start(out)
-    except CaptureError as e:
-        session.fail(str(e))
-    _metadata(writer, torch)
-    writer.phase("setup")
+    session = bootstrap.start_session(writer, torch, env, CaptureError, "fast", FAST_DEVICE_RULE)
 
     def unsupported(why):
         session.fail(UNSUPPORTED + why + _where(torch))
@@ -45,9 +37,7 @@ def arm():
     _install_record_function(torch, attribution)
     _refuse_saving_device_tensors(torch, tracker, unsupported)
     _install_host_meta_parameters(torch, tracker)
-    session.tracker = phases.Tracker(writer, steps, lambda n: session.status(f"step {n}"),
-                                     session.last_step)
-    session.tracker.install(torch)
+    bootstrap.track_steps(session, writer, torch)
     original_finish = session.finish
 
     def finish():
@@ -55,10 +45,6 @@ def arm():
         original_finish()
 
     session.finish = finish
-    bootstrap._install_failure_hook(session)
-    import atexit
-    atexit.register(session.at_exit)
-    bootstrap._session = session
     # Function mode outermost (device boundary), dispatch mode below autograd (storages).
     device_mode = FastDeviceMode(tracker, attribution)
     device_mode.__enter__()
@@ -92,16 +78,6 @@ def _where(torch):
         if not frame.filename.startswith(skip) and not frame.filename.startswith("<"):
             return f" at {frame.filename}:{frame.lineno}"
     return ""
-
-
-def _metadata(writer, torch):
-    writer.meta("torch", torch.__version__)
-    writer.meta("capture", "fast")
-    writer.meta("python", sys.executable + " " + platform.python_version())
-    writer.meta("host", platform.node())
-    writer.meta("argv", " ".join(sys.argv) if sys.argv else "")
-    writer.meta("device_rule", "fast: GPU tensors are meta tensors; .cuda() of a host tensor "
-                               "and cuda factories allocate; ops on device tensors allocate")
 
 
 def _refuse_autocast(torch, amp, unsupported):
