@@ -31,4 +31,28 @@
 /* Largest declared budget, --xmem=SIZE: no GPU has 16 TiB; larger is a typo. */
 #define XMEM_PLUGIN_MAX_BUDGET_BYTES (16ULL << 40)
 
+/* NVML library slurmstepd opens for the measured peak: the driver's stable soname. */
+#define XMEM_PLUGIN_DEFAULT_NVML "libnvidia-ml.so.1"
+/* Milliseconds between two GPU memory samples: PyTorch's cached memory changes slowly (the
+ * caching allocator keeps what it took), so 2 samples a second catch the plateau; a short
+ * spike between two samples can be missed. Each sample costs a few NVML calls. */
+#define XMEM_PLUGIN_DEFAULT_NVML_INTERVAL_MS 500
+#define XMEM_PLUGIN_MIN_NVML_INTERVAL_MS 50
+#define XMEM_PLUGIN_MAX_NVML_INTERVAL_MS 60000
+/* Milliseconds slurm_spank_exit waits for the sampler thread: NVML calls take milliseconds;
+ * a driver that hangs must not hold up the end of the job. */
+#define XMEM_PLUGIN_NVML_JOIN_TIMEOUT_MS 2000
+/* More processes than this on one GPU is a broken answer, not a workload. */
+#define XMEM_PLUGIN_NVML_MAX_PROCESSES 4096
+/* Parent links followed to decide whether a process descends from slurmstepd. */
+#define XMEM_PLUGIN_MAX_PROC_DEPTH 64
+
+/* Where scontrol is found unless plugstack.conf says scontrol=PATH: slurmstepd's PATH. */
+#define XMEM_PLUGIN_DEFAULT_SCONTROL "scontrol"
+/* Milliseconds `scontrol show job` may take at job end before it is killed. */
+#define XMEM_PLUGIN_SCONTROL_TIMEOUT_MS 3000
+/* Bytes read from the end of each output file for a CUDA OOM message: the traceback and
+ * the error are the last thing a crashed training script prints. */
+#define XMEM_PLUGIN_OOM_SCAN_BYTES (64 * 1024)
+
 #endif

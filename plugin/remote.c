@@ -5,9 +5,16 @@
  * The decision arrives as SLURM_SPANK_XMEM_* in the step's SPANK environment. The limit is
  * set only when the job runs on a share (shard or mps): a job that kept its whole GPU, or
  * was only checked, runs unconstrained.
+ *
+ * In the step that stands for the whole job, a thread samples the job's GPU memory through
+ * NVML from the last task's fork to the step's end (nvml.c); at the end the job's output
+ * files are scanned for a CUDA OOM (jobinfo.c, oom.c), and all of it goes to xmemd with the
+ * job's account and partition. None of this can fail the job: problems are logged at debug
+ * level (a node without NVML is normal) or info (something that should have worked).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -27,6 +34,8 @@ static struct {
     time_t start;
     int worst_exit;  /* largest task exit code; 128+signal for a killed task */
     int saw_task;
+    int sampler_tried;
+    struct xmem_sampler *sampler; /* NULL: not sampling */
 } step;
 
 int xmem__remote_init(spank_t sp)
@@ -34,6 +43,8 @@ int xmem__remote_init(spank_t sp)
     step.start = time(NULL);
     step.worst_exit = 0;
     step.saw_task = 0;
+    step.sampler_tried = 0;
+    step.sampler = NULL;
     return 0;
 }
 
@@ -56,6 +67,9 @@ static void limit_string(const char *visible, unsigned long long mb, char *out, 
         snprintf(out + used, len - used, "%s%d=%lluM", i ? "," : "", i, mb);
     }
 }
+
+static int is_job_step(spank_t sp);
+static int request_id(spank_t sp, uint64_t *id);
 
 int xmem__remote_task_init(spank_t sp)
 {
@@ -100,6 +114,34 @@ int xmem__remote_task_exit(spank_t sp)
     return 0;
 }
 
+/* Starts sampling once the last local task is forked: from then on slurmstepd forks no
+ * more tasks while our thread runs, and no task has exec'd its program yet. */
+int xmem__remote_task_post_fork(spank_t sp)
+{
+    struct xmem_sampler_config cfg = {0};
+    uint32_t ntasks = 0;
+    int task = -1;
+    uint64_t rid;
+    char err[256];
+
+    if (step.sampler_tried || strcmp(xmem__settings.nvml, "off") == 0)
+        return 0;
+    if (spank_get_item(sp, S_TASK_ID, &task) == ESPANK_SUCCESS &&
+        spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS &&
+        task + 1 < (int)ntasks)
+        return 0;
+    step.sampler_tried = 1;
+    if (request_id(sp, &rid) < 0 || !is_job_step(sp) ||
+        spank_get_item(sp, S_JOB_ID, &cfg.job_id) != ESPANK_SUCCESS)
+        return 0;
+    snprintf(cfg.library, sizeof(cfg.library), "%s", xmem__settings.nvml);
+    cfg.interval_ms = xmem__settings.nvml_interval_ms;
+    cfg.ancestor = getpid();
+    if (xmem_sampler_start(&cfg, &step.sampler, err, sizeof(err)) < 0)
+        slurm_info("%s", err);
+    return 0;
+}
+
 /* The step that stands for the whole job: the batch step of a batch job, step 0 of a job
  * that srun created. */
 static int is_job_step(spank_t sp)
@@ -115,23 +157,79 @@ static int is_job_step(spank_t sp)
     return stepid == 0 && strcmp(origin, "srun") == 0;
 }
 
+/* The xmem request the job ran under, from the decision in its SPANK environment. */
+static int request_id(spank_t sp, uint64_t *id)
+{
+    char rid[32], *end;
+
+    if (!getenv_sp(sp, "SLURM_SPANK_XMEM_REQUEST_ID", rid, sizeof(rid)))
+        return -1;
+    *id = strtoull(rid, &end, 10);
+    return end == rid || *end != '\0' || *id == 0 ? -1 : 0;
+}
+
+/* The largest sum of the job's GPU memory, when NVML measured any. */
+static void measured_peak(struct xmem_job_end *job)
+{
+    char why[320];
+
+    job->has_measured_peak = xmem_sampler_stop(step.sampler, XMEM_PLUGIN_NVML_JOIN_TIMEOUT_MS,
+                                               &job->measured_peak_bytes, why, sizeof(why));
+    step.sampler = NULL;
+    if (!job->has_measured_peak && why[0] != '\0')
+        slurm_debug("%s", why);
+}
+
+/* Scans stdout and stderr (once when they are the same file) as the job's user. */
+static int output_shows_oom(const struct xmem_job_info *info, uid_t uid)
+{
+    const char *paths[] = {info->std_err, info->std_out};
+    char err[512];
+    int found = 0;
+
+    for (int i = 0; i < 2 && !found; i++) {
+        if (paths[i][0] == '\0' || (i == 1 && strcmp(paths[0], paths[1]) == 0))
+            continue;
+        if (xmem_oom_scan_file(paths[i], uid, &found, err, sizeof(err)) < 0)
+            slurm_debug("%s", err);
+    }
+    return found;
+}
+
+/* Account and partition: slurmctld's word when it was unambiguous, else the job's
+ * environment (SLURM_JOB_ACCOUNT / SLURM_JOB_PARTITION). */
+static void account_partition(spank_t sp, struct xmem_job_info *info)
+{
+    if (info->account[0] == '\0')
+        getenv_sp(sp, "SLURM_JOB_ACCOUNT", info->account, sizeof(info->account));
+    if (info->partition[0] == '\0')
+        getenv_sp(sp, "SLURM_JOB_PARTITION", info->partition, sizeof(info->partition));
+}
+
 int xmem__remote_exit(spank_t sp)
 {
-    char rid[32], err[512];
-    uint32_t jobid = 0;
-    uint64_t request_id;
-    char *end;
+    static struct xmem_job_info info; /* 8 KiB of paths: off slurmstepd's stack */
+    struct xmem_job_end job = {0};
+    uid_t uid = 0;
+    char err[512];
 
-    if (!getenv_sp(sp, "SLURM_SPANK_XMEM_REQUEST_ID", rid, sizeof(rid)) || !is_job_step(sp))
+    measured_peak(&job); /* always stop the thread, whatever else fails */
+    if (request_id(sp, &job.request_id) < 0 || !is_job_step(sp))
         return 0;
-    request_id = strtoull(rid, &end, 10);
-    if (end == rid || *end != '\0' || request_id == 0)
+    if (spank_get_item(sp, S_JOB_ID, &job.job_id) != ESPANK_SUCCESS)
         return 0;
-    if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS)
-        return 0;
-    if (xmem_client_job_end(xmem__settings.socket, XMEM_PLUGIN_JOB_END_TIMEOUT_S * 1000,
-                            request_id, jobid, step.worst_exit,
-                            (uint64_t)(time(NULL) - step.start), 0, err, sizeof(err)) != 0)
-        slurm_info("xmem: job %" PRIu32 " end not recorded: %s", jobid, err);
+    if (xmem_job_info_query(xmem__settings.scontrol, job.job_id,
+                            XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &info, err, sizeof(err)) < 0)
+        slurm_info("xmem: job %" PRIu32 ": output not scanned for CUDA OOM: %s", job.job_id, err);
+    if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
+        job.cuda_oom = output_shows_oom(&info, uid);
+    account_partition(sp, &info);
+    job.account = info.account;
+    job.partition = info.partition;
+    job.exit_status = step.worst_exit;
+    job.elapsed_seconds = (uint64_t)(time(NULL) - step.start);
+    if (xmem_client_job_end(xmem__settings.socket, XMEM_PLUGIN_JOB_END_TIMEOUT_S * 1000, &job,
+                            err, sizeof(err)) != 0)
+        slurm_info("xmem: job %" PRIu32 " end not recorded: %s", job.job_id, err);
     return 0; /* accounting never fails a job */
 }

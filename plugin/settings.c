@@ -11,7 +11,9 @@
 #include "defaults.h"
 #include "xmem_plugin.h"
 
-enum key_type { KEY_PATH, KEY_INT, KEY_ENUM };
+/* KEY_PATH: an absolute path. KEY_LIB: what dlopen takes (an absolute path or a bare file
+ * name searched the usual way), or "off". */
+enum key_type { KEY_PATH, KEY_LIB, KEY_INT, KEY_ENUM };
 
 struct key_choice {
     const char *name;
@@ -27,15 +29,21 @@ static const struct key {
     const char *name;
     enum key_type type;
     size_t offset;
+    size_t size;                     /* KEY_PATH, KEY_LIB: the field's size */
     long min, max;                   /* KEY_INT */
     const struct key_choice *choices; /* KEY_ENUM */
 } keys[] = {
-    {"socket", KEY_PATH, offsetof(struct xmem_settings, socket), 0, 0, NULL},
-    {"timeout", KEY_INT, offsetof(struct xmem_settings, timeout_s), 1, XMEM_PLUGIN_MAX_TIMEOUT_S,
-     NULL},
-    {"on_failure", KEY_ENUM, offsetof(struct xmem_settings, on_failure), 0, 0, on_failure_choices},
-    {"iterations", KEY_INT, offsetof(struct xmem_settings, iterations), 1, 1000, NULL},
-    {"verbose", KEY_ENUM, offsetof(struct xmem_settings, verbose), 0, 0, bool_choices},
+#define FIELD(f) offsetof(struct xmem_settings, f), sizeof(((struct xmem_settings *)0)->f)
+    {"socket", KEY_PATH, FIELD(socket), 0, 0, NULL},
+    {"timeout", KEY_INT, FIELD(timeout_s), 1, XMEM_PLUGIN_MAX_TIMEOUT_S, NULL},
+    {"on_failure", KEY_ENUM, FIELD(on_failure), 0, 0, on_failure_choices},
+    {"iterations", KEY_INT, FIELD(iterations), 1, 1000, NULL},
+    {"verbose", KEY_ENUM, FIELD(verbose), 0, 0, bool_choices},
+    {"nvml", KEY_LIB, FIELD(nvml), 0, 0, NULL},
+    {"nvml_interval_ms", KEY_INT, FIELD(nvml_interval_ms), XMEM_PLUGIN_MIN_NVML_INTERVAL_MS,
+     XMEM_PLUGIN_MAX_NVML_INTERVAL_MS, NULL},
+    {"scontrol", KEY_PATH, FIELD(scontrol), 0, 0, NULL},
+#undef FIELD
 };
 
 void xmem_settings_init(struct xmem_settings *s)
@@ -46,6 +54,9 @@ void xmem_settings_init(struct xmem_settings *s)
     s->on_failure = XMEM_ON_FAILURE_KEEP;
     s->iterations = 0;
     s->verbose = 0;
+    snprintf(s->nvml, sizeof(s->nvml), "%s", XMEM_PLUGIN_DEFAULT_NVML);
+    s->nvml_interval_ms = XMEM_PLUGIN_DEFAULT_NVML_INTERVAL_MS;
+    snprintf(s->scontrol, sizeof(s->scontrol), "%s", XMEM_PLUGIN_DEFAULT_SCONTROL);
 }
 
 static int set_key(struct xmem_settings *s, const struct key *k, const char *v, char *err,
@@ -57,9 +68,14 @@ static int set_key(struct xmem_settings *s, const struct key *k, const char *v, 
 
     switch (k->type) {
     case KEY_PATH:
-        if (v[0] != '/' || strlen(v) > XMEM_PLUGIN_MAX_SOCKET_PATH)
+        if (v[0] != '/' || strlen(v) >= k->size)
             goto bad;
-        snprintf(field, sizeof(s->socket), "%s", v);
+        snprintf(field, k->size, "%s", v);
+        return 0;
+    case KEY_LIB:
+        if (strlen(v) >= k->size || (v[0] != '/' && strchr(v, '/') != NULL))
+            goto bad;
+        snprintf(field, k->size, "%s", v);
         return 0;
     case KEY_INT:
         errno = 0;
@@ -80,8 +96,12 @@ static int set_key(struct xmem_settings *s, const struct key *k, const char *v, 
 bad:
     switch (k->type) {
     case KEY_PATH:
-        snprintf(err, errlen, "xmem: %s: invalid value: %s (an absolute path, at most %d bytes)",
-                 k->name, v, XMEM_PLUGIN_MAX_SOCKET_PATH);
+        snprintf(err, errlen, "xmem: %s: invalid value: %s (an absolute path, at most %zu bytes)",
+                 k->name, v, k->size - 1);
+        break;
+    case KEY_LIB:
+        snprintf(err, errlen, "xmem: %s: invalid value: %s (off, a library file name or an "
+                 "absolute path, at most %zu bytes)", k->name, v, k->size - 1);
         break;
     case KEY_INT:
         snprintf(err, errlen, "xmem: %s: invalid value: %s (an integer from %ld to %ld)", k->name,
@@ -120,7 +140,7 @@ int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, s
         if (k == NULL) {
             snprintf(err, errlen,
                      "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
-                     "on_failure, iterations, verbose)",
+                     "on_failure, iterations, verbose, nvml, nvml_interval_ms, scontrol)",
                      (int)klen, av[i]);
             return -1;
         }

@@ -21,6 +21,7 @@ int xmem__allocator_post_opt(spank_t sp);
 
 int xmem__remote_init(spank_t sp);
 int xmem__remote_task_init(spank_t sp);
+int xmem__remote_task_post_fork(spank_t sp);
 int xmem__remote_task_exit(spank_t sp);
 int xmem__remote_exit(spank_t sp);
 

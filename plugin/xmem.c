@@ -90,6 +90,11 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     return spank_context() == S_CTX_REMOTE ? xmem__remote_task_init(sp) : 0;
 }
 
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+    return spank_context() == S_CTX_REMOTE ? xmem__remote_task_post_fork(sp) : 0;
+}
+
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
     return spank_context() == S_CTX_REMOTE ? xmem__remote_task_exit(sp) : 0;

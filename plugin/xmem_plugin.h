@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- plugstack.conf arguments (settings.c) ---------------------------------------------- */
 
@@ -26,6 +27,9 @@ struct xmem_settings {
     int on_failure;        /* on_failure=keep|reject */
     int iterations;        /* iterations=N: optimizer steps to profile, 0 = daemon default */
     int verbose;           /* verbose=0|1: say more in sbatch */
+    char nvml[256];        /* nvml=PATH|off: the NVML library slurmstepd samples */
+    int nvml_interval_ms;  /* nvml_interval_ms=N: time between two samples */
+    char scontrol[256];    /* scontrol=PATH: finds the job's output files at its end */
 };
 
 void xmem_settings_init(struct xmem_settings *s);
@@ -119,5 +123,54 @@ enum xmem_request_kind {
     XMEM_REQ_SHARED = 3,   /* already a shard/mps request: left unchanged */
 };
 int xmem_request_classify(const struct xmem_cmdline *c, char *why, size_t whylen);
+
+/* ---- job end: output files, CUDA OOM, GPU memory (jobinfo.c, run.c, oom.c, jobproc.c,
+ *      nvml.c) ------------------------------------------------------------------------------ */
+
+/* What `scontrol show job` says of a finished job; "" for what it did not say clearly. */
+struct xmem_job_info {
+    char std_out[4096];
+    char std_err[4096];
+    char account[65];
+    char partition[65];
+};
+
+/* Parses `scontrol show job ID` output (a key printed twice is ignored as ambiguous). */
+void xmem_job_info_parse(const char *text, struct xmem_job_info *info);
+/* Runs `scontrol show job ID` within deadline_ms and parses it. */
+int xmem_job_info_query(const char *scontrol, uint32_t job_id, int deadline_ms,
+                        struct xmem_job_info *info, char *err, size_t errlen);
+/* Runs argv (PATH search) with stdin and stderr on /dev/null; out gets the head of its
+ * stdout. Past deadline_ms the child is killed. 0 only when it exited with status 0. */
+int xmem_run_capture(char *const argv[], int deadline_ms, char *out, size_t outlen, char *err,
+                     size_t errlen);
+
+/* 1 when buf holds one of PyTorch's CUDA out-of-memory messages. */
+int xmem_oom_text(const char *buf, size_t len);
+/* Scans the last XMEM_PLUGIN_OOM_SCAN_BYTES of path, only if it is a regular file owned by
+ * owner (never following a final symlink); /dev/null is 0 with *found = 0. */
+int xmem_oom_scan_file(const char *path, uid_t owner, int *found, char *err, size_t errlen);
+
+/* 1 when a /proc/PID/cgroup text places the process in job job_id ("/job_<id>/"). */
+int xmem_cgroup_has_job(const char *text, uint32_t job_id);
+/* The parent pid from a /proc/PID/stat text. */
+int xmem_stat_ppid(const char *text, pid_t *ppid);
+/* 1 when pid is in the job's cgroup or descends from ancestor (0: no ancestor test). */
+int xmem_pid_in_job(pid_t pid, uint32_t job_id, pid_t ancestor);
+
+struct xmem_sampler_config {
+    char library[256]; /* dlopen name or path of libnvidia-ml */
+    int interval_ms;
+    uint32_t job_id;
+    pid_t ancestor;    /* this slurmstepd */
+};
+struct xmem_sampler;
+/* Starts the sampler thread; it opens NVML itself, so a slow nvmlInit delays no task. */
+int xmem_sampler_start(const struct xmem_sampler_config *cfg, struct xmem_sampler **s,
+                       char *err, size_t errlen);
+/* Stops and joins it (at most timeout_ms) and frees it. Returns 1 and the peak in bytes
+ * when something was measured, else 0 with the reason in why. */
+int xmem_sampler_stop(struct xmem_sampler *s, int timeout_ms, uint64_t *peak, char *why,
+                      size_t whylen);
 
 #endif

@@ -2,10 +2,14 @@
  * xmemd-load — drive xmemd through the real client library, for tests and `make bench-daemon`.
  *
  *   xmemd-load estimate SOCKET [opts] -- ARGV...   one estimate; prints key=value lines
- *   xmemd-load job-end SOCKET REQUEST JOB EXIT ELAPSED OOM
+ *   xmemd-load job-end SOCKET REQUEST JOB EXIT ELAPSED OOM [ACCOUNT PARTITION MEASURED]
  *   xmemd-load load SOCKET -n N -c C [-k K] [opts] -- ARGV...
  *        N estimates from C threads; request i appends "--variant=(i % K)" to ARGV when K > 0
  *        (K distinct cache keys); prints throughput, p50/p99 latency and counts by outcome.
+ *        -r RATE: open loop — request i is due at start + i/RATE and its latency counts from
+ *        then, so a slow answer delays no later measurement (no coordinated omission); C
+ *        bounds the requests in flight. Without -r: closed loop, each thread sends its next
+ *        request as soon as it has its answer.
  * opts: --cwd DIR (default: current directory) --gpu G --partition P --deadline MS
  *       --iterations N
  */
@@ -24,6 +28,7 @@
 struct opts {
     const char *sock, *cwd, *gpu, *partition;
     int deadline, iterations, n, c, k;
+    double rate; /* requests/s offered; 0 = closed loop */
     char **argv;
     int argc;
 };
@@ -49,7 +54,7 @@ static int parse(int argc, char **argv, struct opts *o)
     o->deadline = 60000;
     o->n = 1;
     o->c = 1;
-    while ((c = getopt_long(argc, argv, "n:c:k:", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "n:c:k:r:", lo, NULL)) != -1) {
         switch (c) {
         case 'w': o->cwd = optarg; break;
         case 'g': o->gpu = optarg; break;
@@ -59,6 +64,7 @@ static int parse(int argc, char **argv, struct opts *o)
         case 'n': o->n = atoi(optarg); break;
         case 'c': o->c = atoi(optarg); break;
         case 'k': o->k = atoi(optarg); break;
+        case 'r': o->rate = atof(optarg); break;
         default: return -1;
         }
     }
@@ -107,6 +113,7 @@ static int cmd_estimate(const struct opts *o)
 
 struct shared {
     const struct opts *o;
+    double t0;
     atomic_int next;
     double *lat;
     atomic_int by_rc[8];
@@ -124,6 +131,12 @@ static void *worker(void *arg)
         struct xmem_estimate_result r;
         char err[512];
         double t0 = now_s();
+        if (s->o->rate > 0) {
+            double due = s->t0 + i / s->o->rate;
+            if (due > t0)
+                usleep((useconds_t)((due - t0) * 1e6));
+            t0 = due;
+        }
         int rc = one(s->o, s->o->k > 0 ? i % s->o->k : -1, &r, err, sizeof(err));
         s->lat[i] = now_s() - t0;
         atomic_fetch_add(&s->by_rc[-rc < 8 && rc <= 0 ? -rc : 7], 1);
@@ -146,6 +159,7 @@ static int cmd_load(const struct opts *o)
     s.lat = calloc((size_t)o->n, sizeof(double));
     pthread_t *t = calloc((size_t)o->c, sizeof(pthread_t));
     double t0 = now_s();
+    s.t0 = t0;
     for (int i = 0; i < o->c; i++)
         pthread_create(&t[i], NULL, worker, &s);
     for (int i = 0; i < o->c; i++)
@@ -177,13 +191,24 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     o.sock = argv[2];
     if (strcmp(cmd, "job-end") == 0) {
-        if (argc != 8)
+        /* job-end SOCKET REQUEST JOB EXIT ELAPSED OOM [ACCOUNT PARTITION MEASURED_BYTES],
+         * "-" for an absent optional field. */
+        if (argc != 8 && argc != 11)
             return 2;
         char err[512] = "";
-        int rc = xmem_client_job_end(o.sock, 5000, strtoull(argv[3], NULL, 10),
-                                     (uint32_t)strtoul(argv[4], NULL, 10), atoi(argv[5]),
-                                     strtoull(argv[6], NULL, 10), atoi(argv[7]), err,
-                                     sizeof(err));
+        struct xmem_job_end job = {0};
+        job.request_id = strtoull(argv[3], NULL, 10);
+        job.job_id = (uint32_t)strtoul(argv[4], NULL, 10);
+        job.exit_status = atoi(argv[5]);
+        job.elapsed_seconds = strtoull(argv[6], NULL, 10);
+        job.cuda_oom = atoi(argv[7]);
+        if (argc == 11) {
+            job.account = strcmp(argv[8], "-") ? argv[8] : NULL;
+            job.partition = strcmp(argv[9], "-") ? argv[9] : NULL;
+            job.has_measured_peak = strcmp(argv[10], "-") != 0;
+            job.measured_peak_bytes = strtoull(argv[10], NULL, 10);
+        }
+        int rc = xmem_client_job_end(o.sock, 5000, &job, err, sizeof(err));
         printf("rc=%d\nerror=%s\n", rc, err);
         return rc == 0 ? 0 : 1;
     }

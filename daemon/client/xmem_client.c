@@ -203,20 +203,31 @@ static int simple_call(const char *socket_path, int deadline_ms, uint16_t type, 
     return rc;
 }
 
-int xmem_client_job_end(const char *socket_path, int deadline_ms, uint64_t request_id,
-                        uint32_t job_id, int exit_status, uint64_t elapsed_seconds,
-                        int cuda_oom, char *err, size_t errlen)
+static json_object *job_end_body(const struct xmem_job_end *job)
 {
-    if (!socket_path || deadline_ms <= 0) {
-        xmem__seterr(err, errlen, "xmem: job_end needs a socket path and a positive deadline");
+    json_object *body = json_object_new_object();
+    json_object_object_add(body, "request_id", json_object_new_uint64(job->request_id));
+    json_object_object_add(body, "job_id", json_object_new_uint64(job->job_id));
+    json_object_object_add(body, "exit_status", json_object_new_int(job->exit_status));
+    json_object_object_add(body, "elapsed_seconds", json_object_new_uint64(job->elapsed_seconds));
+    json_object_object_add(body, "cuda_oom", json_object_new_boolean(job->cuda_oom != 0));
+    add_str(body, "account", job->account && *job->account ? job->account : NULL);
+    add_str(body, "partition", job->partition && *job->partition ? job->partition : NULL);
+    if (job->has_measured_peak)
+        json_object_object_add(body, "measured_peak_bytes",
+                               json_object_new_uint64(job->measured_peak_bytes));
+    return body;
+}
+
+int xmem_client_job_end(const char *socket_path, int deadline_ms, const struct xmem_job_end *job,
+                        char *err, size_t errlen)
+{
+    if (!socket_path || !job || deadline_ms <= 0) {
+        xmem__seterr(err, errlen, "xmem: job_end needs a socket path, a job and a positive "
+                     "deadline");
         return XMEM_CLIENT_EINVAL;
     }
-    json_object *body = json_object_new_object(), *reply = NULL;
-    json_object_object_add(body, "request_id", json_object_new_uint64(request_id));
-    json_object_object_add(body, "job_id", json_object_new_uint64(job_id));
-    json_object_object_add(body, "exit_status", json_object_new_int(exit_status));
-    json_object_object_add(body, "elapsed_seconds", json_object_new_uint64(elapsed_seconds));
-    json_object_object_add(body, "cuda_oom", json_object_new_boolean(cuda_oom != 0));
+    json_object *body = job_end_body(job), *reply = NULL;
     int rc = simple_call(socket_path, deadline_ms, XMEM_MSG_JOB_END, body, &reply, err, errlen);
     json_object_put(body);
     json_object_put(reply);

@@ -64,10 +64,24 @@ int xmem_client_estimate(const char *socket_path, int deadline_ms,
                          const struct xmem_estimate_request *req,
                          struct xmem_estimate_result *res, char *err, size_t errlen);
 
+/* A finished job, as slurmstepd saw it (docs/protocol.md, job_end). Zero-initialise it and
+ * fill what is known: NULL strings and has_measured_peak = 0 are sent as absent (NULL in the
+ * ledger), so a field added later never needs a caller to change. */
+struct xmem_job_end {
+    uint64_t request_id;          /* the estimate the job ran under */
+    uint32_t job_id;
+    int exit_status;              /* largest task exit code; 128+signal for a killed task */
+    uint64_t elapsed_seconds;
+    int cuda_oom;                 /* 1: the job's output shows a CUDA out-of-memory error */
+    const char *account;          /* Slurm account, or NULL */
+    const char *partition;        /* Slurm partition, or NULL */
+    int has_measured_peak;        /* 1: measured_peak_bytes holds an NVML measurement */
+    uint64_t measured_peak_bytes; /* largest sum of the job's GPU memory seen by NVML */
+};
+
 /* Report a finished job for accounting (best effort; callers ignore failures). */
-int xmem_client_job_end(const char *socket_path, int deadline_ms, uint64_t request_id,
-                        uint32_t job_id, int exit_status, uint64_t elapsed_seconds,
-                        int cuda_oom, char *err, size_t errlen);
+int xmem_client_job_end(const char *socket_path, int deadline_ms, const struct xmem_job_end *job,
+                        char *err, size_t errlen);
 
 /* status / stats: *json_out is malloc'd, caller frees. type is "status" or "stats". */
 int xmem_client_query(const char *socket_path, int deadline_ms, const char *type,

@@ -129,8 +129,10 @@ std::optional<std::string> load_jobs(const Options &opt,
         sqlite3_close(db); // an empty or never-migrated ledger: an empty report
         return std::nullopt;
     }
-    // Account and partition columns arrive with a later schema; until then the partition
-    // comes from the request's options and the account is unknown.
+    // Account and partition come from the job end (schema 4). Rows written before it, or by
+    // a plugin that did not know them, fall back to the partition named at submission (the
+    // request's options; empty for the default partition) and an unknown account. Opened
+    // read-only, the ledger may still be at an older schema: then the columns are NULL.
     std::string account = has_column(db, "jobs", "account") ? "j.account" : "NULL";
     std::string partition = has_column(db, "jobs", "partition") ? "j.partition" : "NULL";
     std::string sql =
@@ -150,8 +152,9 @@ std::optional<std::string> load_jobs(const Options &opt,
             j.user = text(st, 2);
             j.account = text(st, 3);
             std::string options = text(st, 5);
-            j.partition = sqlite3_column_type(st, 4) == SQLITE_NULL
-                              ? partition_from_options(options) : text(st, 4);
+            j.partition = text(st, 4);
+            if (j.partition.empty())
+                j.partition = partition_from_options(options);
             j.gpu = text(st, 6);
             j.estimate_bytes = (uint64_t)sqlite3_column_int64(st, 7);
             j.granted_bytes = (uint64_t)sqlite3_column_int64(st, 8);

@@ -4,6 +4,8 @@
 #include "log.h"
 
 #include <ctime>
+#include <optional>
+#include <stdexcept>
 
 namespace xmemd {
 
@@ -29,6 +31,23 @@ void refuse_frame(Conn *c, Outcome o, const std::string &message)
 
 namespace {
 
+// A Slurm account or partition name as slurmstepd saw it: optional (absent or null = NULL in
+// the ledger), a string of at most 64 printable bytes, since it ends up in reports and HTML.
+std::optional<std::string> slurm_name(const nlohmann::json &j, const char *key)
+{
+    if (!j.contains(key) || j[key].is_null())
+        return std::nullopt;
+    std::string v = j[key].get<std::string>(); // throws type_error on a non-string
+    if (v.empty())
+        return std::nullopt;
+    if (v.size() > 64)
+        throw std::invalid_argument(std::string(key) + " is longer than 64 bytes");
+    for (unsigned char ch : v)
+        if (ch < 0x20 || ch == 0x7f)
+            throw std::invalid_argument(std::string(key) + " contains a control character");
+    return v;
+}
+
 void handle_job_end(Conn *c, const nlohmann::json &j)
 {
     Daemon *d = c->d;
@@ -41,6 +60,8 @@ void handle_job_end(Conn *c, const nlohmann::json &j)
         row.cuda_oom = j.at("cuda_oom").get<bool>();
         if (j.contains("measured_peak_bytes") && !j["measured_peak_bytes"].is_null())
             row.measured_peak_bytes = j["measured_peak_bytes"].get<uint64_t>();
+        row.account = slurm_name(j, "account");
+        row.partition = slurm_name(j, "partition");
     } catch (const std::exception &e) {
         d->metrics().count_outcome(Outcome::bad_request);
         conn_reply(c, outcome_reply(Outcome::bad_request,

@@ -33,6 +33,14 @@ template <class T> void bind_opt(sqlite3_stmt *st, int i, const std::optional<T>
         sqlite3_bind_null(st, i);
 }
 
+void bind_opt_text(sqlite3_stmt *st, int i, const std::optional<std::string> &v)
+{
+    if (v)
+        bind_text(st, i, *v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
 const char *k_insert_request =
     "INSERT INTO requests (id, ts, kind, user, uid, gid, pid, cwd, entrypoint, script, options,"
     " outcome, outcome_name, cached, queue_ms, profile_ms, analyze_ms, total_ms, peak_bytes,"
@@ -99,8 +107,8 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     }
     sqlite3_prepare_v2(db,
                        "INSERT OR REPLACE INTO jobs (request_id, job_id, exit_status,"
-                       " elapsed_seconds, cuda_oom, measured_peak_bytes, reported_by, ts)"
-                       " VALUES (?,?,?,?,?,?,?,strftime('%s','now'))",
+                       " elapsed_seconds, cuda_oom, measured_peak_bytes, reported_by, account,"
+                       " partition, ts) VALUES (?,?,?,?,?,?,?,?,?,strftime('%s','now'))",
                        -1, &st, nullptr);
     sqlite3_bind_int64(st, 1, (sqlite3_int64)j.request_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)j.job_id);
@@ -109,6 +117,8 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     sqlite3_bind_int(st, 5, j.cuda_oom ? 1 : 0);
     bind_opt(st, 6, j.measured_peak_bytes);
     sqlite3_bind_int64(st, 7, j.reporter_uid);
+    bind_opt_text(st, 8, j.account);
+    bind_opt_text(st, 9, j.partition);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {

@@ -50,11 +50,12 @@ struct JobRow {
     uint64_t elapsed_seconds = 0;
     bool cuda_oom = false;
     std::optional<uint64_t> measured_peak_bytes;
+    std::optional<std::string> account, partition; // Slurm's, as slurmstepd saw them
     int64_t reporter_uid = -1;
 };
 
 // Latest schema version; migrations in ledger_schema.cpp bring older files up to it.
-constexpr int k_ledger_schema_version = 3;
+constexpr int k_ledger_schema_version = 4;
 // Applies pending migrations inside one transaction each; error names the file and step.
 Result<int> ledger_migrate(sqlite3 *db, const std::string &path);
 

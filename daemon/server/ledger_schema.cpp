@@ -29,6 +29,15 @@ const char *const k_migrations[] = {
     " j.cuda_oom, j.measured_peak_bytes FROM jobs j JOIN requests r ON r.id = j.request_id;",
     // 3: which capture produced each estimate (fast = fake tensors, exact = real CPU run).
     "ALTER TABLE requests ADD COLUMN mode TEXT;",
+    // 4: the job's Slurm account and partition as slurmstepd saw them (NULL in older rows
+    // and where the job had none); the view shows them next to the accuracy figures.
+    "ALTER TABLE jobs ADD COLUMN account TEXT;"
+    "ALTER TABLE jobs ADD COLUMN partition TEXT;"
+    "DROP VIEW job_accuracy;"
+    "CREATE VIEW job_accuracy AS SELECT r.id AS request_id, r.user, r.uid, r.entrypoint,"
+    " r.gpu, r.peak_bytes, r.limit_bytes, j.job_id, j.exit_status, j.elapsed_seconds,"
+    " j.cuda_oom, j.measured_peak_bytes, j.account, j.partition"
+    " FROM jobs j JOIN requests r ON r.id = j.request_id;",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_ledger_schema_version,
               "one migration per schema version");

@@ -57,15 +57,17 @@ static void creates_latest_schema(void **)
 
 static void migrates_v1_and_refuses_newer(void **)
 {
-    // A version-1 file: tables but no view (2) and no mode column (3).
+    // A version-1 file: tables but no view (2), no mode column (3), no account and partition
+    // (4).
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db, "DROP VIEW job_accuracy; ALTER TABLE requests DROP COLUMN mode;"
+                     " ALTER TABLE jobs DROP COLUMN account; ALTER TABLE jobs DROP COLUMN partition;"
                      " PRAGMA user_version=1;", nullptr, nullptr, nullptr);
     sqlite3_close(db);
     assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"), 0);
     assert_true((bool)Ledger::open(g_path));
-    assert_int_equal(scalar("PRAGMA user_version"), 3);
+    assert_int_equal(scalar("PRAGMA user_version"), k_ledger_schema_version);
     assert_int_equal(scalar("SELECT count(*) FROM sqlite_master WHERE name='job_accuracy'"), 1);
     assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"), 1);
     sqlite3_open(g_path.c_str(), &db);
@@ -75,7 +77,39 @@ static void migrates_v1_and_refuses_newer(void **)
     assert_false((bool)r);
     assert_contains(r.error(), g_path + ": ledger schema version 99 is newer than this xmemd");
     sqlite3_open(g_path.c_str(), &db);
-    sqlite3_exec(db, "PRAGMA user_version=3;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "PRAGMA user_version=4;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+}
+
+static void migrates_v3_job_rows_to_v4(void **)
+{
+    // A version-3 file with a job row: after migration 4 the row is kept, its account and
+    // partition are NULL (the report then falls back to the submission's partition), and the
+    // view shows the new columns.
+    sqlite3 *db;
+    sqlite3_open(g_path.c_str(), &db);
+    sqlite3_exec(db,
+                 "DROP VIEW job_accuracy; ALTER TABLE jobs DROP COLUMN account;"
+                 " ALTER TABLE jobs DROP COLUMN partition;"
+                 " CREATE VIEW job_accuracy AS SELECT r.id AS request_id, j.job_id"
+                 " FROM jobs j JOIN requests r ON r.id = j.request_id;"
+                 " INSERT INTO requests (id, ts, kind, uid, outcome, outcome_name)"
+                 " VALUES (1, 1, 'estimate', 1000, 0, 'estimated');"
+                 " INSERT INTO jobs (request_id, job_id, cuda_oom, measured_peak_bytes, ts)"
+                 " VALUES (1, 7, 1, 123, 1); PRAGMA user_version=3;",
+                 nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('jobs') WHERE name='account'"), 0);
+    assert_true((bool)Ledger::open(g_path));
+    assert_int_equal(scalar("PRAGMA user_version"), 4);
+    assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id=7 AND cuda_oom=1 AND"
+                            " measured_peak_bytes=123 AND account IS NULL AND partition IS NULL"),
+                     1);
+    assert_int_equal(scalar("SELECT count(*) FROM job_accuracy WHERE job_id=7 AND account IS NULL"
+                            " AND partition IS NULL AND measured_peak_bytes=123"),
+                     1);
+    sqlite3_open(g_path.c_str(), &db); // the next test starts from an empty ledger
+    sqlite3_exec(db, "DELETE FROM jobs; DELETE FROM requests;", nullptr, nullptr, nullptr);
     sqlite3_close(db);
 }
 
@@ -110,6 +144,12 @@ static void writes_through_the_loop(void **)
         j.request_id = req;
         j.job_id = 55;
         j.reporter_uid = reporter;
+        if (reporter == 1000) { // the owner's report carries every optional field
+            j.account = "physics";
+            j.partition = "gpu";
+            j.measured_peak_bytes = 3ULL << 30;
+            j.cuda_oom = true;
+        }
         l.job_end(j, [&job_outcomes](Outcome o, const std::string &) { job_outcomes.push_back(o); });
     };
     job(first, 1000);     // owner
@@ -130,6 +170,12 @@ static void writes_through_the_loop(void **)
     assert_int_equal((int)job_outcomes[2], (int)Outcome::recorded);
     assert_int_equal((int)job_outcomes[3], (int)Outcome::job_end_rejected);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy"), 2);
+    assert_int_equal(scalar("SELECT count(*) FROM job_accuracy WHERE account='physics' AND"
+                            " partition='gpu' AND measured_peak_bytes=3221225472 AND cuda_oom=1"),
+                     1);
+    assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE account IS NULL AND partition IS NULL"
+                            " AND measured_peak_bytes IS NULL AND cuda_oom=0"),
+                     1);
     // Ids continue after the highest stored one.
     auto again = Ledger::open(g_path);
     assert_int_equal(again.value()->take_id(), first + 300);
@@ -139,6 +185,7 @@ int test_group_ledger(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(creates_latest_schema),
                                        cmocka_unit_test(migrates_v1_and_refuses_newer),
+                                       cmocka_unit_test(migrates_v3_job_rows_to_v4),
                                        cmocka_unit_test(writes_through_the_loop)};
     return cmocka_run_group_tests_name("ledger", tests, setup, teardown);
 }

@@ -13,7 +13,10 @@
     X(settings)             \
     X(cmdline)              \
     X(entrypoint)           \
-    X(classify)
+    X(classify)             \
+    X(oom)                  \
+    X(jobinfo)              \
+    X(sampler)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);
 XMEM_TEST_GROUPS(XMEM_DECLARE_GROUP)

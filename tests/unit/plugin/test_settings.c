@@ -82,6 +82,31 @@ static void long_socket_refused(void **state)
     assert_non_null(strstr(err, "at most 107 bytes"));
 }
 
+static void nvml_keys(void **state)
+{
+    struct xmem_settings s;
+    char err[512];
+
+    assert_int_equal(parse(&s, err, sizeof(err), 0), 0);
+    assert_string_equal(s.nvml, XMEM_PLUGIN_DEFAULT_NVML);
+    assert_int_equal(s.nvml_interval_ms, XMEM_PLUGIN_DEFAULT_NVML_INTERVAL_MS);
+    assert_string_equal(s.scontrol, XMEM_PLUGIN_DEFAULT_SCONTROL);
+    assert_int_equal(parse(&s, err, sizeof(err), 3, "nvml=/opt/nvidia/libnvidia-ml.so.1",
+                           "nvml_interval_ms=200", "scontrol=/opt/slurm/bin/scontrol"),
+                     0);
+    assert_string_equal(s.nvml, "/opt/nvidia/libnvidia-ml.so.1");
+    assert_int_equal(s.nvml_interval_ms, 200);
+    assert_string_equal(s.scontrol, "/opt/slurm/bin/scontrol");
+    assert_int_equal(parse(&s, err, sizeof(err), 1, "nvml=off"), 0);
+    assert_string_equal(s.nvml, "off");
+    assert_int_equal(parse(&s, err, sizeof(err), 1, "nvml=lib/libnvidia-ml.so"), -1);
+    assert_non_null(strstr(err, "xmem: nvml: invalid value: lib/libnvidia-ml.so"));
+    assert_int_equal(parse(&s, err, sizeof(err), 1, "nvml_interval_ms=10"), -1);
+    assert_non_null(strstr(err, "an integer from 50 to 60000"));
+    assert_int_equal(parse(&s, err, sizeof(err), 1, "scontrol=scontrol"), -1);
+    assert_non_null(strstr(err, "xmem: scontrol: invalid value"));
+}
+
 int xmem_test_group_settings(void)
 {
     const struct CMUnitTest tests[] = {
@@ -89,6 +114,7 @@ int xmem_test_group_settings(void)
         cmocka_unit_test(all_keys),
         cmocka_unit_test(errors_name_key_and_value),
         cmocka_unit_test(long_socket_refused),
+        cmocka_unit_test(nvml_keys),
     };
     return cmocka_run_group_tests_name("settings", tests, NULL, NULL);
 }

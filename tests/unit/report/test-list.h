@@ -6,7 +6,8 @@
 #define XMEM_REPORT_TEST_GROUPS(X)                                                             \
     X(dates)                                                                                   \
     X(grouping)                                                                                \
-    X(escaping)
+    X(escaping)                                                                                \
+    X(load)
 
 #define X(name) int test_group_##name(void);
 XMEM_REPORT_TEST_GROUPS(X)

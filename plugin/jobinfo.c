@@ -1,0 +1,83 @@
+/*
+ * jobinfo.c — what slurmctld knows of a job and slurmstepd's SPANK does not: the output
+ * files (Slurm 22.05 has no SPANK item for them) and, as a check on the job environment, the
+ * account and partition. Read from `scontrol show job ID` (22.05 expands %j, %x, %u... in
+ * StdOut=/StdErr= itself, and prints each of them on a line of its own, so a path may hold
+ * spaces).
+ *
+ * A field the user can write into (job name, comment, paths) could carry a forged
+ * "Account=..." or a line "StdOut=...": a key seen more than once is ambiguous and ignored.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "xmem_plugin.h"
+
+/* Copies the value of the only line that starts (after blanks) with key; -1 if none or
+ * several. */
+static int line_value(const char *text, const char *key, char *out, size_t outlen)
+{
+    size_t klen = strlen(key);
+    int seen = 0;
+
+    for (const char *line = text; line != NULL && *line != '\0';) {
+        const char *nl = strchr(line, '\n'), *p = line;
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+
+        while (p < line + len && (*p == ' ' || *p == '\t'))
+            p++;
+        if ((size_t)(line + len - p) >= klen && strncmp(p, key, klen) == 0) {
+            size_t vlen = (size_t)(line + len - p) - klen;
+            if (vlen > 0 && p[klen + vlen - 1] == '\r')
+                vlen--;
+            if (++seen == 1)
+                snprintf(out, outlen, "%.*s", (int)vlen, p + klen);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    if (seen != 1)
+        out[0] = '\0';
+    return seen == 1 ? 0 : -1;
+}
+
+/* Copies the value of the only blank-separated token key=VALUE; "(null)" counts as none. */
+static int token_value(const char *text, const char *key, char *out, size_t outlen)
+{
+    size_t klen = strlen(key);
+    int seen = 0;
+
+    for (const char *p = text; (p = strstr(p, key)) != NULL; p += klen) {
+        size_t vlen;
+        if (p != text && p[-1] != ' ' && p[-1] != '\n' && p[-1] != '\t')
+            continue;
+        vlen = strcspn(p + klen, " \t\r\n");
+        if (++seen == 1)
+            snprintf(out, outlen, "%.*s", (int)vlen, p + klen);
+    }
+    if (seen != 1 || strcmp(out, "(null)") == 0)
+        out[0] = '\0';
+    return out[0] != '\0' ? 0 : -1;
+}
+
+void xmem_job_info_parse(const char *text, struct xmem_job_info *info)
+{
+    memset(info, 0, sizeof(*info));
+    line_value(text, "StdOut=", info->std_out, sizeof(info->std_out));
+    line_value(text, "StdErr=", info->std_err, sizeof(info->std_err));
+    token_value(text, "Account=", info->account, sizeof(info->account));
+    token_value(text, "Partition=", info->partition, sizeof(info->partition));
+}
+
+int xmem_job_info_query(const char *scontrol, uint32_t job_id, int deadline_ms,
+                        struct xmem_job_info *info, char *err, size_t errlen)
+{
+    char id[16], out[16384];
+    char *argv[] = {(char *)scontrol, "show", "job", id, NULL};
+
+    memset(info, 0, sizeof(*info));
+    snprintf(id, sizeof(id), "%u", (unsigned)job_id);
+    if (xmem_run_capture(argv, deadline_ms, out, sizeof(out), err, errlen) < 0)
+        return -1;
+    xmem_job_info_parse(out, info);
+    return 0;
+}
