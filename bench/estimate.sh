@@ -4,13 +4,21 @@
 #   ResNet-50, batch 32, 224x224 (tests/workloads/vision.py)
 #   GPT-2-small-like, batch 8 x 512 tokens (tests/workloads/transformer.py)
 # Targets: analysis + simulation <= 1 s; total <= 1.3 x the plain CPU iterations.
-# XMEM_BENCH_STEPS (default 3) sets the optimizer steps of both runs.
+# XMEM_BENCH_STEPS (default 3) sets the optimizer steps of both runs. Both compute with the
+# same intra-op threads: xmem-profile's rule (all CPUs in the affinity mask, docs/capture.md),
+# or XMEM_BENCH_THREADS.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/.." && pwd)
 build=${XMEM_BUILD:-$src/build}
 steps=${XMEM_BENCH_STEPS:-3}
 py=/usr/bin/python3
+threads_from="XMEM_BENCH_THREADS"
+if [ -z "${XMEM_BENCH_THREADS:-}" ]; then
+    threads_from="CPUs in the affinity mask, as xmem-profile"
+    XMEM_BENCH_THREADS=$("$py" -c 'import os; print(len(os.sched_getaffinity(0)))')
+fi
+threads=$XMEM_BENCH_THREADS
 for exe in xmem-estimate xmem-profile; do
     [ -x "$build/bin/$exe" ] || { echo "xmem: bench-estimate: $build/bin/$exe missing; run make first" >&2; exit 1; }
 done
@@ -25,10 +33,11 @@ bench() {
     local job=("$@")
     local t0 t1 t2
     t0=$(now)
-    "$py" "$here/estimate/plain_run.py" "${job[@]}" >"$tmp/plain.log" 2>&1 ||
+    "$py" "$here/estimate/plain_run.py" --threads "$threads" "${job[@]}" >"$tmp/plain.log" 2>&1 ||
         { echo "xmem: bench-estimate: $name without xmem failed:" >&2; tail -n 5 "$tmp/plain.log" >&2; exit 1; }
     t1=$(now)
-    "$build/bin/xmem-estimate" --mode exact --gpu A100-80GB --torch 2.1 --json --iterations "$steps" -- "$py" "${job[@]}" \
+    "$build/bin/xmem-estimate" --mode exact --gpu A100-80GB --torch 2.1 --json --iterations "$steps" \
+        --threads "$threads" -- "$py" "${job[@]}" \
         >"$tmp/est.json" 2>"$tmp/est.log" ||
         { echo "xmem: bench-estimate: xmem estimate of $name failed:" >&2; tail -n 5 "$tmp/est.log" >&2; exit 1; }
     t2=$(now)
@@ -44,7 +53,8 @@ print(f"{name:28s} plain {plain:7.1f} s | xmem total {total:7.1f} s = profile {j
 PY
 }
 
-echo "xmem bench-estimate: $steps optimizer steps each, $(nproc) CPUs, torch $("$py" -c 'import torch; print(torch.__version__)')"
+echo "xmem bench-estimate: $steps optimizer steps each, $threads intra-op threads each ($threads_from)," \
+    "peaks for A100-80GB with torch 2.1's allocator, host torch $("$py" -c 'import torch; print(torch.__version__)')"
 bench "ResNet-50 bs32 224px" "$src/tests/workloads/vision.py" --model resnet50 --batch-size 32 \
     --image-size 224 --steps-per-epoch "$steps" --epochs 1
 bench "GPT-2-small bs8 x 512" "$src/tests/workloads/transformer.py" --arch gpt --seq 512 --batch-size 8 \

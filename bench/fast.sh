@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fast mode against the exact capture and plain CPU training, side by side in one run:
-# end-to-end wall time (interpreter start included) of 3 optimizer steps and the estimated
-# peak on an H100-80GB, for ResNet-50 (batch 32, 224x224) and the GPT-2-small-like model
-# (batch 8 x 512). Runs standalone:
+# end-to-end wall time (interpreter start included) of 3 optimizer steps (XMEM_BENCH_STEPS)
+# and the estimated peak on an A100-80GB with torch 2.1's allocator, the target of
+# bench/estimate.sh, so the peaks `make bench-estimate` prints side by side are comparable;
+# for ResNet-50 (batch 32, 224x224) and the GPT-2-small-like model (batch 8 x 512).
+# Runs standalone:
 #   XMEM_BUILD=/abs/build bench/fast.sh [--no-exact] [--no-plain]
 # --no-exact / --no-plain skip the slow columns (minutes each on a 2-CPU node).
 set -euo pipefail
@@ -19,7 +21,7 @@ for a in "$@"; do
 done
 tmp=$(mktemp -d /tmp/xmem-bench-fast.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-steps=3
+steps=${XMEM_BENCH_STEPS:-3}
 
 # timed NAME COMMAND...: runs COMMAND, leaves its wall seconds in $tmp/NAME.s.
 timed() {
@@ -31,7 +33,8 @@ timed() {
 }
 
 peak() {
-    "$XMEM_BUILD/bin/xmem-estimate" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --gpu H100-80GB \
+    "$XMEM_BUILD/bin/xmem-estimate" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --gpu A100-80GB \
+        --torch 2.1 \
         --trace-in "$1" | /usr/bin/python3 -c 'import json,sys; print("%.2f" % (json.load(sys.stdin)["peak_bytes"] / 2**30))'
 }
 
@@ -48,7 +51,9 @@ bench() {
         exact_s=$(cat "$tmp/$name-exact.s"); exact_peak=$(peak "$tmp/$name-exact.trace")
     fi
     if [ $plain -eq 1 ]; then
-        timed "$name-plain" /usr/bin/python3 "$@" --epochs 1 --steps-per-epoch $steps
+        # Same intra-op threads as the profilers (bench/estimate/plain_run.py).
+        timed "$name-plain" /usr/bin/python3 "$src/bench/estimate/plain_run.py" "$@" --epochs 1 \
+            --steps-per-epoch $steps
         plain_s=$(cat "$tmp/$name-plain.s")
     fi
     printf '%-24s %10.1f %10s %10s %12s %12s\n' "$name" "$fast_s" "$exact_s" "$plain_s" "$fast_peak" "$exact_peak"
@@ -57,4 +62,4 @@ bench() {
 printf '%-24s %10s %10s %10s %12s %12s\n' workload fast_s exact_s plain_s fast_GiB exact_GiB
 bench resnet50-b32-224 "$workloads/vision.py" --model resnet50 --batch-size 32 --image-size 224
 bench gpt2small-b8-512 "$workloads/transformer.py" --arch gpt --seq 512 --batch-size 8 --optimizer adamw
-echo "(wall seconds for $steps optimizer steps, interpreter start included; peak = xmem-estimate on H100-80GB)"
+echo "(wall seconds for $steps optimizer steps, interpreter start included; peak = xmem-estimate on A100-80GB, torch 2.1)"
