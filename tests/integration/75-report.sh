@@ -3,7 +3,8 @@
 # from root and from a second user, one exiting 1 and one printing a CUDA OOM and exiting 1;
 # then totals add up across groupings and match the ledger recomputed here with sqlite3,
 # failures are counted, bad input is one line, and the HTML page renders in headless
-# Chromium with the same figures as the JSON.
+# Chromium with the same figures as the JSON. Without NVML no peak is measured (test 76 has
+# the measured side, account and partition, and CUDA OOM detection).
 T_NAME=75-report
 . "$(dirname "$0")/lab/testlib.sh"
 t_require_lab
@@ -57,6 +58,16 @@ for _ in $(seq 1 60); do
 done
 [ "$got" = "$want" ] || t_fail "job_end rows: $got of $want in the ledger"
 t_ok "$want --xmem jobs ran${second_user:+ (one as $second_user)} and reached the ledger"
+
+# No NVML here (plugstack.conf names none and the default libnvidia-ml.so.1 is absent): no
+# measured peak, and nothing about it in slurmd's log (the reason is a debug line). Test 76
+# covers a node with (fake) NVML.
+if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
+    got=$(sqlite3 "$DB" "select count(*) from jobs where measured_peak_bytes is null")
+    [ "$got" = "$want" ] || t_fail "measured peaks without NVML: $((want - got)) rows have one"
+    grep -i nvml "$LAB/log/slurmd.log" && t_fail "slurmd's log mentions NVML on a node without it"
+    t_ok "no NVML: measured_peak_bytes stays NULL and nothing is logged"
+fi
 
 # 1. Totals add up across groupings and equal the ledger recomputed with sqlite3.
 for by in user account partition gpu; do
