@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # make bench-daemon: cache-hit throughput and latency of xmemd with 100 concurrent clients,
 # and the daemon's RSS after 10 000 and after 100 000 requests (flat memory expected).
+# Two ways to load it, side by side:
+#   closed loop — each client sends again as soon as it is answered: the throughput ceiling.
+#     Its latency is set by Little's law (100 clients / throughput), not by the daemon alone.
+#   open loop — 5 000 requests/s offered (XMEM_BENCH_RATE) from up to 100 clients in flight,
+#     latency counted from when each request was due: p50/p99 at the target rate.
+# The CPU per request of xmemd, munged and the clients shows where a 2-core machine's time goes.
 # Starts its own munged and xmemd in a temp dir (root: munged and the profile sandbox).
 set -euo pipefail
 B=${XMEM_BUILD:?XMEM_BUILD must name the build tree}/bin
 N_TOTAL=${XMEM_BENCH_REQUESTS:-100000}
 CLIENTS=${XMEM_BENCH_CLIENTS:-100}
+RATE=${XMEM_BENCH_RATE:-5000}
 T=$(mktemp -d /tmp/xmem-bench-daemon.XXXXXX)
 chmod 0755 "$T"
 XMEMD_PID= MUNGED_PID=
@@ -42,22 +49,42 @@ XMEMD_PID=$!
 for _ in $(seq 100); do [ -S "$T/run/xmemd.sock" ] && break; sleep 0.1; done
 S=$T/run/xmemd.sock
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$XMEMD_PID/status"; }
-load() { "$B/xmemd-load" load "$S" -n "$1" -c "$CLIENTS" --cwd "$T/w" -- python3 train.py; }
+# CPU seconds (user + system) a process has used so far; $(getconf CLK_TCK) ticks per second.
+cpu_s() { awk -v t="$(getconf CLK_TCK)" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# The clients' CPU seconds of the last run go to $T/load.cpu: `times` in a subshell whose only
+# child is the load generator (its second line: children's user and system time, 1m2.345s).
+load() { # N [-r RATE]
+    local n=$1
+    shift
+    (
+        "$B/xmemd-load" load "$S" -n "$n" -c "$CLIENTS" "$@" --cwd "$T/w" -- python3 train.py
+        times >"$T/times" # not in a pipeline: that would run it in a child shell
+        sed -n 2p "$T/times" | tr -d 's' | awk '{split($1, u, "m"); split($2, y, "m");
+            print u[1] * 60 + u[2] + y[1] * 60 + y[2]}' >"$T/load.cpu"
+    )
+}
 field() { sed -n "s/^$1=//p" "$2"; }
 
 "$B/xmemd-load" estimate "$S" --cwd "$T/w" -- python3 train.py >/dev/null # the one profile
 load 10000 >"$T/r1"
 rss10=$(rss)
+x0=$(cpu_s "$XMEMD_PID") m0=$(cpu_s "$MUNGED_PID")
 load $((N_TOTAL - 10001)) >"$T/r2"
+x1=$(cpu_s "$XMEMD_PID") m1=$(cpu_s "$MUNGED_PID")
 rss100=$(rss)
+c1=$(cat "$T/load.cpu")
+load $((RATE * 6)) -r "$RATE" >"$T/r3"
 rows=$(sqlite3 "$T/ledger.sqlite" "SELECT count(*) FROM requests")
 
 echo "xmemd cache-hit benchmark ($CLIENTS concurrent clients, real socket, MUNGE signing, ledger commit per request)"
-printf "  %-34s %12s %12s\n" "" "first 10k" "next $((N_TOTAL - 10001))"
-printf "  %-34s %12s %12s\n" "requests/s" "$(field rps "$T/r1")" "$(field rps "$T/r2")"
-printf "  %-34s %12s %12s\n" "p50 latency (ms)" "$(field p50_ms "$T/r1")" "$(field p50_ms "$T/r2")"
-printf "  %-34s %12s %12s\n" "p99 latency (ms)" "$(field p99_ms "$T/r1")" "$(field p99_ms "$T/r2")"
-printf "  %-34s %12s %12s\n" "answered OK" "$(field rc0 "$T/r1")" "$(field rc0 "$T/r2")"
-printf "  %-34s %12s %12s\n" "daemon RSS after (KiB)" "$rss10" "$rss100"
+printf "  %-26s %14s %14s %18s\n" "" "closed: 10k" "closed: $((N_TOTAL - 10001))" "open: $RATE/s x 6 s"
+row() { printf "  %-26s %14s %14s %18s\n" "$1" "$(field "$2" "$T/r1")" "$(field "$2" "$T/r2")" "$(field "$2" "$T/r3")"; }
+row "requests/s" rps
+row "p50 latency (ms)" p50_ms
+row "p99 latency (ms)" p99_ms
+row "answered OK" rc0
+printf "  %-26s %14s %14s\n" "daemon RSS after (KiB)" "$rss10" "$rss100"
+per_req() { awk -v a="$1" -v b="$2" -v n=$((N_TOTAL - 10001)) 'BEGIN {printf "%.0f", (b - a) * 1e6 / n}'; }
+echo "  CPU per request (next $((N_TOTAL - 10001))): xmemd $(per_req "$x0" "$x1") us, munged $(per_req "$m0" "$m1") us, clients $(per_req 0 "$c1") us"
 echo "  ledger rows: $rows; RSS ratio 100k/10k: $(awk -v a="$rss100" -v b="$rss10" 'BEGIN {printf "%.2f", a / b}')"
 echo "  targets: >= 5000 requests/s, p99 <= 20 ms, flat RSS; machine load now: $(cut -d' ' -f1-3 /proc/loadavg)"
