@@ -128,19 +128,11 @@ void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
 
 // ---- the keeper (async-signal-safe only: it is a child of a multithreaded process)
 
-// Child pids of the calling single-threaded process, from /proc/self/task/<pid>/children.
-int list_children(pid_t self, pid_t *out, int max)
+// Child pids of the calling (single-threaded) process: /proc/thread-self is its task.
+int list_children(pid_t *out, int max)
 {
-    char path[64] = "/proc/self/task/", buf[4096];
-    char *w = path + strlen(path);
-    char digits[16];
-    int nd = 0;
-    for (pid_t v = self; v > 0 && nd < 15; v /= 10)
-        digits[nd++] = (char)('0' + v % 10);
-    while (nd > 0)
-        *w++ = digits[--nd];
-    memcpy(w, "/children", sizeof("/children"));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char buf[4096];
+    int fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -161,11 +153,11 @@ int list_children(pid_t self, pid_t *out, int max)
 // Kills every descendant: the killed children's own children are re-parented to us (we are
 // a subreaper) before we reap their parent, so the next round sees them. RLIMIT_NPROC bounds
 // the rounds of a fork loop.
-void keeper_kill_all(pid_t self, pid_t profiler, int *profiler_status, bool *profiler_reaped)
+void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped)
 {
     pid_t kids[512];
     for (;;) {
-        int n = list_children(self, kids, 512);
+        int n = list_children(kids, 512);
         for (int i = 0; i < n; i++) {
             kill(-kids[i], SIGKILL); // its process group, if it leads one
             kill(kids[i], SIGKILL);
@@ -218,7 +210,6 @@ void keeper_kill_all(pid_t self, pid_t profiler, int *profiler_status, bool *pro
     if (profiler < 0)
         child_fail(p.errpipe_w, step_keeper);
     syscall(SYS_close_range, 0u, ~0u, 0u); // the pipes' EOFs must follow the profiler alone
-    pid_t self = getpid();
     int status = 0;
     bool reaped = false;
     while (!reaped) {
@@ -233,7 +224,7 @@ void keeper_kill_all(pid_t self, pid_t profiler, int *profiler_status, bool *pro
                 reaped = true;
             }
     }
-    keeper_kill_all(self, profiler, &status, &reaped);
+    keeper_kill_all(profiler, &status, &reaped);
     keeper_mirror(reaped ? status : SIGKILL); // a wait status of SIGKILL: "killed by SIGKILL"
 }
 
