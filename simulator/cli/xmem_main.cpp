@@ -53,17 +53,28 @@ bool valid_command(const std::string &name)
     return name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
 }
 
+// The project's commands, as `xmem --help` lists them. A build tree's bin/ also holds test and
+// bench executables named xmem-* (xmem-test-plugin, xmem-report-unit, xmem-bench-sim...):
+// they run with `xmem NAME` like any executable, but are not commands to advertise. A new
+// command adds its name here.
+constexpr const char *k_commands[] = {
+    "estimate", "profile", "profile-fast", "profile-libtorch", "report", "sim", "status",
+};
+
+// Listed: the project's commands found in a search directory, and every xmem-* in the
+// libexec directory, which holds only installed commands (a site's own commands included).
 std::set<std::string> installed_commands()
 {
     std::set<std::string> names;
-    for (const std::string &dir : search_dirs()) {
-        DIR *d = opendir(dir.c_str());
-        if (!d)
-            continue;
+    for (const std::string &dir : search_dirs())
+        for (const char *name : k_commands)
+            if (is_executable_file(dir + "/xmem-" + name))
+                names.insert(name);
+    if (DIR *d = opendir(XMEM_LIBEXECDIR)) {
         while (struct dirent *e = readdir(d)) {
             std::string file = e->d_name;
             if (file.rfind("xmem-", 0) == 0 && valid_command(file.substr(5)) &&
-                is_executable_file(dir + "/" + file))
+                is_executable_file(std::string(XMEM_LIBEXECDIR) + "/" + file))
                 names.insert(file.substr(5));
         }
         closedir(d);
