@@ -64,6 +64,7 @@ Result<Workload> load_workload(const std::string &path)
         }
         work.events.push_back(ev);
     }
+    work.kernels = reader.kernels();
     for (const auto &[key, value] : reader.metadata())
         work.meta[key] = value;
     return Result<Workload>::ok(std::move(work));

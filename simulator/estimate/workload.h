@@ -31,6 +31,7 @@ class Workload {
   public:
     std::vector<TraceEvent> events;
     std::map<std::string, std::string, std::less<>> meta;
+    std::vector<std::string> kernels; // K records: "module kind key=value ..."
 
     // Text of a context string id; "" for 0 or an unknown id.
     std::string_view ctx_text(uint64_t ctx) const;

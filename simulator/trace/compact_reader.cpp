@@ -69,6 +69,7 @@ struct CompactTraceReader::State {
     bool owns_file;
     LineSource lines;
     std::vector<std::pair<std::string, std::string>> metadata;
+    std::vector<std::string> kernels; // K records, text after "K "
     FlatMap<size_t> strings; // string id → index in texts (checked on every A record)
     std::vector<std::string> texts;
     FlatMap<LiveStorage> live;
@@ -92,6 +93,7 @@ struct CompactTraceReader::State {
     bool dispatch(std::string_view line, TraceEvent &ev, bool &produced);
     bool on_metadata(std::string_view line);
     bool on_string(std::string_view line);
+    bool on_kernel(std::string_view line);
     bool fast_alloc(std::string_view line, TraceEvent &ev);
     bool fast_free(std::string_view line, TraceEvent &ev);
     bool ctx_defined(uint64_t ctx) { return ctx == 0 || strings.find(ctx) != nullptr; }
@@ -182,6 +184,14 @@ bool CompactTraceReader::State::on_metadata(std::string_view line)
     if (!valid_metadata_key(key))
         return fail("M record: key '" + printable(key) + "' must match [a-z0-9_]+");
     metadata.emplace_back(std::string(key), std::string(rest.substr(space + 1)));
+    return true;
+}
+
+bool CompactTraceReader::State::on_kernel(std::string_view line)
+{
+    if (line.size() < 3 || line[2] == ' ')
+        return fail("K record needs a module path and its kernel's geometry ('K module kind ...')");
+    kernels.emplace_back(line.substr(2));
     return true;
 }
 
@@ -382,7 +392,7 @@ bool CompactTraceReader::State::dispatch(std::string_view line, TraceEvent &ev, 
         return fail("record after the final Z line");
     if (line.size() > 1 && line[1] != ' ')
         return fail("unknown record '" + printable(line.substr(0, line.find(' '))) +
-                    "' (records start with one of M S I P A F R E X Z and a space)");
+                    "' (records start with one of M S K I P A F R E X Z and a space)");
     ev.line = lines.line_number();
     produced = true;
     bool ok;
@@ -399,10 +409,11 @@ bool CompactTraceReader::State::dispatch(std::string_view line, TraceEvent &ev, 
         break;
     case 'M': produced = false; return on_metadata(line);
     case 'S': produced = false; return on_string(line);
+    case 'K': produced = false; return on_kernel(line);
     case 'Z': produced = false; return on_totals(line);
     default:
         return fail("unknown record '" + printable(line.substr(0, 1)) +
-                    "' (records start with one of M S I P A F R E X Z)");
+                    "' (records start with one of M S K I P A F R E X Z)");
     }
     ev.iteration = iteration;
     ev.phase = phase;
@@ -472,6 +483,10 @@ const std::string *CompactTraceReader::metadata_value(std::string_view key) cons
         if (kv.first == key)
             return &kv.second;
     return nullptr;
+}
+const std::vector<std::string> &CompactTraceReader::kernels() const
+{
+    return m_state->kernels;
 }
 const std::string *CompactTraceReader::string_text(uint64_t id) const
 {

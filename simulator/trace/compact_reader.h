@@ -9,8 +9,8 @@
 //       switch (ev.kind) { ... }
 //   }
 //
-// M and S records are absorbed by the reader (metadata(), string_text()); every other record
-// becomes one TraceEvent. Header metadata (the M lines before the first other record) is
+// M, S and K records are absorbed by the reader (metadata(), string_text(), kernels()); every
+// other record becomes one TraceEvent. Header metadata (the M lines before the first other record) is
 // available right after open(). Memory is proportional to the live storage ids and the
 // interned strings, never to the number of events. After an error, next() keeps returning it.
 #pragma once
@@ -46,6 +46,8 @@ class CompactTraceReader {
     const std::vector<std::pair<std::string, std::string>> &metadata() const;
     // nullptr if the key was not given.
     const std::string *metadata_value(std::string_view key) const;
+    // The K records read so far (text after "K "), in trace order.
+    const std::vector<std::string> &kernels() const;
     // nullptr if the string id has not been defined (yet).
     const std::string *string_text(uint64_t id) const;
     // Totals so far: A records, F records, bytes of live storages (all devices).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # resnet18 (batch 2, 64x64) through xmem-profile: valid trace, 3 iterations stopped out of a
-# 100-epoch loop, phases in order, parameters accounted in iteration 0, steady iterations.
+# 100-epoch loop, phases in order, parameters accounted in iteration 0, steady iterations,
+# convolution geometry (K records).
 source "$(dirname "$0")/20-capture-common.bash"
 
 params=$($PY -c 'import torchvision; m = torchvision.models.resnet18(num_classes=10)
@@ -21,4 +22,9 @@ grep -q '^M zero_grad_set_to_none 0$' "$TMP/r18.trace" || { echo "FAILED: zero_g
 cpus=$($PY -c 'import os; print(len(os.sched_getaffinity(0)))')
 grep -q "^M threads $cpus$" "$TMP/r18.trace" || { echo "FAILED: default threads are not all $cpus CPUs"; exit 1; }
 grep -q '^S [0-9]* layer1.0.conv1|aten::conv2d' "$TMP/r18.trace" || { echo "FAILED: module path attribution"; exit 1; }
+# One K record per convolution module (20 in resnet18), with its geometry (docs/trace-format.md).
+grep -qx 'K layer1.0.conv1 conv x=2,64,16,16 w=64,64,3,3 s=1,1 p=1,1 d=1,1 g=1 e=4 t=0' "$TMP/r18.trace" ||
+    { echo "FAILED: no K record for layer1.0.conv1:"; grep '^K' "$TMP/r18.trace" | head -3; exit 1; }
+[ "$(grep -c '^K .* conv ' "$TMP/r18.trace")" = 20 ] ||
+    { echo "FAILED: $(grep -c '^K' "$TMP/r18.trace") K records, expected 20 (one per conv)"; exit 1; }
 echo "ok: stopped a 100-epoch script after 3 steps in $(( $(date +%s) - start )) s"

@@ -13,7 +13,7 @@ import re
 import sys
 
 PHASES = ("setup", "data", "forward", "backward", "optimizer", "zero_grad", "other")
-FIELDS = {"S": None, "M": None, "I": 1, "P": 1, "A": 5, "F": 1, "R": 2, "E": 0, "X": 1, "Z": 3}
+FIELDS = {"S": None, "M": None, "K": None, "I": 1, "P": 1, "A": 5, "F": 1, "R": 2, "E": 0, "X": 1, "Z": 3}
 ORDER = ("data", "forward", "backward", "optimizer")
 
 
@@ -57,6 +57,9 @@ def parse(path):
                 if sid < 1 or sid in strings:
                     raise TraceError(f"{path}:{n}: string id {sid} is 0 or defined twice")
                 strings[sid] = " ".join(parts[2:])
+            elif kind == "K":
+                if len(parts) < 3 or not parts[1] or "=" in parts[2]:
+                    raise TraceError(f"{path}:{n}: K needs a module path and a kind")
             elif kind == "I":
                 new = number(path, n, parts[1])
                 if new != iteration + 1:

@@ -40,6 +40,10 @@ const char* xmem_capture_error(void) {
   return g_error.c_str();
 }
 
+void xmem_capture_kernel(const char* text) {
+  if (text) recorder().kernel(text);
+}
+
 void xmem_capture_meta(const char* key, const char* value) {
   if (key && value) recorder().meta(key, value);
 }

@@ -25,6 +25,9 @@ XMEM_CAPTURE_API const char* xmem_capture_error(void);
 XMEM_CAPTURE_API void xmem_capture_meta(const char* key, const char* value);
 /* Interns a module path or range name; the id is stable for the process. */
 XMEM_CAPTURE_API uint32_t xmem_capture_intern(const char* name);
+/* Writes "K TEXT": the geometry of a module's kernel (a convolution: module path, shapes,
+ * stride, padding, dilation, groups), which the estimator sizes cuDNN workspaces from. */
+XMEM_CAPTURE_API void xmem_capture_kernel(const char* text);
 /* Module whose forward is running (0: none). */
 XMEM_CAPTURE_API void xmem_capture_set_module(uint32_t name_id);
 /* Starts iteration N (writes "I N"). */

@@ -189,6 +189,12 @@ void Recorder::meta(std::string_view key, std::string_view value) {
   m_writer.meta(key, value);
 }
 
+void Recorder::kernel(std::string_view text) {
+  std::lock_guard<std::mutex> lock(m_mu);
+  if (!m_recording) return;
+  m_writer.kernel(text);
+}
+
 Totals Recorder::totals() {
   std::lock_guard<std::mutex> lock(m_mu);
   return m_totals;

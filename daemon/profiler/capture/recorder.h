@@ -64,6 +64,7 @@ class Recorder {
   void empty_cache();
   void memory_fraction(double fraction);
   void meta(std::string_view key, std::string_view value);
+  void kernel(std::string_view text);
 
   // 'g'/'h' of a live storage by its base pointer; 0 when the pointer is not a live storage.
   char dev_of(const void* ptr);

@@ -112,6 +112,13 @@ void TraceWriter::string_def(uint32_t id, std::string_view text) {
   end_record();
 }
 
+void TraceWriter::kernel(std::string_view text) {
+  if (m_fd < 0) return;
+  put("K ");
+  put(one_line(text));
+  end_record();
+}
+
 void TraceWriter::alloc(uint64_t id, uint64_t bytes, char dev, uint32_t ctx) {
   if (m_fd < 0) return;
   put("A ");

@@ -31,6 +31,7 @@ class TraceWriter {
   void meta(std::string_view key, std::string_view value);
 
   void string_def(uint32_t id, std::string_view text);
+  void kernel(std::string_view text);
   void alloc(uint64_t id, uint64_t bytes, char dev, uint32_t ctx);
   void free(uint64_t id);
   void iteration(uint64_t n);

@@ -44,9 +44,10 @@ static void newlines_in_text_cannot_split_records(void** state) {
   assert_true(w.open(path, &err));
   w.meta("argv", "train.py --name a\nb");
   w.string_def(1, "x\ny");
+  w.kernel("c conv\nx=1");
   assert_true(w.finish(0, 0, 0, &err));
   assert_string_equal(xmem_test_read_file(path).c_str(),
-                      "#xmem-trace 1\nM argv train.py --name a b\nS 1 x y\nZ 0 0 0\n");
+                      "#xmem-trace 1\nM argv train.py --name a b\nS 1 x y\nK c conv x=1\nZ 0 0 0\n");
   unlink(path.c_str());
   rmdir(dir.c_str());
 }

@@ -93,6 +93,24 @@ static void empty_metadata_value_and_large_numbers(void **)
     assert_int_equal(r.events[0].stream, UINT64_MAX);
 }
 
+static void keeps_kernel_records_anywhere(void **)
+{
+    std::FILE *f = file_with("#xmem-trace 1\nK c1 conv x=2,3,8,8 w=4,3,3,3\nA 1 2 g 0 0\n"
+                             "K c2 conv x=1\nF 1\nZ 1 1 0\n");
+    auto opened = CompactTraceReader::open(f, "k");
+    assert_true(opened.ok());
+    CompactTraceReader &reader = opened.value();
+    TraceEvent ev;
+    int events = 0;
+    while (reader.next(ev).value())
+        ++events;
+    assert_int_equal(events, 2); // K carries no event
+    assert_int_equal(reader.kernels().size(), 2);
+    assert_string_equal(reader.kernels()[0].c_str(), "c1 conv x=2,3,8,8 w=4,3,3,3");
+    assert_string_equal(reader.kernels()[1].c_str(), "c2 conv x=1");
+    std::fclose(f);
+}
+
 static void opens_a_path_and_reports_missing_files(void **)
 {
     char path[] = "/tmp/xmem-test-trace-XXXXXX";
@@ -134,6 +152,7 @@ int run_compact_reader_tests(void)
         cmocka_unit_test(exposes_metadata_strings_and_totals),
         cmocka_unit_test(reads_record_stream_empty_cache_and_fraction),
         cmocka_unit_test(empty_metadata_value_and_large_numbers),
+        cmocka_unit_test(keeps_kernel_records_anywhere),
         cmocka_unit_test(opens_a_path_and_reports_missing_files),
         cmocka_unit_test(lines_longer_than_a_buffer_boundary_read_correctly),
     };

@@ -75,6 +75,8 @@ static void rejects_malformed_records(void **)
         {"S 0 x\n", ":2: S record: string id must be >= 1"},
         {"S 1 a\nS 1 b\n", ":3: S record: string id 1 is defined twice"},
         {"S 1\n", ":2: S record needs an id and a text"},
+        {"K\n", ":2: K record needs a module path and its kernel's geometry"},
+        {"K  conv\n", ":2: K record needs a module path"},
         {"Z 1 0\n", ":2: Z record needs 3 fields"},
         {"A 1 2 g 0 0\nZ 1 0 3\n", ":3: Z totals disagree with the trace: Z says 1 allocs, 0 frees, 3 live bytes; read 1, 0, 2"},
         {"Z 0 0 0\nE\n", ":3: record after the final Z line"},

@@ -23,6 +23,7 @@ class Native:
             "xmem_capture_intern": (u32, [ctypes.c_char_p]),
             "xmem_capture_set_module": (None, [u32]),
             "xmem_capture_iteration": (None, [u64]),
+            "xmem_capture_kernel": (None, [ctypes.c_char_p]),
             "xmem_capture_phase": (None, [ctypes.c_char_p]),
             "xmem_capture_set_dev": (c_int, [c_int]),
             "xmem_capture_dev_of": (c_int, [ctypes.c_size_t]),
@@ -68,6 +69,9 @@ class Native:
 
     def iteration(self, n):
         self._lib.xmem_capture_iteration(n)
+
+    def kernel(self, text):
+        self._lib.xmem_capture_kernel(text.encode(errors="replace"))
 
     def phase(self, name):
         self._lib.xmem_capture_phase(name.encode())

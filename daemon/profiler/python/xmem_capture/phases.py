@@ -14,6 +14,7 @@ import weakref
 import torch
 
 from . import devices
+from .kernels import KernelRecorder
 
 
 class Tracker:
@@ -27,6 +28,8 @@ class Tracker:
         self.zero_grad_set_to_none = None
         self._module_stack = []
         self._names = weakref.WeakKeyDictionary()  # module -> interned path id
+        self._paths = weakref.WeakKeyDictionary()  # module -> its path (K records)
+        self._kernels = KernelRecorder(native)
 
     # -- iterations and phases -------------------------------------------------------------
     def begin_training(self):
@@ -56,10 +59,12 @@ class Tracker:
             if parent is None:
                 for name, sub in module.named_modules():
                     if sub not in self._names:
-                        self._names[sub] = self.native.intern(name or type(module).__name__)
+                        self._paths[sub] = name or type(module).__name__
+                        self._names[sub] = self.native.intern(self._paths[sub])
             nid = self._names.get(module)
             if nid is None:
-                nid = self.native.intern(type(module).__name__)
+                self._paths[module] = type(module).__name__
+                nid = self.native.intern(self._paths[module])
                 self._names[module] = nid
         return nid
 
@@ -71,6 +76,7 @@ class Tracker:
         nid = self._name_id(module)
         self._module_stack.append((module, nid))
         self.native.set_module(nid)
+        self._kernels.on_forward(self._paths.get(module, "?"), module, inputs)
 
     def forward_hook(self, module, inputs, output):
         if self._module_stack and self._module_stack[-1][0] is module:

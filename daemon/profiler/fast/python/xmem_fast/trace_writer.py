@@ -51,6 +51,10 @@ class TraceWriter:
     def phase(self, name):
         self._phase = name
 
+    def kernel(self, text):
+        if self._spool is not None:
+            self._spool.write("K %s\n" % text.replace("\n", " "))
+
     def empty_cache(self):
         self._write_markers()
         self._spool.write("E\n")
