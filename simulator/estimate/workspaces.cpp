@@ -1,5 +1,6 @@
 #include "estimate/workspaces.h"
 
+#include "estimate/conv_workspace.h"
 #include "estimate/ops.h"
 
 #include <algorithm>
@@ -26,9 +27,8 @@ WorkspacePolicy workspace_policy(sim::TorchVersion target, const GpuSpec &gpu)
             p.lt = LtWorkspace::transient;
     }
     p.cudnn_context_bytes = gpu.cudnn_context_bytes;
-    p.cudnn_forward_factor = k_cudnn_forward_factor;
-    p.cudnn_backward_factor = k_cudnn_backward_factor;
-    p.cudnn_cap_bytes = k_cudnn_cap_bytes;
+    p.conv_factor = k_conv_workspace_factor;
+    p.conv_cap_bytes = k_conv_workspace_cap_bytes;
     return p;
 }
 
@@ -84,22 +84,32 @@ class Inserter {
         m_ctx_cublas = work.intern("xmem|cublas_workspace");
         m_ctx_lt = work.intern("xmem|cublaslt_workspace");
         m_ctx_cudnn = work.intern("xmem|cudnn_workspace");
+        for (const std::string &k : work.kernels)
+            if (auto g = parse_conv_record(k))
+                m_geometry[g->module] = std::move(*g); // the latest shape of each module
     }
 
-    // Called after the first allocation of each op run has been copied to `out`.
-    void after_op_output(const TraceEvent &ev, std::vector<TraceEvent> &out)
+    void new_iteration() { m_forwards.clear(); }
+
+    // Called after each device allocation has been copied to `out`; `first` tells whether it
+    // is the first of its op run (an op's output; later ones are its other results).
+    void after_alloc(const TraceEvent &ev, bool first, std::vector<TraceEvent> &out)
     {
         std::string_view ctx = m_work.ctx_text(ev.ctx);
+        if (is_conv_backward_op(ctx)) {
+            stats.uses_cudnn = true;
+            after_conv_backward_output(ev, first, out);
+            return;
+        }
+        if (!first)
+            return;
         if (is_matmul_op(ctx))
             add_cublas(ev, out);
         if (is_cublaslt_op(ctx))
             add_lt(ev, out);
         if (is_conv_forward_op(ctx)) {
             stats.uses_cudnn = true;
-            add_transient(ev, m_policy.cudnn_forward_factor, m_ctx_cudnn, out);
-        } else if (is_conv_backward_op(ctx)) {
-            stats.uses_cudnn = true;
-            add_transient(ev, m_policy.cudnn_backward_factor, m_ctx_cudnn, out);
+            after_conv_forward_output(ev, ctx, out);
         }
     }
 
@@ -135,15 +145,73 @@ class Inserter {
         ++stats.cublaslt;
     }
 
-    void add_transient(const TraceEvent &ev, double factor, uint64_t ctx,
-                       std::vector<TraceEvent> &out)
+    // A forward convolution of a module with a K record: its workspace follows its output.
+    void after_conv_forward_output(const TraceEvent &ev, std::string_view ctx,
+                                   std::vector<TraceEvent> &out)
     {
-        uint64_t bytes = std::min<uint64_t>(static_cast<uint64_t>(factor * double(ev.bytes)),
-                                            m_policy.cudnn_cap_bytes);
+        auto it = m_geometry.find(std::string(ctx.substr(0, ctx.find('|'))));
+        if (it == m_geometry.end())
+            return;
+        const ConvGeometry &g = it->second;
+        uint64_t numel = g.output_numel();
+        uint64_t elem = numel && ev.bytes % numel == 0 ? ev.bytes / numel : g.elem;
+        m_forwards.push_back(Forward{&g, elem, false, false});
+        add_transient(ev, conv_workspace_bytes(g, elem, m_policy.conv_factor,
+                                               m_policy.conv_cap_bytes), out);
+    }
+
+    // grad_input (backward data) and grad_weight (backward filter) each get the workspace of
+    // their pass. The pass is told by size: grad_input has the input's, grad_weight the
+    // weight's element count. Consecutive backward runs share a context, so an output the
+    // current match cannot take starts the next match.
+    void after_conv_backward_output(const TraceEvent &ev, bool first, std::vector<TraceEvent> &out)
+    {
+        if (first || !m_backward || !takes(*m_backward, ev.bytes))
+            m_backward = match_forward(ev.bytes);
+        if (!m_backward || !takes(*m_backward, ev.bytes))
+            return;
+        Forward &f = *m_backward;
+        bool data = !f.data_done && ev.bytes == f.g->input_numel() * f.elem;
+        (data ? f.data_done : f.filter_done) = true;
+        add_transient(ev, conv_workspace_bytes(*f.g, f.elem, m_policy.conv_factor,
+                                               m_policy.conv_cap_bytes), out);
+    }
+
+    struct Forward {
+        const ConvGeometry *g;
+        uint64_t elem;
+        bool data_done, filter_done;
+    };
+
+    // Whether `bytes` is a pass output `f` still waits for.
+    static bool takes(const Forward &f, uint64_t bytes)
+    {
+        return (!f.data_done && bytes == f.g->input_numel() * f.elem) ||
+               (!f.filter_done && bytes == f.g->weight_numel() * f.elem);
+    }
+
+    // The latest forward of this iteration not yet matched whose input or weight is `bytes`
+    // (autograd runs the backward in reverse order of the forward). Forwards after it had no
+    // backward (no grad, or checkpointing) and are dropped; with no match (grad_bias, say)
+    // nothing changes.
+    Forward *match_forward(uint64_t bytes)
+    {
+        for (size_t i = m_forwards.size(); i-- > 0;) {
+            if (takes(m_forwards[i], bytes)) {
+                m_matched = m_forwards[i];
+                m_forwards.resize(i);
+                return &m_matched;
+            }
+        }
+        return nullptr;
+    }
+
+    void add_transient(const TraceEvent &ev, uint64_t bytes, std::vector<TraceEvent> &out)
+    {
         if (bytes == 0)
             return;
         uint64_t id = m_work.fresh_id();
-        out.push_back(make_alloc(id, bytes, ctx, ev));
+        out.push_back(make_alloc(id, bytes, m_ctx_cudnn, ev));
         out.push_back(make_free(id, bytes, ev));
         ++stats.cudnn;
         stats.cudnn_max_bytes = std::max(stats.cudnn_max_bytes, bytes);
@@ -153,6 +221,10 @@ class Inserter {
     const WorkspacePolicy &m_policy;
     uint64_t m_ctx_cublas, m_ctx_lt, m_ctx_cudnn;
     bool m_cublas_forward = false, m_cublas_backward = false, m_lt_done = false;
+    std::unordered_map<std::string, ConvGeometry> m_geometry; // by module path
+    std::vector<Forward> m_forwards;                          // this iteration's, in order
+    Forward m_matched{};
+    Forward *m_backward = nullptr;                            // the backward op run's
 };
 
 } // namespace
@@ -169,6 +241,8 @@ WorkspaceStats add_workspaces(Workload &work, const WorkspacePolicy &policy)
         out.push_back(ev);
         if (ev.kind == EventKind::phase || ev.kind == EventKind::iteration) {
             run_open = false;
+            if (ev.kind == EventKind::iteration)
+                ins.new_iteration();
             continue;
         }
         if (ev.kind != EventKind::alloc || ev.dev != Device::gpu)
@@ -177,8 +251,7 @@ WorkspaceStats add_workspaces(Workload &work, const WorkspacePolicy &policy)
         bool first_of_run = !run_open || k != run_key;
         run_open = true;
         run_key = k;
-        if (first_of_run)
-            ins.after_op_output(ev, out);
+        ins.after_alloc(ev, first_of_run, out);
     }
     ins.stats.outside_bytes =
         policy.cublas_outside_bytes + (ins.stats.uses_cudnn ? policy.cudnn_context_bytes : 0);

@@ -7,12 +7,13 @@
 //   GEMM. 1.13 lets cuBLAS allocate it itself: counted as memory outside the allocator.
 // cuBLASLt (§12.5): 2.0–2.7 allocate a transient workspace per Lt matmul (addmm with a
 //   bias); 2.8–2.9 keep one per (handle, stream); 2.10+ share the cuBLAS workspace.
-// cuDNN (§12.6): each convolution asks for a workspace for its algorithm, allocated after
-//   the output and freed when the kernel is queued. xmem models it as a transient block of
-//   `factor x` the op's first output (forward: the output; backward: grad_input), capped
-//   (see k_cudnn_* and docs/estimate.md for how the factors were chosen). A job that runs
-//   convolutions also loads cuDNN (handle, kernel images): the catalog's cudnn_context_mib,
-//   counted outside the allocator.
+// cuDNN (§12.6): each convolution pass asks for a workspace for its algorithm, allocated
+//   after the pass's output and freed when the kernel is queued. xmem inserts a transient
+//   block sized from the module's recorded geometry (conv_workspace.h) after the forward's
+//   output, after grad_input and after grad_weight. A backward pass has no module (autograd
+//   runs it): it is matched to the latest unmatched forward of the iteration whose input or
+//   weight has the size of the pass's first output. A job that runs convolutions also loads
+//   cuDNN (handle, kernel images): the catalog's cudnn_context_mib, outside the allocator.
 // Input batch: if a data phase produced no device storages but host ones that are still
 //   alive when the forward starts, the capture did not copy the batch: those host storages
 //   are made device storages (they stand for the `.cuda()` copies, alive as long).
@@ -34,15 +35,14 @@ struct WorkspacePolicy {
     LtWorkspace lt = LtWorkspace::none;
     uint64_t lt_bytes = 0;
     uint64_t cudnn_context_bytes = 0; // outside the allocator once a convolution ran
-    double cudnn_forward_factor = 0;
-    double cudnn_backward_factor = 0;
-    uint64_t cudnn_cap_bytes = 0;
+    double conv_factor = 0;      // conv_workspace.h
+    uint64_t conv_cap_bytes = 0;
 };
 
-// Why these: see docs/estimate.md "cuDNN workspaces" (calibrated on the generated CNN set).
-constexpr double k_cudnn_forward_factor = 0.0;
-constexpr double k_cudnn_backward_factor = 0.0;
-constexpr uint64_t k_cudnn_cap_bytes = uint64_t{1} << 30;
+// Why these: docs/estimate.md, "cuDNN workspaces" (chosen on GPUMemNet's real-model set,
+// leaving one model out at a time).
+constexpr double k_conv_workspace_factor = 3.5;
+constexpr uint64_t k_conv_workspace_cap_bytes = uint64_t{8} << 30;
 constexpr int k_cublas_handles = 2; // forward thread + autograd device thread
 
 WorkspacePolicy workspace_policy(sim::TorchVersion target, const GpuSpec &gpu);

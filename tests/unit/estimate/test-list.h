@@ -8,6 +8,7 @@
     X(optimizer_foreach)        \
     X(grad_lifetime)            \
     X(workspaces)               \
+    X(conv_workspace)           \
     X(categorize)               \
     X(replay)                   \
     X(estimate)                 \

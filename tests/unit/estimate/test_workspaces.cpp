@@ -74,18 +74,24 @@ static void persistent_lt_is_allocated_once(void **)
 
 static void cudnn_model_is_a_transient_block_after_the_output(void **)
 {
+    // conv1: 3x3, stride 1, input 2x16x4x4, 24 output channels, fp32: input 2048 B, output
+    // 3072 B, weight 13824 B. conv2: 1x1, no large workspace.
     Builder b;
-    b.iteration(1).phase(Phase::forward).alloc(1, 10 * MiB, "conv1|aten::conv2d>aten::empty");
-    b.phase(Phase::backward).alloc(2, 4 * MiB, "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::empty");
+    b.iteration(1).phase(Phase::forward).alloc(1, 3072, "conv1|aten::conv2d>aten::empty");
+    b.alloc(2, 3072, "conv2|aten::conv2d>aten::empty");
+    b.phase(Phase::backward).alloc(3, 3072, "|ConvolutionBackward0>aten::empty"); // conv2
+    b.alloc(4, 2048, "|ConvolutionBackward0>aten::empty");                       // conv1 dx
+    b.alloc(5, 13824, "|ConvolutionBackward0>aten::empty");                      // conv1 dw
     Workload w = b.build();
+    w.kernels = {"conv1 conv x=2,16,4,4 w=24,16,3,3 s=1,1 p=1,1 d=1,1 g=1 e=4 t=0",
+                 "conv2 conv x=2,24,4,4 w=24,24,1,1 s=1,1 p=0,0 d=1,1 g=1 e=4 t=0"};
     WorkspacePolicy p = workspace_policy({2, 1}, gpu(8));
-    p.cudnn_forward_factor = 0.5;
-    p.cudnn_backward_factor = 2.0;
-    p.cudnn_cap_bytes = 6 * MiB;
+    p.conv_factor = 0.5;
+    p.conv_cap_bytes = 6 * MiB;
     WorkspaceStats s = add_workspaces(w, p);
-    EXPECT_U64(s.cudnn, 2);
-    EXPECT_U64(s.cudnn_max_bytes, 6 * MiB); // 8 MiB capped
-    EXPECT_STR(summary(w), "A1:10485760 A3:5242880 F3 A2:4194304 A4:6291456 F4");
+    EXPECT_U64(s.cudnn, 3);
+    EXPECT_U64(s.cudnn_max_bytes, 2560); // 0.5 x (2048 + 3072)
+    EXPECT_STR(summary(w), "A1:3072 A6:2560 F6 A2:3072 A3:3072 A4:2048 A7:2560 F7 A5:13824 A8:2560 F8");
     assert_true(s.uses_cudnn);
     EXPECT_U64(s.outside_bytes, 300 * MiB); // cuDNN's handle and kernels
 }
