@@ -1,8 +1,10 @@
 /*
- * ledger.h — the SQLite ledger (WAL): one row per request, one per job_end report. Writes go
- * to a dedicated writer thread that commits whatever is queued in one transaction (group
- * commit); completions come back to the loop thread through a uv_async_t. A request is
- * answered only after its row is committed, so an acknowledged request is always on disk.
+ * ledger.h — the SQLite ledger (WAL): one row per request, one per job_end report. Rows
+ * appended during one turn of the loop are staged and handed to a dedicated writer thread
+ * together (one wake-up) at the start of the next turn; the writer commits whatever is queued
+ * in one transaction (group commit); completions come back to the loop thread through a
+ * uv_async_t. A request is answered only after its row is committed, so an acknowledged
+ * request is always on disk.
  */
 #ifndef XMEMD_LEDGER_H
 #define XMEMD_LEDGER_H
@@ -80,14 +82,22 @@ class Ledger {
     Ledger() = default;
     void writer_main();
     void commit_batch(std::deque<std::unique_ptr<Op>> &batch);
+    void stage(std::unique_ptr<Op> op);
+    void hand_over(); // staged ops → the writer, one notify
+    static void on_idle(uv_idle_t *h);
     static void on_async(uv_async_t *h);
     static void on_close(uv_handle_t *h);
 
     sqlite3 *m_db = nullptr;
     sqlite3_stmt *m_insert = nullptr; // the request insert, prepared once
+    sqlite3_stmt *m_begin = nullptr, *m_commit = nullptr, *m_rollback = nullptr;
     std::string m_path;
     uint64_t m_next_id = 1;
     uv_async_t m_async{};
+    // Loop thread: rows appended since the last hand-over. The idle handle runs (and keeps
+    // the loop from blocking in poll) only while some are staged.
+    std::deque<std::unique_ptr<Op>> m_staged;
+    uv_idle_t m_idle{};
     std::thread m_thread;
     std::mutex m_mutex;
     std::condition_variable m_cv;
