@@ -56,10 +56,17 @@ void fail_job(EstimateJob *job, Outcome o, std::string message)
 }
 
 // Can `u` (whose filesystem identity this thread has taken) chdir into `dir`? faccessat2 with
-// AT_EACCESS checks with the thread's fsuid, groups and ACLs; without faccessat2 (kernel
-// < 5.8) the mode bits are checked by hand. Sets errno when not.
+// AT_EACCESS checks with the thread's fsuid, groups and ACLs; "dir/." makes the kernel also
+// refuse a non-directory (ENOTDIR), so one syscall answers on the hot path. Without
+// faccessat2 (kernel < 5.8) the mode bits are checked by hand. Sets errno when not.
 bool can_enter(const std::string &dir, const UserIdentity &u)
 {
+#ifdef SYS_faccessat2
+    if (syscall(SYS_faccessat2, AT_FDCWD, (dir + "/.").c_str(), X_OK, AT_EACCESS) == 0)
+        return true;
+    if (errno != ENOSYS)
+        return false;
+#endif
     int fd = open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); // search on every parent
     if (fd < 0)
         return false;
@@ -68,12 +75,6 @@ bool can_enter(const std::string &dir, const UserIdentity &u)
     close(fd);
     if (rc != 0)
         return false;
-#ifdef SYS_faccessat2
-    if (syscall(SYS_faccessat2, AT_FDCWD, dir.c_str(), X_OK, AT_EACCESS) == 0)
-        return true;
-    if (errno != ENOSYS)
-        return false;
-#endif
     bool in_group = st.st_gid == u.gid;
     for (gid_t g : u.groups)
         in_group |= (g == st.st_gid);
@@ -410,9 +411,9 @@ void estimate_begin(Conn *c, const nlohmann::json &body)
         return fail_job(job, Outcome::root_refused,
                         "xmem: profiling as root is disabled (submit as a normal user, or set "
                         "allow_root: true in " + (cfg.path.empty() ? "xmem.yaml" : cfg.path) + ")");
-    if (geteuid() != 0 && job->peer.uid != geteuid())
+    if (daemon_euid() != 0 && job->peer.uid != daemon_euid())
         return fail_job(job, Outcome::cannot_switch_user,
-                        "xmem: this xmemd runs as uid " + std::to_string(geteuid()) +
+                        "xmem: this xmemd runs as uid " + std::to_string(daemon_euid()) +
                             " and can only profile for itself (run xmemd as root)");
     job->work.data = job;
     uv_queue_work(d->loop(), &job->work, work_prepare, after_prepare);

@@ -18,6 +18,12 @@
 
 namespace xmemd {
 
+uid_t daemon_euid()
+{
+    static const uid_t euid = geteuid();
+    return euid;
+}
+
 Result<UserIdentity> user_lookup(uid_t uid)
 {
     struct passwd pw, *found = nullptr;
@@ -72,8 +78,8 @@ Result<UserIdentity> user_lookup_cached(uid_t uid)
 
 FsIdentity::FsIdentity(const UserIdentity &u)
 {
-    if (geteuid() != 0 || u.uid == 0) {
-        m_ok = (u.uid == geteuid());
+    if (daemon_euid() != 0 || u.uid == 0) {
+        m_ok = (u.uid == daemon_euid());
         return;
     }
     m_old_fsuid = (uid_t)setfsuid((uid_t)-1);

@@ -20,6 +20,10 @@ struct UserIdentity {
     std::vector<gid_t> groups; // supplementary groups, as initgroups() would set them
 };
 
+// xmemd's effective uid, read once: the daemon never changes it (only sandboxed children
+// do, after fork), and the hot path asked the kernel for it three times per request.
+uid_t daemon_euid();
+
 // getpwuid_r + getgrouplist; fails for a uid with no passwd entry.
 Result<UserIdentity> user_lookup(uid_t uid);
 // user_lookup through a small thread-safe cache (k_user_cache_seconds); failures not cached.
