@@ -2,13 +2,16 @@
  * cache_key.h — what makes two estimate requests the same: the content of the entrypoint
  * script and of the local modules it imports from its directory, argv, the relevant
  * environment, GPU, torch, iterations, the xmem version and the config fingerprint.
- * Files are read with whatever filesystem identity the calling thread has (see FsIdentity).
+ * Files are opened with whatever filesystem identity the calling thread has (see FsIdentity).
+ * A file's digest is remembered by path with its stamp (device, inode, size, mtime, ctime):
+ * a request for an unchanged script opens and fstats it but does not read and hash it again.
  */
 #ifndef XMEMD_CACHE_KEY_H
 #define XMEMD_CACHE_KEY_H
 
 #include "result.h"
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -35,6 +38,9 @@ std::vector<std::string> python_imports(const std::string &source);
 
 // 64 hex digits; fails with a user-facing message when the script cannot be read.
 Result<std::string> cache_key(const KeyInputs &in);
+
+// Files read and hashed so far (a remembered digest is not counted): for tests.
+uint64_t cache_key_files_hashed();
 
 } // namespace xmemd
 #endif

@@ -1,11 +1,13 @@
-// test-cache-key.cpp — SHA-256 vectors, entrypoint discovery, import scanning, and what
-// does and does not change a cache key.
+// test-cache-key.cpp — SHA-256 vectors, entrypoint discovery, import scanning, what does
+// and does not change a cache key, and remembered file digests that follow every change.
 #include "cache_key.h"
 #include "cmocka.hpp"
 #include "sha256.h"
 #include "test-list.h"
 
 #include <cstdlib>
+#include <ctime>
+#include <fcntl.h>
 #include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -141,12 +143,67 @@ static void unreadable_script_is_an_error(void **)
     assert_contains(r.error(), "Is a directory");
 }
 
+// Sets a file's mtime back to `t` (its ctime becomes now: the kernel allows no other).
+static void set_mtime(const std::string &name, const struct timespec &t)
+{
+    struct timespec times[2] = {t, t};
+    assert_int_equal(utimensat(AT_FDCWD, (g_dir + "/" + name).c_str(), times, 0), 0);
+}
+
+static struct timespec mtime_of(const std::string &name)
+{
+    struct stat st;
+    assert_int_equal(stat((g_dir + "/" + name).c_str(), &st), 0);
+    return st.st_mtim;
+}
+
+// A settled file's digest is remembered (a hit reads nothing), and any change to the file,
+// even one that keeps its size and mtime, makes the key read and hash it again.
+static void remembers_digests_until_a_file_changes(void **)
+{
+    put("m.py", "import helper, extra\n");
+    put("helper.py", "H = 1\n");
+    usleep(2100 * 1000); // older than the settle time: the stamps can be trusted
+    KeyInputs in = base();
+    in.argv = {"python3", "m.py"};
+    std::string k = key(in);
+    uint64_t n = cache_key_files_hashed();
+    assert_string_equal(key(in).c_str(), k.c_str());
+    assert_int_equal(cache_key_files_hashed(), n); // unchanged: nothing read again
+
+    // Same size, and the old mtime put back: only the ctime tells, and it is enough.
+    struct timespec old = mtime_of("helper.py");
+    put("helper.py", "H = 2\n");
+    set_mtime("helper.py", old);
+    std::string k2 = key(in);
+    assert_string_not_equal(k2.c_str(), k.c_str());
+    assert_int_equal(cache_key_files_hashed(), n + 1); // helper.py only
+
+    // A file changed just now is not trusted yet: read on every request.
+    put("helper.py", "H = 1\n");
+    assert_string_equal(key(in).c_str(), k.c_str()); // the first content, the first key
+    assert_string_equal(key(in).c_str(), k.c_str());
+    assert_int_equal(cache_key_files_hashed(), n + 3);
+
+    // Replaced by rename (a new inode) with the same size: read again.
+    put("helper.tmp", "H = 3\n");
+    assert_int_equal(rename((g_dir + "/helper.tmp").c_str(), (g_dir + "/helper.py").c_str()), 0);
+    std::string k3 = key(in);
+    assert_string_not_equal(k3.c_str(), k.c_str());
+    assert_string_not_equal(k3.c_str(), k2.c_str());
+
+    // A local module that appears later is found: absent candidates are looked up each time.
+    put("extra.py", "E = 1\n");
+    assert_string_not_equal(key(in).c_str(), k3.c_str());
+}
+
 int test_group_cache_key(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sha256_vectors),       cmocka_unit_test(finds_entrypoint),
         cmocka_unit_test(scans_imports),        cmocka_unit_test(stable_and_sensitive),
         cmocka_unit_test(follows_local_modules), cmocka_unit_test(unreadable_script_is_an_error),
+        cmocka_unit_test(remembers_digests_until_a_file_changes),
     };
     return cmocka_run_group_tests_name("cache_key", tests, setup, teardown);
 }
