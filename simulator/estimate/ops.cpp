@@ -90,6 +90,11 @@ bool is_conv_backward_op(std::string_view ctx)
     });
 }
 
+bool is_grad_accumulation(std::string_view ctx)
+{
+    return contains(ctx, "evaluate_function") && innermost_op(ctx) == "aten::add";
+}
+
 bool is_cpu_only_temporary_op(std::string_view ctx)
 {
     // An allocation factory inside the op is the CPU kernel making a result buffer (the dense

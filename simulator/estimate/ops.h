@@ -28,6 +28,10 @@ bool is_cublaslt_op(std::string_view ctx);
 bool is_conv_forward_op(std::string_view ctx);
 // A convolution backward (cuDNN backward-data/backward-filter on CUDA).
 bool is_conv_backward_op(std::string_view ctx);
+// The autograd engine summing two gradients for one input (InputBuffer::accumulate, an
+// aten::add): it runs inside the producing node's evaluate_function and carries its context,
+// but is not that node's kernel (a ConvolutionBackward0's context, say, yet no cuDNN pass).
+bool is_grad_accumulation(std::string_view ctx);
 // An op whose CUDA kernel allocates only its outputs (plus workspaces xmem models
 // separately), so a temporary the CPU kernel allocated and freed inside it is CPU-only:
 // oneDNN reorders, mkldnn weight/input copies, im2col buffers of slow_conv2d. Result

@@ -98,7 +98,9 @@ class Inserter {
         std::string_view ctx = m_work.ctx_text(ev.ctx);
         if (is_conv_backward_op(ctx)) {
             stats.uses_cudnn = true;
-            after_conv_backward_output(ev, first, out);
+            // A sum of gradients has grad_input's size and would be taken for another pass.
+            if (!is_grad_accumulation(ctx))
+                after_conv_backward_output(ev, first, out);
             return;
         }
         if (!first)

@@ -29,6 +29,9 @@ static void recognises_gemms_and_convolutions(void **)
         "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::convolution_backward"));
     assert_true(is_conv_backward_op(
         "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::empty"));
+    assert_true(is_grad_accumulation("|autograd::engine::evaluate_function: ConvolutionBackward0>aten::add"));
+    assert_false(is_grad_accumulation("|autograd::engine::evaluate_function: AddBackward0>aten::empty"));
+    assert_false(is_grad_accumulation("x|aten::add")); // a forward add
 }
 
 static void knows_cpu_only_temporaries_and_host_scalars(void **)

@@ -96,6 +96,30 @@ static void cudnn_model_is_a_transient_block_after_the_output(void **)
     EXPECT_U64(s.outside_bytes, 300 * MiB); // cuDNN's handle and kernels
 }
 
+static void branches_sharing_an_input_each_get_their_backward_workspaces(void **)
+{
+    // Two 3x3 convolutions of one input (an Inception block's branches). In the backward the
+    // engine sums their grad_inputs (an aten::add in the second node's context), which has
+    // grad_input's size but is no cuDNN pass: it must not take a's grad_weight's match away.
+    Builder b;
+    b.iteration(1).phase(Phase::forward).alloc(1, 3072, "a|aten::conv2d>aten::empty");
+    b.alloc(2, 3072, "b|aten::conv2d>aten::empty");
+    const char *bwd = "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::empty";
+    b.phase(Phase::backward).alloc(3, 2048, bwd).alloc(4, 13824, bwd); // b: dx, dw
+    b.alloc(5, 2048, bwd);                                               // a: dx
+    b.alloc(6, 2048, "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::add");
+    b.alloc(7, 13824, bwd); // a: dw
+    Workload w = b.build();
+    w.kernels = {"a conv x=2,16,4,4 w=24,16,3,3 s=1,1 p=1,1 d=1,1 g=1 e=4 t=0",
+                 "b conv x=2,16,4,4 w=24,16,3,3 s=1,1 p=1,1 d=1,1 g=1 e=4 t=0"};
+    WorkspacePolicy p = workspace_policy({2, 1}, gpu(8));
+    p.conv_factor = 0.5;
+    WorkspaceStats s = add_workspaces(w, p);
+    EXPECT_U64(s.cudnn, 6);
+    EXPECT_STR(summary(w), "A1:3072 A8:2560 F8 A2:3072 A9:2560 F9 A3:2048 A10:2560 F10 "
+                           "A4:13824 A11:2560 F11 A5:2048 A12:2560 F12 A6:2048 A7:13824 A13:2560 F13");
+}
+
 static void a_host_only_batch_is_promoted(void **)
 {
     Builder b;
@@ -120,6 +144,7 @@ int run_workspaces_tests(void)
         cmocka_unit_test(one_cublas_workspace_per_handle_and_lt_per_addmm),
         cmocka_unit_test(persistent_lt_is_allocated_once),
         cmocka_unit_test(cudnn_model_is_a_transient_block_after_the_output),
+        cmocka_unit_test(branches_sharing_an_input_each_get_their_backward_workspaces),
         cmocka_unit_test(a_host_only_batch_is_promoted),
     };
     return cmocka_run_group_tests_name("workspaces", tests, nullptr, nullptr);
