@@ -40,7 +40,29 @@ void summarize(Estimate &e)
     e.outside_bytes = e.workspaces.outside_bytes;
     e.peak_bytes = e.context_bytes + r.reserved_peak + e.outside_bytes;
     e.fits = !r.oom && e.peak_bytes <= e.target.gpu.total_bytes;
-    e.limit_bytes = recommended_limit(e.peak_bytes, e.target.gpu.total_bytes, e.target.margin);
+    uint64_t bound = std::max(e.peak_bytes, e.workspace_bound_peak_bytes);
+    e.limit_bytes = recommended_limit(bound, e.target.gpu.total_bytes, e.target.margin);
+}
+
+// The largest peak with cuDNN workspaces at each step above the point factor up to the
+// bound; `work` has not had workspaces added.
+Result<uint64_t> workspace_bound_peak(const Workload &work, const WorkspacePolicy &policy,
+                                      const sim::AllocatorConfig &cfg, const Estimate &e)
+{
+    uint64_t worst = 0;
+    int steps = static_cast<int>((policy.conv_bound_factor - policy.conv_factor) /
+                                 policy.conv_bound_step + 0.5);
+    for (int i = 1; i <= steps; ++i) {
+        WorkspacePolicy bound = policy;
+        bound.conv_factor = policy.conv_factor + i * policy.conv_bound_step;
+        Workload copy = work;
+        add_workspaces(copy, bound);
+        auto r = replay(copy, cfg, nullptr);
+        if (!r.ok())
+            return Result<uint64_t>::fail(r.error());
+        worst = std::max(worst, r.value().reserved_peak);
+    }
+    return Result<uint64_t>::ok(e.target.gpu.context_bytes + worst + e.workspaces.outside_bytes);
 }
 
 } // namespace
@@ -59,6 +81,9 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     e.foreach = apply_target_foreach(work, target.torch);
     e.grads = apply_target_zero_grad(work, target.torch);
     WorkspacePolicy policy = workspace_policy(target.torch, target.gpu);
+    bool bounded = !work.kernels.empty() && policy.conv_bound_step > 0 &&
+                   policy.conv_bound_factor > policy.conv_factor;
+    Workload before_workspaces = bounded ? work : Workload{};
     e.workspaces = add_workspaces(work, policy);
 
     auto cfg = device_config(target, e.workspaces.outside_bytes);
@@ -68,6 +93,12 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     if (!r.ok())
         return Result<Estimate>::fail(r.error());
     e.replay = std::move(r.value());
+    if (bounded && e.workspaces.cudnn) {
+        auto b = workspace_bound_peak(before_workspaces, policy, cfg.value(), e);
+        if (!b.ok())
+            return Result<Estimate>::fail(b.error());
+        e.workspace_bound_peak_bytes = b.value();
+    }
     summarize(e);
     return Result<Estimate>::ok(std::move(e));
 }

@@ -1,9 +1,11 @@
 // The recommended hard limit and the coverage it is stated with.
 //
-// limit = peak x (1 + k_limit_margin), rounded up to a MiB. The margin comes from the 95th
-// percentile of (measured - estimated) / estimated over the calibration runs of
-// `make bench-accuracy` (bench/accuracy.sh prints it as "margin for 95 % coverage"), with
-// a floor while the CNN calibration is thin: docs/estimate.md, "The limit and its coverage".
+// limit = peak x (1 + k_limit_margin), rounded up to a MiB, where for a job with
+// convolutions `peak` is the largest over the cuDNN workspace factors up to the bound
+// (estimate.h). The margin comes from the 95th percentile of (measured - estimated) /
+// estimated over the calibration runs of `make bench-accuracy` (bench/accuracy.sh prints it
+// as "margin for 95 % coverage"), with a floor while the CNN calibration is thin:
+// docs/estimate.md, "The limit and its coverage".
 #pragma once
 
 #include <cstdint>

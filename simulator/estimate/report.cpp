@@ -81,6 +81,7 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"iterations", e.iterations},
         {"peak_bytes", e.peak_bytes},
         {"limit_bytes", e.limit_bytes},
+        {"workspace_bound_peak_bytes", e.workspace_bound_peak_bytes},
         {"reserved_peak_bytes", r.reserved_peak},
         {"allocated_peak_bytes", r.allocated_peak},
         {"first_iteration_reserved_peak_bytes", r.first_reserved_peak},

@@ -28,6 +28,8 @@ WorkspacePolicy workspace_policy(sim::TorchVersion target, const GpuSpec &gpu)
     }
     p.cudnn_context_bytes = gpu.cudnn_context_bytes;
     p.conv_factor = k_conv_workspace_factor;
+    p.conv_bound_factor = k_conv_workspace_bound_factor;
+    p.conv_bound_step = k_conv_workspace_bound_step;
     p.conv_cap_bytes = k_conv_workspace_cap_bytes;
     return p;
 }

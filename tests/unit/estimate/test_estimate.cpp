@@ -76,7 +76,8 @@ static void json_is_complete_and_consistent(void **)
     auto j = nlohmann::json::parse(render_json(r.value(), {1.5, 0.01}));
     for (const char *key : {"peak_bytes", "limit_bytes", "reserved_peak_bytes", "allocated_peak_bytes",
                             "context_bytes", "fits", "breakdown", "gpu", "torch", "iterations",
-                            "profile_seconds", "analyze_seconds", "mode", "coverage"})
+                            "profile_seconds", "analyze_seconds", "mode", "coverage",
+                            "workspace_bound_peak_bytes"})
         assert_true(j.contains(key));
     EXPECT_STR(j["mode"].get<std::string>(), "exact");
     EXPECT_STR(j["torch"].get<std::string>(), "2.1");
@@ -100,6 +101,32 @@ static void a_gpu_too_small_does_not_fit(void **)
     assert_true(r.value().limit_bytes >= r.value().peak_bytes);
 }
 
+static void the_limit_covers_every_workspace_factor_up_to_the_bound(void **)
+{
+    // A 3x3 convolution on 1x16x64x64 fp32: input and output 256 KiB each. Point factor 1:
+    // a 512 KiB workspace, served from the small pool's 2 MiB segment beside them, as are
+    // 768 KiB (1.5) and 1 MiB (2.0); at 2.5 the 1.25 MiB request takes a 20 MiB large-pool
+    // segment. The point estimate keeps 2 MiB reserved; the limit covers 22 MiB.
+    Builder b;
+    b.iteration(1).phase(Phase::data).alloc(1, 262144, "|aten::to>aten::empty_strided");
+    b.phase(Phase::forward).alloc(2, 262144, "conv|aten::conv2d>aten::empty");
+    Workload w = b.build();
+    w.kernels = {"conv conv x=1,16,64,64 w=16,16,3,3 s=1,1 p=1,1 d=1,1 g=1 e=4 t=0"};
+    auto r = analyze(std::move(w), a100(), nullptr);
+    assert_true(r.ok());
+    const Estimate &e = r.value();
+    EXPECT_U64(e.replay.reserved_peak, 2 * MiB);
+    EXPECT_U64(e.peak_bytes, 1002 * MiB);
+    EXPECT_U64(e.workspace_bound_peak_bytes, 1022 * MiB);
+    EXPECT_U64(e.limit_bytes, 1074 * MiB); // 1022 MiB x 1.05, rounded up to a MiB
+    // Without K records there is nothing to bound: the limit follows the peak.
+    Builder plain;
+    plain.iteration(1).phase(Phase::forward).alloc(1, 262144, "conv|aten::conv2d>aten::empty");
+    auto p = analyze(plain.build(), a100(), nullptr);
+    EXPECT_U64(p.value().workspace_bound_peak_bytes, 0);
+    EXPECT_U64(p.value().limit_bytes, 1053 * MiB); // 1002 MiB x 1.05 = 1052.1
+}
+
 static void a_bad_alloc_conf_is_a_clear_error(void **)
 {
     Target t = a100();
@@ -115,6 +142,7 @@ int run_estimate_tests(void)
         cmocka_unit_test(small_adam_job_end_to_end),
         cmocka_unit_test(json_is_complete_and_consistent),
         cmocka_unit_test(a_gpu_too_small_does_not_fit),
+        cmocka_unit_test(the_limit_covers_every_workspace_factor_up_to_the_bound),
         cmocka_unit_test(a_bad_alloc_conf_is_a_clear_error),
     };
     return cmocka_run_group_tests_name("estimate", tests, nullptr, nullptr);
