@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `xmem estimate` end to end: the dispatcher runs xmem-estimate, which profiles a small
 # GPT-like training script on the CPU with xmem-profile and prints a consistent estimate;
-# --keep-trace keeps the capture and --trace-in on it gives the same numbers.
+# --keep-trace keeps the capture and --trace-in on it gives the same numbers; a small CNN gets
+# cuDNN workspaces from its K records.
 set -u
 . "$(dirname "$0")/30-estimate-common.bash"
 [ -x "$bin/xmem-estimate" ] || { echo "xmem-estimate not built in $XMEM_BUILD"; exit 77; }
@@ -28,6 +29,20 @@ grep -q '<svg' "$tmp/gpt.html" || { echo "FAIL: no timeline page"; fails=$((fail
 "$bin/xmem-estimate" --gpu A100-40GB --torch 2.1 --json --trace-in "$tmp/gpt.xtrace" >"$tmp/again.json"
 a=$(json "$tmp/gpt.json" "j['peak_bytes']"); b=$(json "$tmp/again.json" "j['peak_bytes']")
 [ "$a" = "$b" ] || { echo "FAIL: --trace-in gives $b, the profiled run $a"; fails=$((fails + 1)); }
+
+# Convolutions: the capture's K records give cuDNN workspaces, and the limit covers their
+# bound (docs/estimate.md, "cuDNN workspaces"); the same trace without its K records has none.
+cnn=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/vision.py" --model resnet18 --batch-size 4
+     --image-size 64 --classes 10 --steps-per-epoch 3)
+"$bin/xmem-estimate" --mode fast --gpu A100-40GB --torch 2.1 --json --keep-trace "$tmp/cnn.xtrace" \
+    -- "${cnn[@]}" >"$tmp/cnn.json" 2>"$tmp/cnn.err" ||
+    { echo "FAIL: xmem estimate of resnet18 failed:"; tail -n 20 "$tmp/cnn.err"; exit 1; }
+check_consistent "$tmp/cnn.json"
+check "$tmp/cnn.json" "j['corrections']['cudnn_workspaces'] > 0 and j['workspace_bound_peak_bytes'] > 0" "cuDNN workspaces from K records"
+check "$tmp/cnn.json" "j['limit_bytes'] >= max(j['peak_bytes'], j['workspace_bound_peak_bytes'])" "the limit covers the workspace bound"
+grep -v '^K ' "$tmp/cnn.xtrace" >"$tmp/nok.xtrace"
+"$bin/xmem-estimate" --gpu A100-40GB --torch 2.1 --json --trace-in "$tmp/nok.xtrace" >"$tmp/nok.json"
+check "$tmp/nok.json" "j['corrections']['cudnn_workspaces'] == 0 and j['workspace_bound_peak_bytes'] == 0" "no K records, no workspaces"
 
 # A job that fails is reported as such: the profiler's own line, then xmem-estimate's.
 expect 2 'profiling the job failed' "$bin/xmem-estimate" -- /usr/bin/python3 -c 'raise SystemExit(3)'
