@@ -110,7 +110,8 @@ bool ConvGeometry::large_workspace_eligible() const
     if (x.size() < 3 || w.size() != x.size() || groups != 1)
         return false;
     bool kernel_above_1x1 = std::any_of(w.begin() + 2, w.end(), [](uint64_t k) { return k > 1; });
-    return x[1] >= k_conv_min_input_channels && kernel_above_1x1 && all_equal(stride, 1) && all_equal(dilation, 1);
+    return x[1] >= k_conv_min_input_channels && kernel_above_1x1 && all_equal(stride, 1) &&
+           all_equal(dilation, 1);
 }
 
 std::optional<ConvGeometry> parse_conv_record(std::string_view text)

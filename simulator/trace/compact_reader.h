@@ -10,9 +10,10 @@
 //   }
 //
 // M, S and K records are absorbed by the reader (metadata(), string_text(), kernels()); every
-// other record becomes one TraceEvent. Header metadata (the M lines before the first other record) is
-// available right after open(). Memory is proportional to the live storage ids and the
-// interned strings, never to the number of events. After an error, next() keeps returning it.
+// other record becomes one TraceEvent. Header metadata (the M lines before the first other
+// record) is available right after open(). Memory is proportional to the live storage ids
+// and the interned strings, never to the number of events. After an error, next() keeps
+// returning it.
 #pragma once
 
 #include "allocator/result.h"

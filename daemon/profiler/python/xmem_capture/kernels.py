@@ -44,7 +44,7 @@ class KernelRecorder:
         self._seen = set()
 
     def on_forward(self, path, module, inputs):
-        if not isinstance(module, _CONV) or not hasattr(self._native, "kernel"):
+        if not isinstance(module, _CONV):
             return
         shape = tuple(inputs[0].shape) if inputs and torch.is_tensor(inputs[0]) else None
         key = (id(module), shape, inputs[0].dtype if shape is not None else None)

@@ -27,8 +27,7 @@ class Tracker:
         self.on_last_step = on_last_step
         self.zero_grad_set_to_none = None
         self._module_stack = []
-        self._names = weakref.WeakKeyDictionary()  # module -> interned path id
-        self._paths = weakref.WeakKeyDictionary()  # module -> its path (K records)
+        self._names = weakref.WeakKeyDictionary()  # module -> (interned path id, path)
         self._kernels = KernelRecorder(native)
 
     # -- iterations and phases -------------------------------------------------------------
@@ -51,32 +50,32 @@ class Tracker:
         self.phase("other")
 
     # -- modules ---------------------------------------------------------------------------
-    def _name_id(self, module):
-        nid = self._names.get(module)
-        if nid is None:
+    def _name(self, module):
+        """(interned id, path) of a module."""
+        named = self._names.get(module)
+        if named is None:
             # A module seen first outside any parent forward is a root: name its whole tree.
             parent = self._module_stack[-1][0] if self._module_stack else None
             if parent is None:
                 for name, sub in module.named_modules():
                     if sub not in self._names:
-                        self._paths[sub] = name or type(module).__name__
-                        self._names[sub] = self.native.intern(self._paths[sub])
-            nid = self._names.get(module)
-            if nid is None:
-                self._paths[module] = type(module).__name__
-                nid = self.native.intern(self._paths[module])
-                self._names[module] = nid
-        return nid
+                        self._intern(sub, name or type(module).__name__)
+            named = self._names.get(module) or self._intern(module, type(module).__name__)
+        return named
+
+    def _intern(self, module, path):
+        self._names[module] = (self.native.intern(path), path)
+        return self._names[module]
 
     def forward_pre_hook(self, module, inputs):
         if not self._module_stack:
             if self.iteration == 0 and torch.is_grad_enabled():
                 self.begin_training()
             self.phase("forward" if self.iteration > 0 else "setup")
-        nid = self._name_id(module)
+        nid, path = self._name(module)
         self._module_stack.append((module, nid))
         self.native.set_module(nid)
-        self._kernels.on_forward(self._paths.get(module, "?"), module, inputs)
+        self._kernels.on_forward(path, module, inputs)
 
     def forward_hook(self, module, inputs, output):
         if self._module_stack and self._module_stack[-1][0] is module:
