@@ -4,7 +4,7 @@
 #ifndef XMEMD_CACHE_H
 #define XMEMD_CACHE_H
 
-#include "profile.h"
+#include "verdict.h"
 
 #include <list>
 #include <mutex>

@@ -5,7 +5,7 @@
 #define XMEMD_ESTIMATE_JOB_H
 
 #include "daemon.h"
-#include "profile.h"
+#include "verdict.h"
 #include "user.h"
 
 #include <atomic>

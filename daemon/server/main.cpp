@@ -5,7 +5,7 @@
 #include "daemon.h"
 #include "defaults.h"
 #include "log.h"
-#include "options.h"
+#include "xmemd_options.h"
 #include "startup.h"
 
 #include <cerrno>

@@ -8,7 +8,7 @@
 
 #include "child.h"
 #include "locate.h"
-#include "options.h"
+#include "profile_options.h"
 
 using namespace xmem::profile;
 

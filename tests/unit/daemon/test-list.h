@@ -1,5 +1,5 @@
 /* test-list.h — every CMocka group of the daemon component, one per module. ctest runs each
- * group in its own process (xmemd-unit GROUP) with a timeout. */
+ * group in its own process (test-daemon GROUP) with a timeout. */
 #ifndef XMEMD_TEST_LIST_H
 #define XMEMD_TEST_LIST_H
 

@@ -4,4 +4,4 @@
 #include "../common/unit_runner.h"
 
 #define XMEM_PLUGIN_GROUP_ENTRY(name) XMEM_UNIT_GROUP(name, xmem_test_group_##name)
-XMEM_UNIT_MAIN("xmem-test-plugin", XMEM_TEST_GROUPS, XMEM_PLUGIN_GROUP_ENTRY)
+XMEM_UNIT_MAIN("test-plugin", XMEM_TEST_GROUPS, XMEM_PLUGIN_GROUP_ENTRY)

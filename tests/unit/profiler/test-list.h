@@ -22,7 +22,7 @@ extern "C" {
 #define XMEM_PROFILER_TEST_GROUPS(X) \
   X(trace_writer)                    \
   X(recorder)                        \
-  X(options)                         \
+  X(profile_options)                 \
   X(child)                           \
   XMEM_PROFILER_JOB_SPEC_GROUP(X)
 

@@ -1,5 +1,5 @@
 /* test-list.h — every CMocka group of the report component, one per module. ctest runs each
- * group in its own process (xmem-report-unit GROUP) with a timeout. */
+ * group in its own process (test-report GROUP) with a timeout. */
 #ifndef XMEM_REPORT_TEST_LIST_H
 #define XMEM_REPORT_TEST_LIST_H
 

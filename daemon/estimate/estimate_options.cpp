@@ -1,0 +1,142 @@
+#include "estimate_options.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace xmem::estimate {
+
+namespace {
+
+enum class Arg { none, text, count, fraction };
+
+struct OptionSpec {
+    const char *name;
+    Arg arg;
+};
+
+const OptionSpec k_options[] = {
+    {"--gpu", Arg::text},       {"--torch", Arg::text},       {"--alloc-conf", Arg::text},
+    {"--iterations", Arg::count}, {"--json", Arg::none},      {"--timeline", Arg::text},
+    {"--trace-in", Arg::text},  {"--keep-trace", Arg::text},  {"--catalog", Arg::text},
+    {"--threads", Arg::count},  {"--timeout", Arg::count},    {"--margin", Arg::fraction},
+    {"--mode", Arg::text},      {"--help", Arg::none},        {"-h", Arg::none},
+};
+
+const OptionSpec *find_option(const std::string &name)
+{
+    for (const OptionSpec &o : k_options)
+        if (name == o.name)
+            return &o;
+    return nullptr;
+}
+
+Result<unsigned> parse_count(const std::string &opt, const std::string &v)
+{
+    errno = 0;
+    char *end = nullptr;
+    unsigned long n = std::strtoul(v.c_str(), &end, 10);
+    if (v.empty() || *end || errno || n == 0 || n > 100000 || v[0] == '-')
+        return Result<unsigned>::fail("xmem: " + opt + ": expected a whole number >= 1, got '" + v + "'");
+    return Result<unsigned>::ok(static_cast<unsigned>(n));
+}
+
+Result<double> parse_fraction(const std::string &opt, const std::string &v)
+{
+    char *end = nullptr;
+    double f = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end || !(f >= 0.0 && f <= 1.0))
+        return Result<double>::fail("xmem: " + opt + ": expected a fraction in [0, 1] such as 0.05, got '" + v + "'");
+    return Result<double>::ok(f);
+}
+
+Result<void> apply(EstimateOptions &o, const std::string &name, const std::string &v)
+{
+    if (name == "--gpu") o.gpu = v;
+    else if (name == "--torch") o.torch = v;
+    else if (name == "--alloc-conf") o.alloc_conf = v;
+    else if (name == "--timeline") o.timeline_out = v;
+    else if (name == "--trace-in") o.trace_in = v;
+    else if (name == "--keep-trace") o.keep_trace = v;
+    else if (name == "--catalog") o.catalog = v;
+    else if (name == "--json") o.json = true;
+    else if (name == "--mode") {
+        if (v != "fast" && v != "exact" && v != "auto")
+            return Result<void>::fail("xmem: --mode: expected fast, exact or auto, got '" + v + "'");
+        o.mode = v;
+    }
+    else if (name == "--help" || name == "-h") o.help = true;
+    else if (name == "--margin") {
+        auto f = parse_fraction(name, v);
+        if (!f.ok()) return Result<void>::fail(f.error());
+        o.margin = f.value();
+    } else {
+        auto n = parse_count(name, v);
+        if (!n.ok()) return Result<void>::fail(n.error());
+        if (name == "--iterations") o.iterations = n.value();
+        else if (name == "--threads") o.threads = n.value();
+        else o.timeout_seconds = n.value();
+    }
+    return Result<void>::success();
+}
+
+} // namespace
+
+const char *usage_text()
+{
+    return "usage: xmem estimate [--gpu NAME] [--torch VERSION] [--alloc-conf STRING]\n"
+           "                     [--iterations N] [--json] [--timeline OUT.html]\n"
+           "                     [--trace-in TRACE | -- COMMAND ARGS...]\n"
+           "                     [--catalog gpus.yaml] [--keep-trace PATH] [--threads N]\n"
+           "                     [--timeout SECONDS] [--margin FRACTION] [--mode fast|exact|auto]\n"
+           "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
+           "then predicts its peak GPU memory on NAME with PyTorch VERSION and recommends a\n"
+           "hard memory limit. --trace-in analyses an existing xmem trace instead.\n"
+           "--mode fast runs the job on fake tensors (no compute, no memory), exact runs it for\n"
+           "real on the CPU, auto (default) tries fast and falls back to exact.\n";
+}
+
+Result<EstimateOptions> parse_options(int argc, char **argv)
+{
+    using R = Result<EstimateOptions>;
+    EstimateOptions o;
+    int i = 1;
+    for (; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--") {
+            ++i;
+            break;
+        }
+        std::string name = a, value;
+        bool inline_value = false;
+        if (size_t eq = a.find('='); a.rfind("--", 0) == 0 && eq != std::string::npos) {
+            name = a.substr(0, eq);
+            value = a.substr(eq + 1);
+            inline_value = true;
+        }
+        const OptionSpec *spec = find_option(name);
+        if (!spec)
+            return R::fail("xmem: " + a + ": unknown option (see xmem estimate --help); put the "
+                           "training command after --");
+        if (spec->arg != Arg::none && !inline_value) {
+            if (i + 1 >= argc)
+                return R::fail("xmem: " + name + ": needs a value");
+            value = argv[++i];
+        }
+        auto r = apply(o, name, value);
+        if (!r.ok())
+            return R::fail(r.error());
+    }
+    for (; i < argc; ++i)
+        o.command.emplace_back(argv[i]);
+    if (o.help)
+        return R::ok(std::move(o));
+    if (o.trace_in.empty() && o.command.empty())
+        return R::fail("xmem: estimate: no training command; give it after -- (e.g. xmem estimate "
+                       "-- python3 train.py) or pass --trace-in TRACE");
+    if (!o.trace_in.empty() && !o.command.empty())
+        return R::fail("xmem: --trace-in: a trace and a command were both given; pick one");
+    return R::ok(std::move(o));
+}
+
+} // namespace xmem::estimate

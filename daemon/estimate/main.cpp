@@ -1,0 +1,186 @@
+// xmem-estimate (`xmem estimate`): profile a training job on the CPU, then predict its GPU
+// memory. main() is a list of named steps; every expected failure is one "xmem: ..." line
+// and exit status 2.
+#include "analysis/catalog.h"
+#include "analysis/estimate.h"
+#include "analysis/limit.h"
+#include "estimate_options.h"
+#include "analysis/paths.h"
+#include "profile_run.h"
+#include "analysis/report.h"
+#include "timeline/html.h"
+#include "trace/units.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <unistd.h>
+
+namespace {
+
+using namespace xmem;
+using namespace xmem::estimate;
+using Clock = std::chrono::steady_clock;
+
+constexpr int k_exit_ok = 0, k_exit_input = 2;
+
+int fail(const std::string &message)
+{
+    std::fprintf(stderr, "%s\n", message.c_str());
+    return k_exit_input;
+}
+
+double seconds_since(Clock::time_point start)
+{
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// The job's allocator settings: --alloc-conf, else its environment (2.9+ name first).
+std::string job_alloc_conf(const EstimateOptions &o)
+{
+    if (o.alloc_conf)
+        return *o.alloc_conf;
+    for (const char *name : {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"})
+        if (const char *v = std::getenv(name); v && *v)
+            return v;
+    return "";
+}
+
+Result<Target> resolve_target(const EstimateOptions &o)
+{
+    auto path = locate_catalog(o.catalog);
+    if (!path.ok())
+        return Result<Target>::fail(path.error());
+    auto catalog = Catalog::load(path.value());
+    if (!catalog.ok())
+        return Result<Target>::fail(catalog.error());
+    auto gpu = catalog.value().find(o.gpu);
+    if (!gpu.ok())
+        return Result<Target>::fail(gpu.error());
+    auto torch = sim::TorchVersion::parse(o.torch);
+    if (!torch.ok())
+        return Result<Target>::fail(torch.error().message + " (--torch)");
+    Target t{gpu.value(), torch.value(), job_alloc_conf(o), o.margin.value_or(k_limit_margin)};
+    return Result<Target>::ok(std::move(t));
+}
+
+// --mode fast|auto: xmem-profile-fast (beside xmem-profile) first; auto runs the exact
+// capture whenever the fast capture did not produce a trace: an unsupported construct (its
+// one-line reason is already shown) or any other failure, since a placeholder value can make
+// a script fail in fast mode that runs for real. A failure of the exact run is what counts.
+Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
+{
+    if (o.mode == "exact")
+        return run_profiler(req);
+    std::string exact = req.profiler;
+    req.profiler = exact.substr(0, exact.rfind('/') + 1) + "xmem-profile-fast";
+    if (!is_executable(req.profiler)) {
+        if (o.mode == "fast")
+            return Result<void>::fail("xmem: --mode fast: " + req.profiler + ": not found (rebuild xmem)");
+        req.profiler = exact;
+        return run_profiler(req);
+    }
+    int status = 0;
+    auto ran = run_profiler(req, &status);
+    if (ran.ok() || o.mode == "fast")
+        return ran;
+    if (status != k_profile_unsupported)
+        std::fprintf(stderr, "%s\n", ran.error().message.c_str());
+    std::fprintf(stderr, "xmem: estimate: falling back to the exact capture (real CPU run)\n");
+    req.profiler = exact;
+    return run_profiler(req);
+}
+
+// Profiles the command into a trace; returns the trace path (the caller removes a temp).
+Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
+{
+    is_temp = false;
+    if (!o.trace_in.empty())
+        return Result<std::string>::ok(o.trace_in);
+    auto profiler = locate_profiler();
+    if (!profiler.ok())
+        return profiler;
+    std::string out = o.keep_trace;
+    if (out.empty()) {
+        auto tmp = make_temp_trace_path();
+        if (!tmp.ok())
+            return tmp;
+        out = tmp.value();
+        is_temp = true;
+    }
+    ProfileRequest req{profiler.value(), out, o.iterations, o.threads, o.timeout_seconds, o.command};
+    auto ran = run_profile_mode(o, req);
+    if (!ran.ok()) {
+        if (is_temp)
+            unlink(out.c_str());
+        return Result<std::string>::fail(ran.error());
+    }
+    return Result<std::string>::ok(out);
+}
+
+Result<void> write_timeline(const EstimateOptions &o, const Estimate &e,
+                            const timeline::TimelineRecorder &tl)
+{
+    timeline::PageText text{"xmem estimate: " + (o.trace_in.empty() ? o.command.back() : o.trace_in),
+                            e.target.gpu.name + ", torch " + e.target.torch.str() + ", peak " +
+                                trace::format_bytes(e.peak_bytes)};
+    auto w = timeline::write_timeline_html(tl, text, o.timeline_out);
+    if (!w.ok())
+        return Result<void>::fail(w.error());
+    return Result<void>::success();
+}
+
+int run(const EstimateOptions &o)
+{
+    auto target = resolve_target(o);
+    if (!target.ok())
+        return fail(target.error().message);
+
+    Timings t;
+    auto profile_start = Clock::now();
+    bool temp = false;
+    auto trace_path = capture(o, temp);
+    if (!trace_path.ok())
+        return fail(trace_path.error().message);
+    t.profile_seconds = o.trace_in.empty() ? seconds_since(profile_start) : 0.0;
+
+    auto analyze_start = Clock::now();
+    auto work = load_workload(trace_path.value());
+    if (temp)
+        unlink(trace_path.value().c_str());
+    if (!work.ok())
+        return fail(work.error().message);
+    timeline::TimelineRecorder tl;
+    auto est = analyze(std::move(work.value()), target.value(), o.timeline_out.empty() ? nullptr : &tl);
+    if (!est.ok())
+        return fail(est.error().message);
+    t.analyze_seconds = seconds_since(analyze_start);
+
+    if (!o.timeline_out.empty())
+        if (auto w = write_timeline(o, est.value(), tl); !w.ok())
+            return fail(w.error().message);
+    std::string text = o.json ? render_json(est.value(), t) : render_human(est.value(), t);
+    std::fputs(text.c_str(), stdout);
+    return k_exit_ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    auto opts = parse_options(argc, argv);
+    if (!opts.ok())
+        return fail(opts.error().message);
+    if (opts.value().help) {
+        std::fputs(usage_text(), stdout);
+        return k_exit_ok;
+    }
+    try {
+        return run(opts.value());
+    } catch (const std::exception &e) {
+        // Only fatal start-up errors throw (ARCHITECTURE.md); say so rather than abort.
+        return fail(std::string("xmem: estimate: internal error: ") + e.what() +
+                    "; please report it with the trace (--keep-trace)");
+    }
+}

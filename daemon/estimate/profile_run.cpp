@@ -1,0 +1,76 @@
+#include "profile_run.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace xmem::estimate {
+
+namespace {
+
+std::vector<std::string> profiler_argv(const ProfileRequest &req)
+{
+    std::vector<std::string> args = {req.profiler, "--out", req.trace_out, "--steps",
+                                     std::to_string(req.steps)};
+    if (req.threads) {
+        args.push_back("--threads");
+        args.push_back(std::to_string(req.threads));
+    }
+    if (req.timeout_seconds) {
+        args.push_back("--timeout");
+        args.push_back(std::to_string(req.timeout_seconds));
+    }
+    args.push_back("--");
+    args.insert(args.end(), req.command.begin(), req.command.end());
+    return args;
+}
+
+} // namespace
+
+Result<void> run_profiler(const ProfileRequest &req, int *exit_status)
+{
+    std::vector<std::string> args = profiler_argv(req);
+    std::vector<char *> cargs;
+    for (std::string &a : args)
+        cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return Result<void>::fail(std::string("xmem: cannot start xmem-profile: fork: ") + std::strerror(errno));
+    if (pid == 0) {
+        execv(cargs[0], cargs.data());
+        std::fprintf(stderr, "xmem: %s: cannot run: %s\n", cargs[0], std::strerror(errno));
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return Result<void>::fail(std::string("xmem: waiting for xmem-profile: ") + std::strerror(errno));
+    }
+    if (exit_status)
+        *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return Result<void>::success();
+    std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                        : "signal " + std::to_string(WTERMSIG(status));
+    std::string name = req.profiler.substr(req.profiler.rfind('/') + 1);
+    return Result<void>::fail("xmem: profiling the job failed (" + name + " " + how +
+                              "); see its message above, fix the job or pass --trace-in");
+}
+
+Result<std::string> make_temp_trace_path()
+{
+    const char *dir = std::getenv("TMPDIR");
+    std::string path = std::string(dir && *dir ? dir : "/tmp") + "/xmem-estimate-XXXXXX";
+    int fd = mkstemp(path.data());
+    if (fd < 0)
+        return Result<std::string>::fail("xmem: cannot create a temporary trace file " + path + ": " +
+                                          std::strerror(errno) + "; set TMPDIR to a writable directory");
+    close(fd);
+    return Result<std::string>::ok(path);
+}
+
+} // namespace xmem::estimate

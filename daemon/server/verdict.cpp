@@ -1,0 +1,174 @@
+// profile.cpp — turn a sandboxed run into an outcome. Limits are recognised by the signal
+// the kernel sends (SIGXCPU, SIGXFSZ), by the daemon's own bookkeeping (wall time, output),
+// and — for limits that surface as ordinary errors in the child (address space: ENOMEM /
+// MemoryError; processes: EAGAIN from fork) — by the messages they produce on stderr.
+#include "verdict.h"
+#include "defaults.h"
+
+#include <nlohmann/json.hpp>
+
+#include <csignal>
+#include <cstring>
+
+namespace xmemd {
+
+namespace {
+
+bool contains(const std::string &s, const char *needle) { return s.find(needle) != s.npos; }
+
+// Last line(s) of stderr, flattened to one line for the user.
+std::string tail(const std::string &err)
+{
+    std::string t = err.size() > k_message_tail_bytes ? err.substr(err.size() - k_message_tail_bytes)
+                                                      : err;
+    while (!t.empty() && (t.back() == '\n' || t.back() == ' '))
+        t.pop_back();
+    for (char &c : t)
+        if (c == '\n' || c == '\r' || c == '\t')
+            c = ' ';
+    return t.empty() ? "" : " | stderr: " + t;
+}
+
+Outcome classify_failure(const SandboxRun &r, const SandboxLimits &lim)
+{
+    if (r.wall_expired)
+        return Outcome::profile_timeout;
+    if (r.output_overflow)
+        return Outcome::profile_output_too_large;
+    if (r.term_signal == SIGXCPU ||
+        (r.term_signal == SIGKILL && r.cpu_seconds >= lim.cpu_seconds - 0.5))
+        return Outcome::profile_cpu_limit;
+    // A shell reports a child killed by signal N as exit status 128+N.
+    if (r.term_signal == SIGXFSZ || r.exit_status == 128 + SIGXFSZ ||
+        contains(r.err, "File size limit exceeded"))
+        return Outcome::profile_file_limit;
+    if (r.exit_status == 128 + SIGXCPU)
+        return Outcome::profile_cpu_limit;
+    if (contains(r.err, "MemoryError") || contains(r.err, "annot allocate memory") ||
+        contains(r.err, "cannot allocate") || contains(r.err, "bad_alloc") ||
+        contains(r.err, "out of memory"))
+        return Outcome::profile_memory_limit;
+    // EAGAIN from fork/clone/pthread_create under RLIMIT_NPROC.
+    if (contains(r.err, "Resource temporarily unavailable") &&
+        (contains(r.err, "fork") || contains(r.err, "BlockingIOError") ||
+         contains(r.err, "thread")))
+        return Outcome::profile_process_limit;
+    return Outcome::profile_failed;
+}
+
+std::string limit_hint(Outcome o, const SandboxRun &r, const SandboxLimits &lim)
+{
+    switch (o) {
+    case Outcome::profile_timeout:
+        return "xmem: profile stopped after " + std::to_string((int)r.wall_seconds) +
+               " s of wall time (limit " + std::to_string(lim.wall_seconds) +
+               " s or the request deadline); profile fewer iterations or a smaller input";
+    case Outcome::profile_cpu_limit:
+        return "xmem: profile used its CPU-time limit of " + std::to_string(lim.cpu_seconds) +
+               " s; profile fewer iterations";
+    case Outcome::profile_memory_limit:
+        return "xmem: profile ran out of its " + std::to_string(lim.address_space_mb) +
+               " MiB address-space limit; use a smaller batch for the estimate";
+    case Outcome::profile_process_limit:
+        return "xmem: profile hit its limit of " + std::to_string(lim.processes) +
+               " processes; set DataLoader num_workers=0 for the estimate";
+    case Outcome::profile_file_limit:
+        return "xmem: profile wrote a file larger than " + std::to_string(lim.file_size_mb) +
+               " MiB; do not write checkpoints or logs while estimating";
+    case Outcome::profile_output_too_large:
+        return "xmem: profiler printed more than " + std::to_string(lim.output_kb) +
+               " KiB on stdout; only the JSON result may go there";
+    default:
+        if (r.term_signal)
+            return "xmem: profiler killed by signal " + std::to_string(r.term_signal) + " (" +
+                   strsignal(r.term_signal) + ")";
+        return "xmem: profiler failed with exit status " + std::to_string(r.exit_status);
+    }
+}
+
+uint64_t u64(const nlohmann::json &j, const char *key)
+{
+    const auto &v = j.at(key);
+    if (!v.is_number() || v.get<double>() < 0)
+        throw std::runtime_error(std::string(key) + " is not a non-negative number");
+    return v.is_number_unsigned() || v.is_number_integer() ? v.get<uint64_t>()
+                                                           : (uint64_t)v.get<double>();
+}
+
+} // namespace
+
+std::vector<std::string> profiler_argv(const std::vector<std::string> &profiler,
+                                       const std::string &gpu, const std::string &torch,
+                                       int iterations, const std::vector<std::string> &entry)
+{
+    std::vector<std::string> a = profiler;
+    if (!gpu.empty()) {
+        a.push_back("--gpu");
+        a.push_back(gpu);
+    }
+    if (!torch.empty()) {
+        a.push_back("--torch");
+        a.push_back(torch);
+    }
+    a.push_back("--iterations");
+    a.push_back(std::to_string(iterations));
+    a.push_back("--");
+    a.insert(a.end(), entry.begin(), entry.end());
+    return a;
+}
+
+bool parse_estimate(const std::string &text, Estimate &e, std::string &why)
+{
+    try {
+        auto j = nlohmann::json::parse(text);
+        if (!j.is_object())
+            throw std::runtime_error("not a JSON object");
+        e.peak_bytes = u64(j, "peak_bytes");
+        e.limit_bytes = u64(j, "limit_bytes");
+        e.fits = j.at("fits").get<bool>();
+        e.gpu = j.at("gpu").get<std::string>();
+        e.torch = j.at("torch").is_string() ? j.at("torch").get<std::string>() : "";
+        e.mode = j.at("mode").get<std::string>();
+        e.profile_seconds = j.at("profile_seconds").get<double>();
+        e.analyze_seconds = j.at("analyze_seconds").get<double>();
+        e.breakdown_json = j.at("breakdown").dump();
+        if (j.contains("gpu_memory_bytes"))
+            e.gpu_memory_bytes = u64(j, "gpu_memory_bytes");
+        return true;
+    } catch (const std::exception &ex) {
+        why = ex.what();
+        return false;
+    }
+}
+
+ProfileVerdict profile_verdict(const SandboxRun &r, const SandboxLimits &lim)
+{
+    ProfileVerdict v;
+    if (!r.spawned) {
+        v.outcome = Outcome::spawn_failed;
+        v.message = "xmem: could not start the profiler: " + r.spawn_error +
+                    " (check the profiler key in xmem.yaml)";
+        return v;
+    }
+    if (r.cancelled) {
+        v.outcome = Outcome::shutting_down;
+        v.message = "xmem: xmemd is shutting down; the profile was stopped (retry shortly)";
+        return v;
+    }
+    if (r.wall_expired || r.output_overflow || r.term_signal != 0 || r.exit_status != 0) {
+        v.outcome = classify_failure(r, lim);
+        v.message = limit_hint(v.outcome, r, lim) + tail(r.err);
+        return v;
+    }
+    std::string why;
+    if (!parse_estimate(r.out, v.estimate, why)) {
+        v.outcome = Outcome::profile_bad_output;
+        v.message = "xmem: profiler output is not the expected JSON (" + why + ")" + tail(r.err);
+        return v;
+    }
+    v.outcome = v.estimate.fits ? Outcome::estimated : Outcome::exceeds_gpu;
+    v.message = "";
+    return v;
+}
+
+} // namespace xmemd

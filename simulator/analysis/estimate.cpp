@@ -1,0 +1,106 @@
+#include "analysis/estimate.h"
+
+#include "analysis/limit.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace xmem::estimate {
+
+namespace {
+
+Result<sim::AllocatorConfig> device_config(const Target &t, uint64_t outside)
+{
+    auto cfg = sim::AllocatorConfig::parse(t.alloc_conf, t.torch);
+    if (!cfg.ok())
+        return cfg;
+    cfg.value().device_total_bytes = t.gpu.total_bytes;
+    cfg.value().device_used_outside_bytes = t.gpu.context_bytes + outside;
+    auto valid = cfg.value().validate();
+    if (!valid.ok())
+        return Result<sim::AllocatorConfig>::fail(valid.error());
+    return cfg;
+}
+
+uint32_t count_iterations(const Workload &work)
+{
+    uint32_t n = 0;
+    for (const TraceEvent &ev : work.events)
+        if (ev.kind == EventKind::iteration)
+            n = std::max(n, ev.iteration);
+    return n;
+}
+
+void summarize(Estimate &e)
+{
+    const ReplayResult &r = e.replay;
+    uint64_t live = std::accumulate(r.live_at_peak.begin(), r.live_at_peak.end(), uint64_t{0});
+    e.cache_bytes = r.reserved_peak > live ? r.reserved_peak - live : 0;
+    e.context_bytes = e.target.gpu.context_bytes;
+    e.outside_bytes = e.workspaces.outside_bytes;
+    e.peak_bytes = e.context_bytes + r.reserved_peak + e.outside_bytes;
+    e.fits = !r.oom && e.peak_bytes <= e.target.gpu.total_bytes;
+    uint64_t bound = std::max(e.peak_bytes, e.workspace_bound_peak_bytes);
+    e.limit_bytes = recommended_limit(bound, e.target.gpu.total_bytes, e.target.margin);
+}
+
+// The largest peak with cuDNN workspaces at each step above the point factor up to the
+// bound; `work` has not had workspaces added.
+Result<uint64_t> workspace_bound_peak(const Workload &work, const WorkspacePolicy &policy,
+                                      const sim::AllocatorConfig &cfg, const Estimate &e)
+{
+    uint64_t worst = 0;
+    int steps = static_cast<int>((policy.conv_bound_factor - policy.conv_factor) /
+                                 policy.conv_bound_step + 0.5);
+    for (int i = 1; i <= steps; ++i) {
+        WorkspacePolicy bound = policy;
+        bound.conv_factor = policy.conv_factor + i * policy.conv_bound_step;
+        Workload copy = work;
+        add_workspaces(copy, bound);
+        auto r = replay(copy, cfg, nullptr);
+        if (!r.ok())
+            return Result<uint64_t>::fail(r.error());
+        worst = std::max(worst, r.value().reserved_peak);
+    }
+    return Result<uint64_t>::ok(e.target.gpu.context_bytes + worst + e.workspaces.outside_bytes);
+}
+
+} // namespace
+
+Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline)
+{
+    Estimate e;
+    e.target = target;
+    e.capture_torch = std::string(work.meta_value("torch"));
+    e.capture_mode = work.meta_value("capture") == "fast" ? "fast" : "exact";
+    e.amp = work.meta_value("amp").empty() ? "off" : std::string(work.meta_value("amp"));
+    e.iterations = count_iterations(work);
+
+    e.input_copies = add_input_copies(work);
+    e.filter = drop_cpu_only(work);
+    e.foreach = apply_target_foreach(work, target.torch);
+    e.grads = apply_target_zero_grad(work, target.torch);
+    WorkspacePolicy policy = workspace_policy(target.torch, target.gpu);
+    bool bounded = !work.kernels.empty() && policy.conv_bound_step > 0 &&
+                   policy.conv_bound_factor > policy.conv_factor;
+    Workload before_workspaces = bounded ? work : Workload{};
+    e.workspaces = add_workspaces(work, policy);
+
+    auto cfg = device_config(target, e.workspaces.outside_bytes);
+    if (!cfg.ok())
+        return Result<Estimate>::fail(cfg.error());
+    auto r = replay(work, cfg.value(), timeline);
+    if (!r.ok())
+        return Result<Estimate>::fail(r.error());
+    e.replay = std::move(r.value());
+    if (bounded && e.workspaces.cudnn) {
+        auto b = workspace_bound_peak(before_workspaces, policy, cfg.value(), e);
+        if (!b.ok())
+            return Result<Estimate>::fail(b.error());
+        e.workspace_bound_peak_bytes = b.value();
+    }
+    summarize(e);
+    return Result<Estimate>::ok(std::move(e));
+}
+
+} // namespace xmem::estimate

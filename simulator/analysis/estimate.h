@@ -1,0 +1,64 @@
+// The analysis, end to end: a CPU trace in, what the job will use on the target GPU out.
+//
+//   add_input_copies → drop_cpu_only → apply_target_foreach → apply_target_zero_grad
+//   → add_workspaces → replay
+//
+// A job with convolutions is replayed more than once: with cuDNN workspaces at the factor
+// that fits measured peaks best (the point estimate), then at each step above it up to the
+// factor that bounds them; the limit covers the largest of these peaks. The workspace an
+// algorithm takes is the one thing a CPU run cannot tell, and the simulated peak is not
+// monotonic in it (an extra block changes which segments are split and reused), so the
+// whole range is replayed, not only its end (docs/estimate.md, "cuDNN workspaces").
+//
+// Each pass is its own module with its rule written at the top; this one only orders them
+// and turns the replay into the numbers the CLI prints.
+#pragma once
+
+#include "allocator/result.h"
+#include "allocator/version.h"
+#include "analysis/catalog.h"
+#include "analysis/categorize.h"
+#include "analysis/cpu_filter.h"
+#include "analysis/grad_lifetime.h"
+#include "analysis/optimizer_foreach.h"
+#include "analysis/replay.h"
+#include "analysis/workload.h"
+#include "analysis/workspaces.h"
+
+#include <string>
+
+namespace xmem::estimate {
+
+struct Target {
+    GpuSpec gpu;
+    sim::TorchVersion torch;
+    std::string alloc_conf; // PYTORCH_CUDA_ALLOC_CONF of the job ("" = defaults)
+    double margin = 0;      // limit margin (k_limit_margin unless overridden)
+};
+
+struct Estimate {
+    Target target;
+    std::string capture_torch; // metadata of the trace
+    std::string capture_mode;  // "fast" or "exact": the capture that wrote the trace
+    std::string amp;           // off, fp16, bf16
+    uint32_t iterations = 0;   // optimizer steps in the trace
+    uint64_t input_copies = 0;
+    FilterStats filter;
+    ForeachStats foreach;
+    GradStats grads;
+    WorkspaceStats workspaces;
+    ReplayResult replay;
+    uint64_t context_bytes = 0;
+    uint64_t outside_bytes = 0;   // library memory outside the allocator
+    uint64_t peak_bytes = 0;      // context + reserved peak + outside: what nvidia-smi shows
+    // The largest peak with cuDNN workspaces between the point and the bound factor
+    // (workspaces.h); the limit covers it. 0 when no convolution has a K record.
+    uint64_t workspace_bound_peak_bytes = 0;
+    uint64_t limit_bytes = 0;
+    uint64_t cache_bytes = 0;     // reserved peak - live requested bytes at the peak
+    bool fits = false;
+};
+
+Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline);
+
+} // namespace xmem::estimate

@@ -1,0 +1,163 @@
+#include "analysis/report.h"
+
+#include "analysis/limit.h"
+#include "trace/units.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+
+namespace xmem::estimate {
+
+namespace {
+
+using trace::format_bytes;
+
+nlohmann::json breakdown_json(const Estimate &e)
+{
+    nlohmann::json b = nlohmann::json::object();
+    for (size_t i = 0; i < k_categories; ++i)
+        b[category_name(static_cast<Category>(i))] = e.replay.live_at_peak[i];
+    b["allocator_cache"] = e.cache_bytes;
+    b["cuda_context"] = e.context_bytes;
+    b["outside_allocator"] = e.outside_bytes;
+    return b;
+}
+
+nlohmann::json category_peaks_json(const Estimate &e)
+{
+    nlohmann::json b = nlohmann::json::object();
+    for (size_t i = 0; i < k_categories; ++i)
+        b[category_name(static_cast<Category>(i))] = e.replay.category_peak[i];
+    return b;
+}
+
+nlohmann::json corrections_json(const Estimate &e)
+{
+    auto drop = [](const DropCount &d) { return nlohmann::json{{"count", d.count}, {"bytes", d.bytes}}; };
+    return {
+        {"dropped_host", drop(e.filter.host)},
+        {"dropped_host_scalars", drop(e.filter.scalar)},
+        {"dropped_cpu_temporaries", drop(e.filter.cpu_temp)},
+        {"input_copies_added", e.input_copies},
+        {"zero_grad_rewritten", e.grads.applied},
+        {"zero_grad_note", e.grads.reason},
+        {"optimizer", e.foreach.optimizer},
+        {"foreach_lists_added", e.foreach.applied ? e.foreach.lists : 0},
+        {"cublas_workspaces", e.workspaces.cublas},
+        {"cublaslt_workspaces", e.workspaces.cublaslt},
+        {"cudnn_workspaces", e.workspaces.cudnn},
+        {"uses_cudnn", e.workspaces.uses_cudnn},
+    };
+}
+
+// The first iterations only: set-up, the first step and the start of the steady state are
+// where peaks differ; a long capture would otherwise print thousands of identical rows.
+constexpr size_t k_max_iterations_listed = 8;
+
+nlohmann::json iterations_json(const Estimate &e)
+{
+    nlohmann::json list = nlohmann::json::array();
+    for (const IterationPeak &p : e.replay.iterations)
+        if (list.size() < k_max_iterations_listed)
+            list.push_back({{"iteration", p.iteration},
+                        {"reserved_peak_bytes", p.reserved},
+                        {"allocated_peak_bytes", p.allocated}});
+    return list;
+}
+
+} // namespace
+
+std::string render_json(const Estimate &e, const Timings &t)
+{
+    const ReplayResult &r = e.replay;
+    nlohmann::json j = {
+        {"mode", e.capture_mode},
+        {"gpu", e.target.gpu.name},
+        {"gpu_total_bytes", e.target.gpu.total_bytes},
+        {"torch", e.target.torch.str()},
+        {"capture_torch", e.capture_torch},
+        {"amp", e.amp},
+        {"iterations", e.iterations},
+        {"peak_bytes", e.peak_bytes},
+        {"limit_bytes", e.limit_bytes},
+        {"workspace_bound_peak_bytes", e.workspace_bound_peak_bytes},
+        {"reserved_peak_bytes", r.reserved_peak},
+        {"allocated_peak_bytes", r.allocated_peak},
+        {"first_iteration_reserved_peak_bytes", r.first_reserved_peak},
+        {"steady_reserved_peak_bytes", r.has_steady ? nlohmann::json(r.steady_reserved_peak) : nlohmann::json()},
+        {"context_bytes", e.context_bytes},
+        {"catalog_cudnn_context_bytes", e.target.gpu.cudnn_context_bytes},
+        {"outside_allocator_bytes", e.outside_bytes},
+        {"fits", e.fits},
+        {"oom", r.oom},
+        {"margin", e.target.margin},
+        {"coverage", k_limit_coverage},
+        {"breakdown", breakdown_json(e)},
+        {"category_peak_bytes", category_peaks_json(e)},
+        {"per_iteration", iterations_json(e)},
+        {"corrections", corrections_json(e)},
+        {"profile_seconds", t.profile_seconds},
+        {"analyze_seconds", t.analyze_seconds},
+    };
+    if (!e.target.alloc_conf.empty())
+        j["alloc_conf"] = e.target.alloc_conf;
+    if (r.oom)
+        j["oom_message"] = r.oom_message;
+    return j.dump(2) + "\n";
+}
+
+namespace {
+
+void line(std::string &out, const char *label, uint64_t bytes, uint64_t total)
+{
+    char buf[160];
+    double pct = total ? 100.0 * double(bytes) / double(total) : 0.0;
+    std::snprintf(buf, sizeof buf, "  %-22s %12s  %5.1f %%\n", label, format_bytes(bytes).c_str(), pct);
+    out += buf;
+}
+
+} // namespace
+
+std::string render_human(const Estimate &e, const Timings &t)
+{
+    const ReplayResult &r = e.replay;
+    std::string out;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "xmem estimate: %s, PyTorch %s%s (captured with %s, %u iterations, amp %s)\n",
+                  e.target.gpu.name.c_str(), e.target.torch.str().c_str(),
+                  e.target.alloc_conf.empty() ? "" : (", PYTORCH_CUDA_ALLOC_CONF=" + e.target.alloc_conf).c_str(),
+                  e.capture_torch.empty() ? "unknown torch" : e.capture_torch.c_str(), e.iterations, e.amp.c_str());
+    out += buf;
+    std::snprintf(buf, sizeof buf, "peak GPU memory   %s  (as nvidia-smi would show it)\n",
+                  format_bytes(e.peak_bytes).c_str());
+    out += buf;
+    std::snprintf(buf, sizeof buf, "recommended limit %s  (margin %.1f %%; %s)\n",
+                  format_bytes(e.limit_bytes).c_str(), 100 * e.target.margin, k_limit_coverage);
+    out += buf;
+    if (r.oom)
+        std::snprintf(buf, sizeof buf, "fits: NO, the simulated allocator ran out of memory: %s\n",
+                      r.oom_message.c_str());
+    else
+        std::snprintf(buf, sizeof buf, "fits: %s (%s on the GPU)\n", e.fits ? "yes" : "NO",
+                      format_bytes(e.target.gpu.total_bytes).c_str());
+    out += buf;
+    std::snprintf(buf, sizeof buf, "reserved peak %s (iteration 1: %s, steady: %s), allocated peak %s\n",
+                  format_bytes(r.reserved_peak).c_str(), format_bytes(r.first_reserved_peak).c_str(),
+                  r.has_steady ? format_bytes(r.steady_reserved_peak).c_str() : "n/a",
+                  format_bytes(r.allocated_peak).c_str());
+    out += buf;
+    out += "breakdown at the peak:\n";
+    for (size_t i = 0; i < k_categories; ++i)
+        line(out, category_name(static_cast<Category>(i)), r.live_at_peak[i], e.peak_bytes);
+    line(out, "allocator cache/frag.", e.cache_bytes, e.peak_bytes);
+    line(out, "CUDA context", e.context_bytes, e.peak_bytes);
+    if (e.outside_bytes)
+        line(out, "outside allocator", e.outside_bytes, e.peak_bytes);
+    std::snprintf(buf, sizeof buf, "gradients: %s\ntime: profile %.2f s, analysis %.3f s\n",
+                  e.grads.reason.c_str(), t.profile_seconds, t.analyze_seconds);
+    out += buf;
+    return out;
+}
+
+} // namespace xmem::estimate

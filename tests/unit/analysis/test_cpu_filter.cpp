@@ -1,0 +1,86 @@
+// cpu_filter: what a GPU run does not ask of the device allocator is removed, with its
+// frees; everything else stays in order.
+#include "analysis/cpu_filter.h"
+
+#include "est_helpers.h"
+
+using namespace esttest;
+
+static void host_storages_go_with_their_frees(void **)
+{
+    Builder b;
+    b.iteration(1).phase(Phase::data);
+    b.host(1, 3072, "|enumerate(DataLoader)#x>aten::empty").alloc(2, 3072, "|aten::to>aten::empty_strided");
+    b.free(1).phase(Phase::forward).free(2);
+    Workload w = b.build();
+    FilterStats s = drop_cpu_only(w);
+    EXPECT_STR(summary(w), "A2:3072 F2");
+    EXPECT_U64(s.host.count, 1);
+    EXPECT_U64(s.host.bytes, 3072);
+    EXPECT_U64(s.scalar.count + s.cpu_temp.count, 0);
+}
+
+static void host_scalars_are_dropped_but_device_scalars_stay(void **)
+{
+    Builder b;
+    b.iteration(1).phase(Phase::forward);
+    b.alloc(1, 8, "bn1|");                                                   // num_batches_tracked += 1
+    b.alloc(2, 8, "avgpool|aten::adaptive_avg_pool2d>aten::div_");           // wrapped divisor
+    b.alloc(3, 4, "CrossEntropyLoss|aten::cross_entropy_loss>aten::nll_loss_forward"); // the loss
+    b.alloc(4, 16, "bn1|");                                                  // > 8 B: not a scalar
+    b.phase(Phase::optimizer).alloc(5, 8, "|Optimizer.step#Adam.step");       // step counter
+    b.alloc(6, 4096, "|Optimizer.step#Adam.step>aten::sqrt");
+    b.free(1).free(2).free(3).free(4).free(5).free(6);
+    Workload w = b.build();
+    FilterStats s = drop_cpu_only(w);
+    EXPECT_STR(summary(w), "A3:4 A4:16 A6:4096 F3 F4 F6");
+    EXPECT_U64(s.scalar.count, 3);
+    EXPECT_U64(s.scalar.bytes, 24);
+}
+
+static void temporaries_inside_a_cpu_convolution_are_dropped(void **)
+{
+    Builder b;
+    b.iteration(1).phase(Phase::forward);
+    b.alloc(1, 1728, "conv1|aten::conv2d>aten::mkldnn_convolution");  // weight reorder
+    b.alloc(2, 65536, "conv1|aten::conv2d>aten::empty");               // the output
+    b.free(1);                                                         // inside the op: CPU-only
+    b.alloc(3, 65536, "relu|aten::relu>aten::empty");                  // next op
+    b.alloc(4, 512, "relu|aten::relu>aten::empty");
+    b.free(4);                                                         // relu temp: kept (not a conv)
+    b.alloc(5, 999, "conv2|aten::conv2d>aten::mkldnn_convolution");
+    b.alloc(6, 100, "pool|aten::max_pool2d>aten::empty");
+    b.free(5);                                                         // freed after the run ended: kept
+    // Backward: oneDNN's blocked grad_weight is scratch; the dense one (aten::empty) is the
+    // result, even when 1.13's AccumulateGrad frees it at once (grad += buffer).
+    const std::string bwd = "|autograd::engine::evaluate_function: ConvolutionBackward0";
+    b.phase(Phase::backward).alloc(7, 4096, bwd + ">aten::convolution_backward");
+    b.alloc(8, 4096, bwd + ">aten::empty").free(7).free(8);
+    Workload w = b.build();
+    FilterStats s = drop_cpu_only(w);
+    EXPECT_STR(summary(w), "A2:65536 A3:65536 A4:512 F4 A5:999 A6:100 F5 A8:4096 F8");
+    EXPECT_U64(s.cpu_temp.count, 2);
+    EXPECT_U64(s.cpu_temp.bytes, 1728 + 4096);
+}
+
+static void a_phase_mark_ends_an_op_run(void **)
+{
+    Builder b;
+    b.iteration(1).phase(Phase::forward);
+    b.alloc(1, 4096, "conv1|aten::conv2d>aten::mkldnn_convolution");
+    b.phase(Phase::backward).free(1);
+    Workload w = b.build();
+    drop_cpu_only(w);
+    EXPECT_STR(summary(w), "A1:4096 F1");
+}
+
+int run_cpu_filter_tests(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(host_storages_go_with_their_frees),
+        cmocka_unit_test(host_scalars_are_dropped_but_device_scalars_stay),
+        cmocka_unit_test(temporaries_inside_a_cpu_convolution_are_dropped),
+        cmocka_unit_test(a_phase_mark_ends_an_op_run),
+    };
+    return cmocka_run_group_tests_name("cpu_filter", tests, nullptr, nullptr);
+}

@@ -1,0 +1,7 @@
+// test-main.cpp — runs one group by name (ctest gives each its own process), or all.
+#include "test-list.h"
+
+#include "../common/unit_runner.h"
+
+#define XMEMD_GROUP_ENTRY(name) XMEM_UNIT_GROUP(name, test_group_##name)
+XMEM_UNIT_MAIN("test-daemon", XMEMD_TEST_GROUPS, XMEMD_GROUP_ENTRY)

@@ -1,0 +1,73 @@
+// test-payload.cpp — the signed decision's exact one-line payload, the profiler command line,
+// and request validation.
+#include "cmocka.hpp"
+#include "estimate_job.h"
+#include "verdict.h"
+#include "signer.h"
+#include "test-list.h"
+
+using namespace xmemd;
+
+static void decision_line(void **)
+{
+    Decision d{1001, 42, 1073741824ULL, 1288490189ULL, "A100-40GB", 1796230000};
+    assert_string_equal(decision_payload(d).c_str(),
+                        "xmem-decision v1 uid=1001 request=42 peak=1073741824 limit=1288490189 "
+                        "gpu=A100-40GB expires=1796230000");
+    Decision big{4294967294u, 18446744073709551615ULL, 0, 1ULL << 40, "H100-80GB", 0};
+    assert_string_equal(decision_payload(big).c_str(),
+                        "xmem-decision v1 uid=4294967294 request=18446744073709551615 peak=0 "
+                        "limit=1099511627776 gpu=H100-80GB expires=0");
+}
+
+static void profiler_command_line(void **)
+{
+    auto a = profiler_argv({"/p/xmem-estimate", "--json"}, "A100-40GB", "2.1", 3,
+                           {"python3", "train.py", "--", "x"});
+    std::vector<std::string> want = {"/p/xmem-estimate", "--json", "--gpu", "A100-40GB", "--torch",
+                                     "2.1", "--iterations", "3", "--", "python3", "train.py",
+                                     "--", "x"};
+    assert_int_equal(a.size(), want.size());
+    for (size_t i = 0; i < want.size(); i++)
+        assert_string_equal(a[i].c_str(), want[i].c_str());
+    auto b = profiler_argv({"/p"}, "", "", 1, {"t"});
+    assert_int_equal(b.size(), 5); // no --gpu/--torch when unknown
+}
+
+static void request_validation(void **)
+{
+    auto parse = [](const char *text, std::string &why) {
+        EstimateRequest r;
+        return estimate_parse(nlohmann::json::parse(text), r, why);
+    };
+    std::string why;
+    assert_true(parse(R"({"argv":["python3","t.py"],"cwd":"/w","env":{"PATH":"/b","HOME":"/x"},
+                          "gpu":"A100-40GB","iterations":2,"deadline_ms":5,"uid":0})", why));
+    assert_false(parse(R"({"cwd":"/w"})", why));
+    assert_contains(why, "xmem: argv:");
+    assert_false(parse(R"({"argv":[],"cwd":"/w"})", why));
+    assert_false(parse(R"({"argv":["a",1],"cwd":"/w"})", why));
+    assert_false(parse(R"({"argv":["a"],"cwd":"w"})", why));
+    assert_contains(why, "xmem: cwd:");
+    assert_false(parse(R"({"argv":["a"],"cwd":"/w","gpu":"A 100"})", why));
+    assert_contains(why, "xmem: gpu:");
+    assert_false(parse(R"({"argv":["a"],"cwd":"/w","iterations":-1})", why));
+    assert_false(parse(R"({"argv":["a"],"cwd":"/w","deadline_ms":0})", why));
+    assert_false(parse(R"({"argv":["a"],"cwd":"/w","env":{"PATH":3}})", why));
+    // Only the relevant variables survive, in a fixed order.
+    EstimateRequest r;
+    assert_true(estimate_parse(
+        nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","env":{"PYTHONPATH":"p","LD_PRELOAD":"x","PATH":"b"}})"),
+        r, why));
+    assert_int_equal(r.env.size(), 2);
+    assert_string_equal(r.env[0].first.c_str(), "PATH");
+    assert_string_equal(r.env[1].first.c_str(), "PYTHONPATH");
+}
+
+int test_group_payload(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(decision_line),
+                                       cmocka_unit_test(profiler_command_line),
+                                       cmocka_unit_test(request_validation)};
+    return cmocka_run_group_tests_name("payload", tests, nullptr, nullptr);
+}

@@ -1,0 +1,69 @@
+// options: the xmem-estimate command line; every mistake is one clear line.
+#include "estimate_options.h"
+
+#include "est_helpers.h"
+
+using namespace esttest;
+
+namespace {
+
+xmem::Result<EstimateOptions> parse(std::vector<std::string> args)
+{
+    args.insert(args.begin(), "xmem-estimate");
+    std::vector<char *> argv;
+    for (std::string &a : args)
+        argv.push_back(a.data());
+    return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+} // namespace
+
+static void full_command_line(void **)
+{
+    auto r = parse({"--gpu", "H100-80GB", "--torch=2.4", "--alloc-conf", "expandable_segments:True",
+                    "--iterations", "4", "--json", "--timeline", "t.html", "--margin", "0.1", "--",
+                    "python3", "train.py", "--json"});
+    assert_true(r.ok());
+    const EstimateOptions &o = r.value();
+    EXPECT_STR(o.gpu, "H100-80GB");
+    EXPECT_STR(o.torch, "2.4");
+    EXPECT_STR(*o.alloc_conf, "expandable_segments:True");
+    EXPECT_U64(o.iterations, 4);
+    assert_true(o.json);
+    EXPECT_STR(o.timeline_out, "t.html");
+    EXPECT_U64(o.command.size(), 3);
+    EXPECT_STR(o.command[2], "--json"); // the job's own arguments are left alone
+    assert_true(*o.margin > 0.099 && *o.margin < 0.101);
+}
+
+static void defaults_and_trace_in(void **)
+{
+    auto r = parse({"--trace-in", "run.xtrace"});
+    assert_true(r.ok());
+    EXPECT_STR(r.value().gpu, "A100-40GB");
+    EXPECT_U64(r.value().iterations, 3);
+    assert_false(r.value().alloc_conf.has_value());
+}
+
+static void mistakes_are_single_clear_lines(void **)
+{
+    EXPECT_CONTAINS(parse({"--iterations", "0", "--", "x"}).error().message,
+                    "xmem: --iterations: expected a whole number >= 1, got '0'");
+    EXPECT_CONTAINS(parse({"--iterations", "-3", "--", "x"}).error().message, "--iterations");
+    EXPECT_CONTAINS(parse({"--margin", "2", "--", "x"}).error().message, "xmem: --margin: expected a fraction");
+    EXPECT_CONTAINS(parse({"--colour", "--", "x"}).error().message, "xmem: --colour: unknown option");
+    EXPECT_CONTAINS(parse({"--gpu"}).error().message, "xmem: --gpu: needs a value");
+    EXPECT_CONTAINS(parse({}).error().message, "no training command");
+    EXPECT_CONTAINS(parse({"--trace-in", "t", "--", "python3"}).error().message, "pick one");
+    assert_true(parse({"--help"}).ok());
+}
+
+int run_estimate_options_tests(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(full_command_line),
+        cmocka_unit_test(defaults_and_trace_in),
+        cmocka_unit_test(mistakes_are_single_clear_lines),
+    };
+    return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);
+}
