@@ -21,6 +21,7 @@ namespace {
 
 using namespace xmem;
 using namespace xmem::estimate;
+using namespace xmem::analysis;
 using Clock = std::chrono::steady_clock;
 
 constexpr int k_exit_ok = 0, k_exit_input = 2;

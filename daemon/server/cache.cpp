@@ -1,7 +1,7 @@
 // cache.cpp — LRU list + hash map; expired entries are dropped when touched or evicted.
 #include "cache.h"
 
-namespace xmemd {
+namespace xmem::server {
 
 void Cache::configure(int ttl_seconds, int max_entries)
 {
@@ -59,4 +59,4 @@ void Cache::evict_to(std::size_t n)
     }
 }
 
-} // namespace xmemd
+} // namespace xmem::server

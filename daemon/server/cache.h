@@ -11,7 +11,7 @@
 #include <string>
 #include <unordered_map>
 
-namespace xmemd {
+namespace xmem::server {
 
 class Cache {
   public:
@@ -41,5 +41,5 @@ class Cache {
     std::unordered_map<std::string, Entry> m_map;
 };
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -266,4 +266,4 @@ Result<std::string> cache_key(const KeyInputs &in)
 
 uint64_t cache_key_files_hashed() { return g_files_hashed.load(); }
 
-} // namespace xmemd
+} // namespace xmem::server

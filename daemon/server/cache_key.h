@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct KeyInputs {
     std::vector<std::string> argv;
@@ -42,5 +42,5 @@ Result<std::string> cache_key(const KeyInputs &in);
 // Files read and hashed so far (a remembered digest is not counted): for tests.
 uint64_t cache_key_files_hashed();
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

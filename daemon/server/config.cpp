@@ -16,7 +16,7 @@
 #include <functional>
 #include <sstream>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -320,4 +320,4 @@ uint64_t policy_gpu_bytes(const Policy &p, const std::string &gpu)
     return 0;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

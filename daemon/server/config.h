@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct SandboxLimits {
     uint64_t address_space_mb;
@@ -76,5 +76,5 @@ uint64_t policy_gpu_bytes(const Policy &p, const std::string &name);
 // Renders the policy as the Lua table job_submit.lua loads.
 std::string policy_render_lua(const Policy &p, unsigned daemon_uid);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

@@ -10,7 +10,7 @@
 
 #include <cstring>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -182,4 +182,4 @@ void conn_close(Conn *c)
     uv_close(reinterpret_cast<uv_handle_t *>(&c->timer), on_handle_closed);
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -24,7 +24,7 @@
 #include <string>
 #include <uv.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct Options {
     std::string config_path;
@@ -143,5 +143,5 @@ void estimate_forget_conn(EstimateJob *job);
 void estimate_sweep_deadlines(Daemon *d);
 nlohmann::json estimate_in_flight(const Daemon *d);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

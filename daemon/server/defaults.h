@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-namespace xmemd {
+namespace xmem::server {
 
 // key: socket. Under systemd's RuntimeDirectory=xmem, created 0755 root:root.
 constexpr const char *k_default_socket = "/run/xmem/xmemd.sock";
@@ -73,5 +73,5 @@ constexpr int k_log_throttle_seconds = 10;
 // Metrics HTTP request bound (we only answer GET /metrics).
 constexpr std::size_t k_metrics_request_max = 8192;
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

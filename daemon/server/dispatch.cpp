@@ -7,7 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
-namespace xmemd {
+namespace xmem::server {
 
 void refuse_frame(Conn *c, Outcome o, const std::string &message)
 {
@@ -116,4 +116,4 @@ void dispatch_request(Conn *c, uint16_t type, const std::string &body)
     }
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct EstimateRequest {
     std::vector<std::string> argv;
@@ -55,5 +55,5 @@ struct EstimateJob {
     uv_work_t work{};
 };
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

@@ -1,7 +1,7 @@
 // estimate_parse.cpp — strict validation of an estimate request body (docs/protocol.md).
 #include "estimate_job.h"
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -101,4 +101,4 @@ bool estimate_parse(const nlohmann::json &j, EstimateRequest &r, std::string &wh
     return true;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

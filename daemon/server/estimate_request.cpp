@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -486,4 +486,4 @@ nlohmann::json estimate_in_flight(const Daemon *d)
     return a;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

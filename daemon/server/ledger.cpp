@@ -5,7 +5,7 @@
 
 #include <sqlite3.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct Ledger::Op {
     enum class Kind { request, job } kind;
@@ -351,4 +351,4 @@ void Ledger::on_close(uv_handle_t *h)
         self->m_closed();
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -26,7 +26,7 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace xmemd {
+namespace xmem::server {
 
 struct RequestRow {
     uint64_t id = 0;
@@ -108,5 +108,5 @@ class Ledger {
     std::function<void()> m_closed;
 };
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

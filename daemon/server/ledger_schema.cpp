@@ -4,7 +4,7 @@
 
 #include <sqlite3.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 const char *const k_migrations[] = {
@@ -71,4 +71,4 @@ Result<int> ledger_migrate(sqlite3 *db, const std::string &path)
     return Result<int>::ok(version);
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -12,7 +12,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 LogTarget g_target = LogTarget::stderr_stream;
@@ -78,4 +78,4 @@ void log_warn_throttled(const char *key, const char *fmt, ...)
     va_end(ap);
 }
 
-} // namespace xmemd
+} // namespace xmem::server

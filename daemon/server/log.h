@@ -2,7 +2,7 @@
 #ifndef XMEMD_LOG_H
 #define XMEMD_LOG_H
 
-namespace xmemd {
+namespace xmem::server {
 
 enum class LogTarget { stderr_stream, syslog };
 
@@ -14,5 +14,5 @@ void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn_throttled(const char *key, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

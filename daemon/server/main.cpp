@@ -16,7 +16,7 @@
 #include <fstream>
 #include <unistd.h>
 
-using namespace xmemd;
+using namespace xmem::server;
 
 namespace {
 

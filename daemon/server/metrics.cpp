@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 // Seconds; profiles take seconds to minutes, cache hits milliseconds.
@@ -90,4 +90,4 @@ std::string Metrics::prometheus(const Gauges &g) const
     return o.str();
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-namespace xmemd {
+namespace xmem::server {
 
 class Histogram {
   public:
@@ -50,5 +50,5 @@ class Metrics {
     uint64_t m_cache_hits = 0, m_cache_misses = 0;
 };
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

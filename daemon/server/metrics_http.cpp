@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct Scrape {
     uv_tcp_t tcp;
@@ -126,4 +126,4 @@ void MetricsServer::on_connection(uv_stream_t *ls, int status)
         });
 }
 
-} // namespace xmemd
+} // namespace xmem::server

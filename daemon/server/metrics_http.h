@@ -6,7 +6,7 @@
 #include <string>
 #include <uv.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 class Daemon;
 
@@ -28,5 +28,5 @@ class MetricsServer {
     friend struct Scrape;
 };
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

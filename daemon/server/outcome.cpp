@@ -2,7 +2,7 @@
 // never drift apart.
 #include "outcome.h"
 
-namespace xmemd {
+namespace xmem::server {
 
 std::string_view outcome_name(Outcome o)
 {
@@ -45,4 +45,4 @@ bool outcome_is_profile_failure(Outcome o)
     return n >= 10 && n <= 18;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-namespace xmemd {
+namespace xmem::server {
 
 #define XMEMD_OUTCOMES(X)                                                                      \
     X(0, estimated, "estimated")                                                               \
@@ -55,5 +55,5 @@ const Outcome *outcome_all(int *count);
 // Profiles that ran but were stopped by a limit or failed.
 bool outcome_is_profile_failure(Outcome o);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <sstream>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -67,4 +67,4 @@ std::string policy_render_lua(const Policy &p, unsigned daemon_uid)
     return o.str();
 }
 
-} // namespace xmemd
+} // namespace xmem::server

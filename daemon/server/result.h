@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-namespace xmemd {
+namespace xmem::server {
 
 template <class T> class Result {
   public:
@@ -32,5 +32,5 @@ template <class T> class Result {
     std::string m_error;
 };
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -398,4 +398,4 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
     return run;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct SandboxSpec {
     UserIdentity user;
@@ -46,5 +46,5 @@ std::vector<std::string> sandbox_environment(const UserIdentity &u,
 // Runs the child to completion or until a limit/cancel; never throws.
 SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

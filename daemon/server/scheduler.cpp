@@ -1,7 +1,7 @@
 // scheduler.cpp — slot accounting for profiles.
 #include "scheduler.h"
 
-namespace xmemd {
+namespace xmem::server {
 
 void Scheduler::configure(int max_global, int max_per_user, int queue_cap)
 {
@@ -73,4 +73,4 @@ bool Scheduler::remove(EstimateJob *job)
     return false;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -8,7 +8,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct EstimateJob;
 
@@ -37,5 +37,5 @@ class Scheduler {
     std::deque<std::pair<EstimateJob *, uid_t>> m_queue;
 };
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

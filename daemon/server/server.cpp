@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 uint64_t g_conn_serial = 0;
@@ -305,4 +305,4 @@ nlohmann::json Daemon::status_json() const
     return s;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 constexpr uint32_t k_round[64] = {
@@ -120,4 +120,4 @@ std::string sha256_hex(std::string_view s)
     return h.hex();
 }
 
-} // namespace xmemd
+} // namespace xmem::server

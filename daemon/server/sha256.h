@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace xmemd {
+namespace xmem::server {
 
 class Sha256 {
   public:
@@ -29,5 +29,5 @@ class Sha256 {
 
 std::string sha256_hex(std::string_view s);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

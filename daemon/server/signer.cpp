@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <munge.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 std::string decision_payload(const Decision &d)
 {
@@ -40,4 +40,4 @@ Result<std::string> munge_sign(const std::string &payload, const std::string &so
     return Result<std::string>::ok(std::move(out));
 }
 
-} // namespace xmemd
+} // namespace xmem::server

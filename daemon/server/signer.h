@@ -9,7 +9,7 @@
 #include <string>
 #include <sys/types.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct Decision {
     uid_t uid;
@@ -27,5 +27,5 @@ std::string decision_payload(const Decision &d);
 Result<std::string> munge_sign(const std::string &payload, const std::string &socket,
                                int ttl_seconds);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 int g_ready_fd = -1;
@@ -181,4 +181,4 @@ int loop_live_handles(uv_loop_t *loop)
     return n;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

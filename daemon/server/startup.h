@@ -6,7 +6,7 @@
 #include <string>
 #include <uv.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 // Takes an exclusive lock on `path` and writes our pid into it. Refuses when another xmemd
 // holds it, and — unless `force` — when a previous xmemd left it behind (stale). Returns the
@@ -28,5 +28,5 @@ void notify_ready();
 // Counts handles still open on the loop and logs each; 0 means a clean shutdown.
 int loop_live_handles(uv_loop_t *loop);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

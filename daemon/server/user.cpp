@@ -16,7 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 uid_t daemon_euid()
 {
@@ -112,4 +112,4 @@ FsIdentity::~FsIdentity()
     }
 }
 
-} // namespace xmemd
+} // namespace xmem::server

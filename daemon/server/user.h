@@ -9,7 +9,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct UserIdentity {
     uid_t uid = 0;
@@ -48,5 +48,5 @@ class FsIdentity {
     std::vector<gid_t> m_old_groups;
 };
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

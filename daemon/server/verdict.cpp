@@ -10,7 +10,7 @@
 #include <csignal>
 #include <cstring>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -171,4 +171,4 @@ ProfileVerdict profile_verdict(const SandboxRun &r, const SandboxLimits &lim)
     return v;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace xmemd {
+namespace xmem::server {
 
 struct Estimate {
     uint64_t peak_bytes = 0;
@@ -42,5 +42,5 @@ ProfileVerdict profile_verdict(const SandboxRun &run, const SandboxLimits &lim);
 // Parses the profiler's JSON; false with a reason when a required field is missing.
 bool parse_estimate(const std::string &json, Estimate &e, std::string &why);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

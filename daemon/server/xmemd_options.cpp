@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <getopt.h>
 
-namespace xmemd {
+namespace xmem::server {
 
 namespace {
 
@@ -110,4 +110,4 @@ Options options_parse(int argc, char **argv)
     return o;
 }
 
-} // namespace xmemd
+} // namespace xmem::server

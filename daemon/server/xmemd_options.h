@@ -4,10 +4,10 @@
 
 #include "daemon.h"
 
-namespace xmemd {
+namespace xmem::server {
 
 // Parses argv; prints usage/version and exits for --help/--version, or an error and exits 2.
 Options options_parse(int argc, char **argv);
 
-} // namespace xmemd
+} // namespace xmem::server
 #endif

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <set>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 
@@ -221,4 +221,4 @@ Result<GpuSpec> Catalog::find(const std::string &name) const
                                  " (known: " + known + "); add an entry or pick one of these");
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 struct GpuSpec {
     std::string name;                 // catalog name, e.g. "A100-40GB"
@@ -51,4 +51,4 @@ class Catalog {
 // XMEM_SYSCONFDIR/xmem/gpus.yaml. Returns the first that exists (or the explicit one).
 Result<std::string> locate_catalog(const std::string &explicit_path);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 const char *category_name(Category c)
 {
@@ -76,4 +76,4 @@ std::vector<Category> categorize(const Workload &work)
     return out;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 enum class Category : uint8_t {
     weights,
@@ -37,4 +37,4 @@ const char *category_name(Category c);
 // One entry per event: the category of the storage an alloc makes (other kinds: `other`).
 std::vector<Category> categorize(const Workload &work);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

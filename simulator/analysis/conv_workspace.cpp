@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 namespace {
 
 std::vector<std::string_view> split(std::string_view s, char sep)
@@ -141,4 +141,4 @@ uint64_t conv_workspace_bytes(const ConvGeometry &g, uint64_t elem, double facto
     return std::min<uint64_t>(static_cast<uint64_t>(bytes), cap_bytes);
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 // Below this many input channels a convolution gets no large workspace (see above).
 constexpr uint64_t k_conv_min_input_channels = 16;
@@ -52,4 +52,4 @@ std::optional<ConvGeometry> parse_conv_record(std::string_view text);
 uint64_t conv_workspace_bytes(const ConvGeometry &g, uint64_t elem, double factor,
                               uint64_t cap_bytes);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -5,7 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 
@@ -105,4 +105,4 @@ FilterStats drop_cpu_only(Workload &work)
     return stats;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 struct DropCount {
     uint64_t count = 0;
@@ -34,4 +34,4 @@ constexpr uint64_t k_host_scalar_max_bytes = 8; // a 0-d int64/double
 
 FilterStats drop_cpu_only(Workload &work);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

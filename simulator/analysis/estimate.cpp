@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 
@@ -103,4 +103,4 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     return Result<Estimate>::ok(std::move(e));
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -27,7 +27,7 @@
 
 #include <string>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 struct Target {
     GpuSpec gpu;
@@ -61,4 +61,4 @@ struct Estimate {
 
 Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

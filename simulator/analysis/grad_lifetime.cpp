@@ -5,7 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 
@@ -164,4 +164,4 @@ GradStats apply_target_zero_grad(Workload &work, sim::TorchVersion target)
     return stats;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

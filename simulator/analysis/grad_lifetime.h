@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 struct GradStats {
     bool applied = false;
@@ -42,4 +42,4 @@ GradStats apply_target_zero_grad(Workload &work, sim::TorchVersion target);
 // that received one; also used for the parameter sizes by the optimizer pass).
 std::vector<size_t> backward_survivors(const Workload &work, uint32_t iteration);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 uint64_t recommended_limit(uint64_t peak_bytes, uint64_t gpu_total_bytes, double margin)
 {
@@ -17,4 +17,4 @@ uint64_t recommended_limit(uint64_t peak_bytes, uint64_t gpu_total_bytes, double
     return limit;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

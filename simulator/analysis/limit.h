@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 // bench-accuracy (2026-12-02) measured a calib 95th percentile of 0.2 %, dominated by MLPs
 // that xmem reproduces to the MiB; its CNN records ran -4.9 %..+4.0 %, so the margin keeps
@@ -22,4 +22,4 @@ constexpr const char *k_limit_coverage =
 // peak x (1 + margin) rounded up to a MiB; capped at the GPU's memory when the peak fits.
 uint64_t recommended_limit(uint64_t peak_bytes, uint64_t gpu_total_bytes, double margin);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -2,7 +2,7 @@
 
 #include <initializer_list>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 
@@ -122,9 +122,9 @@ bool is_host_scalar_ctx(std::string_view ctx)
                           "aten::_local_scalar_dense", "aten::wrapped_scalar_tensor"});
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 std::string_view outer_call(std::string_view ctx)
 {
@@ -142,4 +142,4 @@ uint64_t OpRunKeys::key(uint64_t ctx)
     return pos->second;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

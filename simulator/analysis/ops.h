@@ -10,7 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 // Last component of the op chain, e.g. "aten::addmm" ("" if none).
 std::string_view innermost_op(std::string_view ctx);
@@ -55,4 +55,4 @@ class OpRunKeys {
     std::unordered_map<std::string, uint64_t> m_by_text;
 };
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

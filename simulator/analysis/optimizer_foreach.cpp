@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 
@@ -157,4 +157,4 @@ ForeachStats apply_target_foreach(Workload &work, sim::TorchVersion target)
     return stats;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -24,7 +24,7 @@
 #include <cstdint>
 #include <string>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 struct ForeachStats {
     bool applied = false;
@@ -39,4 +39,4 @@ ForeachStats apply_target_foreach(Workload &work, sim::TorchVersion target);
 // "Adam" from "...Optimizer.step#Adam.step>aten::add" ("" if none).
 std::string optimizer_class(std::string_view ctx);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -20,7 +20,7 @@
 #define XMEM_SOURCE_DIR ""
 #endif
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 constexpr size_t k_max_small_file = 16u << 20;
@@ -114,4 +114,4 @@ Result<std::string> locate_profiler()
                                      tried[1] + "); build it or pass --trace-in TRACE");
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

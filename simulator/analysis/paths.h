@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 // Directory of the running executable ("" if /proc/self/exe cannot be read).
 std::string self_exe_dir();
@@ -20,4 +20,4 @@ Result<void> read_small_file(const std::string &path, std::string &out);
 // The xmem-profile launcher: next to this executable, else XMEM_LIBEXECDIR.
 Result<std::string> locate_profiler();
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 
@@ -149,4 +149,4 @@ Result<ReplayResult> replay(const Workload &work, const sim::AllocatorConfig &cf
     return r.run();
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 struct IterationPeak {
     uint32_t iteration = 0;
@@ -40,4 +40,4 @@ struct ReplayResult {
 Result<ReplayResult> replay(const Workload &work, const sim::AllocatorConfig &cfg,
                             timeline::TimelineRecorder *timeline);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

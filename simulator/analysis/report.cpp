@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 namespace {
 
@@ -160,4 +160,4 @@ std::string render_human(const Estimate &e, const Timings &t)
     return out;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

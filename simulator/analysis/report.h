@@ -5,7 +5,7 @@
 
 #include <string>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 struct Timings {
     double profile_seconds = 0;
@@ -15,4 +15,4 @@ struct Timings {
 std::string render_json(const Estimate &e, const Timings &t);
 std::string render_human(const Estimate &e, const Timings &t);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -2,7 +2,7 @@
 
 #include "trace/compact_reader.h"
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 std::string_view Workload::ctx_text(uint64_t ctx) const
 {
@@ -92,4 +92,4 @@ TraceEvent make_free(uint64_t id, uint64_t bytes, const TraceEvent &like)
     return ev;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

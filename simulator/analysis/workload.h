@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 using trace::Device;
 using trace::EventKind;
@@ -60,4 +60,4 @@ Result<Workload> load_workload(const std::string &path);
 TraceEvent make_alloc(uint64_t id, uint64_t bytes, uint64_t ctx, const TraceEvent &like);
 TraceEvent make_free(uint64_t id, uint64_t bytes, const TraceEvent &like);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -8,7 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 WorkspacePolicy workspace_policy(sim::TorchVersion target, const GpuSpec &gpu)
 {
@@ -263,4 +263,4 @@ WorkspaceStats add_workspaces(Workload &work, const WorkspacePolicy &policy)
     return ins.stats;
 }
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

@@ -25,7 +25,7 @@
 
 #include <cstdint>
 
-namespace xmem::estimate {
+namespace xmem::analysis {
 
 enum class LtWorkspace : uint8_t { none, transient, persistent };
 
@@ -66,4 +66,4 @@ uint64_t add_input_copies(Workload &work);
 // Inserts the cuBLAS/cuBLASLt/cuDNN allocations of `policy`.
 WorkspaceStats add_workspaces(Workload &work, const WorkspacePolicy &policy);
 
-} // namespace xmem::estimate
+} // namespace xmem::analysis

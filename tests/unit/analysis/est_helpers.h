@@ -21,7 +21,7 @@ extern "C" {
 
 namespace esttest {
 
-using namespace xmem::estimate;
+using namespace xmem::analysis;
 
 constexpr uint64_t KiB = 1024;
 constexpr uint64_t MiB = 1048576;

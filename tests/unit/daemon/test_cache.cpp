@@ -3,7 +3,7 @@
 #include "cmocka.hpp"
 #include "test-list.h"
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static Estimate est(uint64_t peak)
 {

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static std::string g_dir;
 

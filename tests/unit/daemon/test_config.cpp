@@ -8,7 +8,7 @@
 #include <fstream>
 #include <unistd.h>
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static std::string write_tmp(const std::string &text)
 {

@@ -7,7 +7,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static std::string g_path;
 

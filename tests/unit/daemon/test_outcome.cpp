@@ -9,7 +9,7 @@
 #include <regex>
 #include <set>
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static void numbers_are_fixed(void **)
 {

@@ -6,7 +6,7 @@
 #include "signer.h"
 #include "test-list.h"
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static void decision_line(void **)
 {

@@ -3,7 +3,7 @@
 #include "config.h"
 #include "test-list.h"
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static void renders_brief_example(void **)
 {

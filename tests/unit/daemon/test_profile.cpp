@@ -7,7 +7,7 @@
 #include <csignal>
 #include <unistd.h>
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static const char *k_json = R"({"peak_bytes": 100, "limit_bytes": 120, "fits": true,
   "gpu": "A100-40GB", "torch": "2.1", "mode": "fast", "profile_seconds": 1.5,

@@ -3,7 +3,7 @@
 #include "scheduler.h"
 #include "test-list.h"
 
-using namespace xmemd;
+using namespace xmem::server;
 
 static EstimateJob *J(int i) { return reinterpret_cast<EstimateJob *>((uintptr_t)(i * 16)); }
 

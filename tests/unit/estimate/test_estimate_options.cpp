@@ -4,6 +4,7 @@
 #include "est_helpers.h"
 
 using namespace esttest;
+using namespace xmem::estimate;
 
 namespace {
 
