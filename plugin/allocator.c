@@ -29,32 +29,36 @@ extern char **environ;
 
 /* The answer of this submission; one per process. */
 static struct {
-    int done;              /* an estimate was attempted for `value` */
-    int mode;              /* enum xmem_mode that produced the answer */
-    int have;              /* 1 if limit/peak below are valid */
-    int failed;            /* 1 if the estimate failed and on_failure=reject */
+    int done;   /* an estimate was attempted for `value` */
+    int mode;   /* enum xmem_mode that produced the answer */
+    int have;   /* 1 if limit/peak below are valid */
+    int failed; /* 1 if the estimate failed and on_failure=reject */
     uint64_t peak_bytes;
     uint64_t limit_bytes;
     uint64_t gpu_bytes;
     uint64_t request_id;
     char gpu[64];
     char decision[2048];
-    char value[64];        /* normalized --xmem value the answer is for */
+    char value[64]; /* normalized --xmem value the answer is for */
 } ans;
 
 /* Names of the variables, both in the process (for cli_filter) and, through
  * spank_job_control_setenv, in the job's SPANK environment (for job_submit.lua). */
-static const char *const xmem_vars[] = {"XMEM_MODE", "XMEM_LIMIT_MB", "XMEM_PEAK_MB",
-                                        "XMEM_GPU", "XMEM_REQUEST_ID", "XMEM_DECISION",
-                                        "XMEM_ORIGIN", NULL};
+static const char *const xmem_vars[] = {
+    "XMEM_MODE",       "XMEM_LIMIT_MB", "XMEM_PEAK_MB", "XMEM_GPU",
+    "XMEM_REQUEST_ID", "XMEM_DECISION", "XMEM_ORIGIN",  NULL};
 
 static const char *origin_name(int command)
 {
     switch (command) {
-    case XMEM_CMD_SBATCH: return "sbatch";
-    case XMEM_CMD_SALLOC: return "salloc";
-    case XMEM_CMD_SRUN: return "srun";
-    default: return "other";
+    case XMEM_CMD_SBATCH:
+        return "sbatch";
+    case XMEM_CMD_SALLOC:
+        return "salloc";
+    case XMEM_CMD_SRUN:
+        return "srun";
+    default:
+        return "other";
     }
 }
 
@@ -107,7 +111,7 @@ static void join_words(char *const *argv, char *buf, size_t len)
 /* What this submission will profile. */
 struct job_input {
     struct xmem_cmdline cl;
-    char **self_argv;   /* /proc/self/cmdline */
+    char **self_argv; /* /proc/self/cmdline */
     int self_argc;
     char *script_text;  /* batch script or --wrap text */
     char **sbatch_opts; /* "#SBATCH" words of the script */
@@ -232,10 +236,10 @@ static int ask_daemon(struct job_input *in, int mode)
     if (getcwd(cwd, sizeof(cwd)) == NULL)
         snprintf(cwd, sizeof(cwd), "/");
     req.argv = (const char *const *)in->entry;
-    req.script = in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap == NULL &&
-                         in->cl.first_operand >= 0
-                     ? in->self_argv[in->cl.first_operand]
-                     : NULL;
+    req.script =
+        in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap == NULL && in->cl.first_operand >= 0
+            ? in->self_argv[in->cl.first_operand]
+            : NULL;
     req.cwd = in->cl.chdir ? in->cl.chdir : cwd;
     req.env = (const char *const *)environ;
     req.partition = in->cl.partition ? in->cl.partition : getenv("SBATCH_PARTITION");
@@ -266,8 +270,8 @@ static int ask_daemon(struct job_input *in, int mode)
     snprintf(ans.decision, sizeof(ans.decision), "%s", res.decision);
     xmem_size_format(res.peak_bytes, peak, sizeof(peak));
     xmem_size_format(res.limit_bytes, limit, sizeof(limit));
-    slurm_info("xmem: estimate for %s: peak %s, limit %s%s", res.gpu[0] ? res.gpu : "the GPU",
-               peak, limit, res.cached ? " (cached)" : "");
+    slurm_info("xmem: estimate for %s: peak %s, limit %s%s", res.gpu[0] ? res.gpu : "the GPU", peak,
+               limit, res.cached ? " (cached)" : "");
     if (!res.fits)
         slurm_error("xmem: warning: the estimate (%s) does not fit the GPU; the job keeps its "
                     "whole GPU and may run out of memory",

@@ -27,18 +27,86 @@ static const char *const short_with_arg[] = {
 
 /* Long options that take a required argument in sbatch, salloc or srun 22.05. */
 static const char *const long_with_arg[] = {
-    "account", "acctg-freq", "array", "bb", "bbf", "bcast-exclude", "begin", "chdir",
-    "cluster-constraint", "clusters", "comment", "constraint", "core-spec", "cores-per-socket",
-    "cpu-freq", "cpus-per-gpu", "cpus-per-task", "deadline", "delay-boot", "dependency",
-    "distribution", "epilog", "error", "exclude", "export", "export-file", "gid", "gpu-bind",
-    "gpu-freq", "gpus", "gpus-per-node", "gpus-per-socket", "gpus-per-task", "gres",
-    "gres-flags", "het-group", "input", "job-name", "jobid", "licenses", "mail-type",
-    "mail-user", "mcs-label", "mem", "mem-per-cpu", "mem-per-gpu", "mincpus", "mpi", "nodefile",
-    "nodelist", "nodes", "ntasks", "ntasks-per-core", "ntasks-per-node", "ntasks-per-socket",
-    "output", "partition", "power", "priority", "profile", "prolog", "qos", "relative",
-    "reservation", "signal", "slurmd-debug", "sockets-per-node", "switches", "task-epilog",
-    "task-prolog", "thread-spec", "threads", "threads-per-core", "time", "time-min", "tmp",
-    "uid", "wckey", "wrap", NULL,
+    "account",
+    "acctg-freq",
+    "array",
+    "bb",
+    "bbf",
+    "bcast-exclude",
+    "begin",
+    "chdir",
+    "cluster-constraint",
+    "clusters",
+    "comment",
+    "constraint",
+    "core-spec",
+    "cores-per-socket",
+    "cpu-freq",
+    "cpus-per-gpu",
+    "cpus-per-task",
+    "deadline",
+    "delay-boot",
+    "dependency",
+    "distribution",
+    "epilog",
+    "error",
+    "exclude",
+    "export",
+    "export-file",
+    "gid",
+    "gpu-bind",
+    "gpu-freq",
+    "gpus",
+    "gpus-per-node",
+    "gpus-per-socket",
+    "gpus-per-task",
+    "gres",
+    "gres-flags",
+    "het-group",
+    "input",
+    "job-name",
+    "jobid",
+    "licenses",
+    "mail-type",
+    "mail-user",
+    "mcs-label",
+    "mem",
+    "mem-per-cpu",
+    "mem-per-gpu",
+    "mincpus",
+    "mpi",
+    "nodefile",
+    "nodelist",
+    "nodes",
+    "ntasks",
+    "ntasks-per-core",
+    "ntasks-per-node",
+    "ntasks-per-socket",
+    "output",
+    "partition",
+    "power",
+    "priority",
+    "profile",
+    "prolog",
+    "qos",
+    "relative",
+    "reservation",
+    "signal",
+    "slurmd-debug",
+    "sockets-per-node",
+    "switches",
+    "task-epilog",
+    "task-prolog",
+    "thread-spec",
+    "threads",
+    "threads-per-core",
+    "time",
+    "time-min",
+    "tmp",
+    "uid",
+    "wckey",
+    "wrap",
+    NULL,
 };
 
 int xmem_command_kind(const char *argv0)
@@ -151,8 +219,7 @@ static int scan(struct xmem_cmdline *c, int argc, char *const *argv, int from, i
     return 0;
 }
 
-int xmem_cmdline_scan(int argc, char *const *argv, struct xmem_cmdline *c, char *err,
-                      size_t errlen)
+int xmem_cmdline_scan(int argc, char *const *argv, struct xmem_cmdline *c, char *err, size_t errlen)
 {
     memset(c, 0, sizeof(*c));
     c->first_operand = -1;
@@ -182,9 +249,17 @@ void xmem_cmdline_apply_script(struct xmem_cmdline *c, char **script_argv, int n
     memset(&s, 0, sizeof(s));
     s.command = XMEM_CMD_SBATCH;
     if (scan(&s, n + 1, all, 1, &operand, err, sizeof(err)) == 0) {
-#define KEEP(f) if (c->f == NULL) c->f = s.f
-        KEEP(chdir); KEEP(partition); KEEP(gres); KEEP(gpus); KEEP(gpus_per_node);
-        KEEP(gpus_per_task); KEEP(ntasks); KEEP(nodes);
+#define KEEP(f)                                                                                    \
+    if (c->f == NULL)                                                                              \
+    c->f = s.f
+        KEEP(chdir);
+        KEEP(partition);
+        KEEP(gres);
+        KEEP(gpus);
+        KEEP(gpus_per_node);
+        KEEP(gpus_per_task);
+        KEEP(ntasks);
+        KEEP(nodes);
 #undef KEEP
         if (!c->xmem_given && s.xmem_given) {
             c->xmem = s.xmem;

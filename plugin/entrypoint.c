@@ -50,8 +50,8 @@ char **xmem_words_split(const char *line, int *np)
     for (;; p++) {
         char ch = *p;
 
-        if (ch == '\0' || ch == '\n' || ch == ' ' || ch == '\t' ||
-            strchr(";&|<>", ch) != NULL || (ch == '#' && !in_word)) {
+        if (ch == '\0' || ch == '\n' || ch == ' ' || ch == '\t' || strchr(";&|<>", ch) != NULL ||
+            (ch == '#' && !in_word)) {
             if (in_word && push(&argv, &n, word, len) < 0)
                 goto fail;
             in_word = 0;

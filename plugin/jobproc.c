@@ -72,7 +72,8 @@ int xmem_pid_in_job(pid_t pid, uint32_t job_id, pid_t ancestor)
 
     if (pid <= 1)
         return 0;
-    if (read_proc(pid, "cgroup", cgroup, sizeof(cgroup)) == 0 && xmem_cgroup_has_job(cgroup, job_id))
+    if (read_proc(pid, "cgroup", cgroup, sizeof(cgroup)) == 0 &&
+        xmem_cgroup_has_job(cgroup, job_id))
         return 1;
     return ancestor > 1 && descends_from(pid, ancestor);
 }

@@ -53,11 +53,11 @@ struct xmem_sampler {
     struct xmem_sampler_config cfg;
     pthread_t thread;
     pthread_mutex_t mutex;
-    pthread_cond_t wake;    /* CLOCK_MONOTONIC */
-    int stop;               /* set by xmem_sampler_stop */
-    int samples;            /* successful samples */
-    uint64_t peak;          /* largest sum seen, bytes */
-    char why[256];          /* why nothing was measured, for a debug line */
+    pthread_cond_t wake; /* CLOCK_MONOTONIC */
+    int stop;            /* set by xmem_sampler_stop */
+    int samples;         /* successful samples */
+    uint64_t peak;       /* largest sum seen, bytes */
+    char why[256];       /* why nothing was measured, for a debug line */
 };
 
 static int nvml_open(struct nvml_api *api, const char *path, char *why, size_t len)
@@ -193,8 +193,8 @@ static void pin_self(void)
         dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
-int xmem_sampler_start(const struct xmem_sampler_config *cfg, struct xmem_sampler **out,
-                       char *err, size_t errlen)
+int xmem_sampler_start(const struct xmem_sampler_config *cfg, struct xmem_sampler **out, char *err,
+                       size_t errlen)
 {
     struct xmem_sampler *s = calloc(1, sizeof(*s));
     pthread_condattr_t attr;
@@ -254,8 +254,10 @@ int xmem_sampler_stop(struct xmem_sampler *s, int timeout_ms, uint64_t *peak, ch
     if (join_within(s->thread, timeout_ms) != 0) {
         /* NVML is stuck: leave the thread (and s, which it uses) to the end of slurmstepd. */
         pthread_detach(s->thread);
-        snprintf(why, whylen, "xmem: NVML did not answer within %d ms; GPU memory is not "
-                 "measured", timeout_ms);
+        snprintf(why, whylen,
+                 "xmem: NVML did not answer within %d ms; GPU memory is not "
+                 "measured",
+                 timeout_ms);
         return 0;
     }
     /* Zero means no process of the job was seen, which is no measurement of it. */
@@ -264,8 +266,7 @@ int xmem_sampler_stop(struct xmem_sampler *s, int timeout_ms, uint64_t *peak, ch
     if (s->why[0] != '\0')
         snprintf(why, whylen, "%s", s->why);
     else if (!measured)
-        snprintf(why, whylen, "xmem: NVML saw no GPU memory of the job in %d samples",
-                 s->samples);
+        snprintf(why, whylen, "xmem: NVML saw no GPU memory of the job in %d samples", s->samples);
     pthread_cond_destroy(&s->wake);
     pthread_mutex_destroy(&s->mutex);
     free(s);

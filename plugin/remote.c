@@ -32,7 +32,7 @@
 
 static struct {
     time_t start;
-    int worst_exit;  /* largest task exit code; 128+signal for a killed task */
+    int worst_exit; /* largest task exit code; 128+signal for a killed task */
     int saw_task;
     int sampler_tried;
     struct xmem_sampler *sampler; /* NULL: not sampling */
@@ -218,8 +218,8 @@ int xmem__remote_exit(spank_t sp)
         return 0;
     if (spank_get_item(sp, S_JOB_ID, &job.job_id) != ESPANK_SUCCESS)
         return 0;
-    if (xmem_job_info_query(xmem__settings.scontrol, job.job_id,
-                            XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &info, err, sizeof(err)) < 0)
+    if (xmem_job_info_query(xmem__settings.scontrol, job.job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS,
+                            &info, err, sizeof(err)) < 0)
         slurm_info("xmem: job %" PRIu32 ": output not scanned for CUDA OOM: %s", job.job_id, err);
     if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
         job.cuda_oom = output_shows_oom(&info, uid);
@@ -228,8 +228,8 @@ int xmem__remote_exit(spank_t sp)
     job.partition = info.partition;
     job.exit_status = step.worst_exit;
     job.elapsed_seconds = (uint64_t)(time(NULL) - step.start);
-    if (xmem_client_job_end(xmem__settings.socket, XMEM_PLUGIN_JOB_END_TIMEOUT_S * 1000, &job,
-                            err, sizeof(err)) != 0)
+    if (xmem_client_job_end(xmem__settings.socket, XMEM_PLUGIN_JOB_END_TIMEOUT_S * 1000, &job, err,
+                            sizeof(err)) != 0)
         slurm_info("xmem: job %" PRIu32 " end not recorded: %s", job.job_id, err);
     return 0; /* accounting never fails a job */
 }

@@ -118,8 +118,7 @@ int xmem_run_capture(char *const argv[], int deadline_ms, char *out, size_t outl
     pipefd[1] = -1;
     if (drain(pipefd[0], deadline, out, outlen, &used) < 0) {
         reap(pid, 0); /* kills it now */
-        snprintf(err, errlen, "xmem: %s did not finish within %d ms; killed", argv[0],
-                 deadline_ms);
+        snprintf(err, errlen, "xmem: %s did not finish within %d ms; killed", argv[0], deadline_ms);
         goto out;
     }
     out[used] = '\0';

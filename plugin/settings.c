@@ -22,15 +22,15 @@ struct key_choice {
 
 static const struct key_choice on_failure_choices[] = {
     {"keep", XMEM_ON_FAILURE_KEEP}, {"reject", XMEM_ON_FAILURE_REJECT}, {NULL, 0}};
-static const struct key_choice bool_choices[] = {
-    {"0", 0}, {"1", 1}, {"no", 0}, {"yes", 1}, {"false", 0}, {"true", 1}, {NULL, 0}};
+static const struct key_choice bool_choices[] = {{"0", 0},     {"1", 1},    {"no", 0}, {"yes", 1},
+                                                 {"false", 0}, {"true", 1}, {NULL, 0}};
 
 static const struct key {
     const char *name;
     enum key_type type;
     size_t offset;
-    size_t size;                     /* KEY_PATH, KEY_LIB: the field's size */
-    long min, max;                   /* KEY_INT */
+    size_t size;                      /* KEY_PATH, KEY_LIB: the field's size */
+    long min, max;                    /* KEY_INT */
     const struct key_choice *choices; /* KEY_ENUM */
 } keys[] = {
 #define FIELD(f) offsetof(struct xmem_settings, f), sizeof(((struct xmem_settings *)0)->f)
@@ -100,8 +100,10 @@ bad:
                  k->name, v, k->size - 1);
         break;
     case KEY_LIB:
-        snprintf(err, errlen, "xmem: %s: invalid value: %s (off, a library file name or an "
-                 "absolute path, at most %zu bytes)", k->name, v, k->size - 1);
+        snprintf(err, errlen,
+                 "xmem: %s: invalid value: %s (off, a library file name or an "
+                 "absolute path, at most %zu bytes)",
+                 k->name, v, k->size - 1);
         break;
     case KEY_INT:
         snprintf(err, errlen, "xmem: %s: invalid value: %s (an integer from %ld to %ld)", k->name,

@@ -22,11 +22,16 @@ static const struct {
 const char *xmem_mode_name(int mode)
 {
     switch (mode) {
-    case XMEM_MODE_OFF: return "off";
-    case XMEM_MODE_AUTO: return "auto";
-    case XMEM_MODE_CHECK: return "check";
-    case XMEM_MODE_BUDGET: return "budget";
-    default: return "unset";
+    case XMEM_MODE_OFF:
+        return "off";
+    case XMEM_MODE_AUTO:
+        return "auto";
+    case XMEM_MODE_CHECK:
+        return "check";
+    case XMEM_MODE_BUDGET:
+        return "budget";
+    default:
+        return "unset";
     }
 }
 
@@ -43,11 +48,20 @@ int xmem_size_parse(const char *s, uint64_t *bytes)
         return -1;
     if (*end != '\0') {
         switch (toupper((unsigned char)*end)) {
-        case 'K': mult = 1024.0; break;
-        case 'M': mult = 1024.0 * 1024.0; break;
-        case 'G': mult = 1024.0 * 1024.0 * 1024.0; break;
-        case 'T': mult = 1024.0 * 1024.0 * 1024.0 * 1024.0; break;
-        default: return -1;
+        case 'K':
+            mult = 1024.0;
+            break;
+        case 'M':
+            mult = 1024.0 * 1024.0;
+            break;
+        case 'G':
+            mult = 1024.0 * 1024.0 * 1024.0;
+            break;
+        case 'T':
+            mult = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+            break;
+        default:
+            return -1;
         }
         end++;
         /* K, KB, KiB (always binary: GPU memory is) */

@@ -22,14 +22,14 @@ enum xmem_on_failure {
 };
 
 struct xmem_settings {
-    char socket[108];      /* socket=PATH */
-    int timeout_s;         /* timeout=SECONDS: deadline of an estimate */
-    int on_failure;        /* on_failure=keep|reject */
-    int iterations;        /* iterations=N: optimizer steps to profile, 0 = daemon default */
-    int verbose;           /* verbose=0|1: say more in sbatch */
-    char nvml[256];        /* nvml=PATH|off: the NVML library slurmstepd samples */
-    int nvml_interval_ms;  /* nvml_interval_ms=N: time between two samples */
-    char scontrol[256];    /* scontrol=PATH: finds the job's output files at its end */
+    char socket[108];     /* socket=PATH */
+    int timeout_s;        /* timeout=SECONDS: deadline of an estimate */
+    int on_failure;       /* on_failure=keep|reject */
+    int iterations;       /* iterations=N: optimizer steps to profile, 0 = daemon default */
+    int verbose;          /* verbose=0|1: say more in sbatch */
+    char nvml[256];       /* nvml=PATH|off: the NVML library slurmstepd samples */
+    int nvml_interval_ms; /* nvml_interval_ms=N: time between two samples */
+    char scontrol[256];   /* scontrol=PATH: finds the job's output files at its end */
 };
 
 void xmem_settings_init(struct xmem_settings *s);
@@ -47,8 +47,8 @@ enum xmem_mode {
 };
 
 struct xmem_value {
-    int mode;               /* enum xmem_mode */
-    uint64_t budget_bytes;  /* XMEM_MODE_BUDGET only */
+    int mode;              /* enum xmem_mode */
+    uint64_t budget_bytes; /* XMEM_MODE_BUDGET only */
 };
 
 /* Parses an --xmem argument; NULL (bare --xmem) means auto. */
@@ -66,19 +66,19 @@ enum xmem_command { XMEM_CMD_SBATCH, XMEM_CMD_SALLOC, XMEM_CMD_SRUN, XMEM_CMD_OT
 
 /* What xmem needs from a sbatch/salloc/srun command line. Pointers point into argv. */
 struct xmem_cmdline {
-    int command;             /* enum xmem_command */
-    const char *xmem;        /* last --xmem value: "" for bare --xmem, NULL if absent */
-    int xmem_given;          /* 1 if --xmem appears */
-    const char *wrap;        /* sbatch --wrap */
-    const char *chdir;       /* -D/--chdir */
-    const char *partition;   /* -p/--partition */
-    const char *gres;        /* --gres (last) */
-    const char *gpus;        /* -G/--gpus */
+    int command;           /* enum xmem_command */
+    const char *xmem;      /* last --xmem value: "" for bare --xmem, NULL if absent */
+    int xmem_given;        /* 1 if --xmem appears */
+    const char *wrap;      /* sbatch --wrap */
+    const char *chdir;     /* -D/--chdir */
+    const char *partition; /* -p/--partition */
+    const char *gres;      /* --gres (last) */
+    const char *gpus;      /* -G/--gpus */
     const char *gpus_per_node;
     const char *gpus_per_task;
-    const char *ntasks;      /* -n/--ntasks */
-    const char *nodes;       /* -N/--nodes */
-    int first_operand;       /* index in argv of the script/command, or -1 */
+    const char *ntasks; /* -n/--ntasks */
+    const char *nodes;  /* -N/--nodes */
+    int first_operand;  /* index in argv of the script/command, or -1 */
 };
 
 int xmem_command_kind(const char *argv0);
@@ -117,10 +117,10 @@ char **xmem_script_sbatch_options(const char *text, int *n);
 /* ---- GPU request classification (classify.c) ---------------------------------------------- */
 
 enum xmem_request_kind {
-    XMEM_REQ_NONE = 0,     /* no GPU asked for */
-    XMEM_REQ_SINGLE = 1,   /* exactly one GPU on one node: version 1 rewrites these */
-    XMEM_REQ_MULTI = 2,    /* several GPUs, tasks or nodes: left unchanged */
-    XMEM_REQ_SHARED = 3,   /* already a shard/mps request: left unchanged */
+    XMEM_REQ_NONE = 0,   /* no GPU asked for */
+    XMEM_REQ_SINGLE = 1, /* exactly one GPU on one node: version 1 rewrites these */
+    XMEM_REQ_MULTI = 2,  /* several GPUs, tasks or nodes: left unchanged */
+    XMEM_REQ_SHARED = 3, /* already a shard/mps request: left unchanged */
 };
 int xmem_request_classify(const struct xmem_cmdline *c, char *why, size_t whylen);
 
@@ -162,12 +162,12 @@ struct xmem_sampler_config {
     char library[256]; /* dlopen name or path of libnvidia-ml */
     int interval_ms;
     uint32_t job_id;
-    pid_t ancestor;    /* this slurmstepd */
+    pid_t ancestor; /* this slurmstepd */
 };
 struct xmem_sampler;
 /* Starts the sampler thread; it opens NVML itself, so a slow nvmlInit delays no task. */
-int xmem_sampler_start(const struct xmem_sampler_config *cfg, struct xmem_sampler **s,
-                       char *err, size_t errlen);
+int xmem_sampler_start(const struct xmem_sampler_config *cfg, struct xmem_sampler **s, char *err,
+                       size_t errlen);
 /* Stops and joins it (at most timeout_ms) and frees it. Returns 1 and the peak in bytes
  * when something was measured, else 0 with the reason in why. */
 int xmem_sampler_stop(struct xmem_sampler *s, int timeout_ms, uint64_t *peak, char *why,

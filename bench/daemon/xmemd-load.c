@@ -42,12 +42,10 @@ static double now_s(void)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    static const struct option lo[] = {{"cwd", required_argument, NULL, 'w'},
-                                       {"gpu", required_argument, NULL, 'g'},
-                                       {"partition", required_argument, NULL, 'p'},
-                                       {"deadline", required_argument, NULL, 'd'},
-                                       {"iterations", required_argument, NULL, 'i'},
-                                       {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {
+        {"cwd", required_argument, NULL, 'w'},        {"gpu", required_argument, NULL, 'g'},
+        {"partition", required_argument, NULL, 'p'},  {"deadline", required_argument, NULL, 'd'},
+        {"iterations", required_argument, NULL, 'i'}, {NULL, 0, NULL, 0}};
     static char cwd[4096];
     int c;
     o->cwd = getcwd(cwd, sizeof(cwd));
@@ -56,16 +54,35 @@ static int parse(int argc, char **argv, struct opts *o)
     o->c = 1;
     while ((c = getopt_long(argc, argv, "n:c:k:r:", lo, NULL)) != -1) {
         switch (c) {
-        case 'w': o->cwd = optarg; break;
-        case 'g': o->gpu = optarg; break;
-        case 'p': o->partition = optarg; break;
-        case 'd': o->deadline = atoi(optarg); break;
-        case 'i': o->iterations = atoi(optarg); break;
-        case 'n': o->n = atoi(optarg); break;
-        case 'c': o->c = atoi(optarg); break;
-        case 'k': o->k = atoi(optarg); break;
-        case 'r': o->rate = atof(optarg); break;
-        default: return -1;
+        case 'w':
+            o->cwd = optarg;
+            break;
+        case 'g':
+            o->gpu = optarg;
+            break;
+        case 'p':
+            o->partition = optarg;
+            break;
+        case 'd':
+            o->deadline = atoi(optarg);
+            break;
+        case 'i':
+            o->iterations = atoi(optarg);
+            break;
+        case 'n':
+            o->n = atoi(optarg);
+            break;
+        case 'c':
+            o->c = atoi(optarg);
+            break;
+        case 'k':
+            o->k = atoi(optarg);
+            break;
+        case 'r':
+            o->rate = atof(optarg);
+            break;
+        default:
+            return -1;
         }
     }
     o->argv = argv + optind;
@@ -91,9 +108,12 @@ static int one(const struct opts *o, int variant, struct xmem_estimate_result *r
     }
     args[n] = NULL;
     extern char **environ;
-    struct xmem_estimate_request req = {.argv = args, .cwd = o->cwd,
-                                        .env = (const char *const *)environ, .gpu = o->gpu,
-                                        .partition = o->partition, .iterations = o->iterations};
+    struct xmem_estimate_request req = {.argv = args,
+                                        .cwd = o->cwd,
+                                        .env = (const char *const *)environ,
+                                        .gpu = o->gpu,
+                                        .partition = o->partition,
+                                        .iterations = o->iterations};
     return xmem_client_estimate(o->sock, o->deadline, &req, res, err, errlen);
 }
 
@@ -168,8 +188,8 @@ static int cmd_load(const struct opts *o)
     qsort(s.lat, (size_t)o->n, sizeof(double), cmp);
     printf("requests=%d\nclients=%d\nseconds=%.3f\nrps=%.0f\np50_ms=%.2f\np99_ms=%.2f\n"
            "max_ms=%.2f\ncached=%d\n",
-           o->n, o->c, secs, o->n / secs, s.lat[o->n / 2] * 1000,
-           s.lat[(int)(o->n * 0.99)] * 1000, s.lat[o->n - 1] * 1000, atomic_load(&s.cached));
+           o->n, o->c, secs, o->n / secs, s.lat[o->n / 2] * 1000, s.lat[(int)(o->n * 0.99)] * 1000,
+           s.lat[o->n - 1] * 1000, atomic_load(&s.cached));
     for (int i = 0; i < 8; i++)
         if (atomic_load(&s.by_rc[i]))
             printf("rc%d=%d\n", -i, atomic_load(&s.by_rc[i]));

@@ -11,7 +11,8 @@
 
 #include "allocator/allocator.h"
 
-namespace xmem::bench {
+namespace xmem::bench
+{
 
 struct TraceShape {
     int layers = 48;
@@ -20,21 +21,22 @@ struct TraceShape {
 };
 
 struct ReplayCounts {
-    uint64_t events = 0;  // malloc + free + record_stream calls
+    uint64_t events = 0; // malloc + free + record_stream calls
     uint64_t mallocs = 0;
     uint64_t frees = 0;
     uint64_t ooms = 0;
     uint64_t iterations = 0;
 };
 
-class TrainingTrace {
-public:
-    explicit TrainingTrace(const TraceShape& shape);
+class TrainingTrace
+{
+  public:
+    explicit TrainingTrace(const TraceShape &shape);
     // Replays whole iterations until at least `events` events were issued; frees everything
     // at the end so the run finishes with allocated_bytes = 0.
-    ReplayCounts replay(sim::DeviceCachingAllocator& alloc, uint64_t events) const;
+    ReplayCounts replay(sim::DeviceCachingAllocator &alloc, uint64_t events) const;
 
-private:
+  private:
     struct Layer {
         std::vector<uint64_t> activations;
         uint64_t temporary;
@@ -45,4 +47,4 @@ private:
     uint64_t m_batch_bytes;
 };
 
-}  // namespace xmem::bench
+} // namespace xmem::bench

@@ -13,11 +13,12 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: xmem status [--socket PATH] [--json] [--timeout MS]\n"
-                 "Show xmemd's queue, in-flight profiles and counters.\n"
-                 "  -s, --socket PATH   xmemd socket [$XMEM_SOCKET or %s]\n"
-                 "  -j, --json          print the raw JSON reply\n"
-                 "  -t, --timeout MS    give up after MS milliseconds [5000]\n",
+    fprintf(out,
+            "Usage: xmem status [--socket PATH] [--json] [--timeout MS]\n"
+            "Show xmemd's queue, in-flight profiles and counters.\n"
+            "  -s, --socket PATH   xmemd socket [$XMEM_SOCKET or %s]\n"
+            "  -j, --json          print the raw JSON reply\n"
+            "  -t, --timeout MS    give up after MS milliseconds [5000]\n",
             XMEM_DEFAULT_SOCKET);
 }
 

@@ -21,8 +21,13 @@ enum {
 };
 
 /* Environment variables that change what a profile sees; the daemon re-filters anyway. */
-static const char *const relevant_env[] = {"PATH", "PYTHONPATH", "VIRTUAL_ENV", "CONDA_PREFIX",
-                                           "LD_LIBRARY_PATH", "PYTORCH_CUDA_ALLOC_CONF", NULL};
+static const char *const relevant_env[] = {"PATH",
+                                           "PYTHONPATH",
+                                           "VIRTUAL_ENV",
+                                           "CONDA_PREFIX",
+                                           "LD_LIBRARY_PATH",
+                                           "PYTORCH_CUDA_ALLOC_CONF",
+                                           NULL};
 
 static int env_relevant(const char *kv, size_t *keylen)
 {
@@ -114,8 +119,10 @@ static int parse_reply(const char *socket_path, const char *text, json_object **
     if (!o || !json_object_is_type(o, json_type_object) ||
         !json_object_object_get_ex(o, "outcome", NULL)) {
         json_object_put(o);
-        xmem__seterr(err, errlen, "xmem: malformed reply from xmemd at %s (not a JSON object "
-                     "with an outcome; client and daemon versions differ?)", socket_path);
+        xmem__seterr(err, errlen,
+                     "xmem: malformed reply from xmemd at %s (not a JSON object "
+                     "with an outcome; client and daemon versions differ?)",
+                     socket_path);
         return XMEM_CLIENT_EPROTO;
     }
     *out = o;
@@ -139,8 +146,8 @@ static void fill_result(json_object *o, struct xmem_estimate_result *res)
 }
 
 int xmem_client_estimate(const char *socket_path, int deadline_ms,
-                         const struct xmem_estimate_request *req,
-                         struct xmem_estimate_result *res, char *err, size_t errlen)
+                         const struct xmem_estimate_request *req, struct xmem_estimate_result *res,
+                         char *err, size_t errlen)
 {
     char *reply = NULL;
     json_object *o = NULL;
@@ -148,7 +155,8 @@ int xmem_client_estimate(const char *socket_path, int deadline_ms,
 
     if (!socket_path || !req || !res || !req->argv || !req->argv[0] || !req->cwd ||
         deadline_ms <= 0) {
-        xmem__seterr(err, errlen, "xmem: estimate needs a socket path, argv, a working "
+        xmem__seterr(err, errlen,
+                     "xmem: estimate needs a socket path, argv, a working "
                      "directory and a positive deadline");
         return XMEM_CLIENT_EINVAL;
     }
@@ -157,8 +165,8 @@ int xmem_client_estimate(const char *socket_path, int deadline_ms,
     json_object *body = estimate_body(req, deadline_ms);
     size_t len;
     const char *text = json_object_to_json_string_length(body, JSON_C_TO_STRING_PLAIN, &len);
-    rc = xmem__exchange(socket_path, deadline_ms, XMEM_MSG_ESTIMATE, text, len, &reply, err,
-                        errlen);
+    rc =
+        xmem__exchange(socket_path, deadline_ms, XMEM_MSG_ESTIMATE, text, len, &reply, err, errlen);
     json_object_put(body);
     if (rc < 0)
         goto out;
@@ -223,7 +231,8 @@ int xmem_client_job_end(const char *socket_path, int deadline_ms, const struct x
                         char *err, size_t errlen)
 {
     if (!socket_path || !job || deadline_ms <= 0) {
-        xmem__seterr(err, errlen, "xmem: job_end needs a socket path, a job and a positive "
+        xmem__seterr(err, errlen,
+                     "xmem: job_end needs a socket path, a job and a positive "
                      "deadline");
         return XMEM_CLIENT_EINVAL;
     }
@@ -234,14 +243,15 @@ int xmem_client_job_end(const char *socket_path, int deadline_ms, const struct x
     return rc < 0 ? rc : 0;
 }
 
-int xmem_client_query(const char *socket_path, int deadline_ms, const char *type,
-                      char **json_out, char *err, size_t errlen)
+int xmem_client_query(const char *socket_path, int deadline_ms, const char *type, char **json_out,
+                      char *err, size_t errlen)
 {
     uint16_t t;
     if (json_out)
         *json_out = NULL;
     if (!socket_path || !type || !json_out || deadline_ms <= 0) {
-        xmem__seterr(err, errlen, "xmem: query needs a socket path, a type, an output pointer "
+        xmem__seterr(err, errlen,
+                     "xmem: query needs a socket path, a type, an output pointer "
                      "and a positive deadline");
         return XMEM_CLIENT_EINVAL;
     }

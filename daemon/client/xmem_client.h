@@ -31,46 +31,47 @@ enum xmem_client_error {
 };
 
 struct xmem_estimate_request {
-    const char *const *argv; /* entrypoint command, NULL-terminated, e.g. {"python3","train.py",NULL} */
-    const char *script;      /* batch script the entrypoint came from (for the ledger), or NULL */
-    const char *cwd;         /* working directory of the job */
-    const char *const *env;  /* "KEY=VALUE" strings, NULL-terminated; the daemon keeps only the
-                                ones that matter (PATH, PYTHONPATH, VIRTUAL_ENV, CONDA_PREFIX,
-                                LD_LIBRARY_PATH, PYTORCH_CUDA_ALLOC_CONF) */
-    const char *gpu;         /* GPU catalog name, or NULL for the partition's / site default */
-    const char *partition;   /* Slurm partition, or NULL */
-    const char *torch;       /* target PyTorch version, or NULL for the site default */
-    int iterations;          /* optimizer steps to profile; 0 = default */
-    int check_only;          /* 1: --xmem=check, report only */
+    const char *const
+        *argv;          /* entrypoint command, NULL-terminated, e.g. {"python3","train.py",NULL} */
+    const char *script; /* batch script the entrypoint came from (for the ledger), or NULL */
+    const char *cwd;    /* working directory of the job */
+    const char *const *env; /* "KEY=VALUE" strings, NULL-terminated; the daemon keeps only the
+                               ones that matter (PATH, PYTHONPATH, VIRTUAL_ENV, CONDA_PREFIX,
+                               LD_LIBRARY_PATH, PYTORCH_CUDA_ALLOC_CONF) */
+    const char *gpu;        /* GPU catalog name, or NULL for the partition's / site default */
+    const char *partition;  /* Slurm partition, or NULL */
+    const char *torch;      /* target PyTorch version, or NULL for the site default */
+    int iterations;         /* optimizer steps to profile; 0 = default */
+    int check_only;         /* 1: --xmem=check, report only */
 };
 
 struct xmem_estimate_result {
-    int outcome;              /* numbered outcome code (docs/outcomes.md); 0 = estimated */
-    char outcome_name[64];    /* e.g. "estimated", "profile_timeout" */
-    uint64_t peak_bytes;      /* what nvidia-smi would show for the process */
-    uint64_t limit_bytes;     /* recommended hard limit */
-    uint64_t gpu_memory_bytes;/* capacity of the GPU estimated for */
-    int fits;                 /* 1 if limit_bytes fits the GPU */
-    int cached;               /* 1 if answered from the cache */
-    uint64_t request_id;      /* ledger row id */
+    int outcome;               /* numbered outcome code (docs/outcomes.md); 0 = estimated */
+    char outcome_name[64];     /* e.g. "estimated", "profile_timeout" */
+    uint64_t peak_bytes;       /* what nvidia-smi would show for the process */
+    uint64_t limit_bytes;      /* recommended hard limit */
+    uint64_t gpu_memory_bytes; /* capacity of the GPU estimated for */
+    int fits;                  /* 1 if limit_bytes fits the GPU */
+    int cached;                /* 1 if answered from the cache */
+    uint64_t request_id;       /* ledger row id */
     char gpu[64];
     char entrypoint[512];
-    char decision[2048];      /* MUNGE credential signing the decision; "" when none */
-    char message[512];        /* one line for the user */
+    char decision[2048]; /* MUNGE credential signing the decision; "" when none */
+    char message[512];   /* one line for the user */
 };
 
 /* Ask for an estimate. On XMEM_CLIENT_EREFUSED the result carries the outcome and message. */
 int xmem_client_estimate(const char *socket_path, int deadline_ms,
-                         const struct xmem_estimate_request *req,
-                         struct xmem_estimate_result *res, char *err, size_t errlen);
+                         const struct xmem_estimate_request *req, struct xmem_estimate_result *res,
+                         char *err, size_t errlen);
 
 /* A finished job, as slurmstepd saw it (docs/protocol.md, job_end). Zero-initialise it and
  * fill what is known: NULL strings and has_measured_peak = 0 are sent as absent (NULL in the
  * ledger), so a field added later never needs a caller to change. */
 struct xmem_job_end {
-    uint64_t request_id;          /* the estimate the job ran under */
+    uint64_t request_id; /* the estimate the job ran under */
     uint32_t job_id;
-    int exit_status;              /* largest task exit code; 128+signal for a killed task */
+    int exit_status; /* largest task exit code; 128+signal for a killed task */
     uint64_t elapsed_seconds;
     int cuda_oom;                 /* 1: the job's output shows a CUDA out-of-memory error */
     const char *account;          /* Slurm account, or NULL */
@@ -84,8 +85,8 @@ int xmem_client_job_end(const char *socket_path, int deadline_ms, const struct x
                         char *err, size_t errlen);
 
 /* status / stats: *json_out is malloc'd, caller frees. type is "status" or "stats". */
-int xmem_client_query(const char *socket_path, int deadline_ms, const char *type,
-                      char **json_out, char *err, size_t errlen);
+int xmem_client_query(const char *socket_path, int deadline_ms, const char *type, char **json_out,
+                      char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -85,11 +85,12 @@ static int connect_socket(const char *path, int64_t deadline, int *out, char *er
         if (e == EAGAIN) {
             xmem__seterr(err, errlen,
                          "xmem: xmemd at %s accepts no connection before the deadline "
-                         "(overloaded? retry later)", path);
+                         "(overloaded? retry later)",
+                         path);
             return XMEM_CLIENT_ETIMEDOUT;
         }
-        xmem__seterr(err, errlen, "xmem: cannot reach xmemd at %s: %s (is xmemd running?)",
-                     path, strerror(e));
+        xmem__seterr(err, errlen, "xmem: cannot reach xmemd at %s: %s (is xmemd running?)", path,
+                     strerror(e));
         return XMEM_CLIENT_EUNREACH;
     }
     *out = fd;
@@ -149,13 +150,16 @@ static void io_error(int rc, const char *path, int deadline_ms, const char *what
     if (rc == XMEM_CLIENT_ETIMEDOUT)
         xmem__seterr(err, errlen,
                      "xmem: xmemd at %s did not answer within %d ms (overloaded or profiling "
-                     "a slow entrypoint? raise the deadline)", path, deadline_ms);
+                     "a slow entrypoint? raise the deadline)",
+                     path, deadline_ms);
     else if (rc == XMEM_CLIENT_EPROTO)
-        xmem__seterr(err, errlen, "xmem: xmemd at %s closed the connection while %s "
-                     "(see the xmemd log)", path, what);
+        xmem__seterr(err, errlen,
+                     "xmem: xmemd at %s closed the connection while %s "
+                     "(see the xmemd log)",
+                     path, what);
     else
-        xmem__seterr(err, errlen, "xmem: lost the connection to xmemd at %s while %s: %s",
-                     path, what, strerror(errno));
+        xmem__seterr(err, errlen, "xmem: lost the connection to xmemd at %s while %s: %s", path,
+                     what, strerror(errno));
 }
 
 int xmem__exchange(const char *socket_path, int deadline_ms, uint16_t type, const char *body,
@@ -169,9 +173,10 @@ int xmem__exchange(const char *socket_path, int deadline_ms, uint16_t type, cons
 
     *reply = NULL;
     if (body_len > XMEM_MAX_REQUEST_BYTES) {
-        xmem__seterr(err, errlen, "xmem: request of %zu bytes exceeds the protocol limit of "
-                     "%u bytes (shorten argv or the environment)", body_len,
-                     XMEM_MAX_REQUEST_BYTES);
+        xmem__seterr(err, errlen,
+                     "xmem: request of %zu bytes exceeds the protocol limit of "
+                     "%u bytes (shorten argv or the environment)",
+                     body_len, XMEM_MAX_REQUEST_BYTES);
         return XMEM_CLIENT_EINVAL;
     }
     rc = connect_socket(socket_path, deadline, &fd, err, errlen);

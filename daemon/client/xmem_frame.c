@@ -20,7 +20,10 @@ static uint32_t get32(const uint8_t *p)
     return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)((p[0] << 8) | p[1]); }
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)((p[0] << 8) | p[1]);
+}
 
 void xmem_frame_encode(uint8_t out[XMEM_FRAME_HEADER_SIZE], uint16_t type, uint32_t length)
 {

@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace xmem::estimate {
+namespace xmem::estimate
+{
 
-namespace {
+namespace
+{
 
 enum class Arg { none, text, count, fraction };
 
@@ -16,11 +18,11 @@ struct OptionSpec {
 };
 
 const OptionSpec k_options[] = {
-    {"--gpu", Arg::text},       {"--torch", Arg::text},       {"--alloc-conf", Arg::text},
-    {"--iterations", Arg::count}, {"--json", Arg::none},      {"--timeline", Arg::text},
-    {"--trace-in", Arg::text},  {"--keep-trace", Arg::text},  {"--catalog", Arg::text},
-    {"--threads", Arg::count},  {"--timeout", Arg::count},    {"--margin", Arg::fraction},
-    {"--mode", Arg::text},      {"--help", Arg::none},        {"-h", Arg::none},
+    {"--gpu", Arg::text},         {"--torch", Arg::text},      {"--alloc-conf", Arg::text},
+    {"--iterations", Arg::count}, {"--json", Arg::none},       {"--timeline", Arg::text},
+    {"--trace-in", Arg::text},    {"--keep-trace", Arg::text}, {"--catalog", Arg::text},
+    {"--threads", Arg::count},    {"--timeout", Arg::count},   {"--margin", Arg::fraction},
+    {"--mode", Arg::text},        {"--help", Arg::none},       {"-h", Arg::none},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -37,7 +39,8 @@ Result<unsigned> parse_count(const std::string &opt, const std::string &v)
     char *end = nullptr;
     unsigned long n = std::strtoul(v.c_str(), &end, 10);
     if (v.empty() || *end || errno || n == 0 || n > 100000 || v[0] == '-')
-        return Result<unsigned>::fail("xmem: " + opt + ": expected a whole number >= 1, got '" + v + "'");
+        return Result<unsigned>::fail("xmem: " + opt + ": expected a whole number >= 1, got '" + v +
+                                      "'");
     return Result<unsigned>::ok(static_cast<unsigned>(n));
 }
 
@@ -46,36 +49,51 @@ Result<double> parse_fraction(const std::string &opt, const std::string &v)
     char *end = nullptr;
     double f = std::strtod(v.c_str(), &end);
     if (v.empty() || *end || !(f >= 0.0 && f <= 1.0))
-        return Result<double>::fail("xmem: " + opt + ": expected a fraction in [0, 1] such as 0.05, got '" + v + "'");
+        return Result<double>::fail(
+            "xmem: " + opt + ": expected a fraction in [0, 1] such as 0.05, got '" + v + "'");
     return Result<double>::ok(f);
 }
 
 Result<void> apply(EstimateOptions &o, const std::string &name, const std::string &v)
 {
-    if (name == "--gpu") o.gpu = v;
-    else if (name == "--torch") o.torch = v;
-    else if (name == "--alloc-conf") o.alloc_conf = v;
-    else if (name == "--timeline") o.timeline_out = v;
-    else if (name == "--trace-in") o.trace_in = v;
-    else if (name == "--keep-trace") o.keep_trace = v;
-    else if (name == "--catalog") o.catalog = v;
-    else if (name == "--json") o.json = true;
+    if (name == "--gpu")
+        o.gpu = v;
+    else if (name == "--torch")
+        o.torch = v;
+    else if (name == "--alloc-conf")
+        o.alloc_conf = v;
+    else if (name == "--timeline")
+        o.timeline_out = v;
+    else if (name == "--trace-in")
+        o.trace_in = v;
+    else if (name == "--keep-trace")
+        o.keep_trace = v;
+    else if (name == "--catalog")
+        o.catalog = v;
+    else if (name == "--json")
+        o.json = true;
     else if (name == "--mode") {
         if (v != "fast" && v != "exact" && v != "auto")
-            return Result<void>::fail("xmem: --mode: expected fast, exact or auto, got '" + v + "'");
+            return Result<void>::fail("xmem: --mode: expected fast, exact or auto, got '" + v +
+                                      "'");
         o.mode = v;
-    }
-    else if (name == "--help" || name == "-h") o.help = true;
+    } else if (name == "--help" || name == "-h")
+        o.help = true;
     else if (name == "--margin") {
         auto f = parse_fraction(name, v);
-        if (!f.ok()) return Result<void>::fail(f.error());
+        if (!f.ok())
+            return Result<void>::fail(f.error());
         o.margin = f.value();
     } else {
         auto n = parse_count(name, v);
-        if (!n.ok()) return Result<void>::fail(n.error());
-        if (name == "--iterations") o.iterations = n.value();
-        else if (name == "--threads") o.threads = n.value();
-        else o.timeout_seconds = n.value();
+        if (!n.ok())
+            return Result<void>::fail(n.error());
+        if (name == "--iterations")
+            o.iterations = n.value();
+        else if (name == "--threads")
+            o.threads = n.value();
+        else
+            o.timeout_seconds = n.value();
     }
     return Result<void>::success();
 }
@@ -116,7 +134,8 @@ Result<EstimateOptions> parse_options(int argc, char **argv)
         }
         const OptionSpec *spec = find_option(name);
         if (!spec)
-            return R::fail("xmem: " + a + ": unknown option (see xmem estimate --help); put the "
+            return R::fail("xmem: " + a +
+                           ": unknown option (see xmem estimate --help); put the "
                            "training command after --");
         if (spec->arg != Arg::none && !inline_value) {
             if (i + 1 >= argc)

@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::estimate
+{
 
 struct EstimateOptions {
     std::string gpu = "A100-40GB";
@@ -20,9 +21,9 @@ struct EstimateOptions {
     std::string trace_in;
     std::string keep_trace;
     std::string catalog;
-    unsigned threads = 0;          // 0 = the profiler's default
-    unsigned timeout_seconds = 0;  // 0 = the profiler's default
-    std::optional<double> margin;  // overrides k_limit_margin
+    unsigned threads = 0;         // 0 = the profiler's default
+    unsigned timeout_seconds = 0; // 0 = the profiler's default
+    std::optional<double> margin; // overrides k_limit_margin
     std::vector<std::string> command;
     // Which capture profiles the command (docs/fast-mode.md): "fast" (xmem-profile-fast,
     // meta tensors), "exact" (xmem-profile, real CPU run), "auto" (fast, else exact).

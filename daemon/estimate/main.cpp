@@ -17,7 +17,8 @@
 #include <exception>
 #include <unistd.h>
 
-namespace {
+namespace
+{
 
 using namespace xmem;
 using namespace xmem::estimate;
@@ -78,7 +79,8 @@ Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
     req.profiler = exact.substr(0, exact.rfind('/') + 1) + "xmem-profile-fast";
     if (!is_executable(req.profiler)) {
         if (o.mode == "fast")
-            return Result<void>::fail("xmem: --mode fast: " + req.profiler + ": not found (rebuild xmem)");
+            return Result<void>::fail("xmem: --mode fast: " + req.profiler +
+                                      ": not found (rebuild xmem)");
         req.profiler = exact;
         return run_profiler(req);
     }
@@ -110,7 +112,8 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
         out = tmp.value();
         is_temp = true;
     }
-    ProfileRequest req{profiler.value(), out, o.iterations, o.threads, o.timeout_seconds, o.command};
+    ProfileRequest req{profiler.value(),  out,      o.iterations, o.threads,
+                       o.timeout_seconds, o.command};
     auto ran = run_profile_mode(o, req);
     if (!ran.ok()) {
         if (is_temp)
@@ -123,7 +126,8 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
 Result<void> write_timeline(const EstimateOptions &o, const Estimate &e,
                             const timeline::TimelineRecorder &tl)
 {
-    timeline::PageText text{"xmem estimate: " + (o.trace_in.empty() ? o.command.back() : o.trace_in),
+    timeline::PageText text{"xmem estimate: " +
+                                (o.trace_in.empty() ? o.command.back() : o.trace_in),
                             e.target.gpu.name + ", torch " + e.target.torch.str() + ", peak " +
                                 trace::format_bytes(e.peak_bytes)};
     auto w = timeline::write_timeline_html(tl, text, o.timeline_out);
@@ -153,7 +157,8 @@ int run(const EstimateOptions &o)
     if (!work.ok())
         return fail(work.error().message);
     timeline::TimelineRecorder tl;
-    auto est = analyze(std::move(work.value()), target.value(), o.timeline_out.empty() ? nullptr : &tl);
+    auto est =
+        analyze(std::move(work.value()), target.value(), o.timeline_out.empty() ? nullptr : &tl);
     if (!est.ok())
         return fail(est.error().message);
     t.analyze_seconds = seconds_since(analyze_start);

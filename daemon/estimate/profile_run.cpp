@@ -7,9 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace xmem::estimate {
+namespace xmem::estimate
+{
 
-namespace {
+namespace
+{
 
 std::vector<std::string> profiler_argv(const ProfileRequest &req)
 {
@@ -39,7 +41,8 @@ Result<void> run_profiler(const ProfileRequest &req, int *exit_status)
     cargs.push_back(nullptr);
     pid_t pid = fork();
     if (pid < 0)
-        return Result<void>::fail(std::string("xmem: cannot start xmem-profile: fork: ") + std::strerror(errno));
+        return Result<void>::fail(std::string("xmem: cannot start xmem-profile: fork: ") +
+                                  std::strerror(errno));
     if (pid == 0) {
         execv(cargs[0], cargs.data());
         std::fprintf(stderr, "xmem: %s: cannot run: %s\n", cargs[0], std::strerror(errno));
@@ -48,7 +51,8 @@ Result<void> run_profiler(const ProfileRequest &req, int *exit_status)
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR)
-            return Result<void>::fail(std::string("xmem: waiting for xmem-profile: ") + std::strerror(errno));
+            return Result<void>::fail(std::string("xmem: waiting for xmem-profile: ") +
+                                      std::strerror(errno));
     }
     if (exit_status)
         *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -67,8 +71,9 @@ Result<std::string> make_temp_trace_path()
     std::string path = std::string(dir && *dir ? dir : "/tmp") + "/xmem-estimate-XXXXXX";
     int fd = mkstemp(path.data());
     if (fd < 0)
-        return Result<std::string>::fail("xmem: cannot create a temporary trace file " + path + ": " +
-                                          std::strerror(errno) + "; set TMPDIR to a writable directory");
+        return Result<std::string>::fail("xmem: cannot create a temporary trace file " + path +
+                                         ": " + std::strerror(errno) +
+                                         "; set TMPDIR to a writable directory");
     close(fd);
     return Result<std::string>::ok(path);
 }

@@ -6,13 +6,14 @@
 #include <string>
 #include <vector>
 
-namespace xmem::estimate {
+namespace xmem::estimate
+{
 
 struct ProfileRequest {
-    std::string profiler;       // path of xmem-profile
-    std::string trace_out;      // where the trace goes
+    std::string profiler;  // path of xmem-profile
+    std::string trace_out; // where the trace goes
     unsigned steps = 3;
-    unsigned threads = 0;       // 0: profiler default
+    unsigned threads = 0; // 0: profiler default
     unsigned timeout_seconds = 0;
     std::vector<std::string> command;
 };

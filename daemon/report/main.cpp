@@ -13,7 +13,8 @@
 
 using namespace xmem_report;
 
-namespace {
+namespace
+{
 const char *const k_usage =
     "usage: xmem report [--db PATH] [--config PATH] [--catalog gpus.yaml]\n"
     "                   [--since DATE] [--until DATE] [--by user|account|partition|gpu]\n"
@@ -33,9 +34,9 @@ std::string find_catalog(const std::string &given)
     if (!given.empty())
         return given;
     const char *env = std::getenv("XMEM_CATALOG");
-    for (std::string p : {std::string(env ? env : ""),
-                          std::string(XMEM_SOURCE_DIR) + "/etc/gpus.yaml",
-                          std::string(XMEM_SYSCONFDIR) + "/xmem/gpus.yaml"})
+    for (std::string p :
+         {std::string(env ? env : ""), std::string(XMEM_SOURCE_DIR) + "/etc/gpus.yaml",
+          std::string(XMEM_SYSCONFDIR) + "/xmem/gpus.yaml"})
         if (is_file(p))
             return p;
     return "";
@@ -44,10 +45,14 @@ std::string find_catalog(const std::string &given)
 std::string render(const Report &r)
 {
     switch (r.opt.format) {
-    case Format::csv: return render_csv(r);
-    case Format::json: return render_json(r);
-    case Format::html: return render_html(r);
-    case Format::table: break;
+    case Format::csv:
+        return render_csv(r);
+    case Format::json:
+        return render_json(r);
+    case Format::html:
+        return render_html(r);
+    case Format::table:
+        break;
     }
     return render_table(r);
 }

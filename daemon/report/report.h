@@ -12,18 +12,19 @@
 #include <string>
 #include <vector>
 
-namespace xmem_report {
+namespace xmem_report
+{
 
 // One finished job joined with the decision it ran under.
 struct JobRecord {
     int64_t ts = 0; // when the job ended (ledger seconds)
     uint64_t job_id = 0;
     std::string user, account, partition, gpu;
-    uint64_t capacity_bytes = 0;  // one whole GPU of this model (0: not in the catalog)
-    uint64_t estimate_bytes = 0;  // the simulator's peak
-    uint64_t granted_bytes = 0;   // the limit the job was held to
+    uint64_t capacity_bytes = 0;            // one whole GPU of this model (0: not in the catalog)
+    uint64_t estimate_bytes = 0;            // the simulator's peak
+    uint64_t granted_bytes = 0;             // the limit the job was held to
     std::optional<uint64_t> measured_bytes; // NVML peak, where the node had NVML
-    bool packed = false;          // ran on a share (estimated, fits, not --xmem=check)
+    bool packed = false;                    // ran on a share (estimated, fits, not --xmem=check)
     int exit_status = 0;
     uint64_t elapsed_seconds = 0;
     bool cuda_oom = false;
@@ -44,13 +45,13 @@ enum class GroupBy { user, account, partition, gpu };
 enum class Format { table, csv, json, html };
 
 struct Options {
-    std::string db;            // empty: from the daemon's config
+    std::string db; // empty: from the daemon's config
     std::string config = "/etc/slurm/xmem.yaml";
-    std::string catalog;       // empty: found next to the config or the executable
+    std::string catalog;                 // empty: found next to the config or the executable
     std::optional<int64_t> since, until; // [since, until) in seconds since the epoch
     GroupBy by = GroupBy::user;
     Format format = Format::table;
-    std::string output;        // empty: stdout
+    std::string output; // empty: stdout
 };
 
 struct Report {

@@ -6,9 +6,11 @@
 #include <cstring>
 #include <ctime>
 
-namespace xmem_report {
+namespace xmem_report
+{
 
-namespace {
+namespace
+{
 bool all_digits(const std::string &s, size_t from, size_t n)
 {
     if (from + n > s.size())
@@ -19,7 +21,10 @@ bool all_digits(const std::string &s, size_t from, size_t n)
     return true;
 }
 
-int num(const std::string &s, size_t from, size_t n) { return std::stoi(s.substr(from, n)); }
+int num(const std::string &s, size_t from, size_t n)
+{
+    return std::stoi(s.substr(from, n));
+}
 } // namespace
 
 std::optional<int64_t> parse_date(const std::string &s, bool end_of_day)
@@ -28,7 +33,8 @@ std::optional<int64_t> parse_date(const std::string &s, bool end_of_day)
     if (!all_digits(s, 0, 4) || s.size() < 10 || s[4] != '-' || !all_digits(s, 5, 2) ||
         s[7] != '-' || !all_digits(s, 8, 2))
         return std::nullopt;
-    struct tm t {};
+    struct tm t {
+    };
     t.tm_year = num(s, 0, 4) - 1900;
     t.tm_mon = num(s, 5, 2) - 1;
     t.tm_mday = num(s, 8, 2);
@@ -57,7 +63,8 @@ std::optional<int64_t> parse_date(const std::string &s, bool end_of_day)
 std::string format_day(int64_t ts)
 {
     time_t t = (time_t)ts;
-    struct tm tm {};
+    struct tm tm {
+    };
     gmtime_r(&t, &tm);
     char buf[16];
     strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
@@ -66,30 +73,42 @@ std::string format_day(int64_t ts)
 
 std::optional<GroupBy> parse_group(const std::string &s)
 {
-    if (s == "user") return GroupBy::user;
-    if (s == "account") return GroupBy::account;
-    if (s == "partition") return GroupBy::partition;
-    if (s == "gpu") return GroupBy::gpu;
+    if (s == "user")
+        return GroupBy::user;
+    if (s == "account")
+        return GroupBy::account;
+    if (s == "partition")
+        return GroupBy::partition;
+    if (s == "gpu")
+        return GroupBy::gpu;
     return std::nullopt;
 }
 
 const char *group_name(GroupBy g)
 {
     switch (g) {
-    case GroupBy::user: return "user";
-    case GroupBy::account: return "account";
-    case GroupBy::partition: return "partition";
-    case GroupBy::gpu: return "gpu";
+    case GroupBy::user:
+        return "user";
+    case GroupBy::account:
+        return "account";
+    case GroupBy::partition:
+        return "partition";
+    case GroupBy::gpu:
+        return "gpu";
     }
     return "user";
 }
 
 std::optional<Format> parse_format(const std::string &s)
 {
-    if (s == "table") return Format::table;
-    if (s == "csv") return Format::csv;
-    if (s == "json") return Format::json;
-    if (s == "html") return Format::html;
+    if (s == "table")
+        return Format::table;
+    if (s == "csv")
+        return Format::csv;
+    if (s == "json")
+        return Format::json;
+    if (s == "html")
+        return Format::html;
     return std::nullopt;
 }
 
@@ -111,10 +130,14 @@ std::optional<std::string> parse_args(int argc, char **argv, Options &opt)
             val = argv[++i];
         else
             return "xmem: report: " + name + " needs a value";
-        if (name == "--db") opt.db = val;
-        else if (name == "--config") opt.config = val;
-        else if (name == "--catalog") opt.catalog = val;
-        else if (name == "-o" || name == "--output") opt.output = val;
+        if (name == "--db")
+            opt.db = val;
+        else if (name == "--config")
+            opt.config = val;
+        else if (name == "--catalog")
+            opt.catalog = val;
+        else if (name == "-o" || name == "--output")
+            opt.output = val;
         else if (name == "--since" || name == "--until") {
             auto ts = parse_date(val, name == "--until");
             if (!ts)
@@ -211,11 +234,21 @@ std::string json_string(const std::string &s)
     std::string out = "\"";
     for (unsigned char c : s) {
         switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
         default:
             if (c < 0x20) {
                 char buf[8];
@@ -234,12 +267,23 @@ std::string html_escape(const std::string &s)
     std::string out;
     for (char c : s) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        case '\'': out += "&#39;"; break;
-        default: out += c;
+        case '&':
+            out += "&amp;";
+            break;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        case '\'':
+            out += "&#39;";
+            break;
+        default:
+            out += c;
         }
     }
     return out;

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace xmem_report {
+namespace xmem_report
+{
 
-namespace {
+namespace
+{
 std::string fixed(double v, int digits)
 {
     char buf[64];
@@ -23,8 +25,8 @@ std::string bars(const std::string &id, const std::map<std::string, Totals> &gro
     for (const auto &[k, t] : groups)
         top = std::max(top, t.gpu_hours_freed);
     int h = 24 * (int)groups.size() + 10;
-    std::string s = "<svg id=\"" + id + "\" width=\"640\" height=\"" + std::to_string(h) +
-                    "\" role=\"img\">";
+    std::string s =
+        "<svg id=\"" + id + "\" width=\"640\" height=\"" + std::to_string(h) + "\" role=\"img\">";
     int y = 5;
     for (const auto &[k, t] : groups) {
         double w = top > 0 ? 400.0 * t.gpu_hours_freed / top : 0;
@@ -56,17 +58,20 @@ std::string over_time(const std::map<std::string, double> &per_day)
         double x = 40 + (n > 1 ? 580.0 * (double)i / (double)(n - 1) : 290);
         double y = 200 - (total > 0 ? 180.0 * run / total : 0);
         pts += fixed(x, 1) + "," + fixed(y, 1) + " ";
-        s += "<circle class=\"day\" data-day=\"" + d + "\" data-gpu-hours-freed=\"" +
-             fixed(h, 6) + "\" cx=\"" + fixed(x, 1) + "\" cy=\"" + fixed(y, 1) +
+        s += "<circle class=\"day\" data-day=\"" + d + "\" data-gpu-hours-freed=\"" + fixed(h, 6) +
+             "\" cx=\"" + fixed(x, 1) + "\" cy=\"" + fixed(y, 1) +
              "\" r=\"3\" fill=\"#2a9d55\"><title>" + d + ": " + fixed(run, 3) +
              " GPU-h</title></circle>";
         i++;
     }
     if (!per_day.empty())
-        s += "<text x=\"40\" y=\"215\">" + per_day.begin()->first + "</text><text x=\"540\" "
-             "y=\"215\">" + per_day.rbegin()->first + "</text><text x=\"0\" y=\"16\">" +
-             fixed(total, 3) + " GPU-h</text>";
-    return s + "<polyline points=\"" + pts + "\" fill=\"none\" stroke=\"#2a9d55\"></polyline></svg>";
+        s += "<text x=\"40\" y=\"215\">" + per_day.begin()->first +
+             "</text><text x=\"540\" "
+             "y=\"215\">" +
+             per_day.rbegin()->first + "</text><text x=\"0\" y=\"16\">" + fixed(total, 3) +
+             " GPU-h</text>";
+    return s + "<polyline points=\"" + pts +
+           "\" fill=\"none\" stroke=\"#2a9d55\"></polyline></svg>";
 }
 
 // Estimate (x) against measured peak (y), GiB, with the diagonal.
@@ -81,7 +86,8 @@ std::string scatter(const std::vector<std::pair<double, double>> &pts)
         s += "<circle class=\"point\" cx=\"" + fixed(20 + 280 * e / top, 1) + "\" cy=\"" +
              fixed(300 - 280 * m / top, 1) + "\" r=\"3\" fill=\"#d8703b\"></circle>";
     s += "<text x=\"180\" y=\"316\">estimate &#8594;</text>"
-         "<text x=\"0\" y=\"12\">measured &#8593; (max " + fixed(top, 1) + " GiB)</text>";
+         "<text x=\"0\" y=\"12\">measured &#8593; (max " +
+         fixed(top, 1) + " GiB)</text>";
     if (pts.empty())
         s += "<text x=\"40\" y=\"160\">no measured peaks (no NVML on the nodes)</text>";
     return s + "</svg>";

@@ -10,9 +10,11 @@
 #include <fstream>
 #include <regex>
 
-namespace xmem_report {
+namespace xmem_report
+{
 
-namespace {
+namespace
+{
 std::string trim(std::string s)
 {
     size_t hash = s.find(" #");
@@ -135,11 +137,10 @@ std::optional<std::string> load_jobs(const Options &opt,
     // read-only, the ledger may still be at an older schema: then the columns are NULL.
     std::string account = has_column(db, "jobs", "account") ? "j.account" : "NULL";
     std::string partition = has_column(db, "jobs", "partition") ? "j.partition" : "NULL";
-    std::string sql =
-        "SELECT j.ts, j.job_id, r.user, " + account + ", " + partition +
-        ", r.options, r.gpu, r.peak_bytes, r.limit_bytes, r.outcome, r.fits,"
-        " j.measured_peak_bytes, j.exit_status, j.elapsed_seconds, j.cuda_oom"
-        " FROM jobs j JOIN requests r ON r.id = j.request_id ORDER BY j.ts";
+    std::string sql = "SELECT j.ts, j.job_id, r.user, " + account + ", " + partition +
+                      ", r.options, r.gpu, r.peak_bytes, r.limit_bytes, r.outcome, r.fits,"
+                      " j.measured_peak_bytes, j.exit_status, j.elapsed_seconds, j.cuda_oom"
+                      " FROM jobs j JOIN requests r ON r.id = j.request_id ORDER BY j.ts";
     sqlite3_stmt *st = nullptr;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
         err = "xmem: report: " + opt.db + ": " + sqlite3_errmsg(db);

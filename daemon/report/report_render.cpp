@@ -3,9 +3,11 @@
 
 #include <cstdio>
 
-namespace xmem_report {
+namespace xmem_report
+{
 
-namespace {
+namespace
+{
 constexpr double k_gib = 1073741824.0;
 
 std::string fixed(double v, int digits)
@@ -31,25 +33,23 @@ std::vector<std::string> figures(const Totals &t)
 }
 
 const std::vector<std::string> k_columns = {
-    "jobs", "packed", "failed", "oom_after_packing", "requested_gib", "granted_gib",
-    "estimated_gib", "measured_gib", "gpu_hours_freed", "estimate_error_pct"};
+    "jobs",        "packed",        "failed",       "oom_after_packing", "requested_gib",
+    "granted_gib", "estimated_gib", "measured_gib", "gpu_hours_freed",   "estimate_error_pct"};
 
 std::string totals_json(const Totals &t)
 {
-    std::string s = "{\"jobs\":" + std::to_string(t.jobs) +
-                    ",\"packed\":" + std::to_string(t.packed) +
-                    ",\"failed\":" + std::to_string(t.failed) +
-                    ",\"oom_after_packing\":" + std::to_string(t.oom_after_packing) +
-                    ",\"requested_gib\":" + fixed(t.requested_bytes / k_gib, 3) +
-                    ",\"granted_gib\":" + fixed(t.granted_bytes / k_gib, 3) +
-                    ",\"estimated_gib\":" + fixed(t.estimated_bytes / k_gib, 3) +
-                    ",\"measured_jobs\":" + std::to_string(t.measured_jobs) +
-                    ",\"measured_gib\":" +
-                    (t.measured_jobs ? fixed(t.measured_bytes / k_gib, 3) : "null") +
-                    ",\"gpu_hours_freed\":" + fixed(t.gpu_hours_freed, 6) +
-                    ",\"elapsed_hours\":" + fixed(t.elapsed_hours, 6) +
-                    ",\"estimate_error_pct\":" +
-                    (t.measured_jobs ? fixed(100.0 * t.mean_abs_error(), 2) : "null") + "}";
+    std::string s =
+        "{\"jobs\":" + std::to_string(t.jobs) + ",\"packed\":" + std::to_string(t.packed) +
+        ",\"failed\":" + std::to_string(t.failed) +
+        ",\"oom_after_packing\":" + std::to_string(t.oom_after_packing) +
+        ",\"requested_gib\":" + fixed(t.requested_bytes / k_gib, 3) +
+        ",\"granted_gib\":" + fixed(t.granted_bytes / k_gib, 3) +
+        ",\"estimated_gib\":" + fixed(t.estimated_bytes / k_gib, 3) +
+        ",\"measured_jobs\":" + std::to_string(t.measured_jobs) +
+        ",\"measured_gib\":" + (t.measured_jobs ? fixed(t.measured_bytes / k_gib, 3) : "null") +
+        ",\"gpu_hours_freed\":" + fixed(t.gpu_hours_freed, 6) +
+        ",\"elapsed_hours\":" + fixed(t.elapsed_hours, 6) + ",\"estimate_error_pct\":" +
+        (t.measured_jobs ? fixed(100.0 * t.mean_abs_error(), 2) : "null") + "}";
     return s;
 }
 } // namespace

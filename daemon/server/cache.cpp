@@ -1,7 +1,8 @@
 // cache.cpp — LRU list + hash map; expired entries are dropped when touched or evicted.
 #include "cache.h"
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 void Cache::configure(int ttl_seconds, int max_entries)
 {

@@ -11,9 +11,11 @@
 #include <string>
 #include <unordered_map>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-class Cache {
+class Cache
+{
   public:
     Cache(int ttl_seconds, int max_entries) { configure(ttl_seconds, max_entries); }
     void configure(int ttl_seconds, int max_entries);

@@ -14,9 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
 // Bounds on what the key reads: a training script and its helpers are small; a "module" of
 // megabytes is data, and hashing it would let one request stall a worker thread.
@@ -76,7 +78,10 @@ std::mutex g_facts_mutex;
 std::unordered_map<std::string, FileFacts> g_facts; // by path, as the request named it
 std::atomic<uint64_t> g_files_hashed{0};
 
-int64_t ns_of(const struct timespec &t) { return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec; }
+int64_t ns_of(const struct timespec &t)
+{
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
 
 bool settled(const FileStamp &s)
 {
@@ -142,7 +147,10 @@ int file_facts(const std::string &path, FileFacts &out)
     return 0;
 }
 
-bool is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+bool is_ident_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
 
 std::string first_component(const std::string &dotted)
 {
@@ -189,8 +197,8 @@ std::vector<std::string> python_imports(const std::string &src)
             std::size_t p = 0;
             while (p < rest.size()) {
                 std::size_t comma = rest.find(',', p);
-                std::string item = rest.substr(p, comma == std::string::npos ? std::string::npos
-                                                                             : comma - p);
+                std::string item =
+                    rest.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
                 auto s = item.find_first_not_of(" \t(");
                 if (s != std::string::npos) {
                     std::string m = first_component(item.substr(s));
@@ -239,7 +247,7 @@ Result<std::string> cache_key(const KeyInputs &in)
     int e = file_facts(script, facts);
     if (e != 0)
         return Result<std::string>::failure("xmem: cannot read the entrypoint " + script + ": " +
-                                         strerror(e) + " (it must be a file you can read)");
+                                            strerror(e) + " (it must be a file you can read)");
     h.field(script);
     h.field(facts.digest);
     // Sibling modules, transitively, each once, in discovery order (deterministic).
@@ -264,6 +272,9 @@ Result<std::string> cache_key(const KeyInputs &in)
     return Result<std::string>::ok(h.hex());
 }
 
-uint64_t cache_key_files_hashed() { return g_files_hashed.load(); }
+uint64_t cache_key_files_hashed()
+{
+    return g_files_hashed.load();
+}
 
 } // namespace xmem::server

@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct KeyInputs {
     std::vector<std::string> argv;

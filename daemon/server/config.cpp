@@ -16,9 +16,11 @@
 #include <functional>
 #include <sstream>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
 struct ConfigError {
     int line; // 1-based; 0 = no position
@@ -51,8 +53,9 @@ long long integer(const YAML::Node &n, const std::string &key, long long lo, lon
     if (used == 0 || used != s.size())
         fail(n, key, "invalid integer: " + s);
     if (v < lo || v > hi)
-        fail(n, key, "out of range: " + s + " (allowed " + std::to_string(lo) + ".." +
-                         std::to_string(hi) + ")");
+        fail(n, key,
+             "out of range: " + s + " (allowed " + std::to_string(lo) + ".." + std::to_string(hi) +
+                 ")");
     return v;
 }
 
@@ -177,17 +180,16 @@ void parse_policy(const YAML::Node &n, const std::string &key, Policy &p)
 
 void parse_limits(const YAML::Node &n, const std::string &key, SandboxLimits &l)
 {
-    walk(n, key,
-         {{"address_space_mb",
-           [&](auto &v, auto &k) { l.address_space_mb = integer(v, k, 64, 1LL << 30); }},
-          {"cpu_seconds", [&](auto &v, auto &k) { l.cpu_seconds = (int)integer(v, k, 1, 86400); }},
-          {"processes", [&](auto &v, auto &k) { l.processes = (int)integer(v, k, 1, 1 << 20); }},
-          {"file_size_mb",
-           [&](auto &v, auto &k) { l.file_size_mb = integer(v, k, 1, 1LL << 30); }},
-          {"wall_seconds",
-           [&](auto &v, auto &k) { l.wall_seconds = (int)integer(v, k, 1, 86400); }},
-          {"nice", [&](auto &v, auto &k) { l.nice = (int)integer(v, k, 0, 19); }},
-          {"output_kb", [&](auto &v, auto &k) { l.output_kb = integer(v, k, 1, 65536); }}});
+    walk(
+        n, key,
+        {{"address_space_mb",
+          [&](auto &v, auto &k) { l.address_space_mb = integer(v, k, 64, 1LL << 30); }},
+         {"cpu_seconds", [&](auto &v, auto &k) { l.cpu_seconds = (int)integer(v, k, 1, 86400); }},
+         {"processes", [&](auto &v, auto &k) { l.processes = (int)integer(v, k, 1, 1 << 20); }},
+         {"file_size_mb", [&](auto &v, auto &k) { l.file_size_mb = integer(v, k, 1, 1LL << 30); }},
+         {"wall_seconds", [&](auto &v, auto &k) { l.wall_seconds = (int)integer(v, k, 1, 86400); }},
+         {"nice", [&](auto &v, auto &k) { l.nice = (int)integer(v, k, 0, 19); }},
+         {"output_kb", [&](auto &v, auto &k) { l.output_kb = integer(v, k, 1, 65536); }}});
 }
 
 void parse_top(const YAML::Node &root, Config &c)
@@ -268,7 +270,7 @@ Config config_defaults()
     c.max_per_user = k_default_max_per_user;
     c.queue_size = k_default_queue_size;
     c.max_connections = k_default_max_connections;
-    c.limits = {k_default_address_space_mb, k_default_cpu_seconds, k_default_processes,
+    c.limits = {k_default_address_space_mb, k_default_cpu_seconds,  k_default_processes,
                 k_default_file_size_mb,     k_default_wall_seconds, k_default_nice,
                 k_default_output_kb};
     c.cache_ttl_seconds = k_default_cache_ttl;
@@ -280,8 +282,8 @@ Result<Config> config_load(const std::string &file)
 {
     std::ifstream in(file);
     if (!in)
-        return Result<Config>::failure(file + ": cannot read the config: " +
-                                    std::string(strerror(errno)));
+        return Result<Config>::failure(file +
+                                       ": cannot read the config: " + std::string(strerror(errno)));
     std::stringstream text;
     text << in.rdbuf();
     Config c = config_defaults();
@@ -293,10 +295,10 @@ Result<Config> config_load(const std::string &file)
             parse_top(root, c);
     } catch (const ConfigError &e) {
         return Result<Config>::failure(file + ":" + std::to_string(e.line) + ": " + e.key + ": " +
-                                    e.what);
+                                       e.what);
     } catch (const YAML::Exception &e) {
         return Result<Config>::failure(file + ":" + std::to_string(e.mark.line + 1) +
-                                    ": (syntax): " + e.msg);
+                                       ": (syntax): " + e.msg);
     }
     return Result<Config>::ok(std::move(c));
 }

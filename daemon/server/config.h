@@ -13,7 +13,8 @@
 #include <utility>
 #include <vector>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct SandboxLimits {
     uint64_t address_space_mb;
@@ -48,8 +49,8 @@ struct Config {
     std::string socket;
     std::string lockfile;
     std::string database;
-    std::string munge_socket; // "" = libmunge's default
-    std::string log;          // "stderr" or "syslog"
+    std::string munge_socket;   // "" = libmunge's default
+    std::string log;            // "stderr" or "syslog"
     std::string metrics_listen; // "" = off; "HOST:PORT"
     std::vector<std::string> profiler;
     std::string torch; // "" = let the profiler choose

@@ -10,9 +10,11 @@
 
 #include <cstring>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
 struct WriteReq {
     uv_write_t req;
@@ -37,8 +39,10 @@ void on_timeout(uv_timer_t *t)
     if (c->answered || c->job) {
         // Reply not drained (client never reads) — or, for a job, cannot happen: the timer is
         // stopped while a request is in progress.
-        log_warn_throttled("write-timeout", "closing a connection from uid %u whose client "
-                           "does not read its reply", (unsigned)c->peer.uid);
+        log_warn_throttled("write-timeout",
+                           "closing a connection from uid %u whose client "
+                           "does not read its reply",
+                           (unsigned)c->peer.uid);
         conn_close(c);
         return;
     }
@@ -85,8 +89,9 @@ bool try_frame(Conn *c)
     if (c->buf.size() < c->hdr.length)
         return false;
     if (c->buf.size() > c->hdr.length) {
-        refuse_frame(c, Outcome::bad_frame, "xmem: bytes after the frame (one request per "
-                                            "connection)");
+        refuse_frame(c, Outcome::bad_frame,
+                     "xmem: bytes after the frame (one request per "
+                     "connection)");
         return true;
     }
     uv_read_stop(reinterpret_cast<uv_stream_t *>(&c->pipe));

@@ -24,7 +24,8 @@
 #include <string>
 #include <uv.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct Options {
     std::string config_path;
@@ -61,7 +62,8 @@ struct Conn {
     uint64_t serial = 0; // tells a Conn from a later one allocated at the same address
 };
 
-class Daemon {
+class Daemon
+{
   public:
     Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts);
     ~Daemon();

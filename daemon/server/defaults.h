@@ -7,7 +7,8 @@
 
 #include <cstdint>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 // key: socket. Under systemd's RuntimeDirectory=xmem, created 0755 root:root.
 constexpr const char *k_default_socket = "/run/xmem/xmemd.sock";

@@ -7,7 +7,8 @@
 #include <optional>
 #include <stdexcept>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 void refuse_frame(Conn *c, Outcome o, const std::string &message)
 {
@@ -29,7 +30,8 @@ void refuse_frame(Conn *c, Outcome o, const std::string &message)
     d->ledger().append(std::move(row), nullptr);
 }
 
-namespace {
+namespace
+{
 
 // A Slurm account or partition name as slurmstepd saw it: optional (absent or null = NULL in
 // the ledger), a string of at most 64 printable bytes, since it ends up in reports and HTML.
@@ -64,8 +66,8 @@ void handle_job_end(Conn *c, const nlohmann::json &j)
         row.partition = slurm_name(j, "partition");
     } catch (const std::exception &e) {
         d->metrics().count_outcome(Outcome::bad_request);
-        conn_reply(c, outcome_reply(Outcome::bad_request,
-                                    std::string("xmem: job_end: ") + e.what()));
+        conn_reply(c,
+                   outcome_reply(Outcome::bad_request, std::string("xmem: job_end: ") + e.what()));
         return;
     }
     row.reporter_uid = c->peer.uid; // from SO_PEERCRED, whatever the body says

@@ -13,7 +13,8 @@
 #include <utility>
 #include <vector>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct EstimateRequest {
     std::vector<std::string> argv;

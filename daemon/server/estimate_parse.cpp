@@ -1,9 +1,11 @@
 // estimate_parse.cpp — strict validation of an estimate request body (docs/protocol.md).
 #include "estimate_job.h"
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
 const char *const k_relevant_env[] = {"PATH",         "PYTHONPATH",      "VIRTUAL_ENV",
                                       "CONDA_PREFIX", "LD_LIBRARY_PATH", "PYTORCH_CUDA_ALLOC_CONF"};
@@ -25,15 +27,19 @@ bool opt_name(const nlohmann::json &j, const char *key, std::string &out, std::s
     if (!j.contains(key) || j[key].is_null())
         return true;
     if (!j[key].is_string() || !valid_name(j[key].get<std::string>())) {
-        why = std::string("xmem: ") + key + ": expected a name of letters, digits, - _ . "
-                                            "(at most 63)";
+        why = std::string("xmem: ") + key +
+              ": expected a name of letters, digits, - _ . "
+              "(at most 63)";
         return false;
     }
     out = j[key].get<std::string>();
     return true;
 }
 
-bool has_nul(const std::string &s) { return s.find('\0') != std::string::npos; }
+bool has_nul(const std::string &s)
+{
+    return s.find('\0') != std::string::npos;
+}
 
 } // namespace
 

@@ -18,18 +18,26 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
 void record(EstimateJob *job);
 void after_prepare(uv_work_t *w, int status);
 void after_profile(uv_work_t *w, int status);
 void sign(EstimateJob *job);
 
-EstimateJob *job_of(uv_work_t *w) { return static_cast<EstimateJob *>(w->data); }
+EstimateJob *job_of(uv_work_t *w)
+{
+    return static_cast<EstimateJob *>(w->data);
+}
 
-bool succeeded(Outcome o) { return o == Outcome::estimated || o == Outcome::exceeds_gpu; }
+bool succeeded(Outcome o)
+{
+    return o == Outcome::estimated || o == Outcome::exceeds_gpu;
+}
 
 std::string joined_argv(const std::vector<std::string> &argv)
 {
@@ -149,8 +157,8 @@ void work_profile(uv_work_t *w)
     spec.env = sandbox_environment(job->user, job->req.env);
     spec.limits = cfg.limits;
     int64_t left = (int64_t)job->deadline_ms - (int64_t)job->started_ms;
-    spec.wall_ms = (int)std::max<int64_t>(1, std::min<int64_t>(cfg.limits.wall_seconds * 1000LL,
-                                                               left));
+    spec.wall_ms =
+        (int)std::max<int64_t>(1, std::min<int64_t>(cfg.limits.wall_seconds * 1000LL, left));
     job->run = sandbox_run(spec, &job->cancel);
     ProfileVerdict v = profile_verdict(job->run, cfg.limits);
     job->outcome = v.outcome;
@@ -166,10 +174,11 @@ void sign(EstimateJob *job)
                    gib(job->est.limit_bytes) + " on " + job->est.gpu +
                    (job->cached ? " (cached)" : "") +
                    (job->outcome == Outcome::exceeds_gpu ? "; does not fit this GPU" : "");
-    Decision dec{job->peer.uid,        job->id,     job->est.peak_bytes,
-                 job->est.limit_bytes, job->est.gpu, time(nullptr) + cfg.policy.decision_ttl_seconds};
-    auto cred = munge_sign(decision_payload(dec), cfg.munge_socket,
-                           cfg.policy.decision_ttl_seconds);
+    Decision dec{job->peer.uid,       job->id,
+                 job->est.peak_bytes, job->est.limit_bytes,
+                 job->est.gpu,        time(nullptr) + cfg.policy.decision_ttl_seconds};
+    auto cred =
+        munge_sign(decision_payload(dec), cfg.munge_socket, cfg.policy.decision_ttl_seconds);
     if (!cred) {
         job->outcome = Outcome::sign_failed;
         job->message = "xmem: estimated, but the decision could not be signed: " + cred.error();
@@ -179,7 +188,10 @@ void sign(EstimateJob *job)
     job->decision = cred.value();
 }
 
-void work_sign(uv_work_t *w) { sign(job_of(w)); }
+void work_sign(uv_work_t *w)
+{
+    sign(job_of(w));
+}
 
 void after_prepare(uv_work_t *w, int status)
 {
@@ -207,7 +219,7 @@ void schedule_profile(EstimateJob *job)
 {
     Daemon *d = job->d;
     d->leaders()[job->key] = job; // first: a refusal below hands its followers on
-    d->metrics().cache_miss();     // a miss is a request that profiles for itself
+    d->metrics().cache_miss();    // a miss is a request that profiles for itself
     if (d->draining())
         return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
     switch (d->scheduler().submit(job, job->peer.uid)) {
@@ -332,9 +344,8 @@ void commit_and_answer(EstimateJob *job)
 // ended this way must profile for itself.
 bool outcome_is_the_leaders_own(Outcome o)
 {
-    return o == Outcome::busy || o == Outcome::deadline_expired ||
-           o == Outcome::shutting_down || o == Outcome::sign_failed ||
-           o == Outcome::internal_error;
+    return o == Outcome::busy || o == Outcome::deadline_expired || o == Outcome::shutting_down ||
+           o == Outcome::sign_failed || o == Outcome::internal_error;
 }
 
 // The leader is done: its followers get its verdict (each signed and recorded for itself), or,
@@ -376,9 +387,8 @@ void record(EstimateJob *job)
     release_followers(job);
     if (succeeded(job->outcome) && job->decision.empty()) {
         job->work.data = job;
-        uv_queue_work(job->d->loop(), &job->work, work_sign, [](uv_work_t *w, int) {
-            commit_and_answer(job_of(w));
-        });
+        uv_queue_work(job->d->loop(), &job->work, work_sign,
+                      [](uv_work_t *w, int) { commit_and_answer(job_of(w)); });
         return;
     }
     commit_and_answer(job);
@@ -404,13 +414,14 @@ void estimate_begin(Conn *c, const nlohmann::json &body)
     const Config &cfg = *job->cfg;
     int deadline = job->req.deadline_ms > 0 ? job->req.deadline_ms : k_default_deadline_ms;
     job->deadline_ms = job->received_ms + (uint64_t)std::min(deadline, k_max_deadline_ms);
-    job->gpu = !job->req.gpu.empty() ? job->req.gpu
-                                     : policy_target(cfg.policy, job->req.partition).gpu;
+    job->gpu =
+        !job->req.gpu.empty() ? job->req.gpu : policy_target(cfg.policy, job->req.partition).gpu;
     job->iterations = job->req.iterations > 0 ? job->req.iterations : cfg.iterations;
     if (job->peer.uid == 0 && !cfg.allow_root)
         return fail_job(job, Outcome::root_refused,
                         "xmem: profiling as root is disabled (submit as a normal user, or set "
-                        "allow_root: true in " + (cfg.path.empty() ? "xmem.yaml" : cfg.path) + ")");
+                        "allow_root: true in " +
+                            (cfg.path.empty() ? "xmem.yaml" : cfg.path) + ")");
     if (daemon_euid() != 0 && job->peer.uid != daemon_euid())
         return fail_job(job, Outcome::cannot_switch_user,
                         "xmem: this xmemd runs as uid " + std::to_string(daemon_euid()) +
@@ -446,7 +457,10 @@ void estimate_cancel_running(Daemon *d)
         job->cancel = true;
 }
 
-void estimate_forget_conn(EstimateJob *job) { job->conn = nullptr; }
+void estimate_forget_conn(EstimateJob *job)
+{
+    job->conn = nullptr;
+}
 
 void estimate_sweep_deadlines(Daemon *d)
 {
@@ -476,8 +490,8 @@ nlohmann::json estimate_in_flight(const Daemon *d)
     for (const EstimateJob *job : const_cast<Daemon *>(d)->jobs()) {
         a.push_back({{"user", job->user.name},
                      {"uid", job->peer.uid},
-                     {"state", job->running      ? "profiling"
-                               : job->leader     ? "waiting for an identical profile"
+                     {"state", job->running       ? "profiling"
+                               : job->leader      ? "waiting for an identical profile"
                                : job->key.empty() ? "preparing"
                                                   : "queued"},
                      {"entrypoint", joined_argv(job->req.argv)},

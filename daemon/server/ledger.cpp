@@ -5,7 +5,8 @@
 
 #include <sqlite3.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct Ledger::Op {
     enum class Kind { request, job } kind;
@@ -18,7 +19,8 @@ struct Ledger::Op {
     std::string job_message;
 };
 
-namespace {
+namespace
+{
 
 void bind_text(sqlite3_stmt *st, int i, const std::string &s)
 {
@@ -89,8 +91,8 @@ bool insert_request(sqlite3 *db, sqlite3_stmt *st, const RequestRow &r)
 Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
 {
     sqlite3_stmt *st = nullptr;
-    sqlite3_prepare_v2(db, "SELECT uid FROM requests WHERE id = ? AND kind = 'estimate'", -1,
-                       &st, nullptr);
+    sqlite3_prepare_v2(db, "SELECT uid FROM requests WHERE id = ? AND kind = 'estimate'", -1, &st,
+                       nullptr);
     sqlite3_bind_int64(st, 1, (sqlite3_int64)j.request_id);
     int rc = sqlite3_step(st);
     int64_t owner = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
@@ -136,13 +138,13 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
     using R = Result<std::unique_ptr<Ledger>>;
     std::unique_ptr<Ledger> l(new Ledger());
     l->m_path = path;
-    int rc = sqlite3_open_v2(path.c_str(), &l->m_db,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
+    int rc =
+        sqlite3_open_v2(path.c_str(), &l->m_db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK)
         return R::failure(path + ": cannot open the ledger: " +
-                       (l->m_db ? sqlite3_errmsg(l->m_db) : "out of memory") +
-                       " (check the database key and the directory's permissions)");
+                          (l->m_db ? sqlite3_errmsg(l->m_db) : "out of memory") +
+                          " (check the database key and the directory's permissions)");
     // WAL: readers (reports, sqlite3 CLI) never block the writer. synchronous=NORMAL keeps
     // every committed transaction across a crash of xmemd (not across power loss).
     char *err = nullptr;
@@ -166,8 +168,8 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
         sqlite3_prepare_v2(l->m_db, "BEGIN IMMEDIATE", -1, &l->m_begin, nullptr) != SQLITE_OK ||
         sqlite3_prepare_v2(l->m_db, "COMMIT", -1, &l->m_commit, nullptr) != SQLITE_OK ||
         sqlite3_prepare_v2(l->m_db, "ROLLBACK", -1, &l->m_rollback, nullptr) != SQLITE_OK)
-        return R::failure(path + ": cannot prepare the ledger statements: " +
-                          sqlite3_errmsg(l->m_db));
+        return R::failure(path +
+                          ": cannot prepare the ledger statements: " + sqlite3_errmsg(l->m_db));
     return R::ok(std::move(l));
 }
 
@@ -229,7 +231,10 @@ void Ledger::stage(std::unique_ptr<Op> op)
         uv_idle_start(&m_idle, on_idle);
 }
 
-void Ledger::on_idle(uv_idle_t *h) { static_cast<Ledger *>(h->data)->hand_over(); }
+void Ledger::on_idle(uv_idle_t *h)
+{
+    static_cast<Ledger *>(h->data)->hand_over();
+}
 
 void Ledger::hand_over()
 {

@@ -26,7 +26,8 @@
 struct sqlite3;
 struct sqlite3_stmt;
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct RequestRow {
     uint64_t id = 0;
@@ -61,7 +62,8 @@ constexpr int k_ledger_schema_version = 4;
 // Applies pending migrations inside one transaction each; error names the file and step.
 Result<int> ledger_migrate(sqlite3 *db, const std::string &path);
 
-class Ledger {
+class Ledger
+{
   public:
     using Done = std::function<void(bool ok)>;
     using JobDone = std::function<void(Outcome, const std::string &)>;

@@ -4,9 +4,11 @@
 
 #include <sqlite3.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 const char *const k_migrations[] = {
     // 1: requests and job reports.
     "CREATE TABLE requests ("
@@ -53,9 +55,9 @@ Result<int> ledger_migrate(sqlite3 *db, const std::string &path)
     sqlite3_finalize(st);
     if (version > k_ledger_schema_version)
         return Result<int>::failure(path + ": ledger schema version " + std::to_string(version) +
-                                 " is newer than this xmemd understands (" +
-                                 std::to_string(k_ledger_schema_version) +
-                                 "); upgrade xmemd or point database at a new file");
+                                    " is newer than this xmemd understands (" +
+                                    std::to_string(k_ledger_schema_version) +
+                                    "); upgrade xmemd or point database at a new file");
     for (int v = version; v < k_ledger_schema_version; v++) {
         std::string sql = std::string("BEGIN IMMEDIATE;") + k_migrations[v] +
                           "PRAGMA user_version=" + std::to_string(v + 1) + ";COMMIT;";
@@ -65,7 +67,7 @@ Result<int> ledger_migrate(sqlite3 *db, const std::string &path)
             sqlite3_free(err);
             sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
             return Result<int>::failure(path + ": ledger migration to schema " +
-                                     std::to_string(v + 1) + " failed: " + why);
+                                        std::to_string(v + 1) + " failed: " + why);
         }
     }
     return Result<int>::ok(version);

@@ -12,9 +12,11 @@
 #include <syslog.h>
 #include <unistd.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 LogTarget g_target = LogTarget::stderr_stream;
 std::mutex g_throttle_mutex;
 std::map<std::string, time_t> g_last_warned;
@@ -49,13 +51,13 @@ void log_open(LogTarget target)
         openlog("xmemd", LOG_PID | LOG_NDELAY, LOG_DAEMON);
 }
 
-#define DEFINE_LOG(fn, prio, level)                                                            \
-    void fn(const char *fmt, ...)                                                              \
-    {                                                                                          \
-        va_list ap;                                                                            \
-        va_start(ap, fmt);                                                                     \
-        vlog(prio, level, fmt, ap);                                                            \
-        va_end(ap);                                                                            \
+#define DEFINE_LOG(fn, prio, level)                                                                \
+    void fn(const char *fmt, ...)                                                                  \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, fmt);                                                                         \
+        vlog(prio, level, fmt, ap);                                                                \
+        va_end(ap);                                                                                \
     }
 DEFINE_LOG(log_info, LOG_INFO, "info")
 DEFINE_LOG(log_warn, LOG_WARNING, "warning")

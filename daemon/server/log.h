@@ -2,7 +2,8 @@
 #ifndef XMEMD_LOG_H
 #define XMEMD_LOG_H
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 enum class LogTarget { stderr_stream, syslog };
 

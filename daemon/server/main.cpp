@@ -18,7 +18,8 @@
 
 using namespace xmem::server;
 
-namespace {
+namespace
+{
 
 // Config file (or defaults when the default path is absent), then command-line overrides.
 std::shared_ptr<const Config> load_config_or_exit(const Options &o)

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <sstream>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 // Seconds; profiles take seconds to minutes, cache hits milliseconds.
 constexpr double k_bounds[Histogram::k_buckets] = {0.001, 0.005, 0.01, 0.05, 0.1, 0.5,
                                                    1,     5,     15,   60,   300, 1200};
@@ -66,8 +68,7 @@ std::string Metrics::prometheus(const Gauges &g) const
     o << "# HELP xmemd_queue_depth Estimates waiting for a profiling slot.\n"
       << "# TYPE xmemd_queue_depth gauge\nxmemd_queue_depth " << g.queue_depth << "\n"
       << "# HELP xmemd_profiles_in_flight Profiles running now.\n"
-      << "# TYPE xmemd_profiles_in_flight gauge\nxmemd_profiles_in_flight " << g.in_flight
-      << "\n"
+      << "# TYPE xmemd_profiles_in_flight gauge\nxmemd_profiles_in_flight " << g.in_flight << "\n"
       << "# HELP xmemd_connections Open client connections.\n"
       << "# TYPE xmemd_connections gauge\nxmemd_connections " << g.connections << "\n"
       << "# HELP xmemd_cache_entries Estimates held in the cache.\n"
@@ -81,8 +82,7 @@ std::string Metrics::prometheus(const Gauges &g) const
     o << "# HELP xmemd_cache_hit_ratio Hits over lookups since start.\n"
       << "# TYPE xmemd_cache_hit_ratio gauge\nxmemd_cache_hit_ratio "
       << (lookups ? (double)m_cache_hits / (double)lookups : 0.0) << "\n";
-    o << profile_seconds.prometheus("xmemd_profile_duration_seconds",
-                                    "Wall time of profiler runs.")
+    o << profile_seconds.prometheus("xmemd_profile_duration_seconds", "Wall time of profiler runs.")
       << analyze_seconds.prometheus("xmemd_analysis_duration_seconds",
                                     "Simulator analysis time reported by the profiler.")
       << request_seconds.prometheus("xmemd_request_duration_seconds",

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <string>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-class Histogram {
+class Histogram
+{
   public:
     static constexpr int k_buckets = 12;
     void observe(double seconds);
@@ -32,7 +34,8 @@ struct Gauges {
     std::size_t cache_entries = 0;
 };
 
-class Metrics {
+class Metrics
+{
   public:
     static constexpr int k_max_outcome = 64;
     void count_outcome(Outcome o);

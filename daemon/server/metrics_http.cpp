@@ -5,7 +5,8 @@
 
 #include <cstring>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct Scrape {
     uv_tcp_t tcp;
@@ -15,7 +16,8 @@ struct Scrape {
     bool closing = false;
 };
 
-namespace {
+namespace
+{
 
 void scrape_closed(uv_handle_t *h)
 {
@@ -46,7 +48,8 @@ bool MetricsServer::listen(const std::string &hp, std::string &err)
     auto colon = hp.rfind(':');
     std::string host = hp.substr(0, colon);
     int port = std::stoi(hp.substr(colon + 1));
-    struct sockaddr_storage addr {};
+    struct sockaddr_storage addr {
+    };
     int rc = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in *>(&addr));
     if (rc != 0)
         rc = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6 *>(&addr));
@@ -70,9 +73,8 @@ bool MetricsServer::listen(const std::string &hp, std::string &err)
 void MetricsServer::close()
 {
     m_closing = true;
-    uv_close(reinterpret_cast<uv_handle_t *>(&m_tcp), [](uv_handle_t *h) {
-        static_cast<MetricsServer *>(h->data)->release();
-    });
+    uv_close(reinterpret_cast<uv_handle_t *>(&m_tcp),
+             [](uv_handle_t *h) { static_cast<MetricsServer *>(h->data)->release(); });
 }
 
 void MetricsServer::on_connection(uv_stream_t *ls, int status)

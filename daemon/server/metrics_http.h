@@ -6,11 +6,13 @@
 #include <string>
 #include <uv.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 class Daemon;
 
-class MetricsServer {
+class MetricsServer
+{
   public:
     explicit MetricsServer(Daemon *d) : m_d(d) {}
     bool listen(const std::string &host_port, std::string &err);

@@ -2,13 +2,14 @@
 // never drift apart.
 #include "outcome.h"
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 std::string_view outcome_name(Outcome o)
 {
     switch (o) {
-#define X(num, name, text)                                                                     \
-    case Outcome::name:                                                                        \
+#define X(num, name, text)                                                                         \
+    case Outcome::name:                                                                            \
         return #name;
         XMEMD_OUTCOMES(X)
 #undef X
@@ -19,8 +20,8 @@ std::string_view outcome_name(Outcome o)
 std::string_view outcome_text(Outcome o)
 {
     switch (o) {
-#define X(num, name, text)                                                                     \
-    case Outcome::name:                                                                        \
+#define X(num, name, text)                                                                         \
+    case Outcome::name:                                                                            \
         return text;
         XMEMD_OUTCOMES(X)
 #undef X

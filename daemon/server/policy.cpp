@@ -5,16 +5,18 @@
 #include <cmath>
 #include <sstream>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
 bool lua_identifier(const std::string &s)
 {
-    static const char *const reserved[] = {"and",   "break", "do",     "else", "elseif",
-                                           "end",   "false", "for",    "function", "if",
-                                           "in",    "local", "nil",    "not",  "or",
-                                           "repeat", "return", "then", "true", "until", "while"};
+    static const char *const reserved[] = {
+        "and", "break",    "do",     "else", "elseif", "end",   "false",
+        "for", "function", "if",     "in",   "local",  "nil",   "not",
+        "or",  "repeat",   "return", "then", "true",   "until", "while"};
     if (s.empty() || isdigit((unsigned char)s[0]))
         return false;
     for (char c : s)
@@ -36,8 +38,7 @@ std::string target(const GpuTarget &t)
 {
     std::ostringstream o;
     o << "{ gpu = \"" << t.gpu << "\", memory_mb = " << std::llround(t.memory_gb * 1024.0)
-      << ", shards_per_gpu = " << t.shards_per_gpu << ", mps_per_gpu = " << t.mps_per_gpu
-      << " }";
+      << ", shards_per_gpu = " << t.shards_per_gpu << ", mps_per_gpu = " << t.mps_per_gpu << " }";
     return o.str();
 }
 

@@ -6,9 +6,11 @@
 #include <string>
 #include <utility>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-template <class T> class Result {
+template <class T> class Result
+{
   public:
     static Result ok(T v)
     {

@@ -31,19 +31,29 @@
 #include <time.h>
 #include <unistd.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
 enum ChildStep : int {
-    step_session = 1, step_stdio, step_rlimit, step_groups, step_gid, step_uid, step_privs,
-    step_chdir, step_exec, step_keeper
+    step_session = 1,
+    step_stdio,
+    step_rlimit,
+    step_groups,
+    step_gid,
+    step_uid,
+    step_privs,
+    step_chdir,
+    step_exec,
+    step_keeper
 };
 const char *step_name(int s)
 {
-    static const char *const names[] = {"?",      "setsid", "stdio",        "setrlimit",
-                                        "setgroups", "setgid", "setuid",    "no_new_privs",
-                                        "chdir",  "exec",   "fork (keeper)"};
+    static const char *const names[] = {"?",         "setsid", "stdio",        "setrlimit",
+                                        "setgroups", "setgid", "setuid",       "no_new_privs",
+                                        "chdir",     "exec",   "fork (keeper)"};
     return s >= 0 && s <= step_keeper ? names[s] : "?";
 }
 
@@ -124,7 +134,6 @@ void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
     execve(p.argv[0], p.argv, p.envp);
     child_fail(e, step_exec);
 }
-
 
 // ---- the keeper (async-signal-safe only: it is a child of a multithreaded process)
 
@@ -303,9 +312,18 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
     }
     auto argv = cstrings(spec.argv);
     auto envp = cstrings(spec.env);
-    ChildPlan plan{argv.data(),        envp.data(),  spec.cwd.c_str(), spec.user.groups.data(),
-                   spec.user.groups.size(), spec.user.uid, spec.user.gid, &spec.limits,
-                   devnull,            outp[1],      errp[1],          failp[1]};
+    ChildPlan plan{argv.data(),
+                   envp.data(),
+                   spec.cwd.c_str(),
+                   spec.user.groups.data(),
+                   spec.user.groups.size(),
+                   spec.user.uid,
+                   spec.user.gid,
+                   &spec.limits,
+                   devnull,
+                   outp[1],
+                   errp[1],
+                   failp[1]};
     double start = now_s();
     pid_t pid = fork();
     if (pid == 0)
@@ -371,8 +389,8 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
             drain(errp[0], run.err, cap, true, err_eof);
         if (!exited && (pidfd < 0 || fds[2].revents)) {
             siginfo_t si{};
-            exited = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-                     si.si_pid == pid;
+            exited =
+                waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
         }
         if (exited && r == 0)
             break; // the profiler is gone; leftover descendants are killed below
@@ -381,15 +399,16 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
     // wherever they moved), then exits; it has finished already when the profiler exited.
     kill(pid, SIGTERM);
     int status = 0;
-    struct rusage ru {};
+    struct rusage ru {
+    };
     while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
     }
     if (WIFEXITED(status))
         run.exit_status = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))
         run.term_signal = WTERMSIG(status);
-    run.cpu_seconds = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-                      (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    run.cpu_seconds =
+        ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
     run.wall_seconds = now_s() - start;
     if (pidfd >= 0)
         close(pidfd);

@@ -13,7 +13,8 @@
 #include <string>
 #include <vector>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct SandboxSpec {
     UserIdentity user;
@@ -40,8 +41,9 @@ struct SandboxRun {
 
 // The environment a profile sees: only the allowed variables from the request, the user's
 // identity variables, and every GPU hidden.
-std::vector<std::string> sandbox_environment(const UserIdentity &u,
-                                             const std::vector<std::pair<std::string, std::string>> &allowed);
+std::vector<std::string>
+sandbox_environment(const UserIdentity &u,
+                    const std::vector<std::pair<std::string, std::string>> &allowed);
 
 // Runs the child to completion or until a limit/cancel; never throws.
 SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel);

@@ -1,7 +1,8 @@
 // scheduler.cpp — slot accounting for profiles.
 #include "scheduler.h"
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 void Scheduler::configure(int max_global, int max_per_user, int queue_cap)
 {

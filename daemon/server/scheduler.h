@@ -8,11 +8,13 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct EstimateJob;
 
-class Scheduler {
+class Scheduler
+{
   public:
     enum class Admit { start_now, queued, full };
     void configure(int max_global, int max_per_user, int queue_cap);

@@ -12,9 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 uint64_t g_conn_serial = 0;
 }
 
@@ -53,8 +55,8 @@ bool Daemon::listen_socket()
     if (rc == 0)
         rc = uv_listen(reinterpret_cast<uv_stream_t *>(&m_listener), 512, on_connection);
     if (rc != 0) {
-        log_error("cannot listen on %s: %s (check the socket key and the directory)",
-                  path.c_str(), uv_strerror(rc));
+        log_error("cannot listen on %s: %s (check the socket key and the directory)", path.c_str(),
+                  uv_strerror(rc));
         return false;
     }
     return true;
@@ -91,12 +93,12 @@ void Daemon::on_connection(uv_stream_t *server, int status)
     }
     // Identity comes from the kernel, never from the message.
     uv_os_fd_t fd;
-    struct ucred cred {};
+    struct ucred cred {
+    };
     socklen_t len = sizeof(cred);
     if (uv_fileno(reinterpret_cast<uv_handle_t *>(&c->pipe), &fd) != 0 ||
         getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
-        log_warn_throttled("peercred", "cannot read the peer's credentials: %s",
-                           strerror(errno));
+        log_warn_throttled("peercred", "cannot read the peer's credentials: %s", strerror(errno));
         uv_close(reinterpret_cast<uv_handle_t *>(&c->pipe),
                  [](uv_handle_t *h) { delete static_cast<Conn *>(h->data); });
         return;
@@ -163,8 +165,8 @@ void Daemon::reload()
     const char *pool_env = getenv("UV_THREADPOOL_SIZE");
     int slots = (pool_env ? atoi(pool_env) : 4) - k_threadpool_spare;
     if (c.max_concurrent > slots) {
-        log_warn("SIGHUP: max_concurrent %d needs a restart; using %d until then",
-                 c.max_concurrent, slots);
+        log_warn("SIGHUP: max_concurrent %d needs a restart; using %d until then", c.max_concurrent,
+                 slots);
         c.max_concurrent = slots;
         c.max_per_user = std::min(c.max_per_user, slots);
     }
@@ -208,7 +210,10 @@ void Daemon::on_drain_timeout(uv_timer_t *t)
     estimate_cancel_running(d);
 }
 
-void Daemon::on_sweep(uv_timer_t *t) { estimate_sweep_deadlines(static_cast<Daemon *>(t->data)); }
+void Daemon::on_sweep(uv_timer_t *t)
+{
+    estimate_sweep_deadlines(static_cast<Daemon *>(t->data));
+}
 
 void Daemon::maybe_finish_drain()
 {
@@ -268,22 +273,21 @@ nlohmann::json Daemon::stats_json() const
     for (int i = 0; i < n; i++)
         counters[std::string(outcome_name(all[i]))] = m_metrics.outcome_count(all[i]);
     uint64_t hits = m_metrics.cache_hits(), misses = m_metrics.cache_misses();
-    return {{"outcome", static_cast<int>(Outcome::answered)},
-            {"outcome_name", "answered"},
-            {"message", ""},
-            {"counters", counters},
-            {"requests_total", m_metrics.requests_total()},
-            {"cache",
-             {{"entries", m_cache.size()},
-              {"hits", hits},
-              {"misses", misses},
-              {"hit_ratio", hits + misses ? (double)hits / (double)(hits + misses) : 0.0}}},
-            {"profile_seconds",
-             {{"count", m_metrics.profile_seconds.count()},
-              {"sum", m_metrics.profile_seconds.sum()}}},
-            {"analyze_seconds",
-             {{"count", m_metrics.analyze_seconds.count()},
-              {"sum", m_metrics.analyze_seconds.sum()}}}};
+    return {
+        {"outcome", static_cast<int>(Outcome::answered)},
+        {"outcome_name", "answered"},
+        {"message", ""},
+        {"counters", counters},
+        {"requests_total", m_metrics.requests_total()},
+        {"cache",
+         {{"entries", m_cache.size()},
+          {"hits", hits},
+          {"misses", misses},
+          {"hit_ratio", hits + misses ? (double)hits / (double)(hits + misses) : 0.0}}},
+        {"profile_seconds",
+         {{"count", m_metrics.profile_seconds.count()}, {"sum", m_metrics.profile_seconds.sum()}}},
+        {"analyze_seconds",
+         {{"count", m_metrics.analyze_seconds.count()}, {"sum", m_metrics.analyze_seconds.sum()}}}};
 }
 
 nlohmann::json Daemon::status_json() const

@@ -8,9 +8,11 @@
 #include <string>
 #include <string_view>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-class Sha256 {
+class Sha256
+{
   public:
     Sha256();
     void update(const void *data, std::size_t len);

@@ -4,7 +4,8 @@
 #include <cstdlib>
 #include <munge.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 std::string decision_payload(const Decision &d)
 {
@@ -32,7 +33,7 @@ Result<std::string> munge_sign(const std::string &payload, const std::string &so
         munge_ctx_destroy(ctx);
         free(cred);
         return Result<std::string>::failure("munge_encode failed: " + why + " (is munged running" +
-                                         (socket.empty() ? "" : " at " + socket) + "?)");
+                                            (socket.empty() ? "" : " at " + socket) + "?)");
     }
     std::string out(cred);
     free(cred);

@@ -9,7 +9,8 @@
 #include <string>
 #include <sys/types.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct Decision {
     uid_t uid;

@@ -15,9 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 int g_ready_fd = -1;
 
 std::string dir_of(const std::string &p)
@@ -31,22 +33,28 @@ int lock_take(const std::string &path, bool force)
 {
     int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
-        fprintf(stderr, "xmemd: cannot open the lock %s: %s (check the lockfile key and that "
-                "its directory exists)\n", path.c_str(), strerror(errno));
+        fprintf(stderr,
+                "xmemd: cannot open the lock %s: %s (check the lockfile key and that "
+                "its directory exists)\n",
+                path.c_str(), strerror(errno));
         return -1;
     }
     char old[32] = {0};
     ssize_t n = pread(fd, old, sizeof(old) - 1, 0);
     long old_pid = n > 0 ? strtol(old, nullptr, 10) : 0;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "xmemd: another xmemd (pid %ld) holds %s; stop it first (systemctl "
-                "stop xmemd) or use another lockfile\n", old_pid, path.c_str());
+        fprintf(stderr,
+                "xmemd: another xmemd (pid %ld) holds %s; stop it first (systemctl "
+                "stop xmemd) or use another lockfile\n",
+                old_pid, path.c_str());
         close(fd);
         return -1;
     }
     if (old_pid > 0 && old_pid != (long)getpid() && !force) {
-        fprintf(stderr, "xmemd: stale lock %s left by pid %ld, which is not running; if no "
-                "xmemd runs, remove it or start with --force\n", path.c_str(), old_pid);
+        fprintf(stderr,
+                "xmemd: stale lock %s left by pid %ld, which is not running; if no "
+                "xmemd runs, remove it or start with --force\n",
+                path.c_str(), old_pid);
         close(fd);
         return -1;
     }
@@ -55,8 +63,7 @@ int lock_take(const std::string &path, bool force)
     char buf[32];
     int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
-        fprintf(stderr, "xmemd: cannot write our pid into %s: %s\n", path.c_str(),
-                strerror(errno));
+        fprintf(stderr, "xmemd: cannot write our pid into %s: %s\n", path.c_str(), strerror(errno));
         close(fd);
         return -1;
     }
@@ -77,20 +84,25 @@ bool socket_dir_safe(const std::string &socket_path)
         return false;
     }
     if (st.st_uid != 0 && st.st_uid != geteuid()) {
-        fprintf(stderr, "xmemd: socket directory %s is owned by uid %u, not by root or us; "
-                "fix: chown root %s\n", dir.c_str(), (unsigned)st.st_uid, dir.c_str());
+        fprintf(stderr,
+                "xmemd: socket directory %s is owned by uid %u, not by root or us; "
+                "fix: chown root %s\n",
+                dir.c_str(), (unsigned)st.st_uid, dir.c_str());
         return false;
     }
     if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-        fprintf(stderr, "xmemd: socket directory %s is writable by group or others (mode "
-                "%04o), so anyone could replace the socket; fix: chmod 0755 %s\n", dir.c_str(),
-                (unsigned)(st.st_mode & 07777), dir.c_str());
+        fprintf(stderr,
+                "xmemd: socket directory %s is writable by group or others (mode "
+                "%04o), so anyone could replace the socket; fix: chmod 0755 %s\n",
+                dir.c_str(), (unsigned)(st.st_mode & 07777), dir.c_str());
         return false;
     }
     struct stat sst;
     if (lstat(socket_path.c_str(), &sst) == 0 && !S_ISSOCK(sst.st_mode)) {
-        fprintf(stderr, "xmemd: %s exists and is not a socket; remove it or choose another "
-                "socket path\n", socket_path.c_str());
+        fprintf(stderr,
+                "xmemd: %s exists and is not a socket; remove it or choose another "
+                "socket path\n",
+                socket_path.c_str());
         return false;
     }
     return true;
@@ -150,7 +162,8 @@ void detach_ready()
 void notify_ready()
 {
     const char *path = getenv("NOTIFY_SOCKET");
-    if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sockaddr_un::sun_path))
+    if (!path || (path[0] != '/' && path[0] != '@') ||
+        strlen(path) >= sizeof(sockaddr_un::sun_path))
         return;
     struct sockaddr_un sa = {};
     sa.sun_family = AF_UNIX;

@@ -6,7 +6,8 @@
 #include <string>
 #include <uv.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 // Takes an exclusive lock on `path` and writes our pid into it. Refuses when another xmemd
 // holds it, and — unless `force` — when a previous xmemd left it behind (stale). Returns the

@@ -16,7 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 uid_t daemon_euid()
 {
@@ -34,8 +35,8 @@ Result<UserIdentity> user_lookup(uid_t uid)
         buf.resize(buf.size() * 2);
     if (rc != 0 || !found)
         return Result<UserIdentity>::failure("xmem: uid " + std::to_string(uid) +
-                                          " has no passwd entry (ask the admin to fix NSS on "
-                                          "this node)");
+                                             " has no passwd entry (ask the admin to fix NSS on "
+                                             "this node)");
     UserIdentity u;
     u.uid = pw.pw_uid;
     u.gid = pw.pw_gid;
@@ -106,8 +107,7 @@ FsIdentity::~FsIdentity()
     if (syscall(SYS_setgroups, m_old_groups.size(), m_old_groups.data()) != 0 ||
         (uid_t)setfsuid((uid_t)-1) != m_old_fsuid) {
         // A worker thread left with a user's identity would serve the next request wrongly.
-        log_error("cannot restore the daemon's filesystem identity: %s; aborting",
-                  strerror(errno));
+        log_error("cannot restore the daemon's filesystem identity: %s; aborting", strerror(errno));
         abort();
     }
 }

@@ -9,7 +9,8 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct UserIdentity {
     uid_t uid = 0;
@@ -32,7 +33,8 @@ Result<UserIdentity> user_lookup_cached(uid_t uid);
 // While alive, this thread's fsuid/fsgid/groups are the user's (raw syscalls: the kernel keeps
 // credentials per thread, and glibc's setgroups() would change every thread of the daemon).
 // A daemon not running as root keeps its own identity (it can only serve itself).
-class FsIdentity {
+class FsIdentity
+{
   public:
     explicit FsIdentity(const UserIdentity &u);
     ~FsIdentity();

@@ -10,17 +10,22 @@
 #include <csignal>
 #include <cstring>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
-bool contains(const std::string &s, const char *needle) { return s.find(needle) != s.npos; }
+bool contains(const std::string &s, const char *needle)
+{
+    return s.find(needle) != s.npos;
+}
 
 // Last line(s) of stderr, flattened to one line for the user.
 std::string tail(const std::string &err)
 {
-    std::string t = err.size() > k_message_tail_bytes ? err.substr(err.size() - k_message_tail_bytes)
-                                                      : err;
+    std::string t =
+        err.size() > k_message_tail_bytes ? err.substr(err.size() - k_message_tail_bytes) : err;
     while (!t.empty() && (t.back() == '\n' || t.back() == ' '))
         t.pop_back();
     for (char &c : t)

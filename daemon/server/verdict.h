@@ -10,7 +10,8 @@
 #include <string>
 #include <vector>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 struct Estimate {
     uint64_t peak_bytes = 0;

@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <getopt.h>
 
-namespace xmem::server {
+namespace xmem::server
+{
 
-namespace {
+namespace
+{
 
 void usage(FILE *out)
 {
@@ -78,8 +80,7 @@ Options options_parse(int argc, char **argv)
         case opt_log:
             o.log = optarg;
             if (o.log != "stderr" && o.log != "syslog") {
-                fprintf(stderr, "xmemd: --log: invalid value: %s (use stderr or syslog)\n",
-                        optarg);
+                fprintf(stderr, "xmemd: --log: invalid value: %s (use stderr or syslog)\n", optarg);
                 exit(2);
             }
             break;

@@ -4,7 +4,8 @@
 
 #include "daemon.h"
 
-namespace xmem::server {
+namespace xmem::server
+{
 
 // Parses argv; prints usage/version and exits for --help/--version, or an error and exits 2.
 Options options_parse(int argc, char **argv);

@@ -35,24 +35,26 @@
 #include "allocator/trace.h"
 #include "allocator/version.h"
 
-namespace xmem::sim {
+namespace xmem::sim
+{
 
 struct MallocResult {
     bool ok = false;
-    uint64_t ptr = 0;             // block address (0 on OOM)
-    uint64_t block_size = 0;      // bytes counted in allocated_bytes (rounded + unsplit slack)
-    uint64_t requested_size = 0;  // the size asked for
-    uint64_t alloc_size = 0;      // segment size the allocator needed (what an OOM reports)
-    std::string oom_message;      // PyTorch's message for this release (§4.12), on OOM
+    uint64_t ptr = 0;            // block address (0 on OOM)
+    uint64_t block_size = 0;     // bytes counted in allocated_bytes (rounded + unsplit slack)
+    uint64_t requested_size = 0; // the size asked for
+    uint64_t alloc_size = 0;     // segment size the allocator needed (what an OOM reports)
+    std::string oom_message;     // PyTorch's message for this release (§4.12), on OOM
 };
 
-class DeviceCachingAllocator {
-public:
+class DeviceCachingAllocator
+{
+  public:
     // Throws std::invalid_argument if cfg.validate() fails (a fatal start-up error).
     explicit DeviceCachingAllocator(AllocatorConfig cfg);
     ~DeviceCachingAllocator();
-    DeviceCachingAllocator(const DeviceCachingAllocator&) = delete;
-    DeviceCachingAllocator& operator=(const DeviceCachingAllocator&) = delete;
+    DeviceCachingAllocator(const DeviceCachingAllocator &) = delete;
+    DeviceCachingAllocator &operator=(const DeviceCachingAllocator &) = delete;
 
     // size 0 returns ok with ptr 0 and touches nothing (allocate(0) never reaches PyTorch's
     // allocator). On OOM the state is what PyTorch leaves: the cache released (§4.12).
@@ -66,72 +68,74 @@ public:
     Result<void> set_memory_fraction(double f); // §8, 0 <= f <= 1
     void reset_peak_stats();
 
-    const DeviceStats& stats() const { return m_stats; }
-    const AllocatorConfig& config() const { return m_cfg; }
+    const DeviceStats &stats() const { return m_stats; }
+    const AllocatorConfig &config() const { return m_cfg; }
     // Bytes obtained from CUDA (reserved incl. mapped expandable pages) (§3.6).
     uint64_t total_allocated_memory() const { return m_total_allocated_memory; }
 
-    void set_observer(TraceObserver* observer) { m_observer = observer; }  // nullptr = none
-    void set_address_source(SegmentAddressSource* source) { m_address_source = source; }
+    void set_observer(TraceObserver *observer) { m_observer = observer; } // nullptr = none
+    void set_address_source(SegmentAddressSource *source) { m_address_source = source; }
 
     // Walks every segment and checks the invariants (blocks tile their segment, free blocks
     // are exactly the pool's contents, stats agree with the blocks). For tests; O(blocks).
     Result<void> check_invariants() const;
 
-private:
+  private:
     // The steps of malloc, named and ordered as in PyTorch (allocator.cpp).
     void process_events();
     size_t round_size(size_t size) const;
-    BlockPool& get_pool(size_t size);
+    BlockPool &get_pool(size_t size);
     size_t get_allocation_size(size_t size) const;
-    bool get_free_block(AllocParams& p);
-    bool alloc_block(AllocParams& p, bool is_retry);
-    MallocResult out_of_memory(const AllocParams& p, uint64_t orig_size);
-    MallocResult alloc_found_block(AllocParams& p, uint64_t orig_size);
-    bool should_split(const Block* block, size_t size) const;
-    void free_block(Block* block);
-    size_t try_merge_blocks(Block* dst, Block* src, BlockPool& pool);
-    void insert_events(Block* block);
+    bool get_free_block(AllocParams &p);
+    bool alloc_block(AllocParams &p, bool is_retry);
+    MallocResult out_of_memory(const AllocParams &p, uint64_t orig_size);
+    MallocResult alloc_found_block(AllocParams &p, uint64_t orig_size);
+    bool should_split(const Block *block, size_t size) const;
+    void free_block(Block *block);
+    size_t try_merge_blocks(Block *dst, Block *src, BlockPool &pool);
+    void insert_events(Block *block);
     // Returning memory to CUDA (allocator_release.cpp).
     void garbage_collect_cached_blocks();
-    bool release_available_cached_blocks(const AllocParams& p);
+    bool release_available_cached_blocks(const AllocParams &p);
     bool release_cached_blocks();
     void synchronize_and_free_events();
-    void release_blocks(BlockPool& pool);
-    void release_block(Block* block);
+    void release_blocks(BlockPool &pool);
+    void release_block(Block *block);
     // Expandable segments (expandable.cpp).
-    Block* try_allocate_expandable_block(StreamId stream, BlockPool& pool, size_t size);
-    Block* find_expandable_block(StreamId stream, BlockPool& pool, size_t size);
-    bool map_block(Block* to_map, size_t size);
-    void unmap_block(Block* block);
-    void release_expandable_segment(Block* block);
+    Block *try_allocate_expandable_block(StreamId stream, BlockPool &pool, size_t size);
+    Block *find_expandable_block(StreamId stream, BlockPool &pool, size_t size);
+    bool map_block(Block *to_map, size_t size);
+    void unmap_block(Block *block);
+    void release_expandable_segment(Block *block);
     // Helpers.
     bool gc_enabled() const;
     bool device_can_allocate(uint64_t bytes) const;
     uint64_t next_segment_address(uint64_t size, StreamId stream);
-    Block* new_block(StreamId stream, uint64_t size, BlockPool* pool, uint64_t ptr);
-    void delete_block(Block* block);
-    void trace(TraceAction action, uint64_t addr, uint64_t size, StreamId stream) {
-        if (m_observer != nullptr) m_observer->on_trace(TraceEntry{action, addr, size, stream});
+    Block *new_block(StreamId stream, uint64_t size, BlockPool *pool, uint64_t ptr);
+    void delete_block(Block *block);
+    void trace(TraceAction action, uint64_t addr, uint64_t size, StreamId stream)
+    {
+        if (m_observer != nullptr)
+            m_observer->on_trace(TraceEntry{action, addr, size, stream});
     }
 
     AllocatorConfig m_cfg;
     VersionProfile m_profile;
     DeviceStats m_stats;
-    NodeArena m_node_arena;  // must outlive the pools' sets
+    NodeArena m_node_arena; // must outlive the pools' sets
     BlockArena m_block_arena;
     BlockPool m_large_blocks;
     BlockPool m_small_blocks;
-    PtrMap m_active_blocks;  // allocated blocks by address
+    PtrMap m_active_blocks; // allocated blocks by address
     std::deque<PendingFree> m_pending_frees;
     std::vector<std::unique_ptr<ExpandableSegment>> m_expandable_segments;
     uint64_t m_total_allocated_memory = 0;
     bool m_set_fraction = false;
     uint64_t m_allowed_memory_maximum = 0;
-    uint64_t m_malloc_count = 0;        // clock for deferred frees (§4.1)
-    uint64_t m_next_address;            // synthetic segment addresses
-    TraceObserver* m_observer = nullptr;
-    SegmentAddressSource* m_address_source = nullptr;
+    uint64_t m_malloc_count = 0; // clock for deferred frees (§4.1)
+    uint64_t m_next_address;     // synthetic segment addresses
+    TraceObserver *m_observer = nullptr;
+    SegmentAddressSource *m_address_source = nullptr;
 };
 
-}  // namespace xmem::sim
+} // namespace xmem::sim

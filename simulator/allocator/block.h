@@ -13,7 +13,8 @@
 #include "allocator/stats.h"
 #include "allocator/trace.h"
 
-namespace xmem::sim {
+namespace xmem::sim
+{
 
 struct BlockPool;
 struct ExpandableSegment;
@@ -21,19 +22,19 @@ struct ExpandableSegment;
 struct Block {
     uint64_t ptr = 0;
     uint64_t size = 0;
-    uint64_t requested_size = 0;  // what the caller asked for (§3.3, 2.0+ stat)
-    StreamId stream = 0;          // allocation stream, never changes
-    BlockPool* pool = nullptr;
-    Block* prev = nullptr;  // neighbours in the segment
-    Block* next = nullptr;
-    ExpandableSegment* expandable_segment = nullptr;  // 2.1+; null for cudaMalloc segments
-    uint64_t gc_count_base = 0;   // pool call counter when it entered the free set (§4.7)
-    uint32_t event_count = 0;     // outstanding stream-use events (§5.2)
+    uint64_t requested_size = 0; // what the caller asked for (§3.3, 2.0+ stat)
+    StreamId stream = 0;         // allocation stream, never changes
+    BlockPool *pool = nullptr;
+    Block *prev = nullptr; // neighbours in the segment
+    Block *next = nullptr;
+    ExpandableSegment *expandable_segment = nullptr; // 2.1+; null for cudaMalloc segments
+    uint64_t gc_count_base = 0; // pool call counter when it entered the free set (§4.7)
+    uint32_t event_count = 0;   // outstanding stream-use events (§5.2)
     bool allocated = false;
-    bool mapped = true;           // false only for unmapped expandable ranges
-    std::vector<StreamId> stream_uses;  // other streams that used it (§6.2); tiny
+    bool mapped = true;                // false only for unmapped expandable ranges
+    std::vector<StreamId> stream_uses; // other streams that used it (§6.2); tiny
 
-    bool is_split() const { return prev != nullptr || next != nullptr; }  // §3.5
+    bool is_split() const { return prev != nullptr || next != nullptr; } // §3.5
 };
 
 // The set stores the ordering key next to the Block pointer so comparisons do not chase
@@ -42,41 +43,51 @@ struct FreeKey {
     StreamId stream;
     uint64_t size;
     uint64_t ptr;
-    Block* block;
+    Block *block;
 };
 // BlockComparatorSize: (stream, size, address) — best fit, ties by lowest address (§3.4).
 struct BlockComparatorSize {
-    bool operator()(const FreeKey& a, const FreeKey& b) const {
-        if (a.stream != b.stream) return a.stream < b.stream;
-        if (a.size != b.size) return a.size < b.size;
+    bool operator()(const FreeKey &a, const FreeKey &b) const
+    {
+        if (a.stream != b.stream)
+            return a.stream < b.stream;
+        if (a.size != b.size)
+            return a.size < b.size;
         return a.ptr < b.ptr;
     }
 };
 // BlockComparatorAddress: (stream, address) — for unmapped expandable ranges (§3.4, 2.1+).
 struct BlockComparatorAddress {
-    bool operator()(const FreeKey& a, const FreeKey& b) const {
-        if (a.stream != b.stream) return a.stream < b.stream;
+    bool operator()(const FreeKey &a, const FreeKey &b) const
+    {
+        if (a.stream != b.stream)
+            return a.stream < b.stream;
         return a.ptr < b.ptr;
     }
 };
 using FreeBlockSet = std::set<FreeKey, BlockComparatorSize, ArenaAllocator<FreeKey>>;
 using UnmappedBlockSet = std::set<FreeKey, BlockComparatorAddress, ArenaAllocator<FreeKey>>;
 
-inline FreeKey key_of(const Block* b) { return FreeKey{b->stream, b->size, b->ptr, const_cast<Block*>(b)}; }
+inline FreeKey key_of(const Block *b)
+{
+    return FreeKey{b->stream, b->size, b->ptr, const_cast<Block *>(b)};
+}
 
 struct BlockPool {
-    BlockPool(bool small, NodeArena* arena)
+    BlockPool(bool small, NodeArena *arena)
         : blocks(BlockComparatorSize{}, ArenaAllocator<FreeKey>(arena)),
-          unmapped(BlockComparatorAddress{}, ArenaAllocator<FreeKey>(arena)),
-          is_small(small) {}
+          unmapped(BlockComparatorAddress{}, ArenaAllocator<FreeKey>(arena)), is_small(small)
+    {
+    }
 
     // 2.x insert_into_blocks: the block's GC age starts now (§4.7).
-    void insert_into_blocks(Block* b) {
+    void insert_into_blocks(Block *b)
+    {
         b->gc_count_base = get_free_blocks_call_count;
         blocks.insert(key_of(b));
     }
-    void erase_from_blocks(const Block* b) { blocks.erase(key_of(b)); }
-    uint64_t gc_age(const Block* b) const { return get_free_blocks_call_count - b->gc_count_base; }
+    void erase_from_blocks(const Block *b) { blocks.erase(key_of(b)); }
+    uint64_t gc_age(const Block *b) const { return get_free_blocks_call_count - b->gc_count_base; }
 
     FreeBlockSet blocks;
     UnmappedBlockSet unmapped;
@@ -88,46 +99,51 @@ struct BlockPool {
 // One reserved virtual-address range that grows by mapping pages (§7.1, 2.1+).
 struct ExpandableSegment {
     uint64_t base;
-    uint64_t size;        // reserved VA bytes (whole pages)
-    uint64_t page_size;   // 2 MiB small, 20 MiB (large_segment_size) large
+    uint64_t size;      // reserved VA bytes (whole pages)
+    uint64_t page_size; // 2 MiB small, 20 MiB (large_segment_size) large
     StreamId stream;
 };
 
 // The parameters of one malloc as they travel through the fallback chain.
 struct AllocParams {
     StreamId stream;
-    size_t size;        // rounded request (§4.2)
-    BlockPool* pool;
-    size_t alloc_size;  // segment size if a new one is needed (§4.4)
-    Block* block = nullptr;
+    size_t size; // rounded request (§4.2)
+    BlockPool *pool;
+    size_t alloc_size; // segment size if a new one is needed (§4.4)
+    Block *block = nullptr;
     StatType stat_type() const { return pool->stat_type(); }
 };
 
 // A free waiting for record_stream uses to finish (§5.2), done at malloc number `due`.
 struct PendingFree {
-    Block* block;
+    Block *block;
     uint64_t due;
 };
 
 // Recycles Block objects: memory grows with the peak number of live blocks only.
-class BlockArena {
-public:
-    Block* make() {
-        if (m_free.empty()) grow();
-        Block* b = m_free.back();
+class BlockArena
+{
+  public:
+    Block *make()
+    {
+        if (m_free.empty())
+            grow();
+        Block *b = m_free.back();
         m_free.pop_back();
         return b;
     }
-    void recycle(Block* b) { m_free.push_back(b); }
+    void recycle(Block *b) { m_free.push_back(b); }
 
-private:
+  private:
     static constexpr size_t kBlocksPerChunk = 256;
-    void grow() {
+    void grow()
+    {
         m_chunks.emplace_back(new Block[kBlocksPerChunk]);
-        for (size_t i = kBlocksPerChunk; i-- > 0;) m_free.push_back(&m_chunks.back()[i]);
+        for (size_t i = kBlocksPerChunk; i-- > 0;)
+            m_free.push_back(&m_chunks.back()[i]);
     }
     std::vector<std::unique_ptr<Block[]>> m_chunks;
-    std::vector<Block*> m_free;
+    std::vector<Block *> m_free;
 };
 
-}  // namespace xmem::sim
+} // namespace xmem::sim

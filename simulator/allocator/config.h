@@ -14,7 +14,8 @@
 #include "allocator/result.h"
 #include "allocator/version.h"
 
-namespace xmem::sim {
+namespace xmem::sim
+{
 
 struct AllocatorConfig {
     TorchVersion torch;
@@ -26,16 +27,16 @@ struct AllocatorConfig {
     std::array<size_t, kRoundUpPowerOfTwoIntervals> roundup_power2_divisions{};
     // roundup_bypass_threshold_mb in bytes (1.13 only); kUnlimited = not set.
     size_t roundup_bypass_threshold = kUnlimited;
-    double garbage_collection_threshold = 0.0;  // 0 = off (§4.7)
-    bool expandable_segments = false;           // 2.1+ (§7)
+    double garbage_collection_threshold = 0.0; // 0 = off (§4.7)
+    bool expandable_segments = false;          // 2.1+ (§7)
     // large_segment_size_mb in bytes (newest, PR #172056): 1–10 MiB segment size and
     // large expandable page; kLargeBuffer elsewhere.
     size_t large_segment_size = kLargeBuffer;
 
     // Device model (§4.8): cudaMalloc succeeds iff
     // device_used_outside_bytes + total_allocated_memory + alloc_size <= device_total_bytes.
-    uint64_t device_total_bytes = 0;         // 0 = unlimited
-    uint64_t device_used_outside_bytes = 0;  // CUDA context, NCCL, other libraries
+    uint64_t device_total_bytes = 0;        // 0 = unlimited
+    uint64_t device_used_outside_bytes = 0; // CUDA context, NCCL, other libraries
     // set_per_process_memory_fraction applied at construction (0 <= f <= 1).
     std::optional<double> memory_fraction;
 
@@ -52,4 +53,4 @@ struct AllocatorConfig {
     Result<void> validate() const;
 };
 
-}  // namespace xmem::sim
+} // namespace xmem::sim

@@ -3,19 +3,23 @@
 
 #include "allocator/stats.h"
 
-namespace xmem::sim {
+namespace xmem::sim
+{
 
-inline void increase(StatArray& a, StatType pool, uint64_t amount) {
+inline void increase(StatArray &a, StatType pool, uint64_t amount)
+{
     a[static_cast<size_t>(StatType::aggregate)].increase(amount);
     a[static_cast<size_t>(pool)].increase(amount);
 }
-inline void decrease(StatArray& a, StatType pool, uint64_t amount) {
+inline void decrease(StatArray &a, StatType pool, uint64_t amount)
+{
     a[static_cast<size_t>(StatType::aggregate)].decrease(amount);
     a[static_cast<size_t>(pool)].decrease(amount);
 }
-inline void update(StatArray& a, StatType pool, int64_t delta) {
+inline void update(StatArray &a, StatType pool, int64_t delta)
+{
     a[static_cast<size_t>(StatType::aggregate)].update(delta);
     a[static_cast<size_t>(pool)].update(delta);
 }
 
-}  // namespace xmem::sim
+} // namespace xmem::sim

@@ -4,23 +4,24 @@
 
 #include <cstdint>
 
-namespace xmem::sim {
+namespace xmem::sim
+{
 
-using StreamId = uint64_t;  // 0 = the default stream
+using StreamId = uint64_t; // 0 = the default stream
 
 enum class TraceAction : uint8_t {
-    alloc,           // block handed out; size = requested bytes
-    free_requested,  // user free; allocated_bytes drops here; size = requested bytes
-    free_completed,  // block back in its pool (after pending stream uses); size = requested
-    segment_alloc,   // cudaMalloc of a segment; size = segment bytes
-    segment_free,    // cudaFree of a segment
-    segment_map,     // expandable pages mapped
-    segment_unmap,   // expandable pages unmapped
-    oom,             // addr = free device bytes, size = rounded request
+    alloc,          // block handed out; size = requested bytes
+    free_requested, // user free; allocated_bytes drops here; size = requested bytes
+    free_completed, // block back in its pool (after pending stream uses); size = requested
+    segment_alloc,  // cudaMalloc of a segment; size = segment bytes
+    segment_free,   // cudaFree of a segment
+    segment_map,    // expandable pages mapped
+    segment_unmap,  // expandable pages unmapped
+    oom,            // addr = free device bytes, size = rounded request
 };
 
 // Exactly PyTorch's names ("alloc", "free_requested", ..., "oom").
-const char* to_string(TraceAction action);
+const char *to_string(TraceAction action);
 
 struct TraceEntry {
     TraceAction action;
@@ -31,7 +32,7 @@ struct TraceEntry {
 
 struct TraceObserver {
     virtual ~TraceObserver() = default;
-    virtual void on_trace(const TraceEntry& entry) = 0;
+    virtual void on_trace(const TraceEntry &entry) = 0;
 };
 
 // Lets a verifier replaying a real snapshot dictate each new segment's base address
@@ -42,4 +43,4 @@ struct SegmentAddressSource {
     virtual uint64_t next_segment_address(uint64_t size, StreamId stream) = 0;
 };
 
-}  // namespace xmem::sim
+} // namespace xmem::sim

@@ -3,56 +3,70 @@
 
 #include <charconv>
 
-namespace xmem::sim {
+namespace xmem::sim
+{
 
-namespace {
+namespace
+{
 
 // Reads a decimal number at the front of s; advances s past it.
-bool take_number(std::string_view& s, int* out) {
-    const char* end = s.data() + s.size();
+bool take_number(std::string_view &s, int *out)
+{
+    const char *end = s.data() + s.size();
     auto [p, ec] = std::from_chars(s.data(), end, *out);
-    if (ec != std::errc() || p == s.data()) return false;
+    if (ec != std::errc() || p == s.data())
+        return false;
     s.remove_prefix(static_cast<size_t>(p - s.data()));
     return true;
 }
 
-Result<TorchVersion> bad_version(std::string_view s, const char* why) {
+Result<TorchVersion> bad_version(std::string_view s, const char *why)
+{
     return Result<TorchVersion>::fail("xmem: torch version '" + std::string(s) + "': " + why);
 }
 
-}  // namespace
+} // namespace
 
-Result<TorchVersion> TorchVersion::parse(std::string_view s) {
+Result<TorchVersion> TorchVersion::parse(std::string_view s)
+{
     std::string_view rest = s;
     TorchVersion v;
     if (!take_number(rest, &v.major) || rest.empty() || rest.front() != '.')
         return bad_version(s, "expected MAJOR.MINOR such as 2.6 or 1.13.1");
     rest.remove_prefix(1);
-    if (!take_number(rest, &v.minor)) return bad_version(s, "expected MAJOR.MINOR such as 2.6 or 1.13.1");
+    if (!take_number(rest, &v.minor))
+        return bad_version(s, "expected MAJOR.MINOR such as 2.6 or 1.13.1");
     // An optional ".patch", then a local/pre-release suffix ("+cu130", "a0+git...", "rc1").
     if (!rest.empty() && rest.front() == '.') {
         rest.remove_prefix(1);
         int patch = 0;
-        if (!take_number(rest, &patch)) return bad_version(s, "patch level is not a number");
+        if (!take_number(rest, &patch))
+            return bad_version(s, "patch level is not a number");
     }
     if (!rest.empty() && rest.front() != '+' && rest.front() != 'a' && rest.front() != 'b' &&
         rest.front() != 'r' && rest.front() != '.' && rest.front() != 'd')
         return bad_version(s, "unexpected text after the version number");
     const bool supported = (v.major == 1 && v.minor == 13) || v.major == 2;
-    if (!supported) return bad_version(s, "unsupported (xmem simulates torch 1.13 and 2.x)");
+    if (!supported)
+        return bad_version(s, "unsupported (xmem simulates torch 1.13 and 2.x)");
     return Result<TorchVersion>::ok(v);
 }
 
-std::string TorchVersion::str() const { return std::to_string(major) + "." + std::to_string(minor); }
+std::string TorchVersion::str() const
+{
+    return std::to_string(major) + "." + std::to_string(minor);
+}
 
-VersionProfile profile_for(TorchVersion v) {
+VersionProfile profile_for(TorchVersion v)
+{
     const bool v2 = v.at_least(2, 0);
     const bool newest = v.at_least(2, 9);
     VersionProfile p{};
     p.grammar = v2 ? ConfGrammar::v2 : ConfGrammar::v1_13;
     // 1.13 and 2.0 print "... reserved in total by PyTorch"; 2.1 introduced the
     // "has a total capacity of" text; 2.2+ recommend expandable_segments (§4.12).
-    p.oom_style = !v.at_least(2, 1) ? OomStyle::v1_13 : (v.at_least(2, 2) ? OomStyle::v2_2 : OomStyle::v2_1);
+    p.oom_style =
+        !v.at_least(2, 1) ? OomStyle::v1_13 : (v.at_least(2, 2) ? OomStyle::v2_2 : OomStyle::v2_1);
     p.roundup_bypass_key = !v2;
     p.roundup_per_interval = v2;
     p.roundup_d1_returns_size = !v.at_least(2, 4);
@@ -68,4 +82,4 @@ VersionProfile profile_for(TorchVersion v) {
     return p;
 }
 
-}  // namespace xmem::sim
+} // namespace xmem::sim

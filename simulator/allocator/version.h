@@ -8,7 +8,8 @@
 
 #include "allocator/result.h"
 
-namespace xmem::sim {
+namespace xmem::sim
+{
 
 struct TorchVersion {
     int major = 2;
@@ -17,10 +18,13 @@ struct TorchVersion {
     // Accepts "1.13", "1.13.1", "2.4", "2.11.0+cu130", "2.1.0a0+git1234".
     // Supported: 1.13 and every 2.x (older releases lack the allocator behaviour mirrored here).
     static Result<TorchVersion> parse(std::string_view s);
-    std::string str() const;  // "major.minor"
+    std::string str() const; // "major.minor"
 
     bool at_least(int maj, int min) const { return major > maj || (major == maj && minor >= min); }
-    friend bool operator==(TorchVersion a, TorchVersion b) { return a.major == b.major && a.minor == b.minor; }
+    friend bool operator==(TorchVersion a, TorchVersion b)
+    {
+        return a.major == b.major && a.minor == b.minor;
+    }
 };
 
 // How PYTORCH_CUDA_ALLOC_CONF is tokenised (spec §2.2 vs §2.3).
@@ -33,20 +37,20 @@ enum class OomStyle { v1_13, v2_1, v2_2 };
 struct VersionProfile {
     ConfGrammar grammar;
     OomStyle oom_style;
-    bool roundup_bypass_key;          // roundup_bypass_threshold_mb exists (1.13 only, §2.2)
-    bool roundup_per_interval;        // 16 per-interval division slots (2.0+, PR #87290)
-    bool roundup_d1_returns_size;     // D=1 leaves the size unrounded (< 2.4, fixed by PR #126830)
-    bool roundup_gt_fills_last_slot;  // '>:D' overwrites the last listed slot (2.0–2.8 bug)
-    bool backend_key;                 // backend:native|cudaMallocAsync (2.0+)
-    bool expandable_segments;         // expandable_segments key and behaviour (2.1+)
-    bool max_non_split_rounding_key;  // max_non_split_rounding_mb (2.6+, PR #136174)
-    bool max_split_min_inclusive;     // max_split_size_mb >= 20 accepted (newest) vs > 20
-    bool newest_keys;                 // per_process_memory_fraction, large_segment_size_mb, ...
-    bool fraction_one_is_unlimited;   // fraction 1.0 = no limit and no GC (newest)
-    bool requested_bytes;             // requested_bytes.* stats (2.0+, PR #88575)
-    bool device_counters;             // num_sync_all_streams, num_device_alloc/free (2.0+)
+    bool roundup_bypass_key;         // roundup_bypass_threshold_mb exists (1.13 only, §2.2)
+    bool roundup_per_interval;       // 16 per-interval division slots (2.0+, PR #87290)
+    bool roundup_d1_returns_size;    // D=1 leaves the size unrounded (< 2.4, fixed by PR #126830)
+    bool roundup_gt_fills_last_slot; // '>:D' overwrites the last listed slot (2.0–2.8 bug)
+    bool backend_key;                // backend:native|cudaMallocAsync (2.0+)
+    bool expandable_segments;        // expandable_segments key and behaviour (2.1+)
+    bool max_non_split_rounding_key; // max_non_split_rounding_mb (2.6+, PR #136174)
+    bool max_split_min_inclusive;    // max_split_size_mb >= 20 accepted (newest) vs > 20
+    bool newest_keys;                // per_process_memory_fraction, large_segment_size_mb, ...
+    bool fraction_one_is_unlimited;  // fraction 1.0 = no limit and no GC (newest)
+    bool requested_bytes;            // requested_bytes.* stats (2.0+, PR #88575)
+    bool device_counters;            // num_sync_all_streams, num_device_alloc/free (2.0+)
 };
 
 VersionProfile profile_for(TorchVersion v);
 
-}  // namespace xmem::sim
+} // namespace xmem::sim

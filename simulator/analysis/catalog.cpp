@@ -9,17 +9,19 @@
 #include <cstdlib>
 #include <set>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 
 constexpr uint64_t k_mib = 1048576;
 constexpr uint64_t k_kib = 1024;
 
 // Keys of one GPU entry. Numbers must each have a `sources` entry.
-const std::set<std::string> k_number_keys = {"total_memory_mib", "compute_capability",
-                                             "context_mib", "cublas_workspace_kib",
-                                             "cublaslt_workspace_kib", "cudnn_context_mib"};
+const std::set<std::string> k_number_keys = {
+    "total_memory_mib",     "compute_capability",     "context_mib",
+    "cublas_workspace_kib", "cublaslt_workspace_kib", "cudnn_context_mib"};
 const std::set<std::string> k_other_keys = {"name", "aliases", "sources"};
 
 struct Where {
@@ -126,7 +128,8 @@ Result<GpuSpec> parse_gpu(const Where &w, const YAML::Node &entry)
     for (const auto &kv : entry) {
         std::string key = kv.first.Scalar();
         if (!k_number_keys.count(key) && !k_other_keys.count(key))
-            return Result<GpuSpec>::fail(w.at(kv.first, key) + "unknown key (known: name, aliases, "
+            return Result<GpuSpec>::fail(w.at(kv.first, key) +
+                                         "unknown key (known: name, aliases, "
                                          "total_memory_mib, compute_capability, context_mib, "
                                          "cublas_workspace_kib, cublaslt_workspace_kib, "
                                          "cudnn_context_mib, sources)");
@@ -137,10 +140,11 @@ Result<GpuSpec> parse_gpu(const Where &w, const YAML::Node &entry)
     }
     for (const std::string &key : k_number_keys) {
         if (!seen.count(key))
-            return Result<GpuSpec>::fail(w.at(entry, key) + "missing in GPU entry '" + gpu.name + "'");
+            return Result<GpuSpec>::fail(w.at(entry, key) + "missing in GPU entry '" + gpu.name +
+                                         "'");
         if (!gpu.sources.count(key))
-            return Result<GpuSpec>::fail(w.at(entry, key) + "no source given under 'sources' for '" +
-                                         gpu.name + "'");
+            return Result<GpuSpec>::fail(w.at(entry, key) +
+                                         "no source given under 'sources' for '" + gpu.name + "'");
     }
     if (!seen.count("name"))
         return Result<GpuSpec>::fail(w.at(entry, "name") + "missing in a GPU entry");
@@ -152,7 +156,7 @@ Result<Catalog> parse_root(const YAML::Node &root, const std::string &name)
     Where w{name};
     if (!root.IsMap() || !root["gpus"])
         return Result<Catalog>::fail(w.at(root, "gpus") + "missing: the catalog is a map with a "
-                                     "'gpus' list");
+                                                          "'gpus' list");
     for (const auto &kv : root)
         if (kv.first.Scalar() != "gpus" && kv.first.Scalar() != "version")
             return Result<Catalog>::fail(w.at(kv.first, kv.first.Scalar()) +

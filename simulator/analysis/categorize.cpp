@@ -2,23 +2,32 @@
 
 #include <unordered_map>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 const char *category_name(Category c)
 {
     switch (c) {
-    case Category::weights: return "weights";
-    case Category::gradients: return "gradients";
-    case Category::optimizer_state: return "optimizer_state";
-    case Category::activations: return "activations";
-    case Category::inputs: return "inputs";
-    case Category::workspaces: return "workspaces";
-    case Category::other: return "other";
+    case Category::weights:
+        return "weights";
+    case Category::gradients:
+        return "gradients";
+    case Category::optimizer_state:
+        return "optimizer_state";
+    case Category::activations:
+        return "activations";
+    case Category::inputs:
+        return "inputs";
+    case Category::workspaces:
+        return "workspaces";
+    case Category::other:
+        return "other";
     }
     return "other";
 }
 
-namespace {
+namespace
+{
 
 struct FreeAt {
     bool freed = false;

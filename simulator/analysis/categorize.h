@@ -18,7 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 enum class Category : uint8_t {
     weights,

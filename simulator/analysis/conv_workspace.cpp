@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 
-namespace xmem::analysis {
-namespace {
+namespace xmem::analysis
+{
+namespace
+{
 
 std::vector<std::string_view> split(std::string_view s, char sep)
 {
@@ -79,8 +81,14 @@ bool set_field(ConvGeometry &g, std::string_view key, std::string_view value)
 
 } // namespace
 
-uint64_t ConvGeometry::input_numel() const { return product(x); }
-uint64_t ConvGeometry::weight_numel() const { return product(w); }
+uint64_t ConvGeometry::input_numel() const
+{
+    return product(x);
+}
+uint64_t ConvGeometry::weight_numel() const
+{
+    return product(w);
+}
 
 uint64_t ConvGeometry::output_numel() const
 {

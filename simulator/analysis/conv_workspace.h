@@ -22,19 +22,20 @@
 #include <string_view>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 // Below this many input channels a convolution gets no large workspace (see above).
 constexpr uint64_t k_conv_min_input_channels = 16;
 
 struct ConvGeometry {
     std::string module;
-    std::vector<uint64_t> x, w;               // input (N, C, spatial...), weight (O, C/g, k...)
+    std::vector<uint64_t> x, w; // input (N, C, spatial...), weight (O, C/g, k...)
     std::vector<uint64_t> stride, dilation;
-    std::vector<uint64_t> padding;            // empty with pad_same (padding='same')
+    std::vector<uint64_t> padding; // empty with pad_same (padding='same')
     bool pad_same = false;
     uint64_t groups = 1;
-    uint64_t elem = 4;                        // element size of the input
+    uint64_t elem = 4; // element size of the input
     bool transposed = false;
 
     uint64_t input_numel() const;

@@ -5,9 +5,11 @@
 #include <unordered_map>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 
 enum class Drop : uint8_t { keep, host, scalar, cpu_temp };
 

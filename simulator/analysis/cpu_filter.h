@@ -16,12 +16,17 @@
 
 #include <cstdint>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 struct DropCount {
     uint64_t count = 0;
     uint64_t bytes = 0;
-    void add(uint64_t b) { ++count; bytes += b; }
+    void add(uint64_t b)
+    {
+        ++count;
+        bytes += b;
+    }
 };
 
 struct FilterStats {

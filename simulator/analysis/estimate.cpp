@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <numeric>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 
 Result<sim::AllocatorConfig> device_config(const Target &t, uint64_t outside)
 {
@@ -50,8 +52,8 @@ Result<uint64_t> workspace_bound_peak(const Workload &work, const WorkspacePolic
                                       const sim::AllocatorConfig &cfg, const Estimate &e)
 {
     uint64_t worst = 0;
-    int steps = static_cast<int>((policy.conv_bound_factor - policy.conv_factor) /
-                                 policy.conv_bound_step + 0.5);
+    int steps = static_cast<int>(
+        (policy.conv_bound_factor - policy.conv_factor) / policy.conv_bound_step + 0.5);
     for (int i = 1; i <= steps; ++i) {
         WorkspacePolicy bound = policy;
         bound.conv_factor = policy.conv_factor + i * policy.conv_bound_step;

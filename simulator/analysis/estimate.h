@@ -27,7 +27,8 @@
 
 #include <string>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 struct Target {
     GpuSpec gpu;
@@ -49,13 +50,13 @@ struct Estimate {
     WorkspaceStats workspaces;
     ReplayResult replay;
     uint64_t context_bytes = 0;
-    uint64_t outside_bytes = 0;   // library memory outside the allocator
-    uint64_t peak_bytes = 0;      // context + reserved peak + outside: what nvidia-smi shows
+    uint64_t outside_bytes = 0; // library memory outside the allocator
+    uint64_t peak_bytes = 0;    // context + reserved peak + outside: what nvidia-smi shows
     // The largest peak with cuDNN workspaces between the point and the bound factor
     // (workspaces.h); the limit covers it. 0 when no convolution has a K record.
     uint64_t workspace_bound_peak_bytes = 0;
     uint64_t limit_bytes = 0;
-    uint64_t cache_bytes = 0;     // reserved peak - live requested bytes at the peak
+    uint64_t cache_bytes = 0; // reserved peak - live requested bytes at the peak
     bool fits = false;
 };
 

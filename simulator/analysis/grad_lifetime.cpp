@@ -5,9 +5,11 @@
 #include <unordered_set>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 
 struct Live {
     uint64_t id;

@@ -25,14 +25,15 @@
 #include <string>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 struct GradStats {
     bool applied = false;
-    std::string reason;        // why applied or not, one line for the report
-    uint64_t gradients = 0;    // gradient storages per iteration
+    std::string reason;     // why applied or not, one line for the report
+    uint64_t gradients = 0; // gradient storages per iteration
     uint64_t gradient_bytes = 0;
-    uint64_t promoted = 0;     // later-iteration buffers turned into gradients
+    uint64_t promoted = 0; // later-iteration buffers turned into gradients
 };
 
 GradStats apply_target_zero_grad(Workload &work, sim::TorchVersion target);

@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 uint64_t recommended_limit(uint64_t peak_bytes, uint64_t gpu_total_bytes, double margin)
 {

@@ -10,7 +10,8 @@
 
 #include <cstdint>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 // bench-accuracy (2026-12-02) measured a calib 95th percentile of 0.2 %, dominated by MLPs
 // that xmem reproduces to the MiB; its CNN records ran -4.9 %..+4.0 %, so the margin keeps

@@ -2,9 +2,11 @@
 
 #include <initializer_list>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 
 constexpr std::string_view k_separators = "|>";
 
@@ -56,10 +58,10 @@ bool is_matmul_op(std::string_view ctx)
 {
     // Every entry reaches cublas<t>gemm / gemmStridedBatched (or Lt) on CUDA.
     return any_component(ctx, [](std::string_view op) {
-        return is_one_of(op, {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
-                              "aten::addbmm", "aten::matmul", "aten::linear", "aten::addmv",
-                              "aten::mv", "aten::dot", "aten::_addmm_activation",
-                              "aten::einsum", "aten::bilinear"});
+        return is_one_of(op,
+                         {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addbmm",
+                          "aten::matmul", "aten::linear", "aten::addmv", "aten::mv", "aten::dot",
+                          "aten::_addmm_activation", "aten::einsum", "aten::bilinear"});
     });
 }
 
@@ -101,7 +103,8 @@ bool is_cpu_only_temporary_op(std::string_view ctx)
     // output, grad_input, grad_weight): cuDNN allocates the same buffers. Anything else the
     // CPU convolution allocates is oneDNN's own scratch, reorders and blocked-layout copies.
     std::string_view inner = innermost_op(ctx);
-    if (inner.substr(0, 11) == "aten::empty" || inner == "aten::zeros" || inner == "aten::zeros_like")
+    if (inner.substr(0, 11) == "aten::empty" || inner == "aten::zeros" ||
+        inner == "aten::zeros_like")
         return false;
     if (is_conv_forward_op(ctx) || is_conv_backward_op(ctx))
         return true;
@@ -124,7 +127,8 @@ bool is_host_scalar_ctx(std::string_view ctx)
 
 } // namespace xmem::analysis
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 std::string_view outer_call(std::string_view ctx)
 {

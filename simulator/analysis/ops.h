@@ -10,7 +10,8 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 // Last component of the op chain, e.g. "aten::addmm" ("" if none).
 std::string_view innermost_op(std::string_view ctx);
@@ -44,7 +45,8 @@ bool is_host_scalar_ctx(std::string_view ctx);
 
 // Small ids for outer_call(ctx), memoised per context id. Two allocations belong to the same
 // "op run" when consecutive allocations share the key (no phase/iteration mark between).
-class OpRunKeys {
+class OpRunKeys
+{
   public:
     explicit OpRunKeys(const Workload &work) : m_work(work) {}
     uint64_t key(uint64_t ctx);

@@ -8,13 +8,15 @@
 #include <unordered_set>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 
 struct StepScan {
     std::string optimizer;
-    bool loops = true;        // no _foreach_ op seen in any step
+    bool loops = true;         // no _foreach_ op seen in any step
     bool weight_decay = false; // non-in-place aten::add temporaries seen
 };
 
@@ -113,7 +115,7 @@ ForeachStats apply_target_foreach(Workload &work, sim::TorchVersion target)
     out.reserve(work.events.size() + 2 * params.size() * lists * 4);
     std::unordered_set<uint64_t> dropped_ids;
     std::vector<std::pair<uint64_t, uint64_t>> open; // (id, bytes) of the inserted lists
-    TraceEvent last_in_step;                          // frees belong to the step
+    TraceEvent last_in_step;                         // frees belong to the step
     auto close_step = [&]() {
         for (auto &[id, bytes] : open)
             out.push_back(make_free(id, bytes, last_in_step));
@@ -144,7 +146,8 @@ ForeachStats apply_target_foreach(Workload &work, sim::TorchVersion target)
             }
             continue;
         }
-        if ((ev.kind == EventKind::free || ev.kind == EventKind::record_stream) && dropped_ids.count(ev.id)) {
+        if ((ev.kind == EventKind::free || ev.kind == EventKind::record_stream) &&
+            dropped_ids.count(ev.id)) {
             if (ev.kind == EventKind::free)
                 dropped_ids.erase(ev.id);
             continue;

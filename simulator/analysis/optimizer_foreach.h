@@ -24,7 +24,8 @@
 #include <cstdint>
 #include <string>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 struct ForeachStats {
     bool applied = false;

@@ -20,9 +20,11 @@
 #define XMEM_SOURCE_DIR ""
 #endif
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 constexpr size_t k_max_small_file = 16u << 20;
 }
 
@@ -68,7 +70,8 @@ Result<void> read_small_file(const std::string &path, std::string &out)
         out.append(buf, n);
         if (out.size() > k_max_small_file) {
             std::fclose(f);
-            return Result<void>::fail("xmem: " + path + ": larger than 16 MiB; is it the right file?");
+            return Result<void>::fail("xmem: " + path +
+                                      ": larger than 16 MiB; is it the right file?");
         }
     }
     bool bad = std::ferror(f);

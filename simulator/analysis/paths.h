@@ -6,7 +6,8 @@
 
 #include <string>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 // Directory of the running executable ("" if /proc/self/exe cannot be read).
 std::string self_exe_dir();

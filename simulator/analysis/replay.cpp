@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <unordered_map>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 
 struct LiveBlock {
     uint64_t ptr;
@@ -15,7 +17,8 @@ struct LiveBlock {
     Category category;
 };
 
-class Replayer {
+class Replayer
+{
   public:
     Replayer(const Workload &work, const sim::AllocatorConfig &cfg,
              timeline::TimelineRecorder *timeline)
@@ -39,17 +42,24 @@ class Replayer {
     Result<void> apply(size_t i, const TraceEvent &ev)
     {
         switch (ev.kind) {
-        case EventKind::alloc: return do_alloc(i, ev);
-        case EventKind::free: return do_free(ev);
+        case EventKind::alloc:
+            return do_alloc(i, ev);
+        case EventKind::free:
+            return do_free(ev);
         case EventKind::record_stream: {
             auto it = m_live.find(ev.id);
             if (it == m_live.end())
                 return Result<void>::success(); // a host storage
             return m_alloc.record_stream(it->second.ptr, ev.stream);
         }
-        case EventKind::empty_cache: m_alloc.empty_cache(); break;
-        case EventKind::set_fraction: return m_alloc.set_memory_fraction(ev.fraction);
-        case EventKind::iteration: start_iteration(i, ev.iteration); break;
+        case EventKind::empty_cache:
+            m_alloc.empty_cache();
+            break;
+        case EventKind::set_fraction:
+            return m_alloc.set_memory_fraction(ev.fraction);
+        case EventKind::iteration:
+            start_iteration(i, ev.iteration);
+            break;
         case EventKind::phase:
             if (m_timeline && ev.phase != m_phase)
                 m_timeline->mark(i, timeline::MarkerKind::phase, trace::phase_name(ev.phase));
@@ -102,7 +112,8 @@ class Replayer {
     {
         m_result.iterations.push_back(m_current);
         if (m_current.iteration <= 1)
-            m_result.first_reserved_peak = std::max(m_result.first_reserved_peak, m_current.reserved);
+            m_result.first_reserved_peak =
+                std::max(m_result.first_reserved_peak, m_current.reserved);
         else {
             m_result.has_steady = true;
             m_result.steady_reserved_peak =

@@ -12,7 +12,8 @@
 #include <string>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 struct IterationPeak {
     uint32_t iteration = 0;

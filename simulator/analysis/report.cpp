@@ -7,9 +7,11 @@
 
 #include <cstdio>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
-namespace {
+namespace
+{
 
 using trace::format_bytes;
 
@@ -34,7 +36,9 @@ nlohmann::json category_peaks_json(const Estimate &e)
 
 nlohmann::json corrections_json(const Estimate &e)
 {
-    auto drop = [](const DropCount &d) { return nlohmann::json{{"count", d.count}, {"bytes", d.bytes}}; };
+    auto drop = [](const DropCount &d) {
+        return nlohmann::json{{"count", d.count}, {"bytes", d.bytes}};
+    };
     return {
         {"dropped_host", drop(e.filter.host)},
         {"dropped_host_scalars", drop(e.filter.scalar)},
@@ -61,8 +65,8 @@ nlohmann::json iterations_json(const Estimate &e)
     for (const IterationPeak &p : e.replay.iterations)
         if (list.size() < k_max_iterations_listed)
             list.push_back({{"iteration", p.iteration},
-                        {"reserved_peak_bytes", p.reserved},
-                        {"allocated_peak_bytes", p.allocated}});
+                            {"reserved_peak_bytes", p.reserved},
+                            {"allocated_peak_bytes", p.allocated}});
     return list;
 }
 
@@ -85,7 +89,8 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"reserved_peak_bytes", r.reserved_peak},
         {"allocated_peak_bytes", r.allocated_peak},
         {"first_iteration_reserved_peak_bytes", r.first_reserved_peak},
-        {"steady_reserved_peak_bytes", r.has_steady ? nlohmann::json(r.steady_reserved_peak) : nlohmann::json()},
+        {"steady_reserved_peak_bytes",
+         r.has_steady ? nlohmann::json(r.steady_reserved_peak) : nlohmann::json()},
         {"context_bytes", e.context_bytes},
         {"catalog_cudnn_context_bytes", e.target.gpu.cudnn_context_bytes},
         {"outside_allocator_bytes", e.outside_bytes},
@@ -107,13 +112,15 @@ std::string render_json(const Estimate &e, const Timings &t)
     return j.dump(2) + "\n";
 }
 
-namespace {
+namespace
+{
 
 void line(std::string &out, const char *label, uint64_t bytes, uint64_t total)
 {
     char buf[160];
     double pct = total ? 100.0 * double(bytes) / double(total) : 0.0;
-    std::snprintf(buf, sizeof buf, "  %-22s %12s  %5.1f %%\n", label, format_bytes(bytes).c_str(), pct);
+    std::snprintf(buf, sizeof buf, "  %-22s %12s  %5.1f %%\n", label, format_bytes(bytes).c_str(),
+                  pct);
     out += buf;
 }
 
@@ -124,10 +131,14 @@ std::string render_human(const Estimate &e, const Timings &t)
     const ReplayResult &r = e.replay;
     std::string out;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "xmem estimate: %s, PyTorch %s%s (captured with %s, %u iterations, amp %s)\n",
+    std::snprintf(buf, sizeof buf,
+                  "xmem estimate: %s, PyTorch %s%s (captured with %s, %u iterations, amp %s)\n",
                   e.target.gpu.name.c_str(), e.target.torch.str().c_str(),
-                  e.target.alloc_conf.empty() ? "" : (", PYTORCH_CUDA_ALLOC_CONF=" + e.target.alloc_conf).c_str(),
-                  e.capture_torch.empty() ? "unknown torch" : e.capture_torch.c_str(), e.iterations, e.amp.c_str());
+                  e.target.alloc_conf.empty()
+                      ? ""
+                      : (", PYTORCH_CUDA_ALLOC_CONF=" + e.target.alloc_conf).c_str(),
+                  e.capture_torch.empty() ? "unknown torch" : e.capture_torch.c_str(), e.iterations,
+                  e.amp.c_str());
     out += buf;
     std::snprintf(buf, sizeof buf, "peak GPU memory   %s  (as nvidia-smi would show it)\n",
                   format_bytes(e.peak_bytes).c_str());
@@ -142,10 +153,11 @@ std::string render_human(const Estimate &e, const Timings &t)
         std::snprintf(buf, sizeof buf, "fits: %s (%s on the GPU)\n", e.fits ? "yes" : "NO",
                       format_bytes(e.target.gpu.total_bytes).c_str());
     out += buf;
-    std::snprintf(buf, sizeof buf, "reserved peak %s (iteration 1: %s, steady: %s), allocated peak %s\n",
-                  format_bytes(r.reserved_peak).c_str(), format_bytes(r.first_reserved_peak).c_str(),
-                  r.has_steady ? format_bytes(r.steady_reserved_peak).c_str() : "n/a",
-                  format_bytes(r.allocated_peak).c_str());
+    std::snprintf(
+        buf, sizeof buf, "reserved peak %s (iteration 1: %s, steady: %s), allocated peak %s\n",
+        format_bytes(r.reserved_peak).c_str(), format_bytes(r.first_reserved_peak).c_str(),
+        r.has_steady ? format_bytes(r.steady_reserved_peak).c_str() : "n/a",
+        format_bytes(r.allocated_peak).c_str());
     out += buf;
     out += "breakdown at the peak:\n";
     for (size_t i = 0; i < k_categories; ++i)

@@ -5,7 +5,8 @@
 
 #include <string>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 struct Timings {
     double profile_seconds = 0;

@@ -2,7 +2,8 @@
 
 #include "trace/compact_reader.h"
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 std::string_view Workload::ctx_text(uint64_t ctx) const
 {

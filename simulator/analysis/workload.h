@@ -18,7 +18,8 @@
 #include <unordered_map>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 using trace::Device;
 using trace::EventKind;
@@ -27,7 +28,8 @@ using trace::TraceEvent;
 
 constexpr std::string_view k_xmem_ctx_prefix = "xmem|";
 
-class Workload {
+class Workload
+{
   public:
     std::vector<TraceEvent> events;
     std::map<std::string, std::string, std::less<>> meta;
@@ -41,7 +43,11 @@ class Workload {
     void define_string(uint64_t id, std::string text);
     // A storage id no captured or inserted storage has used.
     uint64_t fresh_id() { return ++m_max_id; }
-    void note_id(uint64_t id) { if (id > m_max_id) m_max_id = id; }
+    void note_id(uint64_t id)
+    {
+        if (id > m_max_id)
+            m_max_id = id;
+    }
     // "" if absent.
     std::string_view meta_value(std::string_view key) const;
     bool inserted_by_xmem(const TraceEvent &ev) const;

@@ -8,7 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 WorkspacePolicy workspace_policy(sim::TorchVersion target, const GpuSpec &gpu)
 {
@@ -77,9 +78,11 @@ uint64_t add_input_copies(Workload &work)
     return promoted;
 }
 
-namespace {
+namespace
+{
 
-class Inserter {
+class Inserter
+{
   public:
     Inserter(Workload &work, const WorkspacePolicy &policy) : m_work(work), m_policy(policy)
     {
@@ -160,8 +163,8 @@ class Inserter {
         uint64_t numel = g.output_numel();
         uint64_t elem = numel && ev.bytes % numel == 0 ? ev.bytes / numel : g.elem;
         m_forwards.push_back(Forward{&g, elem, false, false});
-        add_transient(ev, conv_workspace_bytes(g, elem, m_policy.conv_factor,
-                                               m_policy.conv_cap_bytes), out);
+        add_transient(
+            ev, conv_workspace_bytes(g, elem, m_policy.conv_factor, m_policy.conv_cap_bytes), out);
     }
 
     // grad_input (backward data) and grad_weight (backward filter) each get the workspace of
@@ -177,8 +180,9 @@ class Inserter {
         Forward &f = *m_backward;
         bool data = !f.data_done && ev.bytes == f.g->input_numel() * f.elem;
         (data ? f.data_done : f.filter_done) = true;
-        add_transient(ev, conv_workspace_bytes(*f.g, f.elem, m_policy.conv_factor,
-                                               m_policy.conv_cap_bytes), out);
+        add_transient(
+            ev, conv_workspace_bytes(*f.g, f.elem, m_policy.conv_factor, m_policy.conv_cap_bytes),
+            out);
     }
 
     struct Forward {
@@ -228,7 +232,7 @@ class Inserter {
     std::unordered_map<std::string, ConvGeometry> m_geometry; // by module path
     std::vector<Forward> m_forwards;                          // this iteration's, in order
     Forward m_matched{};
-    Forward *m_backward = nullptr;                            // the backward op run's
+    Forward *m_backward = nullptr; // the backward op run's
 };
 
 } // namespace

@@ -25,7 +25,8 @@
 
 #include <cstdint>
 
-namespace xmem::analysis {
+namespace xmem::analysis
+{
 
 enum class LtWorkspace : uint8_t { none, transient, persistent };
 
@@ -35,8 +36,8 @@ struct WorkspacePolicy {
     LtWorkspace lt = LtWorkspace::none;
     uint64_t lt_bytes = 0;
     uint64_t cudnn_context_bytes = 0; // outside the allocator once a convolution ran
-    double conv_factor = 0;       // conv_workspace.h: the point estimate's
-    double conv_bound_factor = 0; // the limit's: every step above conv_factor up to this
+    double conv_factor = 0;           // conv_workspace.h: the point estimate's
+    double conv_bound_factor = 0;     // the limit's: every step above conv_factor up to this
     double conv_bound_step = 0;
     uint64_t conv_cap_bytes = 0;
 };
@@ -52,7 +53,7 @@ constexpr int k_cublas_handles = 2; // forward thread + autograd device thread
 WorkspacePolicy workspace_policy(sim::TorchVersion target, const GpuSpec &gpu);
 
 struct WorkspaceStats {
-    uint64_t cublas = 0;      // workspaces inserted (count)
+    uint64_t cublas = 0; // workspaces inserted (count)
     uint64_t cublaslt = 0;
     uint64_t cudnn = 0;
     uint64_t cudnn_max_bytes = 0;

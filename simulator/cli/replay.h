@@ -11,7 +11,8 @@
 #include <optional>
 #include <string>
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
 struct OomReport {
     uint64_t size = 0;       // bytes requested
@@ -33,9 +34,9 @@ struct VerifyReport {
     bool ran = false;
     uint64_t compared = 0; // segment events that matched before any divergence
     bool diverged = false;
-    uint64_t divergence_event = 0;          // snapshot entry index where they part
-    std::optional<SegmentRecord> expected;  // what the GPU did (none: GPU did nothing more)
-    std::optional<SegmentRecord> got;       // what the simulator did (none: nothing more)
+    uint64_t divergence_event = 0;         // snapshot entry index where they part
+    std::optional<SegmentRecord> expected; // what the GPU did (none: GPU did nothing more)
+    std::optional<SegmentRecord> got;      // what the simulator did (none: nothing more)
 };
 
 struct ReplayReport {
@@ -44,9 +45,9 @@ struct ReplayReport {
     uint64_t gpu_calls = 0;       // allocator calls made (malloc, free, record_stream, ...)
     std::optional<OomReport> oom; // the replay stops at the first OOM
     // Snapshots only:
-    uint64_t unknown_frees = 0;            // frees of blocks allocated before recording began
-    uint64_t real_ooms = 0;                // oom entries in the snapshot
-    uint64_t real_reserved_peak = 0;       // Σ segment_alloc/map − segment_free/unmap, peak
+    uint64_t unknown_frees = 0;      // frees of blocks allocated before recording began
+    uint64_t real_ooms = 0;          // oom entries in the snapshot
+    uint64_t real_reserved_peak = 0; // Σ segment_alloc/map − segment_free/unmap, peak
     VerifyReport verify;
 };
 

@@ -4,9 +4,11 @@
 
 #include "trace/flat_map.h"
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
-namespace {
+namespace
+{
 
 using xmem::trace::Device;
 using xmem::trace::EventKind;
@@ -75,7 +77,8 @@ std::string CompactReplay::apply(const TraceEvent &ev, uint64_t index)
         return "";
     case EventKind::phase:
         if (timeline)
-            timeline->mark(index, xmem::timeline::MarkerKind::phase, xmem::trace::phase_name(ev.phase));
+            timeline->mark(index, xmem::timeline::MarkerKind::phase,
+                           xmem::trace::phase_name(ev.phase));
         return "";
     }
     return "";

@@ -12,9 +12,11 @@
 #include <cinttypes>
 #include <cstdio>
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
-namespace {
+namespace
+{
 
 using xmem::trace::SnapshotAction;
 using xmem::trace::SnapshotEvent;
@@ -26,10 +28,12 @@ std::string hex(uint64_t value)
     return text;
 }
 
-class SnapshotReplay : public xmem::trace::SnapshotVisitor {
+class SnapshotReplay : public xmem::trace::SnapshotVisitor
+{
   public:
     SnapshotReplay(const std::string &name, const SnapshotReplayOptions &options,
-                   xmem::sim::DeviceCachingAllocator &allocator, xmem::timeline::TimelineRecorder *timeline)
+                   xmem::sim::DeviceCachingAllocator &allocator,
+                   xmem::timeline::TimelineRecorder *timeline)
         : m_name(name), m_options(options), m_allocator(allocator), m_timeline(timeline)
     {
         m_report.format = "snapshot";
@@ -96,7 +100,8 @@ std::optional<Error> SnapshotReplay::on_free(const SnapshotEvent &ev)
 
 void SnapshotReplay::on_segment(const SnapshotEvent &ev)
 {
-    bool grows = ev.action == SnapshotAction::segment_alloc || ev.action == SnapshotAction::segment_map;
+    bool grows =
+        ev.action == SnapshotAction::segment_alloc || ev.action == SnapshotAction::segment_map;
     m_real_reserved += grows ? static_cast<int64_t>(ev.size) : -static_cast<int64_t>(ev.size);
     if (m_real_reserved > static_cast<int64_t>(m_report.real_reserved_peak))
         m_report.real_reserved_peak = static_cast<uint64_t>(m_real_reserved);
@@ -116,15 +121,24 @@ std::optional<Error> SnapshotReplay::on_event(const SnapshotEvent &ev)
     m_check.set_event(ev.index);
     std::optional<Error> problem;
     switch (ev.action) {
-    case SnapshotAction::alloc: problem = on_alloc(ev); break;
-    case SnapshotAction::free_requested: problem = on_free(ev); break;
+    case SnapshotAction::alloc:
+        problem = on_alloc(ev);
+        break;
+    case SnapshotAction::free_requested:
+        problem = on_free(ev);
+        break;
     case SnapshotAction::segment_alloc:
     case SnapshotAction::segment_free:
     case SnapshotAction::segment_map:
-    case SnapshotAction::segment_unmap: on_segment(ev); break;
-    case SnapshotAction::oom: ++m_report.real_ooms; break;
+    case SnapshotAction::segment_unmap:
+        on_segment(ev);
+        break;
+    case SnapshotAction::oom:
+        ++m_report.real_ooms;
+        break;
     case SnapshotAction::free_completed: // the simulator completes frees itself
-    case SnapshotAction::snapshot: break;
+    case SnapshotAction::snapshot:
+        break;
     }
     if (m_options.verify)
         m_check.compare(false);
@@ -159,8 +173,9 @@ Result<ReplayReport> replay_snapshot(std::FILE *file, const std::string &name,
         return Result<ReplayReport>::fail(summary.error());
     if (summary.ok() && options.device >= summary.value().devices)
         return Result<ReplayReport>::fail(
-            "xmem: " + name + ": --device " + std::to_string(options.device) + " but the snapshot has " +
-            std::to_string(summary.value().devices) + " device trace(s)");
+            "xmem: " + name + ": --device " + std::to_string(options.device) +
+            " but the snapshot has " + std::to_string(summary.value().devices) +
+            " device trace(s)");
     return Result<ReplayReport>::ok(replay.finish());
 }
 

@@ -1,6 +1,7 @@
 #include "cli/segment_check.h"
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
 using xmem::sim::TraceAction;
 
@@ -14,10 +15,9 @@ void SegmentCheck::on_real(const SegmentRecord &real)
 
 void SegmentCheck::on_trace(const xmem::sim::TraceEntry &entry)
 {
-    bool is_segment = entry.action == TraceAction::segment_alloc ||
-                      entry.action == TraceAction::segment_free ||
-                      entry.action == TraceAction::segment_map ||
-                      entry.action == TraceAction::segment_unmap;
+    bool is_segment =
+        entry.action == TraceAction::segment_alloc || entry.action == TraceAction::segment_free ||
+        entry.action == TraceAction::segment_map || entry.action == TraceAction::segment_unmap;
     if (!is_segment)
         return;
     if (entry.action == TraceAction::segment_alloc)

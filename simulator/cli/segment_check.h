@@ -14,9 +14,11 @@
 #include <deque>
 #include <map>
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
-class SegmentCheck : public xmem::sim::TraceObserver, public xmem::sim::SegmentAddressSource {
+class SegmentCheck : public xmem::sim::TraceObserver, public xmem::sim::SegmentAddressSource
+{
   public:
     static constexpr uint64_t k_synthetic_base = 1ULL << 60;
 

@@ -14,7 +14,8 @@
 #include <memory>
 #include <stdexcept>
 
-namespace {
+namespace
+{
 
 using namespace xmem;
 using namespace xmem::cli;
@@ -48,12 +49,16 @@ Result<bool> open_trace(const std::string &path, OpenTrace &out)
     out.format = trace::detect_format(out.file);
     switch (out.format) {
     case trace::TraceFormat::compact:
-    case trace::TraceFormat::snapshot_json: return Result<bool>::ok(true);
-    case trace::TraceFormat::empty: return Result<bool>::fail("xmem: " + path + ": the trace is empty");
+    case trace::TraceFormat::snapshot_json:
+        return Result<bool>::ok(true);
+    case trace::TraceFormat::empty:
+        return Result<bool>::fail("xmem: " + path + ": the trace is empty");
     case trace::TraceFormat::snapshot_pickle:
         return Result<bool>::fail(
-            "xmem: " + path + ": a pickled snapshot; export it to JSON first: python3 -c \"import "
-            "pickle,json,sys; json.dump(pickle.load(open(sys.argv[1],'rb')),open(sys.argv[2],'w'))\" " +
+            "xmem: " + path +
+            ": a pickled snapshot; export it to JSON first: python3 -c \"import "
+            "pickle,json,sys; "
+            "json.dump(pickle.load(open(sys.argv[1],'rb')),open(sys.argv[2],'w'))\" " +
             path + " OUT.json");
     default:
         return Result<bool>::fail("xmem: " + path +
@@ -63,7 +68,8 @@ Result<bool> open_trace(const std::string &path, OpenTrace &out)
 }
 
 // --torch wins, then the trace's own `M torch`, then the default release.
-Result<sim::TorchVersion> choose_torch(const SimOptions &o, const std::string *from_trace, RunInfo &run)
+Result<sim::TorchVersion> choose_torch(const SimOptions &o, const std::string *from_trace,
+                                       RunInfo &run)
 {
     std::string text = k_default_torch;
     run.torch_source = "default";
@@ -76,12 +82,14 @@ Result<sim::TorchVersion> choose_torch(const SimOptions &o, const std::string *f
     }
     auto version = sim::TorchVersion::parse(text);
     if (!version.ok())
-        return Result<sim::TorchVersion>::fail(version.error().message + (o.torch ? "" : " (override with --torch)"));
+        return Result<sim::TorchVersion>::fail(version.error().message +
+                                               (o.torch ? "" : " (override with --torch)"));
     run.torch = version.value().str();
     return version;
 }
 
-Result<std::unique_ptr<sim::DeviceCachingAllocator>> make_allocator(const SimOptions &o, sim::TorchVersion v)
+Result<std::unique_ptr<sim::DeviceCachingAllocator>> make_allocator(const SimOptions &o,
+                                                                    sim::TorchVersion v)
 {
     using R = Result<std::unique_ptr<sim::DeviceCachingAllocator>>;
     auto config = sim::AllocatorConfig::parse(o.alloc_conf, v);
@@ -115,8 +123,9 @@ int run_compact(const SimOptions &o, OpenTrace &input, RunInfo &run, timeline::T
     return k_exit_ok;
 }
 
-int run_snapshot(const SimOptions &o, OpenTrace &input, RunInfo &run, timeline::TimelineRecorder *tl,
-                 ReplayReport &report, std::unique_ptr<sim::DeviceCachingAllocator> &allocator)
+int run_snapshot(const SimOptions &o, OpenTrace &input, RunInfo &run,
+                 timeline::TimelineRecorder *tl, ReplayReport &report,
+                 std::unique_ptr<sim::DeviceCachingAllocator> &allocator)
 {
     auto torch = choose_torch(o, nullptr, run);
     if (!torch.ok())
@@ -126,7 +135,8 @@ int run_snapshot(const SimOptions &o, OpenTrace &input, RunInfo &run, timeline::
         return fail(made.error().message);
     allocator = std::move(made.value());
     SnapshotReplayOptions options{o.device, o.verify};
-    auto replayed = replay_snapshot(input.file, o.trace == "-" ? "<stdin>" : o.trace, options, *allocator, tl);
+    auto replayed =
+        replay_snapshot(input.file, o.trace == "-" ? "<stdin>" : o.trace, options, *allocator, tl);
     if (!replayed.ok())
         return fail(replayed.error().message);
     report = std::move(replayed.value());
@@ -166,10 +176,12 @@ int sim_main(int argc, char **argv)
     run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     if (tl) {
-        std::string subtitle = "torch " + run.torch + ", capacity " +
-                               (o.capacity ? trace::format_bytes(*o.capacity) : std::string("unlimited")) +
-                               (o.alloc_conf.empty() ? "" : ", PYTORCH_CUDA_ALLOC_CONF=" + o.alloc_conf);
-        auto written = timeline::write_timeline_html(*tl, {"xmem sim: " + o.trace, subtitle}, *o.timeline);
+        std::string subtitle =
+            "torch " + run.torch + ", capacity " +
+            (o.capacity ? trace::format_bytes(*o.capacity) : std::string("unlimited")) +
+            (o.alloc_conf.empty() ? "" : ", PYTORCH_CUDA_ALLOC_CONF=" + o.alloc_conf);
+        auto written =
+            timeline::write_timeline_html(*tl, {"xmem sim: " + o.trace, subtitle}, *o.timeline);
         if (!written.ok())
             return fail(written.error().message);
     }

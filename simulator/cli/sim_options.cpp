@@ -2,9 +2,11 @@
 
 #include "trace/units.h"
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
-namespace {
+namespace
+{
 
 Result<SimOptions> usage_error(const std::string &what)
 {
@@ -13,7 +15,8 @@ Result<SimOptions> usage_error(const std::string &what)
 
 bool parse_device(const std::string &text, uint32_t &out)
 {
-    if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
+    if (text.empty() || text.size() > 6 ||
+        text.find_first_not_of("0123456789") != std::string::npos)
         return false;
     out = static_cast<uint32_t>(std::stoul(text));
     return true;
@@ -29,7 +32,8 @@ std::string apply_value(SimOptions &o, const std::string &name, const std::strin
     } else if (name == "--capacity") {
         uint64_t bytes = 0;
         if (!xmem::trace::parse_byte_size(value, bytes))
-            return "--capacity '" + value + "' is not a size (bytes, or with a suffix: 512M, 40G, 40GiB, 80GB)";
+            return "--capacity '" + value +
+                   "' is not a size (bytes, or with a suffix: 512M, 40G, 40GiB, 80GB)";
         o.capacity = bytes;
     } else if (name == "--timeline") {
         if (value.empty())
@@ -108,14 +112,16 @@ const char *sim_usage()
            "'-' reads standard input.\n"
            "\n"
            "options:\n"
-           "  --torch VERSION      PyTorch release to mirror (1.13, 2.0 ... ; default: the trace's\n"
+           "  --torch VERSION      PyTorch release to mirror (1.13, 2.0 ... ; default: the "
+           "trace's\n"
            "                       'torch' metadata, else 2.6)\n"
            "  --alloc-conf STRING  PYTORCH_CUDA_ALLOC_CONF, e.g. expandable_segments:True\n"
            "  --capacity BYTES     device memory available to the allocator: bytes or 512M, 40G,\n"
            "                       40GiB (binary), 80GB (decimal); default: unlimited\n"
            "  --json               print one JSON object (every torch.cuda.memory_stats() key,\n"
            "                       events, torch, oom) instead of the summary\n"
-           "  --timeline OUT.html  write a self-contained page plotting allocated and reserved bytes\n"
+           "  --timeline OUT.html  write a self-contained page plotting allocated and reserved "
+           "bytes\n"
            "  --verify             snapshots: compare the simulated segment allocations and frees\n"
            "                       with the real ones and report the first divergence\n"
            "  --device N           snapshots: which device_traces list to replay (default 0)\n"

@@ -8,18 +8,19 @@
 #include <string>
 #include <vector>
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
 struct SimOptions {
-    std::optional<std::string> torch;   // --torch VERSION (default: trace metadata, else 2.6)
-    std::string alloc_conf;             // --alloc-conf STRING (PYTORCH_CUDA_ALLOC_CONF syntax)
-    std::optional<uint64_t> capacity;   // --capacity BYTES (default: unlimited)
-    bool json = false;                  // --json
+    std::optional<std::string> torch;    // --torch VERSION (default: trace metadata, else 2.6)
+    std::string alloc_conf;              // --alloc-conf STRING (PYTORCH_CUDA_ALLOC_CONF syntax)
+    std::optional<uint64_t> capacity;    // --capacity BYTES (default: unlimited)
+    bool json = false;                   // --json
     std::optional<std::string> timeline; // --timeline OUT.html
-    bool verify = false;                // --verify (snapshots only)
-    uint32_t device = 0;                // --device N (snapshots: which device_traces entry)
-    bool help = false;                  // --help / -h: print usage, exit 0
-    std::string trace;                  // TRACE ("-" = stdin)
+    bool verify = false;                 // --verify (snapshots only)
+    uint32_t device = 0;                 // --device N (snapshots: which device_traces entry)
+    bool help = false;                   // --help / -h: print usage, exit 0
+    std::string trace;                   // TRACE ("-" = stdin)
 };
 
 // Accepts "--opt VALUE" and "--opt=VALUE". Errors are "xmem: sim: <what> (see --help)".

@@ -6,9 +6,11 @@
 
 #include <cinttypes>
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
-namespace {
+namespace
+{
 
 using ordered_json = nlohmann::ordered_json;
 using xmem::trace::format_bytes;
@@ -17,8 +19,10 @@ ordered_json segment_json(const std::optional<SegmentRecord> &record)
 {
     if (!record)
         return nullptr;
-    return ordered_json{{"action", record->action}, {"addr", record->addr},
-                        {"size", record->size},     {"stream", record->stream},
+    return ordered_json{{"action", record->action},
+                        {"addr", record->addr},
+                        {"size", record->size},
+                        {"stream", record->stream},
                         {"event", record->event}};
 }
 
@@ -68,7 +72,9 @@ std::string sim_report_json(const RunInfo &run, const ReplayReport &report,
     out["allocator_calls"] = report.gpu_calls;
     if (report.oom) {
         const OomReport &o = *report.oom;
-        out["oom"] = {{"size", o.size}, {"alloc_size", o.alloc_size}, {"message", o.message},
+        out["oom"] = {{"size", o.size},
+                      {"alloc_size", o.alloc_size},
+                      {"message", o.message},
                       {"event", o.event}};
         if (o.line)
             out["oom"]["line"] = o.line;
@@ -95,7 +101,8 @@ void print_sim_summary(std::FILE *f, const RunInfo &run, const ReplayReport &rep
     std::fprintf(f, "  capacity          %s\n",
                  run.capacity ? format_bytes(*run.capacity).c_str() : "unlimited");
     auto line = [&](const char *label, const char *key) {
-        std::fprintf(f, "  %-17s %s\n", label, format_bytes(static_cast<uint64_t>(stat(stats, key))).c_str());
+        std::fprintf(f, "  %-17s %s\n", label,
+                     format_bytes(static_cast<uint64_t>(stat(stats, key))).c_str());
     };
     line("peak allocated", "allocated_bytes.all.peak");
     line("peak reserved", "reserved_bytes.all.peak");
@@ -108,7 +115,8 @@ void print_sim_summary(std::FILE *f, const RunInfo &run, const ReplayReport &rep
                  stat(stats, "segment.all.current"), stat(stats, "segment.all.peak"));
     if (report.oom)
         std::fprintf(f, "  OUT OF MEMORY at event %" PRIu64 "%s: %s\n", report.oom->event,
-                     report.oom->line ? (" (line " + std::to_string(report.oom->line) + ")").c_str() : "",
+                     report.oom->line ? (" (line " + std::to_string(report.oom->line) + ")").c_str()
+                                      : "",
                      report.oom->message.c_str());
     else
         std::fprintf(f, "  out of memory     no\n");
@@ -116,17 +124,21 @@ void print_sim_summary(std::FILE *f, const RunInfo &run, const ReplayReport &rep
         std::fprintf(f, "  real peak reserved %s (from the snapshot's segment events)\n",
                      format_bytes(report.real_reserved_peak).c_str());
         if (report.unknown_frees)
-            std::fprintf(f, "  note: %" PRIu64 " frees of blocks allocated before recording began; "
-                            "peaks may be low (record history before the first allocation)\n",
+            std::fprintf(f,
+                         "  note: %" PRIu64 " frees of blocks allocated before recording began; "
+                         "peaks may be low (record history before the first allocation)\n",
                          report.unknown_frees);
     }
     const VerifyReport &v = report.verify;
     if (v.ran && !v.diverged)
-        std::fprintf(f, "  verify            %" PRIu64 " segment events match the GPU's\n", v.compared);
+        std::fprintf(f, "  verify            %" PRIu64 " segment events match the GPU's\n",
+                     v.compared);
     if (v.ran && v.diverged)
-        std::fprintf(f, "  verify            DIVERGED at snapshot entry %" PRIu64 " after %" PRIu64
-                        " matching segment events: expected %s, got %s\n",
-                     v.divergence_event, v.compared, describe(v.expected).c_str(), describe(v.got).c_str());
+        std::fprintf(f,
+                     "  verify            DIVERGED at snapshot entry %" PRIu64 " after %" PRIu64
+                     " matching segment events: expected %s, got %s\n",
+                     v.divergence_event, v.compared, describe(v.expected).c_str(),
+                     describe(v.got).c_str());
     if (run.timeline)
         std::fprintf(f, "  timeline          %s\n", run.timeline->c_str());
 }

@@ -8,7 +8,8 @@
 #include <optional>
 #include <string>
 
-namespace xmem::cli {
+namespace xmem::cli
+{
 
 struct RunInfo {
     std::string trace;        // as given on the command line

@@ -11,7 +11,8 @@
 #include <string>
 #include <sys/stat.h>
 
-namespace {
+namespace
+{
 
 using Clock = std::chrono::steady_clock;
 
@@ -54,8 +55,9 @@ int read_only(const std::string &path, uint64_t file_bytes)
     double s = seconds_since(start), cpu = cpu_seconds() - cpu_start;
     std::printf("reader only:      %llu events, wall %.3f s = %.1f M events/s; cpu %.3f s = %.1f M "
                 "events/s, %.0f MB/s (checksum %llu)\n",
-                static_cast<unsigned long long>(events), s, events / s / 1e6, cpu, events / cpu / 1e6,
-                file_bytes / cpu / 1e6, static_cast<unsigned long long>(checksum));
+                static_cast<unsigned long long>(events), s, events / s / 1e6, cpu,
+                events / cpu / 1e6, file_bytes / cpu / 1e6,
+                static_cast<unsigned long long>(checksum));
     return 0;
 }
 
@@ -66,7 +68,8 @@ int read_and_replay(const std::string &path, const std::string &torch)
         std::fprintf(stderr, "%s\n", version.error().message.c_str());
         return 2;
     }
-    xmem::sim::DeviceCachingAllocator allocator(xmem::sim::AllocatorConfig::defaults(version.value()));
+    xmem::sim::DeviceCachingAllocator allocator(
+        xmem::sim::AllocatorConfig::defaults(version.value()));
     auto start = Clock::now();
     double cpu_start = cpu_seconds();
     auto reader = xmem::trace::CompactTraceReader::open(path);
@@ -95,7 +98,8 @@ int main(int argc, char **argv)
         std::fprintf(argc < 2 ? stderr : stdout, "usage: xmem trace-bench TRACE [TORCH_VERSION]\n");
         return argc < 2 ? 2 : 0;
     }
-    struct stat st {};
+    struct stat st {
+    };
     if (stat(argv[1], &st) != 0) {
         std::fprintf(stderr, "xmem: %s: cannot open trace\n", argv[1]);
         return 2;

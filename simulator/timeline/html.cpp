@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <cstring>
 
-namespace xmem::timeline {
+namespace xmem::timeline
+{
 
-namespace {
+namespace
+{
 
 constexpr double k_width = 1200, k_height = 520;
 constexpr double k_left = 90, k_right = 30, k_top = 56, k_bottom = 60;
@@ -25,11 +27,20 @@ std::string escape(const std::string &text)
     std::string out;
     for (char c : text) {
         switch (c) {
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '&': out += "&amp;"; break;
-        case '"': out += "&quot;"; break;
-        default: out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
+        case '<':
+            out += "&lt;";
+            break;
+        case '>':
+            out += "&gt;";
+            break;
+        case '&':
+            out += "&amp;";
+            break;
+        case '"':
+            out += "&quot;";
+            break;
+        default:
+            out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
         }
     }
     return out;
@@ -45,7 +56,10 @@ std::string num(double value)
 struct Scale {
     double max_event;
     double max_bytes;
-    double x(double event) const { return k_left + (max_event > 0 ? event / max_event : 0) * k_plot_w; }
+    double x(double event) const
+    {
+        return k_left + (max_event > 0 ? event / max_event : 0) * k_plot_w;
+    }
     double y(double bytes) const { return k_top + k_plot_h - (bytes / max_bytes) * k_plot_h; }
 };
 
@@ -67,7 +81,8 @@ void axes(std::string &svg, const Scale &s)
         svg += "<line class=\"grid\" x1=\"" + num(k_left) + "\" x2=\"" + num(k_left + k_plot_w) +
                "\" y1=\"" + num(s.y(b)) + "\" y2=\"" + num(s.y(b)) + "\"/>";
         svg += "<text class=\"tick\" x=\"" + num(k_left - 6) + "\" y=\"" + num(s.y(b) + 4) +
-               "\" text-anchor=\"end\">" + xmem::trace::format_bytes(static_cast<uint64_t>(b)) + "</text>";
+               "\" text-anchor=\"end\">" + xmem::trace::format_bytes(static_cast<uint64_t>(b)) +
+               "</text>";
     }
     double xstep = std::max(1.0, nice_step(std::max(1.0, s.max_event), 8, 10.0));
     for (double e = 0; e <= s.max_event; e += xstep)
@@ -80,7 +95,8 @@ void axes(std::string &svg, const Scale &s)
 }
 
 template <class Lo, class Hi>
-void series(std::string &svg, const TimelineRecorder &t, const Scale &s, const char *cls, Lo lo, Hi hi)
+void series(std::string &svg, const TimelineRecorder &t, const Scale &s, const char *cls, Lo lo,
+            Hi hi)
 {
     std::string upper, band;
     for (const Bucket &b : t.buckets()) {
@@ -91,8 +107,8 @@ void series(std::string &svg, const TimelineRecorder &t, const Scale &s, const c
     }
     band = upper;
     for (auto it = t.buckets().rbegin(); it != t.buckets().rend(); ++it)
-        band += num(s.x(it->last_event + 1)) + "," + num(s.y(lo(*it))) + " " + num(s.x(it->first_event)) +
-                "," + num(s.y(lo(*it))) + " ";
+        band += num(s.x(it->last_event + 1)) + "," + num(s.y(lo(*it))) + " " +
+                num(s.x(it->first_event)) + "," + num(s.y(lo(*it))) + " ";
     svg += std::string("<polygon class=\"band ") + cls + "\" points=\"" + band + "\"/>";
     svg += std::string("<polyline class=\"line ") + cls + "\" points=\"" + upper + "\"/>";
 }
@@ -106,15 +122,16 @@ void markers(std::string &svg, const TimelineRecorder &t, const Scale &s)
                ")</title><line class=\"" + cls + "\" x1=\"" + num(x) + "\" x2=\"" + num(x) +
                "\" y1=\"" + num(k_top) + "\" y2=\"" + num(k_top + k_plot_h) + "\"/>";
         if (m.kind != MarkerKind::phase)
-            svg += "<text class=\"mark\" transform=\"translate(" + num(x + 3) + "," + num(k_top + 4) +
-                   ") rotate(90)\">" + escape(m.label) + "</text>";
+            svg += "<text class=\"mark\" transform=\"translate(" + num(x + 3) + "," +
+                   num(k_top + 4) + ") rotate(90)\">" + escape(m.label) + "</text>";
         svg += "</g>";
     }
 }
 
 // The dot sits on the curve; its label goes in the band above the plot (row 0 or 1), joined
 // by a thin leader, so labels never cover the data, the markers or each other.
-void peak(std::string &svg, const Scale &s, const Peak &p, const char *cls, const char *what, int row)
+void peak(std::string &svg, const Scale &s, const Peak &p, const char *cls, const char *what,
+          int row)
 {
     double x = s.x(static_cast<double>(p.event)), y = s.y(static_cast<double>(p.value));
     double label_y = 18 + 17 * row;
@@ -125,9 +142,9 @@ void peak(std::string &svg, const Scale &s, const Peak &p, const char *cls, cons
            "\" y1=\"" + num(label_y + 3) + "\" y2=\"" + num(y) + "\"/>";
     svg += std::string("<circle class=\"peak ") + cls + "\" cx=\"" + num(x) + "\" cy=\"" + num(y) +
            "\" r=\"5\"/>";
-    svg += std::string("<text class=\"peaklabel ") + cls + "\" x=\"" + num(x + (right_half ? -6 : 6)) +
-           "\" y=\"" + num(label_y) + "\" text-anchor=\"" + (right_half ? "end" : "start") + "\">" +
-           escape(label) + "</text>";
+    svg += std::string("<text class=\"peaklabel ") + cls + "\" x=\"" +
+           num(x + (right_half ? -6 : 6)) + "\" y=\"" + num(label_y) + "\" text-anchor=\"" +
+           (right_half ? "end" : "start") + "\">" + escape(label) + "</text>";
 }
 
 const char *k_style =
@@ -136,7 +153,8 @@ const char *k_style =
     ".grid{stroke:#e4e4e4}.frame{fill:none;stroke:#888}.tick,.axis,.mark{font-size:12px;fill:#444}"
     ".band{stroke:none;opacity:.25}.line{fill:none;stroke-width:1.5}"
     ".reserved{fill:#d62728;stroke:#d62728}.allocated{fill:#1f77b4;stroke:#1f77b4}"
-    ".line.reserved,.line.allocated{fill:none}.leader{stroke-width:.8;stroke-dasharray:2 2}.peaklabel{font-size:13px;font-weight:bold;stroke:none}"
+    ".line.reserved,.line.allocated{fill:none}.leader{stroke-width:.8;stroke-dasharray:2 "
+    "2}.peaklabel{font-size:13px;font-weight:bold;stroke:none}"
     ".iter{stroke:#555;stroke-dasharray:4 3}.phase{stroke:#bbb;stroke-dasharray:1 3}"
     ".legend span{display:inline-block;width:1em;height:.6em;margin:0 .3em 0 1em}";
 
@@ -151,10 +169,12 @@ std::string render_timeline_html(const TimelineRecorder &t, const PageText &text
                       " " + num(k_height) + "\" role=\"img\">";
     axes(svg, s);
     markers(svg, t, s);
-    series(svg, t, s, "reserved", [](const Bucket &b) { return b.min_reserved; },
-           [](const Bucket &b) { return b.max_reserved; });
-    series(svg, t, s, "allocated", [](const Bucket &b) { return b.min_allocated; },
-           [](const Bucket &b) { return b.max_allocated; });
+    series(
+        svg, t, s, "reserved", [](const Bucket &b) { return b.min_reserved; },
+        [](const Bucket &b) { return b.max_reserved; });
+    series(
+        svg, t, s, "allocated", [](const Bucket &b) { return b.min_allocated; },
+        [](const Bucket &b) { return b.max_allocated; });
     peak(svg, s, t.peak_reserved(), "reserved", "reserved", 0);
     peak(svg, s, t.peak_allocated(), "allocated", "allocated", 1);
     svg += "</svg>";
@@ -179,11 +199,13 @@ Result<uint64_t> write_timeline_html(const TimelineRecorder &timeline, const Pag
     std::string html = render_timeline_html(timeline, text);
     std::FILE *file = std::fopen(path.c_str(), "wb");
     if (!file)
-        return Result<uint64_t>::fail("xmem: " + path + ": cannot write timeline: " + std::strerror(errno));
+        return Result<uint64_t>::fail("xmem: " + path +
+                                      ": cannot write timeline: " + std::strerror(errno));
     bool ok = std::fwrite(html.data(), 1, html.size(), file) == html.size();
     ok = (std::fclose(file) == 0) && ok;
     if (!ok)
-        return Result<uint64_t>::fail("xmem: " + path + ": cannot write timeline: " + std::strerror(errno));
+        return Result<uint64_t>::fail("xmem: " + path +
+                                      ": cannot write timeline: " + std::strerror(errno));
     return Result<uint64_t>::ok(html.size());
 }
 

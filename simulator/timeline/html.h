@@ -7,7 +7,8 @@
 
 #include <string>
 
-namespace xmem::timeline {
+namespace xmem::timeline
+{
 
 struct PageText {
     std::string title;    // e.g. "xmem sim: train.xtrace"

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
-namespace xmem::timeline {
+namespace xmem::timeline
+{
 
-namespace {
+namespace
+{
 
 void absorb(Bucket &into, const Bucket &from)
 {
@@ -29,7 +31,8 @@ void TimelineRecorder::halve_resolution()
     m_width *= 2;
     size_t out = 0;
     for (size_t i = 0; i < m_buckets.size(); ++i) {
-        if (out > 0 && m_buckets[out - 1].first_event / m_width == m_buckets[i].first_event / m_width)
+        if (out > 0 &&
+            m_buckets[out - 1].first_event / m_width == m_buckets[i].first_event / m_width)
             absorb(m_buckets[out - 1], m_buckets[i]);
         else
             m_buckets[out++] = m_buckets[i];

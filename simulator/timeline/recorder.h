@@ -19,7 +19,8 @@
 #include <string_view>
 #include <vector>
 
-namespace xmem::timeline {
+namespace xmem::timeline
+{
 
 enum class MarkerKind { iteration, phase, note };
 
@@ -41,7 +42,8 @@ struct Peak {
     uint64_t event = 0; // first event at which the peak was reached
 };
 
-class TimelineRecorder {
+class TimelineRecorder
+{
   public:
     explicit TimelineRecorder(size_t max_buckets = 2048, size_t max_markers = 512);
 

@@ -8,9 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
-namespace {
+namespace
+{
 
 constexpr std::string_view k_magic = "#xmem-trace 1";
 
@@ -57,7 +59,10 @@ bool valid_metadata_key(std::string_view key)
 } // namespace
 
 struct CompactTraceReader::State {
-    State(std::FILE *f, bool owns, std::string n) : name(std::move(n)), file(f), owns_file(owns), lines(f) {}
+    State(std::FILE *f, bool owns, std::string n)
+        : name(std::move(n)), file(f), owns_file(owns), lines(f)
+    {
+    }
     ~State()
     {
         if (owns_file && file)
@@ -70,7 +75,7 @@ struct CompactTraceReader::State {
     LineSource lines;
     std::vector<std::pair<std::string, std::string>> metadata;
     std::vector<std::string> kernels; // K records, text after "K "
-    FlatMap<size_t> strings; // string id → index in texts (checked on every A record)
+    FlatMap<size_t> strings;          // string id → index in texts (checked on every A record)
     std::vector<std::string> texts;
     FlatMap<LiveStorage> live;
     uint64_t allocs = 0, frees = 0, live_bytes = 0;
@@ -111,9 +116,11 @@ bool CompactTraceReader::State::number(std::string_view record, const char *fiel
                                        std::string_view text, uint64_t &out)
 {
     switch (parse_u64(text, out)) {
-    case NumberStatus::ok: return true;
+    case NumberStatus::ok:
+        return true;
     case NumberStatus::empty:
-        return fail(std::string(record) + " record: " + field + " is empty (fields are separated by exactly one space)");
+        return fail(std::string(record) + " record: " + field +
+                    " is empty (fields are separated by exactly one space)");
     case NumberStatus::not_a_number:
         return fail(std::string(record) + " record: " + field + " '" + printable(text) +
                     "' is not an unsigned decimal number");
@@ -131,8 +138,10 @@ bool CompactTraceReader::State::line_error(LineSource::Status status)
         return fail("line longer than " + std::to_string(LineSource::k_max_line) + " bytes");
     case LineSource::Status::no_newline:
         return fail("last line does not end with a newline (truncated trace?)");
-    case LineSource::Status::read_error: return fail(std::string("read error: ") + std::strerror(errno));
-    default: return fail("truncated trace: it ends without the final Z line");
+    case LineSource::Status::read_error:
+        return fail(std::string("read error: ") + std::strerror(errno));
+    default:
+        return fail("truncated trace: it ends without the final Z line");
     }
 }
 
@@ -397,20 +406,40 @@ bool CompactTraceReader::State::dispatch(std::string_view line, TraceEvent &ev, 
     produced = true;
     bool ok;
     switch (line[0]) {
-    case 'A': ok = fast_alloc(line, ev) || on_alloc(line, ev); break;
-    case 'F': ok = fast_free(line, ev) || on_free(line, ev); break;
-    case 'R': ok = on_record_stream(line, ev); break;
-    case 'I': ok = on_iteration(line, ev); break;
-    case 'P': ok = on_phase(line, ev); break;
-    case 'X': ok = on_fraction(line, ev); break;
+    case 'A':
+        ok = fast_alloc(line, ev) || on_alloc(line, ev);
+        break;
+    case 'F':
+        ok = fast_free(line, ev) || on_free(line, ev);
+        break;
+    case 'R':
+        ok = on_record_stream(line, ev);
+        break;
+    case 'I':
+        ok = on_iteration(line, ev);
+        break;
+    case 'P':
+        ok = on_phase(line, ev);
+        break;
+    case 'X':
+        ok = on_fraction(line, ev);
+        break;
     case 'E':
         ok = line.size() == 1 ? true : fail("E record takes no fields");
         ev.kind = EventKind::empty_cache;
         break;
-    case 'M': produced = false; return on_metadata(line);
-    case 'S': produced = false; return on_string(line);
-    case 'K': produced = false; return on_kernel(line);
-    case 'Z': produced = false; return on_totals(line);
+    case 'M':
+        produced = false;
+        return on_metadata(line);
+    case 'S':
+        produced = false;
+        return on_string(line);
+    case 'K':
+        produced = false;
+        return on_kernel(line);
+    case 'Z':
+        produced = false;
+        return on_totals(line);
     default:
         return fail("unknown record '" + printable(line.substr(0, 1)) +
                     "' (records start with one of M S K I P A F R E X Z)");
@@ -424,8 +453,8 @@ Result<CompactTraceReader> CompactTraceReader::open(const std::string &path)
 {
     std::FILE *file = std::fopen(path.c_str(), "rb");
     if (!file)
-        return Result<CompactTraceReader>::fail("xmem: " + path + ": cannot open trace: " +
-                                                std::strerror(errno));
+        return Result<CompactTraceReader>::fail("xmem: " + path +
+                                                ": cannot open trace: " + std::strerror(errno));
     auto state = std::make_unique<State>(file, true, path);
     if (!state->read_header())
         return Result<CompactTraceReader>::fail(state->error);
@@ -472,7 +501,10 @@ Result<bool> CompactTraceReader::next(TraceEvent &event)
     }
 }
 
-const std::string &CompactTraceReader::name() const { return m_state->name; }
+const std::string &CompactTraceReader::name() const
+{
+    return m_state->name;
+}
 const std::vector<std::pair<std::string, std::string>> &CompactTraceReader::metadata() const
 {
     return m_state->metadata;
@@ -493,9 +525,21 @@ const std::string *CompactTraceReader::string_text(uint64_t id) const
     const size_t *index = m_state->strings.find(id);
     return index ? &m_state->texts[*index] : nullptr;
 }
-uint64_t CompactTraceReader::allocs() const { return m_state->allocs; }
-uint64_t CompactTraceReader::frees() const { return m_state->frees; }
-uint64_t CompactTraceReader::live_bytes() const { return m_state->live_bytes; }
-size_t CompactTraceReader::live_count() const { return m_state->live.size(); }
+uint64_t CompactTraceReader::allocs() const
+{
+    return m_state->allocs;
+}
+uint64_t CompactTraceReader::frees() const
+{
+    return m_state->frees;
+}
+uint64_t CompactTraceReader::live_bytes() const
+{
+    return m_state->live_bytes;
+}
+size_t CompactTraceReader::live_count() const
+{
+    return m_state->live.size();
+}
 
 } // namespace xmem::trace

@@ -27,9 +27,11 @@
 #include <utility>
 #include <vector>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
-class CompactTraceReader {
+class CompactTraceReader
+{
   public:
     // `name` is used in error messages; open(path) uses the path.
     static Result<CompactTraceReader> open(const std::string &path);

@@ -3,20 +3,25 @@
 #include <cerrno>
 #include <cstring>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
-namespace {
+namespace
+{
 constexpr size_t k_buffer_bytes = 1 << 20;
 
-bool single_line(std::string_view text) { return text.find('\n') == std::string_view::npos; }
+bool single_line(std::string_view text)
+{
+    return text.find('\n') == std::string_view::npos;
+}
 } // namespace
 
 Result<CompactTraceWriter> CompactTraceWriter::create(const std::string &path)
 {
     std::FILE *file = std::fopen(path.c_str(), "wb");
     if (!file)
-        return Result<CompactTraceWriter>::fail("xmem: " + path + ": cannot create trace: " +
-                                                std::strerror(errno));
+        return Result<CompactTraceWriter>::fail("xmem: " + path +
+                                                ": cannot create trace: " + std::strerror(errno));
     CompactTraceWriter writer(file, path);
     writer.m_owns_file = true;
     return Result<CompactTraceWriter>::ok(std::move(writer));
@@ -32,9 +37,9 @@ CompactTraceWriter::CompactTraceWriter(CompactTraceWriter &&other) noexcept
     : m_file(other.m_file), m_owns_file(other.m_owns_file), m_name(std::move(other.m_name)),
       m_buffer(std::move(other.m_buffer)), m_used(other.m_used), m_live(std::move(other.m_live)),
       m_strings(std::move(other.m_strings)), m_allocs(other.m_allocs), m_frees(other.m_frees),
-      m_live_bytes(other.m_live_bytes), m_records(other.m_records),
-      m_iteration(other.m_iteration), m_seen_alloc(other.m_seen_alloc),
-      m_finished(other.m_finished), m_error(std::move(other.m_error))
+      m_live_bytes(other.m_live_bytes), m_records(other.m_records), m_iteration(other.m_iteration),
+      m_seen_alloc(other.m_seen_alloc), m_finished(other.m_finished),
+      m_error(std::move(other.m_error))
 {
     other.m_file = nullptr;
     other.m_owns_file = false;
@@ -124,7 +129,8 @@ void CompactTraceWriter::string(uint64_t id, std::string_view text)
     end_record();
 }
 
-void CompactTraceWriter::alloc(uint64_t id, uint64_t bytes, Device dev, uint64_t stream, uint64_t ctx)
+void CompactTraceWriter::alloc(uint64_t id, uint64_t bytes, Device dev, uint64_t stream,
+                               uint64_t ctx)
 {
     if (bytes == 0)
         fail("allocation of 0 bytes (storage id " + std::to_string(id) + ")");

@@ -14,9 +14,11 @@
 #include <unordered_set>
 #include <vector>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
-class CompactTraceWriter {
+class CompactTraceWriter
+{
   public:
     static Result<CompactTraceWriter> create(const std::string &path);
     // Writes to a FILE* the caller keeps ownership of; `name` appears in errors.

@@ -6,7 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
 enum class EventKind : uint8_t {
     alloc,         // `A`: id, bytes, dev, stream, ctx

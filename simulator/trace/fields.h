@@ -7,7 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
 enum class NumberStatus { ok, empty, not_a_number, overflow };
 

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <vector>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
-template <class Value> class FlatMap {
+template <class Value> class FlatMap
+{
   public:
     FlatMap() { rehash(k_min_capacity); }
 

@@ -1,6 +1,7 @@
 #include "trace/format.h"
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
 TraceFormat detect_format(std::FILE *file)
 {

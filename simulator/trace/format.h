@@ -3,7 +3,8 @@
 
 #include <cstdio>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
 enum class TraceFormat {
     compact,         // starts with '#' (#xmem-trace 1)

@@ -2,7 +2,8 @@
 
 #include <cstring>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
 LineSource::LineSource(std::FILE *file)
     : m_file(file), m_buffer(new char[k_first_chunk + k_max_line + 1]),

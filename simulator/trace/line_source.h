@@ -9,9 +9,11 @@
 #include <memory>
 #include <string_view>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
-class LineSource {
+class LineSource
+{
   public:
     static constexpr size_t k_max_line = 4096; // docs/trace-format.md: lines ≤ 4096 bytes
     // Reads start at 64 KiB and grow to 1 MiB once the input proves large, so a small trace

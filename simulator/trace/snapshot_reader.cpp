@@ -10,19 +10,26 @@
 #include <iterator>
 #include <memory>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
-namespace {
+namespace
+{
 
 constexpr const char *k_action_names[k_snapshot_action_count] = {
-    "alloc",       "free_requested", "free_completed", "segment_alloc", "segment_free",
-    "segment_map", "segment_unmap",  "oom",            "snapshot"};
+    "alloc",        "free_requested", "free_completed", "segment_alloc",
+    "segment_free", "segment_map",    "segment_unmap",  "oom",
+    "snapshot"};
 
 // Input iterator over a FILE* read in 1 MiB chunks; nlohmann's own FILE* adapter calls
 // fgetc per byte, which is several times slower on a multi-hundred-MB snapshot.
-class ChunkedFile {
+class ChunkedFile
+{
   public:
-    explicit ChunkedFile(std::FILE *file) : m_file(file), m_buffer(new char[k_first_chunk]) { fill(); }
+    explicit ChunkedFile(std::FILE *file) : m_file(file), m_buffer(new char[k_first_chunk])
+    {
+        fill();
+    }
     bool at_end() const { return m_pos == m_end; }
     char current() const { return m_buffer[m_pos]; }
     void advance()
@@ -52,7 +59,8 @@ class ChunkedFile {
     bool m_failed = false;
 };
 
-class ChunkedIterator {
+class ChunkedIterator
+{
   public:
     using iterator_category = std::input_iterator_tag;
     using value_type = char;
@@ -90,9 +98,13 @@ struct Entry {
 
 using json = nlohmann::json;
 
-class SnapshotSax : public nlohmann::json_sax<json> {
+class SnapshotSax : public nlohmann::json_sax<json>
+{
   public:
-    SnapshotSax(std::string name, SnapshotVisitor &visitor) : m_name(std::move(name)), m_visitor(visitor) {}
+    SnapshotSax(std::string name, SnapshotVisitor &visitor)
+        : m_name(std::move(name)), m_visitor(visitor)
+    {
+    }
 
     bool null() override { return scalar("null"); }
     bool boolean(bool) override { return scalar("a boolean"); }
@@ -103,7 +115,10 @@ class SnapshotSax : public nlohmann::json_sax<json> {
         return number(static_cast<uint64_t>(value));
     }
     bool number_unsigned(number_unsigned_t value) override { return number(value); }
-    bool number_float(number_float_t, const string_t &) override { return scalar("a fractional number"); }
+    bool number_float(number_float_t, const string_t &) override
+    {
+        return scalar("a fractional number");
+    }
     bool string(string_t &value) override;
     bool binary(binary_t &) override { return scalar("binary data"); }
     bool start_object(std::size_t) override;
@@ -111,7 +126,8 @@ class SnapshotSax : public nlohmann::json_sax<json> {
     bool end_object() override;
     bool start_array(std::size_t) override;
     bool end_array() override;
-    bool parse_error(std::size_t position, const std::string &, const nlohmann::detail::exception &ex) override;
+    bool parse_error(std::size_t position, const std::string &,
+                     const nlohmann::detail::exception &ex) override;
 
     const std::string &error() const { return m_error; }
     const SnapshotSummary &summary() const { return m_summary; }
@@ -153,8 +169,8 @@ bool SnapshotSax::scalar(const char *what)
 {
     if (m_skip)
         return true;
-    if (m_level == k_entry && (m_key == "addr" || m_key == "size" || m_key == "stream" ||
-                               m_key == "device_free"))
+    if (m_level == k_entry &&
+        (m_key == "addr" || m_key == "size" || m_key == "stream" || m_key == "device_free"))
         return fail_entry("'" + m_key + "' is " + what + ", expected an unsigned integer");
     if (m_level == k_entry && m_key == "action")
         return fail_entry(std::string("'action' is ") + what + ", expected a string");
@@ -250,8 +266,14 @@ bool SnapshotSax::open_container(bool is_object)
     }
 }
 
-bool SnapshotSax::start_object(std::size_t) { return open_container(true); }
-bool SnapshotSax::start_array(std::size_t) { return open_container(false); }
+bool SnapshotSax::start_object(std::size_t)
+{
+    return open_container(true);
+}
+bool SnapshotSax::start_array(std::size_t)
+{
+    return open_container(false);
+}
 
 bool SnapshotSax::key(string_t &value)
 {
@@ -342,13 +364,16 @@ Result<SnapshotSummary> read_snapshot(std::FILE *file, const std::string &name,
     SnapshotSax sax(name, visitor);
     bool ok = json::sax_parse(ChunkedIterator(&input), ChunkedIterator(), &sax);
     if (input.read_failed())
-        return Result<SnapshotSummary>::fail("xmem: " + name + ": read error: " + std::strerror(errno));
+        return Result<SnapshotSummary>::fail("xmem: " + name +
+                                             ": read error: " + std::strerror(errno));
     if (!ok)
-        return Result<SnapshotSummary>::fail(sax.error().empty() ? "xmem: " + name + ": malformed JSON" : sax.error());
+        return Result<SnapshotSummary>::fail(
+            sax.error().empty() ? "xmem: " + name + ": malformed JSON" : sax.error());
     if (!sax.saw_traces())
         return Result<SnapshotSummary>::fail(
-            "xmem: " + name + ": the snapshot has no 'device_traces' (record it with "
-                              "torch.cuda.memory._record_memory_history() before the run)");
+            "xmem: " + name +
+            ": the snapshot has no 'device_traces' (record it with "
+            "torch.cuda.memory._record_memory_history() before the run)");
     return Result<SnapshotSummary>::ok(sax.summary());
 }
 
@@ -356,8 +381,8 @@ Result<SnapshotSummary> read_snapshot(const std::string &path, SnapshotVisitor &
 {
     std::FILE *file = std::fopen(path.c_str(), "rb");
     if (!file)
-        return Result<SnapshotSummary>::fail("xmem: " + path + ": cannot open snapshot: " +
-                                             std::strerror(errno));
+        return Result<SnapshotSummary>::fail("xmem: " + path +
+                                             ": cannot open snapshot: " + std::strerror(errno));
     Result<SnapshotSummary> result = read_snapshot(file, path, visitor);
     std::fclose(file);
     return result;

@@ -17,7 +17,8 @@
 #include <string>
 #include <string_view>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
 enum class SnapshotAction : uint8_t {
     alloc,          // block handed out; size = requested bytes
@@ -45,7 +46,8 @@ struct SnapshotEvent {
     uint64_t device_free = 0; // oom only
 };
 
-class SnapshotVisitor {
+class SnapshotVisitor
+{
   public:
     virtual ~SnapshotVisitor() = default;
     // Return an Error to stop reading; its message is passed through unchanged.

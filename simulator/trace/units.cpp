@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstdio>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
-namespace {
+namespace
+{
 
 struct Suffix {
     std::string_view text;
@@ -19,14 +21,14 @@ constexpr Suffix k_suffixes[] = {
     {"K", k_kib},
     {"KiB", k_kib},
     {"KB", 1e3},
-    {"M", k_kib * k_kib},
-    {"MiB", k_kib * k_kib},
+    {"M", k_kib *k_kib},
+    {"MiB", k_kib *k_kib},
     {"MB", 1e6},
-    {"G", k_kib * k_kib * k_kib},
-    {"GiB", k_kib * k_kib * k_kib},
+    {"G", k_kib *k_kib *k_kib},
+    {"GiB", k_kib *k_kib *k_kib},
     {"GB", 1e9},
-    {"T", k_kib * k_kib * k_kib * k_kib},
-    {"TiB", k_kib * k_kib * k_kib * k_kib},
+    {"T", k_kib *k_kib *k_kib *k_kib},
+    {"TiB", k_kib *k_kib *k_kib *k_kib},
     {"TB", 1e12},
 };
 

@@ -5,7 +5,8 @@
 #include <string>
 #include <string_view>
 
-namespace xmem::trace {
+namespace xmem::trace
+{
 
 // Accepts plain bytes ("1073741824") or a number (decimals allowed) with a suffix:
 // K M G T, KiB MiB GiB TiB (all binary, 1024-based) or KB MB GB TB (decimal, 1000-based).

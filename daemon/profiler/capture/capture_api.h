@@ -18,22 +18,22 @@ extern "C" {
 
 /* Installs the allocator wrapper and op callback and starts recording into PATH (written
  * atomically by xmem_capture_finish). */
-XMEM_CAPTURE_API int xmem_capture_start(const char* path);
+XMEM_CAPTURE_API int xmem_capture_start(const char *path);
 /* Last error message ("xmem: ..."), or "" when none. */
-XMEM_CAPTURE_API const char* xmem_capture_error(void);
+XMEM_CAPTURE_API const char *xmem_capture_error(void);
 
-XMEM_CAPTURE_API void xmem_capture_meta(const char* key, const char* value);
+XMEM_CAPTURE_API void xmem_capture_meta(const char *key, const char *value);
 /* Interns a module path or range name; the id is stable for the process. */
-XMEM_CAPTURE_API uint32_t xmem_capture_intern(const char* name);
+XMEM_CAPTURE_API uint32_t xmem_capture_intern(const char *name);
 /* Writes "K TEXT": the geometry of a module's kernel (a convolution: module path, shapes,
  * stride, padding, dilation, groups), which the estimator sizes cuDNN workspaces from. */
-XMEM_CAPTURE_API void xmem_capture_kernel(const char* text);
+XMEM_CAPTURE_API void xmem_capture_kernel(const char *text);
 /* Module whose forward is running (0: none). */
 XMEM_CAPTURE_API void xmem_capture_set_module(uint32_t name_id);
 /* Starts iteration N (writes "I N"). */
 XMEM_CAPTURE_API void xmem_capture_iteration(uint64_t n);
 /* Phase of the following events: setup data forward backward optimizer zero_grad other. */
-XMEM_CAPTURE_API void xmem_capture_phase(const char* phase);
+XMEM_CAPTURE_API void xmem_capture_phase(const char *phase);
 /* Device tag of this thread's following allocations: 'g', 'G' (the script named a CUDA
  * device: 'g' even outside any op), 'h', or 0 for the process default ('g'). Returns the
  * previous tag. */

@@ -20,7 +20,8 @@
 
 #include "trace_writer.h"
 
-namespace xmem::capture {
+namespace xmem::capture
+{
 
 // gpu_explicit: the script named a CUDA device (factory device=, .cuda(), .to('cuda')); it
 // wins over the host rule for allocations made outside any op (see dev_for).
@@ -28,96 +29,97 @@ enum class Dev : char { unset = 0, gpu = 'g', gpu_explicit = 'G', host = 'h' };
 
 // What the allocating thread is running, from its RecordFunction stack.
 struct OpContext {
-  const char* outer = nullptr;  // outermost op or Python range (e.g. Optimizer.step#Adam.step)
-  const char* inner = nullptr;  // innermost dispatched op; null when none is running
-  bool bookkeeping = false;     // inside a profiler:: op (record_function handles)
+    const char *outer = nullptr; // outermost op or Python range (e.g. Optimizer.step#Adam.step)
+    const char *inner = nullptr; // innermost dispatched op; null when none is running
+    bool bookkeeping = false;    // inside a profiler:: op (record_function handles)
 };
 
 // Interned stand-in for INNER when no dispatched op is running: the storage was made by
 // Python argument parsing or tensor-from-data (a wrapped Python scalar, torch.tensor(...)).
-constexpr const char* k_no_op_name = "(no-op)";
+constexpr const char *k_no_op_name = "(no-op)";
 
 struct Totals {
-  uint64_t allocs = 0;
-  uint64_t frees = 0;
-  uint64_t live_bytes = 0;
-  uint64_t live_count = 0;
-  uint64_t live_gpu_bytes = 0;  // storages tagged 'g': what torch.cuda.memory_allocated reports
-  uint64_t peak_gpu_bytes = 0;
+    uint64_t allocs = 0;
+    uint64_t frees = 0;
+    uint64_t live_bytes = 0;
+    uint64_t live_count = 0;
+    uint64_t live_gpu_bytes = 0; // storages tagged 'g': what torch.cuda.memory_allocated reports
+    uint64_t peak_gpu_bytes = 0;
 };
 
-class Recorder {
- public:
-  bool open(const std::string& path, std::string* err);
-  bool recording() const { return m_recording; }
+class Recorder
+{
+  public:
+    bool open(const std::string &path, std::string *err);
+    bool recording() const { return m_recording; }
 
-  // Allocator callbacks. on_free of a pointer never seen (allocated before recording began,
-  // or by another allocator instance) is ignored: it has no A record to match.
-  void on_alloc(const void* ptr, uint64_t bytes, const OpContext& ops);
-  void on_free(const void* ptr);
+    // Allocator callbacks. on_free of a pointer never seen (allocated before recording began,
+    // or by another allocator instance) is ignored: it has no A record to match.
+    void on_alloc(const void *ptr, uint64_t bytes, const OpContext &ops);
+    void on_free(const void *ptr);
 
-  // Attribution state set from Python (or the LibTorch runner).
-  uint32_t intern(std::string_view name);
-  void set_module(uint32_t name_id);
-  void set_iteration(uint64_t n);
-  void set_phase(std::string_view phase);
-  void empty_cache();
-  void memory_fraction(double fraction);
-  void meta(std::string_view key, std::string_view value);
-  void kernel(std::string_view text);
+    // Attribution state set from Python (or the LibTorch runner).
+    uint32_t intern(std::string_view name);
+    void set_module(uint32_t name_id);
+    void set_iteration(uint64_t n);
+    void set_phase(std::string_view phase);
+    void empty_cache();
+    void memory_fraction(double fraction);
+    void meta(std::string_view key, std::string_view value);
+    void kernel(std::string_view text);
 
-  // 'g'/'h' of a live storage by its base pointer; 0 when the pointer is not a live storage.
-  char dev_of(const void* ptr);
+    // 'g'/'h' of a live storage by its base pointer; 0 when the pointer is not a live storage.
+    char dev_of(const void *ptr);
 
-  Totals totals();
-  void reset_gpu_peak();
-  bool finish(std::string* err);
-  void abandon();
-  // After fork() in the child: stop recording so a DataLoader worker never writes the trace.
-  void disown_after_fork();
-  std::mutex& mutex() { return m_mu; }
+    Totals totals();
+    void reset_gpu_peak();
+    bool finish(std::string *err);
+    void abandon();
+    // After fork() in the child: stop recording so a DataLoader worker never writes the trace.
+    void disown_after_fork();
+    std::mutex &mutex() { return m_mu; }
 
-  static void set_thread_dev(Dev dev);
-  static Dev thread_dev();
-  static void set_default_dev(Dev dev);
+    static void set_thread_dev(Dev dev);
+    static Dev thread_dev();
+    static void set_default_dev(Dev dev);
 
- private:
-  struct Live {
-    uint64_t id;
-    uint64_t bytes;
-    char dev;
-  };
-  using LiveMap = std::unordered_map<const void*, Live>;
-  void emit_markers_locked();
-  void free_locked(LiveMap::iterator it);
-  void free_stale_locked(LiveMap::iterator it);
-  uint32_t intern_locked(std::string_view name);
-  uint32_t context_locked(const OpContext& ops);
-  char dev_for(const OpContext& ops) const;
+  private:
+    struct Live {
+        uint64_t id;
+        uint64_t bytes;
+        char dev;
+    };
+    using LiveMap = std::unordered_map<const void *, Live>;
+    void emit_markers_locked();
+    void free_locked(LiveMap::iterator it);
+    void free_stale_locked(LiveMap::iterator it);
+    uint32_t intern_locked(std::string_view name);
+    uint32_t context_locked(const OpContext &ops);
+    char dev_for(const OpContext &ops) const;
 
-  std::mutex m_mu;
-  bool m_recording = false;
-  TraceWriter m_writer;
-  LiveMap m_live;
-  uint64_t m_missed_frees = 0;
-  Totals m_totals;
-  uint64_t m_next_id = 1;
+    std::mutex m_mu;
+    bool m_recording = false;
+    TraceWriter m_writer;
+    LiveMap m_live;
+    uint64_t m_missed_frees = 0;
+    Totals m_totals;
+    uint64_t m_next_id = 1;
 
-  // Names (module paths, op names) and the interned S strings built from them.
-  std::deque<std::string> m_names;  // deque: stable addresses for the string_view keys
-  std::unordered_map<std::string_view, uint32_t> m_name_ids;
-  std::unordered_map<uint64_t, uint32_t> m_ctx_ids;  // key: module, outer, inner name ids
-  uint32_t m_next_string = 1;
-  uint32_t m_module = 0;
-  // Iteration and phase markers are written lazily, just before the next event, so a trace
-  // never ends with an empty iteration (a script that stops after its last step) and holds
-  // no phase without events.
-  uint64_t m_pending_iteration = 0;
-  std::string m_phase;
-  bool m_phase_written = false;
+    // Names (module paths, op names) and the interned S strings built from them.
+    std::deque<std::string> m_names; // deque: stable addresses for the string_view keys
+    std::unordered_map<std::string_view, uint32_t> m_name_ids;
+    std::unordered_map<uint64_t, uint32_t> m_ctx_ids; // key: module, outer, inner name ids
+    uint32_t m_next_string = 1;
+    uint32_t m_module = 0;
+    // Iteration and phase markers are written lazily, just before the next event, so a trace
+    // never ends with an empty iteration (a script that stops after its last step) and holds
+    // no phase without events.
+    uint64_t m_pending_iteration = 0;
+    std::string m_phase;
+    bool m_phase_written = false;
 };
 
 // The process-wide recorder (never destroyed: tensors may be freed during interpreter exit).
-Recorder& recorder();
+Recorder &recorder();
 
-}  // namespace xmem::capture
+} // namespace xmem::capture

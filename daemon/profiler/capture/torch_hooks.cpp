@@ -16,7 +16,8 @@
 #endif
 
 // torch 2.3 made Allocator::allocate non-const and added the pure virtual copy_data.
-#if defined(TORCH_VERSION_MAJOR) && (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3))
+#if defined(TORCH_VERSION_MAJOR) &&                                                                \
+    (TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3))
 #define XMEM_TORCH_2_3 1
 #define XMEM_ALLOCATE_CONST
 #else
@@ -26,94 +27,108 @@
 
 #include "recorder.h"
 
-namespace xmem::capture {
+namespace xmem::capture
+{
 
-namespace {
+namespace
+{
 
 // Stack of what runs on this thread: live RecordFunction objects (their names stay valid
 // until their end callback pops them), and whether each is a dispatched op or a range.
 struct Running {
-  const at::RecordFunction* fn;
-  bool is_op;
+    const at::RecordFunction *fn;
+    bool is_op;
 };
 thread_local std::vector<Running> t_running;
 
-OpContext current_ops() {
-  OpContext ops;
-  if (t_running.empty()) return ops;
-  ops.outer = t_running.front().fn->name();
-  for (size_t i = t_running.size(); i-- > 0;) {
-    const char* name = t_running[i].fn->name();
-    if (std::strncmp(name, "profiler::", 10) == 0) ops.bookkeeping = true;
-    if (ops.inner == nullptr && t_running[i].is_op) ops.inner = name;
-  }
-  return ops;
+OpContext current_ops()
+{
+    OpContext ops;
+    if (t_running.empty())
+        return ops;
+    ops.outer = t_running.front().fn->name();
+    for (size_t i = t_running.size(); i-- > 0;) {
+        const char *name = t_running[i].fn->name();
+        if (std::strncmp(name, "profiler::", 10) == 0)
+            ops.bookkeeping = true;
+        if (ops.inner == nullptr && t_running[i].is_op)
+            ops.inner = name;
+    }
+    return ops;
 }
 
-std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& fn) {
-  at::RecordScope scope = fn.scope();
-  t_running.push_back({&fn, scope != at::RecordScope::USER_SCOPE});
-  return nullptr;
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
+{
+    at::RecordScope scope = fn.scope();
+    t_running.push_back({&fn, scope != at::RecordScope::USER_SCOPE});
+    return nullptr;
 }
 
 // Pops up to and including FN: an op whose end never reached us (an exception unwinding
 // through a callback-less path) must not leave a stale pointer below it.
-void on_op_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  for (size_t i = t_running.size(); i-- > 0;) {
-    if (t_running[i].fn == &fn) {
-      t_running.resize(i);
-      return;
+void on_op_end(const at::RecordFunction &fn, at::ObserverContext *)
+{
+    for (size_t i = t_running.size(); i-- > 0;) {
+        if (t_running[i].fn == &fn) {
+            t_running.resize(i);
+            return;
+        }
     }
-  }
 }
 
-void recording_deleter(void* ptr) {
-  recorder().on_free(ptr);
-  c10::GetDefaultCPUAllocator()->raw_deleter()(ptr);
+void recording_deleter(void *ptr)
+{
+    recorder().on_free(ptr);
+    c10::GetDefaultCPUAllocator()->raw_deleter()(ptr);
 }
 
-class RecordingAllocator final : public at::Allocator {
- public:
-  explicit RecordingAllocator(at::Allocator* base) : m_base(base) {}
+class RecordingAllocator final : public at::Allocator
+{
+  public:
+    explicit RecordingAllocator(at::Allocator *base) : m_base(base) {}
 
-  at::DataPtr allocate(size_t nbytes) XMEM_ALLOCATE_CONST override {
-    at::DataPtr base = m_base->allocate(nbytes);
-    void* ptr = base.get();
-    // The default CPU allocator's context is the data pointer itself with a plain deleter,
-    // so the pointer can be re-wrapped with our deleter (notes section 2 B).
-    base.release_context();
-    recorder().on_alloc(ptr, nbytes, current_ops());
-    return {ptr, ptr, &recording_deleter, base.device()};
-  }
+    at::DataPtr allocate(size_t nbytes) XMEM_ALLOCATE_CONST override
+    {
+        at::DataPtr base = m_base->allocate(nbytes);
+        void *ptr = base.get();
+        // The default CPU allocator's context is the data pointer itself with a plain deleter,
+        // so the pointer can be re-wrapped with our deleter (notes section 2 B).
+        base.release_context();
+        recorder().on_alloc(ptr, nbytes, current_ops());
+        return {ptr, ptr, &recording_deleter, base.device()};
+    }
 
-  at::DeleterFnPtr raw_deleter() const override { return &recording_deleter; }
+    at::DeleterFnPtr raw_deleter() const override { return &recording_deleter; }
 
 #if XMEM_TORCH_2_3
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
-    default_copy_data(dest, src, count);
-  }
+    void copy_data(void *dest, const void *src, std::size_t count) const override
+    {
+        default_copy_data(dest, src, count);
+    }
 #endif
 
- private:
-  at::Allocator* m_base;
+  private:
+    at::Allocator *m_base;
 };
 
-}  // namespace
+} // namespace
 
-bool install_torch_hooks(std::string* err) {
-  static bool installed = false;
-  if (installed) return true;
-  at::Allocator* base = c10::GetDefaultCPUAllocator();
-  if (c10::GetCPUAllocator() != base) {
-    *err = "xmem: another CPU allocator is installed (mimalloc/profiler?); run without it";
-    return false;
-  }
-  // Never destroyed: tensors carry its deleter until the process ends.
-  static auto* wrapper = new RecordingAllocator(base);
-  c10::SetCPUAllocator(wrapper, /*priority=*/1);
-  at::addGlobalCallback(at::RecordFunctionCallback(&on_op_start, &on_op_end).needsInputs(false));
-  installed = true;
-  return true;
+bool install_torch_hooks(std::string *err)
+{
+    static bool installed = false;
+    if (installed)
+        return true;
+    at::Allocator *base = c10::GetDefaultCPUAllocator();
+    if (c10::GetCPUAllocator() != base) {
+        *err = "xmem: another CPU allocator is installed (mimalloc/profiler?); run without it";
+        return false;
+    }
+    // Never destroyed: tensors carry its deleter until the process ends.
+    static auto *wrapper = new RecordingAllocator(base);
+    c10::SetCPUAllocator(wrapper, /*priority=*/1);
+    at::addGlobalCallback(at::RecordFunctionCallback(&on_op_start, &on_op_end).needsInputs(false));
+    installed = true;
+    return true;
 }
 
-}  // namespace xmem::capture
+} // namespace xmem::capture

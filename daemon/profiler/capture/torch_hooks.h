@@ -5,10 +5,11 @@
 
 #include <string>
 
-namespace xmem::capture {
+namespace xmem::capture
+{
 
 // Wraps c10's CPU allocator (every thread, exact nbytes) and registers the global op callback.
 // Idempotent. Returns false and sets *err when another allocator with higher priority is set.
-bool install_torch_hooks(std::string* err);
+bool install_torch_hooks(std::string *err);
 
-}  // namespace xmem::capture
+} // namespace xmem::capture

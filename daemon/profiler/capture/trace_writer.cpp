@@ -6,222 +6,271 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace xmem::capture {
+namespace xmem::capture
+{
 
-namespace {
+namespace
+{
 // Large enough that a resnet50 iteration (~6.6k events, ~120 KiB) costs a handful of writes.
 constexpr size_t k_buffer_bytes = 1 << 20;
 // docs/trace-format.md: every line is at most 4096 bytes.
 constexpr size_t k_max_text = 4000;
 
-bool write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
+bool write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = ::write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        p += w;
+        n -= static_cast<size_t>(w);
     }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
+    return true;
 }
 
 // Metadata keys and interned strings are single-line text; a newline would split a record.
-std::string one_line(std::string_view s) {
-  std::string out(s.substr(0, k_max_text));
-  for (char& c : out)
-    if (c == '\n' || c == '\r') c = ' ';
-  return out;
+std::string one_line(std::string_view s)
+{
+    std::string out(s.substr(0, k_max_text));
+    for (char &c : out)
+        if (c == '\n' || c == '\r')
+            c = ' ';
+    return out;
 }
-}  // namespace
+} // namespace
 
-size_t format_u64(uint64_t v, char* out) {
-  char tmp[20];
-  size_t n = 0;
-  do {
-    tmp[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  for (size_t i = 0; i < n; ++i) out[i] = tmp[n - 1 - i];
-  return n;
-}
-
-TraceWriter::~TraceWriter() {
-  // Deliberately no flush: only finish() produces a trace.
-  if (m_fd >= 0) ::close(m_fd);
-}
-
-bool TraceWriter::open(const std::string& final_path, std::string* err) {
-  m_final_path = final_path;
-  m_spool_path = final_path + ".spool";
-  m_fd = ::open(m_spool_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (m_fd < 0) {
-    *err = "xmem: " + m_spool_path + ": " + std::strerror(errno) +
-           " (is the directory of --out writable?)";
-    return false;
-  }
-  m_buf.assign(k_buffer_bytes, 0);
-  m_used = 0;
-  return true;
+size_t format_u64(uint64_t v, char *out)
+{
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; ++i)
+        out[i] = tmp[n - 1 - i];
+    return n;
 }
 
-void TraceWriter::meta(std::string_view key, std::string_view value) {
-  for (auto& kv : m_meta) {
-    if (kv.first == key) {
-      kv.second = one_line(value);
-      return;
+TraceWriter::~TraceWriter()
+{
+    // Deliberately no flush: only finish() produces a trace.
+    if (m_fd >= 0)
+        ::close(m_fd);
+}
+
+bool TraceWriter::open(const std::string &final_path, std::string *err)
+{
+    m_final_path = final_path;
+    m_spool_path = final_path + ".spool";
+    m_fd = ::open(m_spool_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (m_fd < 0) {
+        *err = "xmem: " + m_spool_path + ": " + std::strerror(errno) +
+               " (is the directory of --out writable?)";
+        return false;
     }
-  }
-  m_meta.emplace_back(std::string(key), one_line(value));
+    m_buf.assign(k_buffer_bytes, 0);
+    m_used = 0;
+    return true;
 }
 
-bool TraceWriter::flush() {
-  if (m_used == 0 || m_io_error) return !m_io_error;
-  if (!write_all(m_fd, m_buf.data(), m_used)) {
-    m_io_error = true;
-    m_saved_errno = errno;
-  }
-  m_used = 0;
-  return !m_io_error;
-}
-
-void TraceWriter::put(std::string_view s) {
-  if (m_used + s.size() > m_buf.size()) flush();
-  if (s.size() > m_buf.size()) {  // cannot happen for bounded records; keep it safe anyway
-    if (!write_all(m_fd, s.data(), s.size())) m_io_error = true;
-    return;
-  }
-  std::memcpy(m_buf.data() + m_used, s.data(), s.size());
-  m_used += s.size();
-}
-
-void TraceWriter::put_u64(uint64_t v) {
-  char digits[20];
-  put(std::string_view(digits, format_u64(v, digits)));
-}
-
-void TraceWriter::end_record() { put("\n"); }
-
-void TraceWriter::string_def(uint32_t id, std::string_view text) {
-  if (m_fd < 0) return;
-  put("S ");
-  put_u64(id);
-  put(" ");
-  put(one_line(text));
-  end_record();
-}
-
-void TraceWriter::kernel(std::string_view text) {
-  if (m_fd < 0) return;
-  put("K ");
-  put(one_line(text));
-  end_record();
-}
-
-void TraceWriter::alloc(uint64_t id, uint64_t bytes, char dev, uint32_t ctx) {
-  if (m_fd < 0) return;
-  put("A ");
-  put_u64(id);
-  put(" ");
-  put_u64(bytes);
-  put(dev == 'h' ? " h 0 " : " g 0 ");
-  put_u64(ctx);
-  end_record();
-}
-
-void TraceWriter::free(uint64_t id) {
-  if (m_fd < 0) return;
-  put("F ");
-  put_u64(id);
-  end_record();
-}
-
-void TraceWriter::iteration(uint64_t n) {
-  if (m_fd < 0) return;
-  put("I ");
-  put_u64(n);
-  end_record();
-}
-
-void TraceWriter::phase(std::string_view name) {
-  if (m_fd < 0) return;
-  put("P ");
-  put(name);
-  end_record();
-}
-
-void TraceWriter::empty_cache() {
-  if (m_fd >= 0) put("E\n");
-}
-
-void TraceWriter::memory_fraction(double fraction) {
-  if (m_fd < 0) return;
-  // Plain decimal, no sign or exponent (what the simulator's reader accepts).
-  if (!(fraction >= 0.0)) fraction = 0.0;
-  if (fraction > 1.0) fraction = 1.0;
-  char text[64];
-  int n = std::snprintf(text, sizeof text, "X %.6f", fraction);
-  while (n > 3 && text[n - 1] == '0' && text[n - 2] != '.') text[--n] = '\0';
-  put(std::string_view(text, static_cast<size_t>(n)));
-  end_record();
-}
-
-bool TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, std::string* err) {
-  if (m_fd < 0) {
-    *err = "xmem: trace was not opened";
-    return false;
-  }
-  put("Z ");
-  put_u64(allocs);
-  put(" ");
-  put_u64(frees);
-  put(" ");
-  put_u64(live_bytes);
-  end_record();
-  bool ok = flush();
-  ::close(m_fd);
-  m_fd = -1;
-  if (!ok) {
-    *err = "xmem: " + m_spool_path + ": " + std::strerror(m_saved_errno);
-    abandon();
-    return false;
-  }
-
-  std::string tmp_path = m_final_path + ".tmp";
-  int out = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  int in = ::open(m_spool_path.c_str(), O_RDONLY | O_CLOEXEC);
-  std::string head = "#xmem-trace 1\n";
-  for (const auto& kv : m_meta) head += "M " + kv.first + " " + kv.second + "\n";
-  ok = out >= 0 && in >= 0 && write_all(out, head.data(), head.size());
-  while (ok) {
-    ssize_t n = ::read(in, m_buf.data(), m_buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ok = n == 0;
-      break;
+void TraceWriter::meta(std::string_view key, std::string_view value)
+{
+    for (auto &kv : m_meta) {
+        if (kv.first == key) {
+            kv.second = one_line(value);
+            return;
+        }
     }
-    ok = write_all(out, m_buf.data(), static_cast<size_t>(n));
-  }
-  int saved = errno;
-  if (out >= 0 && ::close(out) != 0) ok = false;
-  if (in >= 0) ::close(in);
-  ::unlink(m_spool_path.c_str());
-  if (ok && ::rename(tmp_path.c_str(), m_final_path.c_str()) != 0) {
-    saved = errno;
-    ok = false;
-  }
-  if (!ok) {
-    *err = "xmem: " + m_final_path + ": " + std::strerror(saved) + " (is there room on the disk?)";
-    ::unlink(tmp_path.c_str());
-  }
-  return ok;
+    m_meta.emplace_back(std::string(key), one_line(value));
 }
 
-void TraceWriter::abandon() {
-  if (m_fd >= 0) ::close(m_fd);
-  m_fd = -1;
-  if (!m_spool_path.empty()) ::unlink(m_spool_path.c_str());
+bool TraceWriter::flush()
+{
+    if (m_used == 0 || m_io_error)
+        return !m_io_error;
+    if (!write_all(m_fd, m_buf.data(), m_used)) {
+        m_io_error = true;
+        m_saved_errno = errno;
+    }
+    m_used = 0;
+    return !m_io_error;
 }
 
-}  // namespace xmem::capture
+void TraceWriter::put(std::string_view s)
+{
+    if (m_used + s.size() > m_buf.size())
+        flush();
+    if (s.size() > m_buf.size()) { // cannot happen for bounded records; keep it safe anyway
+        if (!write_all(m_fd, s.data(), s.size()))
+            m_io_error = true;
+        return;
+    }
+    std::memcpy(m_buf.data() + m_used, s.data(), s.size());
+    m_used += s.size();
+}
+
+void TraceWriter::put_u64(uint64_t v)
+{
+    char digits[20];
+    put(std::string_view(digits, format_u64(v, digits)));
+}
+
+void TraceWriter::end_record()
+{
+    put("\n");
+}
+
+void TraceWriter::string_def(uint32_t id, std::string_view text)
+{
+    if (m_fd < 0)
+        return;
+    put("S ");
+    put_u64(id);
+    put(" ");
+    put(one_line(text));
+    end_record();
+}
+
+void TraceWriter::kernel(std::string_view text)
+{
+    if (m_fd < 0)
+        return;
+    put("K ");
+    put(one_line(text));
+    end_record();
+}
+
+void TraceWriter::alloc(uint64_t id, uint64_t bytes, char dev, uint32_t ctx)
+{
+    if (m_fd < 0)
+        return;
+    put("A ");
+    put_u64(id);
+    put(" ");
+    put_u64(bytes);
+    put(dev == 'h' ? " h 0 " : " g 0 ");
+    put_u64(ctx);
+    end_record();
+}
+
+void TraceWriter::free(uint64_t id)
+{
+    if (m_fd < 0)
+        return;
+    put("F ");
+    put_u64(id);
+    end_record();
+}
+
+void TraceWriter::iteration(uint64_t n)
+{
+    if (m_fd < 0)
+        return;
+    put("I ");
+    put_u64(n);
+    end_record();
+}
+
+void TraceWriter::phase(std::string_view name)
+{
+    if (m_fd < 0)
+        return;
+    put("P ");
+    put(name);
+    end_record();
+}
+
+void TraceWriter::empty_cache()
+{
+    if (m_fd >= 0)
+        put("E\n");
+}
+
+void TraceWriter::memory_fraction(double fraction)
+{
+    if (m_fd < 0)
+        return;
+    // Plain decimal, no sign or exponent (what the simulator's reader accepts).
+    if (!(fraction >= 0.0))
+        fraction = 0.0;
+    if (fraction > 1.0)
+        fraction = 1.0;
+    char text[64];
+    int n = std::snprintf(text, sizeof text, "X %.6f", fraction);
+    while (n > 3 && text[n - 1] == '0' && text[n - 2] != '.')
+        text[--n] = '\0';
+    put(std::string_view(text, static_cast<size_t>(n)));
+    end_record();
+}
+
+bool TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, std::string *err)
+{
+    if (m_fd < 0) {
+        *err = "xmem: trace was not opened";
+        return false;
+    }
+    put("Z ");
+    put_u64(allocs);
+    put(" ");
+    put_u64(frees);
+    put(" ");
+    put_u64(live_bytes);
+    end_record();
+    bool ok = flush();
+    ::close(m_fd);
+    m_fd = -1;
+    if (!ok) {
+        *err = "xmem: " + m_spool_path + ": " + std::strerror(m_saved_errno);
+        abandon();
+        return false;
+    }
+
+    std::string tmp_path = m_final_path + ".tmp";
+    int out = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int in = ::open(m_spool_path.c_str(), O_RDONLY | O_CLOEXEC);
+    std::string head = "#xmem-trace 1\n";
+    for (const auto &kv : m_meta)
+        head += "M " + kv.first + " " + kv.second + "\n";
+    ok = out >= 0 && in >= 0 && write_all(out, head.data(), head.size());
+    while (ok) {
+        ssize_t n = ::read(in, m_buf.data(), m_buf.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            ok = n == 0;
+            break;
+        }
+        ok = write_all(out, m_buf.data(), static_cast<size_t>(n));
+    }
+    int saved = errno;
+    if (out >= 0 && ::close(out) != 0)
+        ok = false;
+    if (in >= 0)
+        ::close(in);
+    ::unlink(m_spool_path.c_str());
+    if (ok && ::rename(tmp_path.c_str(), m_final_path.c_str()) != 0) {
+        saved = errno;
+        ok = false;
+    }
+    if (!ok) {
+        *err =
+            "xmem: " + m_final_path + ": " + std::strerror(saved) + " (is there room on the disk?)";
+        ::unlink(tmp_path.c_str());
+    }
+    return ok;
+}
+
+void TraceWriter::abandon()
+{
+    if (m_fd >= 0)
+        ::close(m_fd);
+    m_fd = -1;
+    if (!m_spool_path.empty())
+        ::unlink(m_spool_path.c_str());
+}
+
+} // namespace xmem::capture

@@ -13,54 +13,56 @@
 #include <utility>
 #include <vector>
 
-namespace xmem::capture {
+namespace xmem::capture
+{
 
-class TraceWriter {
- public:
-  TraceWriter() = default;
-  ~TraceWriter();
-  TraceWriter(const TraceWriter&) = delete;
-  TraceWriter& operator=(const TraceWriter&) = delete;
+class TraceWriter
+{
+  public:
+    TraceWriter() = default;
+    ~TraceWriter();
+    TraceWriter(const TraceWriter &) = delete;
+    TraceWriter &operator=(const TraceWriter &) = delete;
 
-  // Opens FINAL_PATH.spool for the events. Returns false and sets *err on failure.
-  bool open(const std::string& final_path, std::string* err);
-  bool is_open() const { return m_fd >= 0; }
+    // Opens FINAL_PATH.spool for the events. Returns false and sets *err on failure.
+    bool open(const std::string &final_path, std::string *err);
+    bool is_open() const { return m_fd >= 0; }
 
-  // Metadata is kept in memory and written first by finish(); a repeated key replaces the
-  // earlier value so the last word (e.g. the final thread count) wins.
-  void meta(std::string_view key, std::string_view value);
+    // Metadata is kept in memory and written first by finish(); a repeated key replaces the
+    // earlier value so the last word (e.g. the final thread count) wins.
+    void meta(std::string_view key, std::string_view value);
 
-  void string_def(uint32_t id, std::string_view text);
-  void kernel(std::string_view text);
-  void alloc(uint64_t id, uint64_t bytes, char dev, uint32_t ctx);
-  void free(uint64_t id);
-  void iteration(uint64_t n);
-  void phase(std::string_view name);
-  void empty_cache();
-  void memory_fraction(double fraction);
+    void string_def(uint32_t id, std::string_view text);
+    void kernel(std::string_view text);
+    void alloc(uint64_t id, uint64_t bytes, char dev, uint32_t ctx);
+    void free(uint64_t id);
+    void iteration(uint64_t n);
+    void phase(std::string_view name);
+    void empty_cache();
+    void memory_fraction(double fraction);
 
-  // Writes the final trace and removes the spool. Returns false and sets *err on an I/O error.
-  bool finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, std::string* err);
-  // Drops the spool without writing a trace (the capture failed).
-  void abandon();
+    // Writes the final trace and removes the spool. Returns false and sets *err on an I/O error.
+    bool finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, std::string *err);
+    // Drops the spool without writing a trace (the capture failed).
+    void abandon();
 
- private:
-  void put(std::string_view s);
-  void put_u64(uint64_t v);
-  void end_record();
-  bool flush();
+  private:
+    void put(std::string_view s);
+    void put_u64(uint64_t v);
+    void end_record();
+    bool flush();
 
-  int m_fd = -1;
-  bool m_io_error = false;
-  int m_saved_errno = 0;
-  std::string m_final_path;
-  std::string m_spool_path;
-  std::vector<char> m_buf;
-  size_t m_used = 0;
-  std::vector<std::pair<std::string, std::string>> m_meta;
+    int m_fd = -1;
+    bool m_io_error = false;
+    int m_saved_errno = 0;
+    std::string m_final_path;
+    std::string m_spool_path;
+    std::vector<char> m_buf;
+    size_t m_used = 0;
+    std::vector<std::pair<std::string, std::string>> m_meta;
 };
 
 // Appends the decimal digits of V to OUT; returns the number of characters written (≤ 20).
-size_t format_u64(uint64_t v, char* out);
+size_t format_u64(uint64_t v, char *out);
 
-}  // namespace xmem::capture
+} // namespace xmem::capture

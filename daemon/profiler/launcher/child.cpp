@@ -10,195 +10,228 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace xmem::profile {
+namespace xmem::profile
+{
 
-namespace {
+namespace
+{
 
-constexpr size_t k_tail_bytes = 64 * 1024;  // enough for any Python traceback worth reading
-constexpr int k_term_grace_ms = 3000;       // SIGTERM lets the script's finally/atexit run
-constexpr int k_drain_ms = 500;             // output still in the pipes after the script exits
+constexpr size_t k_tail_bytes = 64 * 1024; // enough for any Python traceback worth reading
+constexpr int k_term_grace_ms = 3000;      // SIGTERM lets the script's finally/atexit run
+constexpr int k_drain_ms = 500;            // output still in the pipes after the script exits
 
 volatile sig_atomic_t g_interrupted = 0;
-void on_signal(int) { g_interrupted = 1; }
+void on_signal(int)
+{
+    g_interrupted = 1;
+}
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
+double seconds_since(Clock::time_point t)
+{
+    return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-[[noreturn]] void exec_child(const ChildSpec& spec, int status_w, int stderr_w) {
-  setpgid(0, 0);
-  dup2(stderr_w, STDERR_FILENO);
-  int flags = fcntl(status_w, F_GETFD);
-  fcntl(status_w, F_SETFD, flags & ~FD_CLOEXEC);
-  for (const auto& kv : spec.env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
-  setenv("XMEM_STATUS_FD", std::to_string(status_w).c_str(), 1);
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  execvp(argv[0], argv.data());
-  dprintf(status_w, "fail xmem: %s: %s (is it installed? see --python)\n", argv[0], std::strerror(errno));
-  _exit(127);
+[[noreturn]] void exec_child(const ChildSpec &spec, int status_w, int stderr_w)
+{
+    setpgid(0, 0);
+    dup2(stderr_w, STDERR_FILENO);
+    int flags = fcntl(status_w, F_GETFD);
+    fcntl(status_w, F_SETFD, flags & ~FD_CLOEXEC);
+    for (const auto &kv : spec.env)
+        setenv(kv.first.c_str(), kv.second.c_str(), 1);
+    setenv("XMEM_STATUS_FD", std::to_string(status_w).c_str(), 1);
+    std::vector<char *> argv;
+    for (const auto &a : spec.argv)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    dprintf(status_w, "fail xmem: %s: %s (is it installed? see --python)\n", argv[0],
+            std::strerror(errno));
+    _exit(127);
 }
 
-void append_tail(std::string* tail, const char* data, size_t n) {
-  tail->append(data, n);
-  if (tail->size() > 2 * k_tail_bytes) tail->erase(0, tail->size() - k_tail_bytes);
+void append_tail(std::string *tail, const char *data, size_t n)
+{
+    tail->append(data, n);
+    if (tail->size() > 2 * k_tail_bytes)
+        tail->erase(0, tail->size() - k_tail_bytes);
 }
 
 // Parses complete lines of the status pipe into RESULT.
-void parse_status(std::string* pending, ChildResult* result, bool* done) {
-  size_t nl;
-  while ((nl = pending->find('\n')) != std::string::npos) {
-    std::string line = pending->substr(0, nl);
-    pending->erase(0, nl + 1);
-    if (line.rfind("step ", 0) == 0) {
-      result->steps = std::atoi(line.c_str() + 5);
-    } else if (line == "done") {
-      *done = true;
-    } else if (line.rfind("fail ", 0) == 0) {
-      result->message = line.substr(5);
+void parse_status(std::string *pending, ChildResult *result, bool *done)
+{
+    size_t nl;
+    while ((nl = pending->find('\n')) != std::string::npos) {
+        std::string line = pending->substr(0, nl);
+        pending->erase(0, nl + 1);
+        if (line.rfind("step ", 0) == 0) {
+            result->steps = std::atoi(line.c_str() + 5);
+        } else if (line == "done") {
+            *done = true;
+        } else if (line.rfind("fail ", 0) == 0) {
+            result->message = line.substr(5);
+        }
     }
-  }
 }
 
-void stop_group(pid_t pid, int* wstatus) {
-  kill(-pid, SIGTERM);
-  for (int waited = 0; waited < k_term_grace_ms; waited += 50) {
-    if (waitpid(pid, wstatus, WNOHANG) == pid) return;
-    usleep(50 * 1000);
-  }
-  kill(-pid, SIGKILL);
-  waitpid(pid, wstatus, 0);
+void stop_group(pid_t pid, int *wstatus)
+{
+    kill(-pid, SIGTERM);
+    for (int waited = 0; waited < k_term_grace_ms; waited += 50) {
+        if (waitpid(pid, wstatus, WNOHANG) == pid)
+            return;
+        usleep(50 * 1000);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, wstatus, 0);
 }
 
-}  // namespace
+} // namespace
 
-std::string tail_lines(const std::string& text, int n_lines, const char* indent) {
-  size_t end = text.size();
-  while (end > 0 && text[end - 1] == '\n') --end;
-  size_t start = end;
-  for (int lines = 0; start > 0; --start) {
-    if (text[start - 1] == '\n' && ++lines == n_lines) break;
-  }
-  std::string out;
-  for (size_t pos = start; pos < end;) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos || nl > end) nl = end;
-    out += indent + text.substr(pos, nl - pos) + "\n";
-    pos = nl + 1;
-  }
-  return out;
+std::string tail_lines(const std::string &text, int n_lines, const char *indent)
+{
+    size_t end = text.size();
+    while (end > 0 && text[end - 1] == '\n')
+        --end;
+    size_t start = end;
+    for (int lines = 0; start > 0; --start) {
+        if (text[start - 1] == '\n' && ++lines == n_lines)
+            break;
+    }
+    std::string out;
+    for (size_t pos = start; pos < end;) {
+        size_t nl = text.find('\n', pos);
+        if (nl == std::string::npos || nl > end)
+            nl = end;
+        out += indent + text.substr(pos, nl - pos) + "\n";
+        pos = nl + 1;
+    }
+    return out;
 }
 
-namespace {
+namespace
+{
 
 // Reads what is available on FD into the status parser or the stderr tail; false at EOF.
-bool read_stream(int fd, bool is_status, const ChildSpec& spec, std::string* pending,
-                 ChildResult* result, bool* done) {
-  char buf[8192];
-  ssize_t got;
-  do {
-    got = read(fd, buf, sizeof buf);
-  } while (got < 0 && errno == EINTR);
-  if (got <= 0) return false;
-  if (is_status) {
-    pending->append(buf, static_cast<size_t>(got));
-    parse_status(pending, result, done);
-  } else {
-    append_tail(&result->stderr_tail, buf, static_cast<size_t>(got));
-    if (spec.verbose) (void)!write(STDERR_FILENO, buf, static_cast<size_t>(got));
-  }
-  return true;
+bool read_stream(int fd, bool is_status, const ChildSpec &spec, std::string *pending,
+                 ChildResult *result, bool *done)
+{
+    char buf[8192];
+    ssize_t got;
+    do {
+        got = read(fd, buf, sizeof buf);
+    } while (got < 0 && errno == EINTR);
+    if (got <= 0)
+        return false;
+    if (is_status) {
+        pending->append(buf, static_cast<size_t>(got));
+        parse_status(pending, result, done);
+    } else {
+        append_tail(&result->stderr_tail, buf, static_cast<size_t>(got));
+        if (spec.verbose)
+            (void)!write(STDERR_FILENO, buf, static_cast<size_t>(got));
+    }
+    return true;
 }
 
-void classify_exit(int wstatus, bool done, ChildResult* result) {
-  if (WIFSIGNALED(wstatus)) {
-    result->outcome = Outcome::failed;
-    result->signal = WTERMSIG(wstatus);
-    return;
-  }
-  result->exit_code = WEXITSTATUS(wstatus);
-  if (!result->message.empty())
-    result->outcome = Outcome::shim_failed;
-  else if (result->exit_code != 0)
-    result->outcome = Outcome::failed;
-  else
-    result->outcome = done ? Outcome::done : Outcome::exited;
+void classify_exit(int wstatus, bool done, ChildResult *result)
+{
+    if (WIFSIGNALED(wstatus)) {
+        result->outcome = Outcome::failed;
+        result->signal = WTERMSIG(wstatus);
+        return;
+    }
+    result->exit_code = WEXITSTATUS(wstatus);
+    if (!result->message.empty())
+        result->outcome = Outcome::shim_failed;
+    else if (result->exit_code != 0)
+        result->outcome = Outcome::failed;
+    else
+        result->outcome = done ? Outcome::done : Outcome::exited;
 }
 
-}  // namespace
+} // namespace
 
-ChildResult run_child(const ChildSpec& spec) {
-  ChildResult result;
-  int status_pipe[2], stderr_pipe[2];
-  if (pipe2(status_pipe, O_CLOEXEC) != 0 || pipe2(stderr_pipe, O_CLOEXEC) != 0) {
-    result.message = std::string("xmem: pipe: ") + std::strerror(errno);
+ChildResult run_child(const ChildSpec &spec)
+{
+    ChildResult result;
+    int status_pipe[2], stderr_pipe[2];
+    if (pipe2(status_pipe, O_CLOEXEC) != 0 || pipe2(stderr_pipe, O_CLOEXEC) != 0) {
+        result.message = std::string("xmem: pipe: ") + std::strerror(errno);
+        return result;
+    }
+    struct sigaction sa {
+    };
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+
+    Clock::time_point start = Clock::now();
+    pid_t pid = fork();
+    if (pid < 0) {
+        result.message = std::string("xmem: fork: ") + std::strerror(errno);
+        return result;
+    }
+    if (pid == 0)
+        exec_child(spec, status_pipe[1], stderr_pipe[1]);
+    setpgid(pid, pid); // also in the parent, so kill(-pid) works whoever runs first
+    close(status_pipe[1]);
+    close(stderr_pipe[1]);
+
+    struct pollfd fds[2] = {{status_pipe[0], POLLIN, 0}, {stderr_pipe[0], POLLIN, 0}};
+    std::string pending;
+    bool done = false, reaped = false, timed_out = false;
+    int open_fds = 2, last_steps = 0, wstatus = 0;
+    auto timeout = std::chrono::seconds(spec.timeout_s);
+    Clock::time_point deadline = start + timeout;
+    while (open_fds > 0 && !g_interrupted) {
+        auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) {
+            timed_out = !reaped;
+            break;
+        }
+        int n = poll(fds, 2, static_cast<int>(std::min<long long>(left, 200)));
+        if (n < 0 && errno != EINTR)
+            break;
+        for (int i = 0; n > 0 && i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            if (!read_stream(fds[i].fd, i == 0, spec, &pending, &result, &done)) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            }
+        }
+        if (result.steps != last_steps && !reaped) { // progress: the next step gets a full timeout
+            last_steps = result.steps;
+            deadline = Clock::now() + timeout;
+        }
+        // Forked DataLoader workers inherit both pipes, so EOF may come late: once the script
+        // itself has exited, only drain what is already in the pipes.
+        if (!reaped && waitpid(pid, &wstatus, WNOHANG) == pid) {
+            reaped = true;
+            deadline = Clock::now() + std::chrono::milliseconds(k_drain_ms);
+        }
+    }
+    for (auto &f : fds)
+        if (f.fd >= 0)
+            close(f.fd);
+
+    if (!reaped && (timed_out || g_interrupted))
+        stop_group(pid, &wstatus);
+    else if (!reaped)
+        waitpid(pid, &wstatus, 0);
+    kill(-pid, SIGKILL); // DataLoader workers or other leftovers of the group
+    classify_exit(wstatus, done, &result);
+    if (g_interrupted)
+        result.outcome = Outcome::interrupted;
+    else if (timed_out)
+        result.outcome = done ? Outcome::done : Outcome::timed_out;
+    result.seconds = seconds_since(start);
     return result;
-  }
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-
-  Clock::time_point start = Clock::now();
-  pid_t pid = fork();
-  if (pid < 0) {
-    result.message = std::string("xmem: fork: ") + std::strerror(errno);
-    return result;
-  }
-  if (pid == 0) exec_child(spec, status_pipe[1], stderr_pipe[1]);
-  setpgid(pid, pid);  // also in the parent, so kill(-pid) works whoever runs first
-  close(status_pipe[1]);
-  close(stderr_pipe[1]);
-
-  struct pollfd fds[2] = {{status_pipe[0], POLLIN, 0}, {stderr_pipe[0], POLLIN, 0}};
-  std::string pending;
-  bool done = false, reaped = false, timed_out = false;
-  int open_fds = 2, last_steps = 0, wstatus = 0;
-  auto timeout = std::chrono::seconds(spec.timeout_s);
-  Clock::time_point deadline = start + timeout;
-  while (open_fds > 0 && !g_interrupted) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      timed_out = !reaped;
-      break;
-    }
-    int n = poll(fds, 2, static_cast<int>(std::min<long long>(left, 200)));
-    if (n < 0 && errno != EINTR) break;
-    for (int i = 0; n > 0 && i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      if (!read_stream(fds[i].fd, i == 0, spec, &pending, &result, &done)) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-    if (result.steps != last_steps && !reaped) {  // progress: the next step gets a full timeout
-      last_steps = result.steps;
-      deadline = Clock::now() + timeout;
-    }
-    // Forked DataLoader workers inherit both pipes, so EOF may come late: once the script
-    // itself has exited, only drain what is already in the pipes.
-    if (!reaped && waitpid(pid, &wstatus, WNOHANG) == pid) {
-      reaped = true;
-      deadline = Clock::now() + std::chrono::milliseconds(k_drain_ms);
-    }
-  }
-  for (auto& f : fds)
-    if (f.fd >= 0) close(f.fd);
-
-  if (!reaped && (timed_out || g_interrupted))
-    stop_group(pid, &wstatus);
-  else if (!reaped)
-    waitpid(pid, &wstatus, 0);
-  kill(-pid, SIGKILL);  // DataLoader workers or other leftovers of the group
-  classify_exit(wstatus, done, &result);
-  if (g_interrupted) result.outcome = Outcome::interrupted;
-  else if (timed_out) result.outcome = done ? Outcome::done : Outcome::timed_out;
-  result.seconds = seconds_since(start);
-  return result;
 }
 
-}  // namespace xmem::profile
+} // namespace xmem::profile

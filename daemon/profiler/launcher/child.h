@@ -11,38 +11,39 @@
 #include <utility>
 #include <vector>
 
-namespace xmem::profile {
+namespace xmem::profile
+{
 
 struct ChildSpec {
-  std::vector<std::string> argv;
-  std::vector<std::pair<std::string, std::string>> env;  // added to (or replacing) ours
-  int timeout_s = 120;  // longest wait for the next optimizer step
-  bool verbose = false;
+    std::vector<std::string> argv;
+    std::vector<std::pair<std::string, std::string>> env; // added to (or replacing) ours
+    int timeout_s = 120; // longest wait for the next optimizer step
+    bool verbose = false;
 };
 
 enum class Outcome {
-  done,         // trace complete
-  exited,       // exited 0 without saying done (script ended before --steps steps)
-  failed,       // non-zero exit or killed by a signal
-  shim_failed,  // the shim sent "fail TEXT"
-  timed_out,    // no step within timeout_s
-  interrupted,  // xmem-profile itself got SIGINT/SIGTERM
-  not_started,  // fork/exec failed
+    done,        // trace complete
+    exited,      // exited 0 without saying done (script ended before --steps steps)
+    failed,      // non-zero exit or killed by a signal
+    shim_failed, // the shim sent "fail TEXT"
+    timed_out,   // no step within timeout_s
+    interrupted, // xmem-profile itself got SIGINT/SIGTERM
+    not_started, // fork/exec failed
 };
 
 struct ChildResult {
-  Outcome outcome = Outcome::not_started;
-  int exit_code = -1;   // when it exited
-  int signal = 0;       // when a signal killed it
-  int steps = 0;        // last step reported
-  std::string message;  // shim's fail text, or why it did not start
-  std::string stderr_tail;
-  double seconds = 0;
+    Outcome outcome = Outcome::not_started;
+    int exit_code = -1;  // when it exited
+    int signal = 0;      // when a signal killed it
+    int steps = 0;       // last step reported
+    std::string message; // shim's fail text, or why it did not start
+    std::string stderr_tail;
+    double seconds = 0;
 };
 
-ChildResult run_child(const ChildSpec& spec);
+ChildResult run_child(const ChildSpec &spec);
 
 // Last N_LINES lines of TEXT, each prefixed with INDENT.
-std::string tail_lines(const std::string& text, int n_lines, const char* indent);
+std::string tail_lines(const std::string &text, int n_lines, const char *indent);
 
-}  // namespace xmem::profile
+} // namespace xmem::profile

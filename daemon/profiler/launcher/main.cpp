@@ -12,129 +12,151 @@
 
 using namespace xmem::profile;
 
-namespace {
+namespace
+{
 
 constexpr int k_exit_failed = 1;
 constexpr int k_exit_usage = 2;
 constexpr int k_stderr_tail_lines = 20;
 
-std::string absolute(const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
-  char cwd[PATH_MAX];
-  return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + path : path;
+std::string absolute(const std::string &path)
+{
+    if (!path.empty() && path[0] == '/')
+        return path;
+    char cwd[PATH_MAX];
+    return getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + path : path;
 }
 
-std::string chained_pythonpath(const std::string& shim_dir) {
-  const char* existing = std::getenv("PYTHONPATH");
-  return existing && *existing ? shim_dir + ":" + existing : shim_dir;
+std::string chained_pythonpath(const std::string &shim_dir)
+{
+    const char *existing = std::getenv("PYTHONPATH");
+    return existing && *existing ? shim_dir + ":" + existing : shim_dir;
 }
 
-ChildSpec make_child_spec(const Options& opts, const ShimPaths& paths, const Command& cmd) {
-  ChildSpec spec;
-  spec.argv = cmd.argv;
-  spec.timeout_s = opts.timeout_s;
-  spec.verbose = opts.verbose;
-  std::string threads = std::to_string(opts.threads > 0 ? opts.threads : available_cpus());
-  spec.env = {
-      {"PYTHONPATH", chained_pythonpath(paths.python_dir)},
-      {"XMEM_CAPTURE_LIB", paths.capture_lib},
-      {"XMEM_TRACE_OUT", absolute(opts.out)},
-      {"XMEM_STEPS", std::to_string(opts.steps)},
-      {"XMEM_THREADS", threads},
-      {"XMEM_TIMEOUT", std::to_string(opts.timeout_s)},
-      // OpenMP pools are sized before the script can call torch.set_num_threads.
-      {"OMP_NUM_THREADS", threads},
-      {"MKL_NUM_THREADS", threads},
-  };
-  return spec;
+ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Command &cmd)
+{
+    ChildSpec spec;
+    spec.argv = cmd.argv;
+    spec.timeout_s = opts.timeout_s;
+    spec.verbose = opts.verbose;
+    std::string threads = std::to_string(opts.threads > 0 ? opts.threads : available_cpus());
+    spec.env = {
+        {"PYTHONPATH", chained_pythonpath(paths.python_dir)},
+        {"XMEM_CAPTURE_LIB", paths.capture_lib},
+        {"XMEM_TRACE_OUT", absolute(opts.out)},
+        {"XMEM_STEPS", std::to_string(opts.steps)},
+        {"XMEM_THREADS", threads},
+        {"XMEM_TIMEOUT", std::to_string(opts.timeout_s)},
+        // OpenMP pools are sized before the script can call torch.set_num_threads.
+        {"OMP_NUM_THREADS", threads},
+        {"MKL_NUM_THREADS", threads},
+    };
+    return spec;
 }
 
-void print_stderr_tail(const ChildResult& r) {
-  if (r.stderr_tail.empty()) return;
-  std::fprintf(stderr, "xmem: last lines of its stderr:\n%s",
-               tail_lines(r.stderr_tail, k_stderr_tail_lines, "  | ").c_str());
+void print_stderr_tail(const ChildResult &r)
+{
+    if (r.stderr_tail.empty())
+        return;
+    std::fprintf(stderr, "xmem: last lines of its stderr:\n%s",
+                 tail_lines(r.stderr_tail, k_stderr_tail_lines, "  | ").c_str());
 }
 
 // A child killed on timeout (or by a signal) cannot remove its partial files.
-void remove_leftovers(const std::string& out) {
-  unlink((out + ".spool").c_str());
-  unlink((out + ".tmp").c_str());
+void remove_leftovers(const std::string &out)
+{
+    unlink((out + ".spool").c_str());
+    unlink((out + ".tmp").c_str());
 }
 
 // One line saying what happened (and, for a failing script, what it printed last).
-int report(const Options& opts, const Command& cmd, const ChildResult& r) {
-  const char* name = cmd.name.c_str();
-  switch (r.outcome) {
+int report(const Options &opts, const Command &cmd, const ChildResult &r)
+{
+    const char *name = cmd.name.c_str();
+    switch (r.outcome) {
     case Outcome::done:
-      std::fprintf(stderr, "xmem: %s: captured %d optimizer steps in %.1f s into %s\n", name, r.steps,
-                   r.seconds, opts.out.c_str());
-      return 0;
-    case Outcome::exited:
-      if (r.steps > 0 && access(opts.out.c_str(), R_OK) == 0) {
-        std::fprintf(stderr, "xmem: %s: the script ended after %d of %d optimizer steps; trace %s has %d\n",
-                     name, r.steps, opts.steps, opts.out.c_str(), r.steps);
+        std::fprintf(stderr, "xmem: %s: captured %d optimizer steps in %.1f s into %s\n", name,
+                     r.steps, r.seconds, opts.out.c_str());
         return 0;
-      }
-      std::fprintf(stderr, "xmem: %s: exited without an optimizer step (does the script call optimizer.step()?)\n",
-                   name);
-      return k_exit_failed;
+    case Outcome::exited:
+        if (r.steps > 0 && access(opts.out.c_str(), R_OK) == 0) {
+            std::fprintf(
+                stderr,
+                "xmem: %s: the script ended after %d of %d optimizer steps; trace %s has %d\n",
+                name, r.steps, opts.steps, opts.out.c_str(), r.steps);
+            return 0;
+        }
+        std::fprintf(
+            stderr,
+            "xmem: %s: exited without an optimizer step (does the script call optimizer.step()?)\n",
+            name);
+        return k_exit_failed;
     case Outcome::shim_failed:
-      std::fprintf(stderr, "%s\n", r.message.c_str());
-      return k_exit_failed;
+        std::fprintf(stderr, "%s\n", r.message.c_str());
+        return k_exit_failed;
     case Outcome::failed:
-      if (r.signal)
-        std::fprintf(stderr, "xmem: %s: killed by signal %d after %d optimizer steps\n", name, r.signal, r.steps);
-      else
-        std::fprintf(stderr, "xmem: %s: exited with status %d after %d optimizer steps (fix the script; no trace written)\n",
-                     name, r.exit_code, r.steps);
-      print_stderr_tail(r);
-      return k_exit_failed;
+        if (r.signal)
+            std::fprintf(stderr, "xmem: %s: killed by signal %d after %d optimizer steps\n", name,
+                         r.signal, r.steps);
+        else
+            std::fprintf(stderr,
+                         "xmem: %s: exited with status %d after %d optimizer steps (fix the "
+                         "script; no trace written)\n",
+                         name, r.exit_code, r.steps);
+        print_stderr_tail(r);
+        return k_exit_failed;
     case Outcome::timed_out:
-      if (r.steps == 0)
-        std::fprintf(stderr, "xmem: %s: no optimizer step within %d s (does the script call optimizer.step()?)\n",
-                     name, opts.timeout_s);
-      else
-        std::fprintf(stderr, "xmem: %s: no optimizer step within %d s after step %d (raise --timeout?)\n", name,
-                     opts.timeout_s, r.steps);
-      if (opts.verbose) print_stderr_tail(r);
-      return k_exit_failed;
+        if (r.steps == 0)
+            std::fprintf(stderr,
+                         "xmem: %s: no optimizer step within %d s (does the script call "
+                         "optimizer.step()?)\n",
+                         name, opts.timeout_s);
+        else
+            std::fprintf(
+                stderr,
+                "xmem: %s: no optimizer step within %d s after step %d (raise --timeout?)\n", name,
+                opts.timeout_s, r.steps);
+        if (opts.verbose)
+            print_stderr_tail(r);
+        return k_exit_failed;
     case Outcome::interrupted:
-      std::fprintf(stderr, "xmem: %s: interrupted; no trace written\n", name);
-      return k_exit_failed;
+        std::fprintf(stderr, "xmem: %s: interrupted; no trace written\n", name);
+        return k_exit_failed;
     case Outcome::not_started:
-      std::fprintf(stderr, "%s\n", r.message.c_str());
-      return k_exit_failed;
-  }
-  return k_exit_failed;
+        std::fprintf(stderr, "%s\n", r.message.c_str());
+        return k_exit_failed;
+    }
+    return k_exit_failed;
 }
 
-}  // namespace
+} // namespace
 
-int main(int argc, char** argv) {
-  Options opts;
-  ParseResult parsed = parse_options(argc, argv, &opts);
-  if (parsed.status == ParseStatus::help) {
-    std::fputs(usage_text(), stdout);
-    return 0;
-  }
-  if (parsed.status == ParseStatus::version) {
-    std::printf("xmem-profile %s\n", XMEM_VERSION);
-    return 0;
-  }
-  if (parsed.status == ParseStatus::error) {
-    std::fprintf(stderr, "%s\n", parsed.error.c_str());
-    return k_exit_usage;
-  }
+int main(int argc, char **argv)
+{
+    Options opts;
+    ParseResult parsed = parse_options(argc, argv, &opts);
+    if (parsed.status == ParseStatus::help) {
+        std::fputs(usage_text(), stdout);
+        return 0;
+    }
+    if (parsed.status == ParseStatus::version) {
+        std::printf("xmem-profile %s\n", XMEM_VERSION);
+        return 0;
+    }
+    if (parsed.status == ParseStatus::error) {
+        std::fprintf(stderr, "%s\n", parsed.error.c_str());
+        return k_exit_usage;
+    }
 
-  ShimPaths paths;
-  std::string err;
-  if (!locate_shim(&paths, &err)) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return k_exit_failed;
-  }
-  Command cmd = resolve_command(opts.command, find_python(opts.python));
-  ChildResult result = run_child(make_child_spec(opts, paths, cmd));
-  int status = report(opts, cmd, result);
-  remove_leftovers(absolute(opts.out));
-  return status;
+    ShimPaths paths;
+    std::string err;
+    if (!locate_shim(&paths, &err)) {
+        std::fprintf(stderr, "%s\n", err.c_str());
+        return k_exit_failed;
+    }
+    Command cmd = resolve_command(opts.command, find_python(opts.python));
+    ChildResult result = run_child(make_child_spec(opts, paths, cmd));
+    int status = report(opts, cmd, result);
+    remove_leftovers(absolute(opts.out));
+    return status;
 }

@@ -6,33 +6,34 @@
 #include <string>
 #include <vector>
 
-namespace xmem::profile {
+namespace xmem::profile
+{
 
 // Every default and limit in one place, with its reason.
-constexpr int k_default_steps = 3;        // iteration 1 is warm-up (optimizer state); 2-3 are steady
-constexpr int k_max_steps = 1000;         // a capture is a few iterations, not a training run
-constexpr int k_default_timeout_s = 120;  // resnet50 bs 32 takes ~20-50 s per CPU iteration
+constexpr int k_default_steps = 3;       // iteration 1 is warm-up (optimizer state); 2-3 are steady
+constexpr int k_max_steps = 1000;        // a capture is a few iterations, not a training run
+constexpr int k_default_timeout_s = 120; // resnet50 bs 32 takes ~20-50 s per CPU iteration
 constexpr int k_max_timeout_s = 24 * 3600;
 constexpr int k_max_threads = 1024;
 
 struct Options {
-  std::string out;
-  int steps = k_default_steps;
-  int threads = 0;  // 0: every CPU this process may run on (docs/capture.md, "Threads")
-  int timeout_s = k_default_timeout_s;
-  std::string python;  // empty: XMEM_PYTHON, then /usr/bin/python3, then python3 on PATH
-  bool verbose = false;  // forward the script's stderr live instead of only on failure
-  std::vector<std::string> command;
+    std::string out;
+    int steps = k_default_steps;
+    int threads = 0; // 0: every CPU this process may run on (docs/capture.md, "Threads")
+    int timeout_s = k_default_timeout_s;
+    std::string python;   // empty: XMEM_PYTHON, then /usr/bin/python3, then python3 on PATH
+    bool verbose = false; // forward the script's stderr live instead of only on failure
+    std::vector<std::string> command;
 };
 
 enum class ParseStatus { ok, help, version, error };
 
 struct ParseResult {
-  ParseStatus status = ParseStatus::ok;
-  std::string error;  // "xmem: ..." when status == error
+    ParseStatus status = ParseStatus::ok;
+    std::string error; // "xmem: ..." when status == error
 };
 
-ParseResult parse_options(int argc, const char* const* argv, Options* opts);
-const char* usage_text();
+ParseResult parse_options(int argc, const char *const *argv, Options *opts);
+const char *usage_text();
 
-}  // namespace xmem::profile
+} // namespace xmem::profile

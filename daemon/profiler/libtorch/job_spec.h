@@ -15,44 +15,45 @@
 #include <string>
 #include <vector>
 
-namespace xmem::libtorch {
+namespace xmem::libtorch
+{
 
 enum class DType { float32, float64, float16, bfloat16, int64, int32 };
 enum class Loss { cross_entropy, mse };
 enum class OptimizerKind { sgd, adam, adamw };
 
 struct TensorSpec {
-  std::vector<int64_t> shape;  // one sample, without the batch dimension
-  DType dtype = DType::float32;
-  int64_t classes = 0;         // integer tensors: values drawn from [0, classes)
+    std::vector<int64_t> shape; // one sample, without the batch dimension
+    DType dtype = DType::float32;
+    int64_t classes = 0; // integer tensors: values drawn from [0, classes)
 };
 
 struct OptimizerSpec {
-  OptimizerKind kind = OptimizerKind::sgd;
-  double lr = 0.01;
-  double momentum = 0.0;
-  double weight_decay = 0.0;
-  double beta1 = 0.9;
-  double beta2 = 0.999;
-  double eps = 1e-8;
+    OptimizerKind kind = OptimizerKind::sgd;
+    double lr = 0.01;
+    double momentum = 0.0;
+    double weight_decay = 0.0;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
 };
 
 struct JobSpec {
-  std::string module_path;  // absolute, or relative to the working directory
-  int64_t batch_size = 1;
-  int iterations = 3;
-  std::vector<TensorSpec> inputs;
-  TensorSpec target;
-  Loss loss = Loss::cross_entropy;
-  OptimizerSpec optimizer;
+    std::string module_path; // absolute, or relative to the working directory
+    int64_t batch_size = 1;
+    int iterations = 3;
+    std::vector<TensorSpec> inputs;
+    TensorSpec target;
+    Loss loss = Loss::cross_entropy;
+    OptimizerSpec optimizer;
 };
 
 // Parses YAML TEXT; NAME is used in messages ("xmem: NAME:LINE: ...") and BASE_DIR resolves
 // a relative module path. Returns false and sets *err on any invalid or unknown key.
-bool parse_job_spec(const std::string& text, const std::string& name, const std::string& base_dir,
-                    JobSpec* spec, std::string* err);
-bool load_job_spec(const std::string& path, JobSpec* spec, std::string* err);
+bool parse_job_spec(const std::string &text, const std::string &name, const std::string &base_dir,
+                    JobSpec *spec, std::string *err);
+bool load_job_spec(const std::string &path, JobSpec *spec, std::string *err);
 
-const char* dtype_name(DType dtype);
+const char *dtype_name(DType dtype);
 
-}  // namespace xmem::libtorch
+} // namespace xmem::libtorch

@@ -9,69 +9,79 @@
 #include "job_spec.h"
 #include "runner.h"
 
-namespace {
+namespace
+{
 
 constexpr int k_exit_failed = 1;
 constexpr int k_exit_usage = 2;
 
-const char* k_usage =
+const char *k_usage =
     "usage: xmem-profile-libtorch JOB.yaml --out TRACE [--steps N] [--threads N]\n"
     "Trains the TorchScript module of JOB.yaml for N optimizer steps on the CPU and writes\n"
     "every tensor allocation and free to TRACE (docs/trace-format.md).\n";
 
-bool parse_count(const char* text, int* out) {
-  char* end = nullptr;
-  long v = std::strtol(text, &end, 10);
-  if (*text == '\0' || *end != '\0' || v < 1 || v > 1000) return false;
-  *out = static_cast<int>(v);
-  return true;
+bool parse_count(const char *text, int *out)
+{
+    char *end = nullptr;
+    long v = std::strtol(text, &end, 10);
+    if (*text == '\0' || *end != '\0' || v < 1 || v > 1000)
+        return false;
+    *out = static_cast<int>(v);
+    return true;
 }
 
-int usage_error(const std::string& message) {
-  std::fprintf(stderr, "xmem: %s\n", message.c_str());
-  return k_exit_usage;
+int usage_error(const std::string &message)
+{
+    std::fprintf(stderr, "xmem: %s\n", message.c_str());
+    return k_exit_usage;
 }
 
-}  // namespace
+} // namespace
 
-int main(int argc, char** argv) {
-  std::string job;
-  xmem::libtorch::RunOptions options;
-  for (int i = 0; i < argc; ++i) options.command += (i > 0 ? " " : "") + std::string(argv[i]);
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(k_usage, stdout);
-      return 0;
+int main(int argc, char **argv)
+{
+    std::string job;
+    xmem::libtorch::RunOptions options;
+    for (int i = 0; i < argc; ++i)
+        options.command += (i > 0 ? " " : "") + std::string(argv[i]);
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "-h" || arg == "--help") {
+            std::fputs(k_usage, stdout);
+            return 0;
+        }
+        bool takes_value = arg == "--out" || arg == "--steps" || arg == "--threads";
+        if (takes_value && i + 1 >= argc)
+            return usage_error(arg + ": missing value (see --help)");
+        if (arg == "--out") {
+            options.out = argv[++i];
+        } else if (arg == "--steps" || arg == "--threads") {
+            int *field = arg == "--steps" ? &options.steps : &options.threads;
+            if (!parse_count(argv[++i], field))
+                return usage_error(arg + ": invalid value: " + argv[i] +
+                                   " (expected an integer from 1 to 1000)");
+        } else if (arg[0] == '-') {
+            return usage_error(arg + ": unknown option (see --help)");
+        } else if (job.empty()) {
+            job = arg;
+        } else {
+            return usage_error(arg + ": only one job spec may be given");
+        }
     }
-    bool takes_value = arg == "--out" || arg == "--steps" || arg == "--threads";
-    if (takes_value && i + 1 >= argc) return usage_error(arg + ": missing value (see --help)");
-    if (arg == "--out") {
-      options.out = argv[++i];
-    } else if (arg == "--steps" || arg == "--threads") {
-      int* field = arg == "--steps" ? &options.steps : &options.threads;
-      if (!parse_count(argv[++i], field))
-        return usage_error(arg + ": invalid value: " + argv[i] + " (expected an integer from 1 to 1000)");
-    } else if (arg[0] == '-') {
-      return usage_error(arg + ": unknown option (see --help)");
-    } else if (job.empty()) {
-      job = arg;
-    } else {
-      return usage_error(arg + ": only one job spec may be given");
-    }
-  }
-  if (job.empty()) return usage_error("no job spec given (usage: xmem-profile-libtorch JOB.yaml --out TRACE)");
-  if (options.out.empty()) return usage_error("--out TRACE is required (where to write the trace)");
+    if (job.empty())
+        return usage_error("no job spec given (usage: xmem-profile-libtorch JOB.yaml --out TRACE)");
+    if (options.out.empty())
+        return usage_error("--out TRACE is required (where to write the trace)");
 
-  xmem::libtorch::JobSpec spec;
-  std::string err;
-  if (!xmem::libtorch::load_job_spec(job, &spec, &err)) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return k_exit_failed;
-  }
-  if (!xmem::libtorch::run_job(spec, options, &err)) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return k_exit_failed;
-  }
-  return 0;
+    xmem::libtorch::JobSpec spec;
+    std::string err;
+    if (!xmem::libtorch::load_job_spec(job, &spec, &err)) {
+        std::fprintf(stderr, "%s\n", err.c_str());
+        return k_exit_failed;
+    }
+    if (!xmem::libtorch::run_job(spec, options, &err)) {
+        std::fprintf(stderr, "%s\n", err.c_str());
+        return k_exit_failed;
+    }
+    return 0;
 }

@@ -7,16 +7,17 @@
 
 #include "job_spec.h"
 
-namespace xmem::libtorch {
+namespace xmem::libtorch
+{
 
 struct RunOptions {
-  std::string out;       // trace path
-  int steps = 0;         // 0: the spec's iterations
-  int threads = 0;       // 0: torch's default
-  std::string command;   // for the argv metadata
+    std::string out;     // trace path
+    int steps = 0;       // 0: the spec's iterations
+    int threads = 0;     // 0: torch's default
+    std::string command; // for the argv metadata
 };
 
 // Returns false and sets *err ("xmem: ...") on failure; no trace is left behind then.
-bool run_job(const JobSpec& spec, const RunOptions& options, std::string* err);
+bool run_job(const JobSpec &spec, const RunOptions &options, std::string *err);
 
-}  // namespace xmem::libtorch
+} // namespace xmem::libtorch

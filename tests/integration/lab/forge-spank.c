@@ -13,7 +13,7 @@ SPANK_PLUGIN(forge, 1);
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
-    static const char *const vars[] = {"XMEM_MODE", "XMEM_LIMIT_MB", "XMEM_DECISION",
+    static const char *const vars[] = {"XMEM_MODE",   "XMEM_LIMIT_MB",   "XMEM_DECISION",
                                        "XMEM_ORIGIN", "XMEM_REQUEST_ID", NULL};
     char name[64];
 

@@ -19,46 +19,48 @@ extern "C" {
 #include <string>
 #include <vector>
 
-namespace esttest {
+namespace esttest
+{
 
 using namespace xmem::analysis;
 
 constexpr uint64_t KiB = 1024;
 constexpr uint64_t MiB = 1048576;
 
-#define EXPECT_U64(actual, expected)                                                             \
-    do {                                                                                         \
-        const unsigned long long a_ = static_cast<unsigned long long>(actual);                  \
-        const unsigned long long e_ = static_cast<unsigned long long>(expected);                \
-        if (a_ != e_) {                                                                          \
-            print_error("%s:%d: %s = %llu, expected %s = %llu\n", __FILE__, __LINE__, #actual,  \
-                        a_, #expected, e_);                                                      \
-            fail();                                                                              \
-        }                                                                                        \
+#define EXPECT_U64(actual, expected)                                                               \
+    do {                                                                                           \
+        const unsigned long long a_ = static_cast<unsigned long long>(actual);                     \
+        const unsigned long long e_ = static_cast<unsigned long long>(expected);                   \
+        if (a_ != e_) {                                                                            \
+            print_error("%s:%d: %s = %llu, expected %s = %llu\n", __FILE__, __LINE__, #actual, a_, \
+                        #expected, e_);                                                            \
+            fail();                                                                                \
+        }                                                                                          \
     } while (0)
 
-#define EXPECT_STR(actual, expected)                                                             \
-    do {                                                                                         \
-        const std::string a_(actual), e_(expected);                                              \
-        if (a_ != e_) {                                                                          \
-            print_error("%s:%d: %s = \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #actual,    \
-                        a_.c_str(), e_.c_str());                                                 \
-            fail();                                                                              \
-        }                                                                                        \
+#define EXPECT_STR(actual, expected)                                                               \
+    do {                                                                                           \
+        const std::string a_(actual), e_(expected);                                                \
+        if (a_ != e_) {                                                                            \
+            print_error("%s:%d: %s = \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #actual,      \
+                        a_.c_str(), e_.c_str());                                                   \
+            fail();                                                                                \
+        }                                                                                          \
     } while (0)
 
-#define EXPECT_CONTAINS(text, needle)                                                            \
-    do {                                                                                         \
-        const std::string t_(text), n_(needle);                                                  \
-        if (t_.find(n_) == std::string::npos) {                                                  \
-            print_error("%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,          \
-                        t_.c_str(), n_.c_str());                                                 \
-            fail();                                                                              \
-        }                                                                                        \
+#define EXPECT_CONTAINS(text, needle)                                                              \
+    do {                                                                                           \
+        const std::string t_(text), n_(needle);                                                    \
+        if (t_.find(n_) == std::string::npos) {                                                    \
+            print_error("%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__, t_.c_str(), \
+                        n_.c_str());                                                               \
+            fail();                                                                                \
+        }                                                                                          \
     } while (0)
 
 // Builds a Workload event by event, tracking the iteration and phase like the trace does.
-class Builder {
+class Builder
+{
   public:
     Builder &meta(const std::string &k, const std::string &v)
     {
@@ -78,7 +80,8 @@ class Builder {
         m_work.events.push_back(base(EventKind::phase));
         return *this;
     }
-    Builder &alloc(uint64_t id, uint64_t bytes, const std::string &ctx = "", Device dev = Device::gpu)
+    Builder &alloc(uint64_t id, uint64_t bytes, const std::string &ctx = "",
+                   Device dev = Device::gpu)
     {
         TraceEvent ev = base(EventKind::alloc);
         ev.id = id;

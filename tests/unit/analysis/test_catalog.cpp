@@ -6,7 +6,8 @@
 
 using namespace esttest;
 
-namespace {
+namespace
+{
 
 const std::string k_sources = "    sources:\n"
                               "      total_memory_mib: \"nvidia-smi on the board\"\n"
@@ -18,14 +19,18 @@ const std::string k_sources = "    sources:\n"
 
 std::string entry(const std::string &name, const std::string &extra = "")
 {
-    return "  - name: " + name + "\n"
-           "    aliases: [" + name + "-alias]\n"
+    return "  - name: " + name +
+           "\n"
+           "    aliases: [" +
+           name +
+           "-alias]\n"
            "    total_memory_mib: 40536\n"
            "    compute_capability: \"8.0\"\n"
            "    context_mib: 500\n"
            "    cublas_workspace_kib: 8320\n"
            "    cublaslt_workspace_kib: 1024\n"
-           "    cudnn_context_mib: 250\n" + extra + k_sources;
+           "    cudnn_context_mib: 250\n" +
+           extra + k_sources;
 }
 
 std::string error_of(const std::string &text)
@@ -39,7 +44,8 @@ std::string error_of(const std::string &text)
 
 static void a_valid_catalog_parses(void **)
 {
-    auto r = Catalog::parse("version: 1\ngpus:\n" + entry("A100-40GB") + entry("H100"), "gpus.yaml");
+    auto r =
+        Catalog::parse("version: 1\ngpus:\n" + entry("A100-40GB") + entry("H100"), "gpus.yaml");
     assert_true(r.ok());
     auto g = r.value().find("a100-40gb-ALIAS");
     assert_true(g.ok());
@@ -63,22 +69,27 @@ static void errors_name_file_line_and_key(void **)
     // The unknown key follows the eight lines of the entry: line 10.
     EXPECT_CONTAINS(error_of(head + entry("X", "    colour: green\n")),
                     "xmem: gpus.yaml:10: colour: unknown key");
-    EXPECT_CONTAINS(error_of(head + "  - name: X\n    total_memory_mib: 12abc\n"),
-                    "xmem: gpus.yaml:3: total_memory_mib: expected a positive whole number, got '12abc'");
+    EXPECT_CONTAINS(
+        error_of(head + "  - name: X\n    total_memory_mib: 12abc\n"),
+        "xmem: gpus.yaml:3: total_memory_mib: expected a positive whole number, got '12abc'");
     std::string no_cc = entry("X");
     no_cc.replace(no_cc.find("    compute_capability: \"8.0\"\n"), 30, "");
     EXPECT_CONTAINS(error_of(head + no_cc), "compute_capability: missing in GPU entry 'X'");
     std::string bad_cc = entry("X");
     bad_cc.replace(bad_cc.find("\"8.0\""), 5, "\"eight\"");
-    EXPECT_CONTAINS(error_of(head + bad_cc), "gpus.yaml:5: compute_capability: expected MAJOR.MINOR");
+    EXPECT_CONTAINS(error_of(head + bad_cc),
+                    "gpus.yaml:5: compute_capability: expected MAJOR.MINOR");
     std::string unsourced = entry("X");
     unsourced.replace(unsourced.find("      context_mib: \"measured after one step\"\n"), 45, "");
-    EXPECT_CONTAINS(error_of(head + unsourced), "context_mib: no source given under 'sources' for 'X'");
-    EXPECT_CONTAINS(error_of(head + entry("X") + entry("x")), "gpus.yaml:17: name: 'x-alias' is listed twice");
+    EXPECT_CONTAINS(error_of(head + unsourced),
+                    "context_mib: no source given under 'sources' for 'X'");
+    EXPECT_CONTAINS(error_of(head + entry("X") + entry("x")),
+                    "gpus.yaml:17: name: 'x-alias' is listed twice");
     EXPECT_CONTAINS(error_of("gpus: [\n"), "xmem: gpus.yaml:");
     EXPECT_CONTAINS(error_of("gpus: [\n"), "not valid YAML");
     EXPECT_CONTAINS(error_of("version: 1\n"), "gpus: missing");
-    EXPECT_CONTAINS(error_of("gpus:\n" + entry("X") + "extra: 1\n"), "extra: unknown top-level key");
+    EXPECT_CONTAINS(error_of("gpus:\n" + entry("X") + "extra: 1\n"),
+                    "extra: unknown top-level key");
 }
 
 static void missing_file_is_an_error_not_a_crash(void **)

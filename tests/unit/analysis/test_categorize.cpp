@@ -8,14 +8,14 @@ using namespace esttest;
 static void lifetimes_name_the_storage(void **)
 {
     Builder b;
-    b.phase(Phase::setup).alloc(1, 4000).alloc(2, 64).free(2);            // weight, set-up scratch
-    b.iteration(1).phase(Phase::data).alloc(3, 3072);                      // batch
-    b.phase(Phase::forward).alloc(4, 1000);                                // activation
+    b.phase(Phase::setup).alloc(1, 4000).alloc(2, 64).free(2); // weight, set-up scratch
+    b.iteration(1).phase(Phase::data).alloc(3, 3072);          // batch
+    b.phase(Phase::forward).alloc(4, 1000);                    // activation
     b.phase(Phase::backward).alloc(5, 4000).alloc(6, 1000).free(6).free(4); // gradient, temporary
-    b.phase(Phase::optimizer).alloc(7, 4000).alloc(8, 4000).free(8);       // state, temporary
+    b.phase(Phase::optimizer).alloc(7, 4000).alloc(8, 4000).free(8);        // state, temporary
     b.alloc(9, 8519680, "xmem|cublas_workspace");
     b.alloc(10, 4000, "xmem|foreach_temporaries|Adam").free(10);
-    b.phase(Phase::zero_grad).free(5);                                     // set_to_none after step
+    b.phase(Phase::zero_grad).free(5); // set_to_none after step
     b.iteration(2).free(3);
     Workload w = b.build();
     std::vector<Category> c = categorize(w);

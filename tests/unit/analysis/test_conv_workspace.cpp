@@ -20,7 +20,7 @@ static void parses_a_record(void **)
 
 static void rejects_malformed_records(void **)
 {
-    assert_false(parse_conv_record("c pool x=1,2,3,3").has_value());       // another kind
+    assert_false(parse_conv_record("c pool x=1,2,3,3").has_value());         // another kind
     assert_false(parse_conv_record("c conv x=1,2,3 w=1,2,3,3").has_value()); // ranks differ
     assert_false(parse_conv_record("c conv x=1,2,a,3 w=1,2,3,3").has_value());
     assert_false(parse_conv_record("c conv x=1,2,3,3 w=1,2,3,3 g=0").has_value());
@@ -52,10 +52,10 @@ static void only_ungrouped_unit_stride_spatial_kernels_of_many_channels_get_a_wo
     };
     // 2 x 4 B x (input 2*16*8*8 + output 2*6*8*8) = 8 x 2816.
     EXPECT_U64(sized("c conv x=2,16,8,8 w=6,16,3,3 s=1,1 p=1,1 d=1,1 g=1"), 8 * 2816);
-    EXPECT_U64(sized("c conv x=2,16,8,8 w=6,16,1,1 s=1,1 p=0,0 d=1,1 g=1"), 0); // 1x1
+    EXPECT_U64(sized("c conv x=2,16,8,8 w=6,16,1,1 s=1,1 p=0,0 d=1,1 g=1"), 0);  // 1x1
     EXPECT_U64(sized("c conv x=2,16,8,8 w=16,1,3,3 s=1,1 p=1,1 d=1,1 g=16"), 0); // depthwise
-    EXPECT_U64(sized("c conv x=2,16,8,8 w=6,16,3,3 s=2,2 p=1,1 d=1,1 g=1"), 0); // strided
-    EXPECT_U64(sized("c conv x=2,16,8,8 w=6,16,3,3 s=1,1 p=2,2 d=2,2 g=1"), 0); // dilated
+    EXPECT_U64(sized("c conv x=2,16,8,8 w=6,16,3,3 s=2,2 p=1,1 d=1,1 g=1"), 0);  // strided
+    EXPECT_U64(sized("c conv x=2,16,8,8 w=6,16,3,3 s=1,1 p=2,2 d=2,2 g=1"), 0);  // dilated
     EXPECT_U64(sized("c conv x=2,3,8,8 w=6,3,3,3 s=1,1 p=1,1 d=1,1 g=1"), 0);    // RGB input
     auto g = *parse_conv_record("c conv x=2,16,8,8 w=6,16,3,3 s=1,1 p=1,1 d=1,1 g=1");
     EXPECT_U64(conv_workspace_bytes(g, 4, 2.0, 1000), 1000); // capped
@@ -68,7 +68,8 @@ int run_conv_workspace_tests(void)
         cmocka_unit_test(parses_a_record),
         cmocka_unit_test(rejects_malformed_records),
         cmocka_unit_test(output_shapes_follow_stride_padding_and_transposition),
-        cmocka_unit_test(only_ungrouped_unit_stride_spatial_kernels_of_many_channels_get_a_workspace),
+        cmocka_unit_test(
+            only_ungrouped_unit_stride_spatial_kernels_of_many_channels_get_a_workspace),
     };
     return cmocka_run_group_tests_name("conv_workspace", tests, nullptr, nullptr);
 }

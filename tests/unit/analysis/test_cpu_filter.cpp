@@ -10,7 +10,8 @@ static void host_storages_go_with_their_frees(void **)
 {
     Builder b;
     b.iteration(1).phase(Phase::data);
-    b.host(1, 3072, "|enumerate(DataLoader)#x>aten::empty").alloc(2, 3072, "|aten::to>aten::empty_strided");
+    b.host(1, 3072, "|enumerate(DataLoader)#x>aten::empty")
+        .alloc(2, 3072, "|aten::to>aten::empty_strided");
     b.free(1).phase(Phase::forward).free(2);
     Workload w = b.build();
     FilterStats s = drop_cpu_only(w);
@@ -24,11 +25,11 @@ static void host_scalars_are_dropped_but_device_scalars_stay(void **)
 {
     Builder b;
     b.iteration(1).phase(Phase::forward);
-    b.alloc(1, 8, "bn1|");                                                   // num_batches_tracked += 1
-    b.alloc(2, 8, "avgpool|aten::adaptive_avg_pool2d>aten::div_");           // wrapped divisor
+    b.alloc(1, 8, "bn1|");                                         // num_batches_tracked += 1
+    b.alloc(2, 8, "avgpool|aten::adaptive_avg_pool2d>aten::div_"); // wrapped divisor
     b.alloc(3, 4, "CrossEntropyLoss|aten::cross_entropy_loss>aten::nll_loss_forward"); // the loss
-    b.alloc(4, 16, "bn1|");                                                  // > 8 B: not a scalar
-    b.phase(Phase::optimizer).alloc(5, 8, "|Optimizer.step#Adam.step");       // step counter
+    b.alloc(4, 16, "bn1|");                                             // > 8 B: not a scalar
+    b.phase(Phase::optimizer).alloc(5, 8, "|Optimizer.step#Adam.step"); // step counter
     b.alloc(6, 4096, "|Optimizer.step#Adam.step>aten::sqrt");
     b.free(1).free(2).free(3).free(4).free(5).free(6);
     Workload w = b.build();
@@ -42,15 +43,15 @@ static void temporaries_inside_a_cpu_convolution_are_dropped(void **)
 {
     Builder b;
     b.iteration(1).phase(Phase::forward);
-    b.alloc(1, 1728, "conv1|aten::conv2d>aten::mkldnn_convolution");  // weight reorder
-    b.alloc(2, 65536, "conv1|aten::conv2d>aten::empty");               // the output
-    b.free(1);                                                         // inside the op: CPU-only
-    b.alloc(3, 65536, "relu|aten::relu>aten::empty");                  // next op
+    b.alloc(1, 1728, "conv1|aten::conv2d>aten::mkldnn_convolution"); // weight reorder
+    b.alloc(2, 65536, "conv1|aten::conv2d>aten::empty");             // the output
+    b.free(1);                                                       // inside the op: CPU-only
+    b.alloc(3, 65536, "relu|aten::relu>aten::empty");                // next op
     b.alloc(4, 512, "relu|aten::relu>aten::empty");
-    b.free(4);                                                         // relu temp: kept (not a conv)
+    b.free(4); // relu temp: kept (not a conv)
     b.alloc(5, 999, "conv2|aten::conv2d>aten::mkldnn_convolution");
     b.alloc(6, 100, "pool|aten::max_pool2d>aten::empty");
-    b.free(5);                                                         // freed after the run ended: kept
+    b.free(5); // freed after the run ended: kept
     // Backward: oneDNN's blocked grad_weight is scratch; the dense one (aten::empty) is the
     // result, even when 1.13's AccumulateGrad frees it at once (grad += buffer).
     const std::string bwd = "|autograd::engine::evaluate_function: ConvolutionBackward0";

@@ -9,7 +9,8 @@
 
 using namespace esttest;
 
-namespace {
+namespace
+{
 
 const std::string k_step = "|Optimizer.step#Adam.step";
 
@@ -17,16 +18,27 @@ Workload adam_capture()
 {
     Builder b;
     b.meta("torch", "1.13.1").meta("zero_grad_set_to_none", "0").meta("amp", "off");
-    b.phase(Phase::setup).alloc(1, 40000, "|aten::to>aten::empty_strided").alloc(2, 400, "|aten::to>aten::empty_strided");
-    b.iteration(1).phase(Phase::zero_grad).phase(Phase::data).alloc(3, 3072, "|aten::to>aten::empty_strided");
+    b.phase(Phase::setup)
+        .alloc(1, 40000, "|aten::to>aten::empty_strided")
+        .alloc(2, 400, "|aten::to>aten::empty_strided");
+    b.iteration(1)
+        .phase(Phase::zero_grad)
+        .phase(Phase::data)
+        .alloc(3, 3072, "|aten::to>aten::empty_strided");
     b.phase(Phase::forward).alloc(4, 1000, "fc|aten::linear>aten::addmm");
     b.alloc(5, 4, "CrossEntropyLoss|aten::cross_entropy_loss>aten::nll_loss_forward");
-    b.phase(Phase::backward).alloc(6, 40000, "|autograd::engine::evaluate_function: AddmmBackward0>aten::mm");
-    b.alloc(7, 400, "|autograd::engine::evaluate_function: AddmmBackward0>aten::sum").free(5).free(4);
+    b.phase(Phase::backward)
+        .alloc(6, 40000, "|autograd::engine::evaluate_function: AddmmBackward0>aten::mm");
+    b.alloc(7, 400, "|autograd::engine::evaluate_function: AddmmBackward0>aten::sum")
+        .free(5)
+        .free(4);
     b.phase(Phase::optimizer).alloc(8, 8, k_step);
     b.alloc(9, 40000, k_step + ">aten::zeros_like").alloc(10, 40000, k_step + ">aten::zeros_like");
     b.alloc(11, 400, k_step + ">aten::zeros_like").alloc(12, 400, k_step + ">aten::zeros_like");
-    b.alloc(13, 40000, k_step + ">aten::sqrt").free(13).alloc(14, 400, k_step + ">aten::sqrt").free(14);
+    b.alloc(13, 40000, k_step + ">aten::sqrt")
+        .free(13)
+        .alloc(14, 400, k_step + ">aten::sqrt")
+        .free(14);
     b.free(8);
     return b.build();
 }
@@ -74,10 +86,10 @@ static void json_is_complete_and_consistent(void **)
     auto r = analyze(adam_capture(), a100(), nullptr);
     assert_true(r.ok());
     auto j = nlohmann::json::parse(render_json(r.value(), {1.5, 0.01}));
-    for (const char *key : {"peak_bytes", "limit_bytes", "reserved_peak_bytes", "allocated_peak_bytes",
-                            "context_bytes", "fits", "breakdown", "gpu", "torch", "iterations",
-                            "profile_seconds", "analyze_seconds", "mode", "coverage",
-                            "workspace_bound_peak_bytes"})
+    for (const char *key :
+         {"peak_bytes", "limit_bytes", "reserved_peak_bytes", "allocated_peak_bytes",
+          "context_bytes", "fits", "breakdown", "gpu", "torch", "iterations", "profile_seconds",
+          "analyze_seconds", "mode", "coverage", "workspace_bound_peak_bytes"})
         assert_true(j.contains(key));
     EXPECT_STR(j["mode"].get<std::string>(), "exact");
     EXPECT_STR(j["torch"].get<std::string>(), "2.1");

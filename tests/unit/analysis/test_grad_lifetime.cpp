@@ -6,7 +6,8 @@
 
 using namespace esttest;
 
-namespace {
+namespace
+{
 
 // Weight 4000 B and bias 400 B; zero_grad at the start of each iteration, as most scripts.
 Builder two_iterations(const std::string &set_to_none)
@@ -16,10 +17,16 @@ Builder two_iterations(const std::string &set_to_none)
     if (!set_to_none.empty())
         b.meta("zero_grad_set_to_none", set_to_none);
     b.phase(Phase::setup).alloc(1, 4000, "|aten::empty").alloc(2, 400, "|aten::empty");
-    b.iteration(1).phase(Phase::zero_grad).phase(Phase::forward).alloc(3, 1000, "fc|aten::linear>aten::addmm");
+    b.iteration(1)
+        .phase(Phase::zero_grad)
+        .phase(Phase::forward)
+        .alloc(3, 1000, "fc|aten::linear>aten::addmm");
     b.phase(Phase::backward).alloc(4, 4000, "|mm").alloc(5, 400, "|sum").free(3);
     b.phase(Phase::optimizer);
-    b.iteration(2).phase(Phase::zero_grad).phase(Phase::forward).alloc(6, 1000, "fc|aten::linear>aten::addmm");
+    b.iteration(2)
+        .phase(Phase::zero_grad)
+        .phase(Phase::forward)
+        .alloc(6, 1000, "fc|aten::linear>aten::addmm");
     b.phase(Phase::backward).alloc(7, 4000, "|mm").alloc(8, 400, "|sum").free(7).free(8).free(6);
     b.phase(Phase::optimizer);
     return b;

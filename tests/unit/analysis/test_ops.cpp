@@ -29,8 +29,10 @@ static void recognises_gemms_and_convolutions(void **)
         "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::convolution_backward"));
     assert_true(is_conv_backward_op(
         "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::empty"));
-    assert_true(is_grad_accumulation("|autograd::engine::evaluate_function: ConvolutionBackward0>aten::add"));
-    assert_false(is_grad_accumulation("|autograd::engine::evaluate_function: AddBackward0>aten::empty"));
+    assert_true(is_grad_accumulation(
+        "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::add"));
+    assert_false(
+        is_grad_accumulation("|autograd::engine::evaluate_function: AddBackward0>aten::empty"));
     assert_false(is_grad_accumulation("x|aten::add")); // a forward add
 }
 
@@ -40,10 +42,11 @@ static void knows_cpu_only_temporaries_and_host_scalars(void **)
     assert_true(is_cpu_only_temporary_op("x|aten::to_dense"));
     assert_false(is_cpu_only_temporary_op("relu|aten::relu>aten::empty"));
     assert_false(is_cpu_only_temporary_op("conv1|aten::conv2d>aten::empty")); // the output
-    assert_true(is_host_scalar_ctx("bn1|"));                              // Python-level wrap
+    assert_true(is_host_scalar_ctx("bn1|"));                                  // Python-level wrap
     assert_true(is_host_scalar_ctx("avgpool|aten::adaptive_avg_pool2d>aten::div_"));
     assert_true(is_host_scalar_ctx("bn1.num_batches_tracked|aten::add"));
-    assert_false(is_host_scalar_ctx("CrossEntropyLoss|aten::cross_entropy_loss>aten::nll_loss_forward"));
+    assert_false(
+        is_host_scalar_ctx("CrossEntropyLoss|aten::cross_entropy_loss>aten::nll_loss_forward"));
     assert_false(is_host_scalar_ctx("x|aten::__iand__")); // dunder, not in place by name rule
 }
 

@@ -6,10 +6,12 @@
 
 using namespace esttest;
 
-namespace {
+namespace
+{
 
 // Two parameters (4000 B, 400 B) with gradients; one Adam-like step with temporaries.
-Builder one_step(const std::string &optimizer, bool weight_decay, const std::string &torch = "1.13.1")
+Builder one_step(const std::string &optimizer, bool weight_decay,
+                 const std::string &torch = "1.13.1")
 {
     const std::string step = "|Optimizer.step#" + optimizer + ".step";
     Builder b;
@@ -18,7 +20,7 @@ Builder one_step(const std::string &optimizer, bool weight_decay, const std::str
     b.iteration(1).phase(Phase::forward).alloc(3, 1000, "fc|aten::linear>aten::addmm");
     b.phase(Phase::backward).alloc(4, 4000, "|mm").alloc(5, 400, "|sum").free(3);
     b.phase(Phase::optimizer);
-    b.alloc(6, 8, step);                       // step counter: not a temporary (<= 8 B)
+    b.alloc(6, 8, step);                          // step counter: not a temporary (<= 8 B)
     b.alloc(7, 4000, step + ">aten::zeros_like"); // state: outlives the step
     uint64_t id = 8;
     for (uint64_t bytes : {4000u, 400u}) {
@@ -72,9 +74,10 @@ static void plain_sgd_only_loses_its_loop_temporaries(void **)
 
 static void left_alone_when_not_applicable(void **)
 {
-    for (auto [opt, torch, target] : {std::tuple{"Adam", "2.1.0", xmem::sim::TorchVersion{2, 1}},
-                                      std::tuple{"Adam", "1.13.1", xmem::sim::TorchVersion{1, 13}},
-                                      std::tuple{"Lion", "1.13.1", xmem::sim::TorchVersion{2, 1}}}) {
+    for (auto [opt, torch, target] :
+         {std::tuple{"Adam", "2.1.0", xmem::sim::TorchVersion{2, 1}},
+          std::tuple{"Adam", "1.13.1", xmem::sim::TorchVersion{1, 13}},
+          std::tuple{"Lion", "1.13.1", xmem::sim::TorchVersion{2, 1}}}) {
         Workload w = one_step(opt, false, torch).build();
         std::string before = summary(w);
         assert_false(apply_target_foreach(w, target).applied);

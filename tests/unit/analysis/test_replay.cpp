@@ -6,7 +6,8 @@
 
 using namespace esttest;
 
-namespace {
+namespace
+{
 
 xmem::sim::AllocatorConfig config(uint64_t total, uint64_t outside)
 {
@@ -19,10 +20,13 @@ xmem::sim::AllocatorConfig config(uint64_t total, uint64_t outside)
 Workload two_iterations()
 {
     Builder b;
-    b.phase(Phase::setup).alloc(1, 4 * MiB);                                  // 20 MiB segment
-    b.iteration(1).phase(Phase::forward).alloc(2, 1000).alloc(3, 12 * MiB);  // 2 MiB small seg; 12 MiB from the 16 MiB tail
-    b.phase(Phase::backward).alloc(4, 4 * MiB).free(3).free(2);              // takes the 4 MiB remainder
-    b.iteration(2).phase(Phase::forward).alloc(5, 30 * MiB).free(5);         // new 30 MiB segment
+    b.phase(Phase::setup).alloc(1, 4 * MiB); // 20 MiB segment
+    b.iteration(1)
+        .phase(Phase::forward)
+        .alloc(2, 1000)
+        .alloc(3, 12 * MiB); // 2 MiB small seg; 12 MiB from the 16 MiB tail
+    b.phase(Phase::backward).alloc(4, 4 * MiB).free(3).free(2);      // takes the 4 MiB remainder
+    b.iteration(2).phase(Phase::forward).alloc(5, 30 * MiB).free(5); // new 30 MiB segment
     return b.build();
 }
 

@@ -5,7 +5,8 @@
 
 using namespace esttest;
 
-namespace {
+namespace
+{
 
 GpuSpec gpu(int major)
 {
@@ -26,7 +27,8 @@ Workload mlp_trace()
     b.iteration(1).phase(Phase::forward);
     b.alloc(1, 1000, "fc1|aten::linear>aten::addmm").alloc(2, 1000, "act|aten::relu>aten::empty");
     b.alloc(3, 1000, "fc2|aten::linear>aten::addmm");
-    b.phase(Phase::backward).alloc(4, 4000, "|autograd::engine::evaluate_function: AddmmBackward0>aten::mm");
+    b.phase(Phase::backward)
+        .alloc(4, 4000, "|autograd::engine::evaluate_function: AddmmBackward0>aten::mm");
     b.alloc(5, 4000, "|autograd::engine::evaluate_function: AddmmBackward0>aten::mm");
     b.iteration(2).phase(Phase::forward).alloc(6, 1000, "fc1|aten::linear>aten::addmm");
     return b.build();
@@ -80,8 +82,8 @@ static void cudnn_model_is_a_transient_block_after_the_output(void **)
     b.iteration(1).phase(Phase::forward).alloc(1, 3072, "conv1|aten::conv2d>aten::empty");
     b.alloc(2, 3072, "conv2|aten::conv2d>aten::empty");
     b.phase(Phase::backward).alloc(3, 3072, "|ConvolutionBackward0>aten::empty"); // conv2
-    b.alloc(4, 2048, "|ConvolutionBackward0>aten::empty");                       // conv1 dx
-    b.alloc(5, 13824, "|ConvolutionBackward0>aten::empty");                      // conv1 dw
+    b.alloc(4, 2048, "|ConvolutionBackward0>aten::empty");                        // conv1 dx
+    b.alloc(5, 13824, "|ConvolutionBackward0>aten::empty");                       // conv1 dw
     Workload w = b.build();
     w.kernels = {"conv1 conv x=2,16,4,4 w=24,16,3,3 s=1,1 p=1,1 d=1,1 g=1 e=4 t=0",
                  "conv2 conv x=2,24,4,4 w=24,24,1,1 s=1,1 p=0,0 d=1,1 g=1 e=4 t=0"};
@@ -91,7 +93,8 @@ static void cudnn_model_is_a_transient_block_after_the_output(void **)
     WorkspaceStats s = add_workspaces(w, p);
     EXPECT_U64(s.cudnn, 3);
     EXPECT_U64(s.cudnn_max_bytes, 2560); // 0.5 x (2048 + 3072)
-    EXPECT_STR(summary(w), "A1:3072 A6:2560 F6 A2:3072 A3:3072 A4:2048 A7:2560 F7 A5:13824 A8:2560 F8");
+    EXPECT_STR(summary(w),
+               "A1:3072 A6:2560 F6 A2:3072 A3:3072 A4:2048 A7:2560 F7 A5:13824 A8:2560 F8");
     assert_true(s.uses_cudnn);
     EXPECT_U64(s.outside_bytes, 300 * MiB); // cuDNN's handle and kernels
 }
@@ -106,7 +109,7 @@ static void branches_sharing_an_input_each_get_their_backward_workspaces(void **
     b.alloc(2, 3072, "b|aten::conv2d>aten::empty");
     const char *bwd = "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::empty";
     b.phase(Phase::backward).alloc(3, 2048, bwd).alloc(4, 13824, bwd); // b: dx, dw
-    b.alloc(5, 2048, bwd);                                               // a: dx
+    b.alloc(5, 2048, bwd);                                             // a: dx
     b.alloc(6, 2048, "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::add");
     b.alloc(7, 13824, bwd); // a: dw
     Workload w = b.build();
@@ -116,24 +119,25 @@ static void branches_sharing_an_input_each_get_their_backward_workspaces(void **
     p.conv_factor = 0.5;
     WorkspaceStats s = add_workspaces(w, p);
     EXPECT_U64(s.cudnn, 6);
-    EXPECT_STR(summary(w), "A1:3072 A8:2560 F8 A2:3072 A9:2560 F9 A3:2048 A10:2560 F10 "
-                           "A4:13824 A11:2560 F11 A5:2048 A12:2560 F12 A6:2048 A7:13824 A13:2560 F13");
+    EXPECT_STR(summary(w),
+               "A1:3072 A8:2560 F8 A2:3072 A9:2560 F9 A3:2048 A10:2560 F10 "
+               "A4:13824 A11:2560 F11 A5:2048 A12:2560 F12 A6:2048 A7:13824 A13:2560 F13");
 }
 
 static void a_host_only_batch_is_promoted(void **)
 {
     Builder b;
     b.iteration(1).phase(Phase::data);
-    b.host(1, 3072, "|enumerate(DataLoader)#it>aten::empty");       // staging, freed in data
-    b.host(2, 3072, "|enumerate(DataLoader)#it>aten::cat");         // the batch
+    b.host(1, 3072, "|enumerate(DataLoader)#it>aten::empty"); // staging, freed in data
+    b.host(2, 3072, "|enumerate(DataLoader)#it>aten::cat");   // the batch
     b.free(1).phase(Phase::forward).alloc(3, 100, "fc|aten::linear>aten::addmm").free(2);
     b.iteration(2).phase(Phase::data).alloc(4, 3072, "|aten::to>aten::empty_strided");
     b.host(5, 3072, "|enumerate(DataLoader)#it>aten::cat").phase(Phase::forward);
     Workload w = b.build();
     EXPECT_U64(add_input_copies(w), 1); // iteration 2 copied its batch itself
-    EXPECT_U64(static_cast<int>(w.events[3].dev), static_cast<int>(Device::gpu));  // A2
-    EXPECT_U64(static_cast<int>(w.events[2].dev), static_cast<int>(Device::host)); // A1
-    EXPECT_U64(static_cast<int>(w.events[7].dev), static_cast<int>(Device::gpu));  // F2
+    EXPECT_U64(static_cast<int>(w.events[3].dev), static_cast<int>(Device::gpu));   // A2
+    EXPECT_U64(static_cast<int>(w.events[2].dev), static_cast<int>(Device::host));  // A1
+    EXPECT_U64(static_cast<int>(w.events[7].dev), static_cast<int>(Device::gpu));   // F2
     EXPECT_U64(static_cast<int>(w.events[11].dev), static_cast<int>(Device::host)); // A5
 }
 

@@ -40,13 +40,12 @@ static inline int xmem_unit_run(const char *program, const struct xmem_unit_grou
 }
 
 /* Defines main() over GROUPS(ENTRY), where ENTRY(name) expands to XMEM_UNIT_GROUP(...). */
-#define XMEM_UNIT_MAIN(program, groups_x, entry_x)                                             \
-    static const struct xmem_unit_group xmem_unit_groups[] = {groups_x(entry_x)};              \
-    int main(int argc, char **argv)                                                            \
-    {                                                                                          \
-        return xmem_unit_run(program, xmem_unit_groups,                                       \
-                             sizeof xmem_unit_groups / sizeof xmem_unit_groups[0], argc,       \
-                             argv);                                                            \
+#define XMEM_UNIT_MAIN(program, groups_x, entry_x)                                                 \
+    static const struct xmem_unit_group xmem_unit_groups[] = {groups_x(entry_x)};                  \
+    int main(int argc, char **argv)                                                                \
+    {                                                                                              \
+        return xmem_unit_run(program, xmem_unit_groups,                                            \
+                             sizeof xmem_unit_groups / sizeof xmem_unit_groups[0], argc, argv);    \
     }
 
 #endif

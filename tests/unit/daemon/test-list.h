@@ -3,16 +3,16 @@
 #ifndef XMEMD_TEST_LIST_H
 #define XMEMD_TEST_LIST_H
 
-#define XMEMD_TEST_GROUPS(X)                                                                   \
-    X(frame)                                                                                   \
-    X(config)                                                                                  \
-    X(outcome)                                                                                 \
-    X(cache_key)                                                                               \
-    X(cache)                                                                                   \
-    X(policy)                                                                                  \
-    X(payload)                                                                                 \
-    X(scheduler)                                                                               \
-    X(profile)                                                                                 \
+#define XMEMD_TEST_GROUPS(X)                                                                       \
+    X(frame)                                                                                       \
+    X(config)                                                                                      \
+    X(outcome)                                                                                     \
+    X(cache_key)                                                                                   \
+    X(cache)                                                                                       \
+    X(policy)                                                                                      \
+    X(payload)                                                                                     \
+    X(scheduler)                                                                                   \
+    X(profile)                                                                                     \
     X(ledger)
 
 #define X(name) int test_group_##name(void);

@@ -65,7 +65,8 @@ static void flat_memory(void **)
 
 int test_group_cache(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(hit_and_expiry), cmocka_unit_test(lru_bound),
-                                       cmocka_unit_test(disabled), cmocka_unit_test(flat_memory)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(hit_and_expiry),
+                                       cmocka_unit_test(lru_bound), cmocka_unit_test(disabled),
+                                       cmocka_unit_test(flat_memory)};
     return cmocka_run_group_tests_name("cache", tests, nullptr, nullptr);
 }

@@ -200,9 +200,12 @@ static void remembers_digests_until_a_file_changes(void **)
 int test_group_cache_key(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(sha256_vectors),       cmocka_unit_test(finds_entrypoint),
-        cmocka_unit_test(scans_imports),        cmocka_unit_test(stable_and_sensitive),
-        cmocka_unit_test(follows_local_modules), cmocka_unit_test(unreadable_script_is_an_error),
+        cmocka_unit_test(sha256_vectors),
+        cmocka_unit_test(finds_entrypoint),
+        cmocka_unit_test(scans_imports),
+        cmocka_unit_test(stable_and_sensitive),
+        cmocka_unit_test(follows_local_modules),
+        cmocka_unit_test(unreadable_script_is_an_error),
         cmocka_unit_test(remembers_digests_until_a_file_changes),
     };
     return cmocka_run_group_tests_name("cache_key", tests, setup, teardown);

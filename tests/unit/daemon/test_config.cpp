@@ -53,18 +53,19 @@ static void empty_file_gives_defaults(void **)
 
 static void every_key(void **)
 {
-    auto r = load("socket: /s/x.sock\nlockfile: /s/x.lock\ndatabase: /s/x.db\n"
-                  "munge_socket: /m/sock\nlog: syslog\nmetrics_listen: 127.0.0.1:9999\n"
-                  "profiler: [/p/prof, --json, -v]\ntorch: '2.3'\niterations: 7\n"
-                  "allow_root: true\nmax_concurrent: 5\nmax_per_user: 3\nqueue_size: 9\n"
-                  "max_connections: 77\n"
-                  "limits: {address_space_mb: 100, cpu_seconds: 11, processes: 12,"
-                  " file_size_mb: 13, wall_seconds: 14, nice: 15, output_kb: 16}\n"
-                  "cache: {ttl_seconds: 17, max_entries: 18}\n"
-                  "policy:\n  mode: mps\n  margin_percent: 20\n  whole_gpu_above_percent: 80\n"
-                  "  decision_ttl_seconds: 300\n"
-                  "  default: {gpu: H100-80GB, memory_gb: 80, shards_per_gpu: 8, mps_per_gpu: 50}\n"
-                  "  partitions:\n    a: {gpu: A100-40GB, memory_gb: 40}\n    b: {shards_per_gpu: 2}\n");
+    auto r =
+        load("socket: /s/x.sock\nlockfile: /s/x.lock\ndatabase: /s/x.db\n"
+             "munge_socket: /m/sock\nlog: syslog\nmetrics_listen: 127.0.0.1:9999\n"
+             "profiler: [/p/prof, --json, -v]\ntorch: '2.3'\niterations: 7\n"
+             "allow_root: true\nmax_concurrent: 5\nmax_per_user: 3\nqueue_size: 9\n"
+             "max_connections: 77\n"
+             "limits: {address_space_mb: 100, cpu_seconds: 11, processes: 12,"
+             " file_size_mb: 13, wall_seconds: 14, nice: 15, output_kb: 16}\n"
+             "cache: {ttl_seconds: 17, max_entries: 18}\n"
+             "policy:\n  mode: mps\n  margin_percent: 20\n  whole_gpu_above_percent: 80\n"
+             "  decision_ttl_seconds: 300\n"
+             "  default: {gpu: H100-80GB, memory_gb: 80, shards_per_gpu: 8, mps_per_gpu: 50}\n"
+             "  partitions:\n    a: {gpu: A100-40GB, memory_gb: 40}\n    b: {shards_per_gpu: 2}\n");
     assert_true((bool)r);
     const Config &c = r.value();
     assert_string_equal(c.socket.c_str(), "/s/x.sock");
@@ -128,8 +129,8 @@ static void errors_name_file_line_key(void **)
                  "invalid character");
     expect_error("policy:\n  partitions:\n    p: {memory_gb: -1}\n", 3,
                  "policy.partitions.p.memory_gb", "out of range: -1");
-    expect_error("policy:\n  partitions:\n    p: {colour: red}\n", 3,
-                 "policy.partitions.p.colour", "unknown key");
+    expect_error("policy:\n  partitions:\n    p: {colour: red}\n", 3, "policy.partitions.p.colour",
+                 "unknown key");
     expect_error("limits: 5\n", 1, "limits", "expected a mapping of keys");
     expect_error("cache: {ttl_seconds: x}\n", 1, "cache.ttl_seconds", "invalid integer: x");
     expect_error("torch: [1]\n", 1, "torch", "expected a single value");
@@ -171,9 +172,12 @@ static void fingerprint_follows_content(void **)
 int test_group_config(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(empty_file_gives_defaults), cmocka_unit_test(every_key),
-        cmocka_unit_test(errors_name_file_line_key), cmocka_unit_test(syntax_error_has_line),
-        cmocka_unit_test(unreadable_file),           cmocka_unit_test(shipped_config_is_valid),
+        cmocka_unit_test(empty_file_gives_defaults),
+        cmocka_unit_test(every_key),
+        cmocka_unit_test(errors_name_file_line_key),
+        cmocka_unit_test(syntax_error_has_line),
+        cmocka_unit_test(unreadable_file),
+        cmocka_unit_test(shipped_config_is_valid),
         cmocka_unit_test(fingerprint_follows_content),
     };
     return cmocka_run_group_tests_name("config", tests, nullptr, nullptr);

@@ -73,9 +73,12 @@ static void every_status_has_text(void **)
 int test_group_frame(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(roundtrip),          cmocka_unit_test(big_endian_layout),
-        cmocka_unit_test(rejects_bad_magic),  cmocka_unit_test(rejects_version_type_flags),
-        cmocka_unit_test(enforces_limit_before_body), cmocka_unit_test(every_status_has_text),
+        cmocka_unit_test(roundtrip),
+        cmocka_unit_test(big_endian_layout),
+        cmocka_unit_test(rejects_bad_magic),
+        cmocka_unit_test(rejects_version_type_flags),
+        cmocka_unit_test(enforces_limit_before_body),
+        cmocka_unit_test(every_status_has_text),
     };
     return cmocka_run_group_tests_name("frame", tests, nullptr, nullptr);
 }

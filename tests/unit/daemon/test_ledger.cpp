@@ -61,15 +61,19 @@ static void migrates_v1_and_refuses_newer(void **)
     // (4).
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
-    sqlite3_exec(db, "DROP VIEW job_accuracy; ALTER TABLE requests DROP COLUMN mode;"
-                     " ALTER TABLE jobs DROP COLUMN account; ALTER TABLE jobs DROP COLUMN partition;"
-                     " PRAGMA user_version=1;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db,
+                 "DROP VIEW job_accuracy; ALTER TABLE requests DROP COLUMN mode;"
+                 " ALTER TABLE jobs DROP COLUMN account; ALTER TABLE jobs DROP COLUMN partition;"
+                 " PRAGMA user_version=1;",
+                 nullptr, nullptr, nullptr);
     sqlite3_close(db);
-    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"), 0);
+    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"),
+                     0);
     assert_true((bool)Ledger::open(g_path));
     assert_int_equal(scalar("PRAGMA user_version"), k_ledger_schema_version);
     assert_int_equal(scalar("SELECT count(*) FROM sqlite_master WHERE name='job_accuracy'"), 1);
-    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"), 1);
+    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"),
+                     1);
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db, "PRAGMA user_version=99;", nullptr, nullptr, nullptr);
     sqlite3_close(db);
@@ -99,7 +103,8 @@ static void migrates_v3_job_rows_to_v4(void **)
                  " VALUES (1, 7, 1, 123, 1); PRAGMA user_version=3;",
                  nullptr, nullptr, nullptr);
     sqlite3_close(db);
-    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('jobs') WHERE name='account'"), 0);
+    assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('jobs') WHERE name='account'"),
+                     0);
     assert_true((bool)Ledger::open(g_path));
     assert_int_equal(scalar("PRAGMA user_version"), 4);
     assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id=7 AND cuda_oom=1 AND"
@@ -150,12 +155,13 @@ static void writes_through_the_loop(void **)
             j.measured_peak_bytes = 3ULL << 30;
             j.cuda_oom = true;
         }
-        l.job_end(j, [&job_outcomes](Outcome o, const std::string &) { job_outcomes.push_back(o); });
+        l.job_end(j,
+                  [&job_outcomes](Outcome o, const std::string &) { job_outcomes.push_back(o); });
     };
-    job(first, 1000);     // owner
-    job(first, 2000);     // another user
-    job(first + 1, 0);    // root
-    job(999999, 0);       // unknown request
+    job(first, 1000);  // owner
+    job(first, 2000);  // another user
+    job(first + 1, 0); // root
+    job(999999, 0);    // unknown request
     bool closed = false;
     while (done < 300 || job_outcomes.size() < 4)
         uv_run(&loop, UV_RUN_ONCE);
@@ -183,9 +189,8 @@ static void writes_through_the_loop(void **)
 
 int test_group_ledger(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(creates_latest_schema),
-                                       cmocka_unit_test(migrates_v1_and_refuses_newer),
-                                       cmocka_unit_test(migrates_v3_job_rows_to_v4),
-                                       cmocka_unit_test(writes_through_the_loop)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(creates_latest_schema), cmocka_unit_test(migrates_v1_and_refuses_newer),
+        cmocka_unit_test(migrates_v3_job_rows_to_v4), cmocka_unit_test(writes_through_the_loop)};
     return cmocka_run_group_tests_name("ledger", tests, setup, teardown);
 }

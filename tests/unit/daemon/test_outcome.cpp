@@ -76,8 +76,10 @@ static void profile_failures(void **)
 int test_group_outcome(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(numbers_are_fixed), cmocka_unit_test(names_and_numbers_unique),
-        cmocka_unit_test(doc_matches_table), cmocka_unit_test(profile_failures),
+        cmocka_unit_test(numbers_are_fixed),
+        cmocka_unit_test(names_and_numbers_unique),
+        cmocka_unit_test(doc_matches_table),
+        cmocka_unit_test(profile_failures),
     };
     return cmocka_run_group_tests_name("outcome", tests, nullptr, nullptr);
 }

@@ -24,9 +24,19 @@ static void profiler_command_line(void **)
 {
     auto a = profiler_argv({"/p/xmem-estimate", "--json"}, "A100-40GB", "2.1", 3,
                            {"python3", "train.py", "--", "x"});
-    std::vector<std::string> want = {"/p/xmem-estimate", "--json", "--gpu", "A100-40GB", "--torch",
-                                     "2.1", "--iterations", "3", "--", "python3", "train.py",
-                                     "--", "x"};
+    std::vector<std::string> want = {"/p/xmem-estimate",
+                                     "--json",
+                                     "--gpu",
+                                     "A100-40GB",
+                                     "--torch",
+                                     "2.1",
+                                     "--iterations",
+                                     "3",
+                                     "--",
+                                     "python3",
+                                     "train.py",
+                                     "--",
+                                     "x"};
     assert_int_equal(a.size(), want.size());
     for (size_t i = 0; i < want.size(); i++)
         assert_string_equal(a[i].c_str(), want[i].c_str());
@@ -42,7 +52,8 @@ static void request_validation(void **)
     };
     std::string why;
     assert_true(parse(R"({"argv":["python3","t.py"],"cwd":"/w","env":{"PATH":"/b","HOME":"/x"},
-                          "gpu":"A100-40GB","iterations":2,"deadline_ms":5,"uid":0})", why));
+                          "gpu":"A100-40GB","iterations":2,"deadline_ms":5,"uid":0})",
+                      why));
     assert_false(parse(R"({"cwd":"/w"})", why));
     assert_contains(why, "xmem: argv:");
     assert_false(parse(R"({"argv":[],"cwd":"/w"})", why));
@@ -57,7 +68,8 @@ static void request_validation(void **)
     // Only the relevant variables survive, in a fixed order.
     EstimateRequest r;
     assert_true(estimate_parse(
-        nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","env":{"PYTHONPATH":"p","LD_PRELOAD":"x","PATH":"b"}})"),
+        nlohmann::json::parse(
+            R"({"argv":["a"],"cwd":"/w","env":{"PYTHONPATH":"p","LD_PRELOAD":"x","PATH":"b"}})"),
         r, why));
     assert_int_equal(r.env.size(), 2);
     assert_string_equal(r.env[0].first.c_str(), "PATH");

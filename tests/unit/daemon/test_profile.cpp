@@ -94,7 +94,8 @@ static void sandbox_runs_and_scrubs(void **)
 {
     setenv("SECRET_TOKEN", "leak", 1);
     SandboxRun r = sh("echo \"$PYTHONPATH|$CUDA_VISIBLE_DEVICES|${SECRET_TOKEN:-none}|$HOME\"; "
-                      "echo err >&2; ls /proc/self/fd | wc -l", limits());
+                      "echo err >&2; ls /proc/self/fd | wc -l",
+                      limits());
     assert_true(r.spawned);
     assert_int_equal(r.exit_status, 0);
     assert_contains(r.out, "/pp||none|/tmp\n");
@@ -124,7 +125,8 @@ static void sandbox_output_bound(void **)
 static void sandbox_file_limit(void **)
 {
     SandboxRun r = sh("head -c 3000000 /dev/zero > /tmp/xmemd-unit-fsize.$$; rc=$?; "
-                      "rm -f /tmp/xmemd-unit-fsize.$$; exit $rc", limits());
+                      "rm -f /tmp/xmemd-unit-fsize.$$; exit $rc",
+                      limits());
     assert_int_equal((int)profile_verdict(r, limits()).outcome, (int)Outcome::profile_file_limit);
 }
 
@@ -158,10 +160,10 @@ static void sandbox_exec_failure(void **)
 int test_group_profile(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parses_estimate),        cmocka_unit_test(classifies),
+        cmocka_unit_test(parses_estimate),         cmocka_unit_test(classifies),
         cmocka_unit_test(sandbox_runs_and_scrubs), cmocka_unit_test(sandbox_wall_limit_kills_group),
-        cmocka_unit_test(sandbox_output_bound),   cmocka_unit_test(sandbox_file_limit),
-        cmocka_unit_test(sandbox_cpu_limit),      cmocka_unit_test(sandbox_exec_failure),
+        cmocka_unit_test(sandbox_output_bound),    cmocka_unit_test(sandbox_file_limit),
+        cmocka_unit_test(sandbox_cpu_limit),       cmocka_unit_test(sandbox_exec_failure),
     };
     return cmocka_run_group_tests_name("profile", tests, nullptr, nullptr);
 }

@@ -5,7 +5,10 @@
 
 using namespace xmem::server;
 
-static EstimateJob *J(int i) { return reinterpret_cast<EstimateJob *>((uintptr_t)(i * 16)); }
+static EstimateJob *J(int i)
+{
+    return reinterpret_cast<EstimateJob *>((uintptr_t)(i * 16));
+}
 
 static void limits_and_queue(void **)
 {
@@ -64,9 +67,8 @@ static void zero_queue_is_immediate_busy(void **)
 
 int test_group_scheduler(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(limits_and_queue),
-                                       cmocka_unit_test(remove_and_take),
-                                       cmocka_unit_test(raised_limits_pump),
-                                       cmocka_unit_test(zero_queue_is_immediate_busy)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(limits_and_queue), cmocka_unit_test(remove_and_take),
+        cmocka_unit_test(raised_limits_pump), cmocka_unit_test(zero_queue_is_immediate_busy)};
     return cmocka_run_group_tests_name("scheduler", tests, nullptr, nullptr);
 }

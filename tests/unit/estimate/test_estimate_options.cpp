@@ -6,7 +6,8 @@
 using namespace esttest;
 using namespace xmem::estimate;
 
-namespace {
+namespace
+{
 
 xmem::Result<EstimateOptions> parse(std::vector<std::string> args)
 {
@@ -51,8 +52,10 @@ static void mistakes_are_single_clear_lines(void **)
     EXPECT_CONTAINS(parse({"--iterations", "0", "--", "x"}).error().message,
                     "xmem: --iterations: expected a whole number >= 1, got '0'");
     EXPECT_CONTAINS(parse({"--iterations", "-3", "--", "x"}).error().message, "--iterations");
-    EXPECT_CONTAINS(parse({"--margin", "2", "--", "x"}).error().message, "xmem: --margin: expected a fraction");
-    EXPECT_CONTAINS(parse({"--colour", "--", "x"}).error().message, "xmem: --colour: unknown option");
+    EXPECT_CONTAINS(parse({"--margin", "2", "--", "x"}).error().message,
+                    "xmem: --margin: expected a fraction");
+    EXPECT_CONTAINS(parse({"--colour", "--", "x"}).error().message,
+                    "xmem: --colour: unknown option");
     EXPECT_CONTAINS(parse({"--gpu"}).error().message, "xmem: --gpu: needs a value");
     EXPECT_CONTAINS(parse({}).error().message, "no training command");
     EXPECT_CONTAINS(parse({"--trace-in", "t", "--", "python3"}).error().message, "pick one");

@@ -43,7 +43,10 @@ int nvmlInit_v2(void)
     return fail && strcmp(fail, "1") == 0 ? NVML_ERROR_UNKNOWN : NVML_SUCCESS;
 }
 
-int nvmlShutdown(void) { return NVML_SUCCESS; }
+int nvmlShutdown(void)
+{
+    return NVML_SUCCESS;
+}
 
 int nvmlDeviceGetCount_v2(unsigned int *count)
 {

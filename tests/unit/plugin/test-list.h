@@ -8,14 +8,14 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#define XMEM_TEST_GROUPS(X) \
-    X(value)                \
-    X(settings)             \
-    X(cmdline)              \
-    X(entrypoint)           \
-    X(classify)             \
-    X(oom)                  \
-    X(jobinfo)              \
+#define XMEM_TEST_GROUPS(X)                                                                        \
+    X(value)                                                                                       \
+    X(settings)                                                                                    \
+    X(cmdline)                                                                                     \
+    X(entrypoint)                                                                                  \
+    X(classify)                                                                                    \
+    X(oom)                                                                                         \
+    X(jobinfo)                                                                                     \
     X(sampler)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);

@@ -4,8 +4,8 @@
 #include "test-list.h"
 #include "xmem_plugin.h"
 
-static int classify(const char *gres, const char *gpus, const char *per_node,
-                    const char *per_task, const char *ntasks, const char *nodes, char *why)
+static int classify(const char *gres, const char *gpus, const char *per_node, const char *per_task,
+                    const char *ntasks, const char *nodes, char *why)
 {
     struct xmem_cmdline c;
 
@@ -42,8 +42,7 @@ static void multi_and_none(void **state)
     assert_non_null(strstr(why, "nodes"));
     assert_int_equal(classify(NULL, NULL, NULL, NULL, NULL, NULL, why), XMEM_REQ_NONE);
     assert_int_equal(classify("shard:3", NULL, NULL, NULL, NULL, NULL, why), XMEM_REQ_SHARED);
-    assert_int_equal(classify("gpu:1,mps:50", NULL, NULL, NULL, NULL, NULL, why),
-                     XMEM_REQ_SHARED);
+    assert_int_equal(classify("gpu:1,mps:50", NULL, NULL, NULL, NULL, NULL, why), XMEM_REQ_SHARED);
 }
 
 int xmem_test_group_classify(void)

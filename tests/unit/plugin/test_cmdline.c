@@ -29,9 +29,9 @@ static void sbatch_wrap_and_chdir(void **state)
     struct xmem_cmdline c;
     char err[256];
 
-    assert_int_equal(SCAN(&c, "sbatch", "--xmem=check", "-D", "/work", "--wrap",
-                          "python3 train.py", "--gpus=1"),
-                     0);
+    assert_int_equal(
+        SCAN(&c, "sbatch", "--xmem=check", "-D", "/work", "--wrap", "python3 train.py", "--gpus=1"),
+        0);
     assert_string_equal(c.wrap, "python3 train.py");
     assert_string_equal(c.chdir, "/work");
     assert_string_equal(c.xmem, "check");

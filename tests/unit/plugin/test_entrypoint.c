@@ -79,9 +79,9 @@ static void nothing_to_profile(void **state)
     char **argv;
     int line, source;
 
-    assert_int_equal(xmem_entrypoint_find("#!/bin/sh\necho hi\n./a.out\npythonic.sh\n", &argv,
-                                          &line, &source),
-                     -1);
+    assert_int_equal(
+        xmem_entrypoint_find("#!/bin/sh\necho hi\n./a.out\npythonic.sh\n", &argv, &line, &source),
+        -1);
     assert_null(argv);
     assert_int_equal(source, XMEM_ENTRY_NONE);
 }
@@ -99,8 +99,7 @@ static void sbatch_lines_stop_at_first_command(void **state)
 {
     int n;
     char **w = xmem_script_sbatch_options(
-        "#!/bin/bash\n#SBATCH --gres=gpu:1 -p debug\n\n#SBATCH --xmem\necho x\n#SBATCH -N 4\n",
-        &n);
+        "#!/bin/bash\n#SBATCH --gres=gpu:1 -p debug\n\n#SBATCH --xmem\necho x\n#SBATCH -N 4\n", &n);
 
     assert_int_equal(n, 4);
     expect_argv(w, (const char *const[]){"--gres=gpu:1", "-p", "debug", "--xmem", NULL});

@@ -9,18 +9,17 @@
 
 /* Abridged from a real 22.05 `scontrol show job 1` of the lab (sbatch -A physics -o
  * "out dir/out-%j-%x.log"): every Std* on a line of its own, patterns expanded. */
-static const char show_job[] =
-    "JobId=1 JobName=j.sbatch\n"
-    "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
-    "   Priority=4294901759 Nice=0 Account=physics QOS=(null)\n"
-    "   JobState=RUNNING Reason=None Dependency=(null)\n"
-    "   Partition=debug AllocNode:Sid=localhost:3351\n"
-    "   Command=/tmp/lab/jobs/j.sbatch\n"
-    "   WorkDir=/tmp/lab/jobs\n"
-    "   StdErr=/tmp/lab/out dir/err-1.log\n"
-    "   StdIn=/dev/null\n"
-    "   StdOut=/tmp/lab/out dir/out-1-j.sbatch.log\n"
-    "   Power=\n";
+static const char show_job[] = "JobId=1 JobName=j.sbatch\n"
+                               "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+                               "   Priority=4294901759 Nice=0 Account=physics QOS=(null)\n"
+                               "   JobState=RUNNING Reason=None Dependency=(null)\n"
+                               "   Partition=debug AllocNode:Sid=localhost:3351\n"
+                               "   Command=/tmp/lab/jobs/j.sbatch\n"
+                               "   WorkDir=/tmp/lab/jobs\n"
+                               "   StdErr=/tmp/lab/out dir/err-1.log\n"
+                               "   StdIn=/dev/null\n"
+                               "   StdOut=/tmp/lab/out dir/out-1-j.sbatch.log\n"
+                               "   Power=\n";
 
 static void parses_22_05(void **state)
 {
@@ -38,7 +37,8 @@ static void null_and_ambiguous_are_empty(void **state)
     struct xmem_job_info info;
 
     xmem_job_info_parse("JobId=2 JobName=x\n   Priority=1 Account=(null) QOS=(null)\n"
-                        "   Partition=debug AllocNode:Sid=h:1\n", &info);
+                        "   Partition=debug AllocNode:Sid=h:1\n",
+                        &info);
     assert_string_equal(info.account, "");
     assert_string_equal(info.partition, "debug");
     assert_string_equal(info.std_out, "");

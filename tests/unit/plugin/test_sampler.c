@@ -21,7 +21,9 @@
 static void cgroup_lines(void **state)
 {
     assert_int_equal(xmem_cgroup_has_job("0::/system.slice/slurmstepd.scope/job_42/step_0/user/"
-                                         "task_0\n", 42), 1);
+                                         "task_0\n",
+                                         42),
+                     1);
     assert_int_equal(xmem_cgroup_has_job("4:devices:/slurm/uid_1000/job_42/step_batch\n", 42), 1);
     assert_int_equal(xmem_cgroup_has_job("0::/slurm/job_42\n", 42), 1);
     assert_int_equal(xmem_cgroup_has_job("0::/slurm/job_421/step_0\n", 42), 0);
@@ -159,8 +161,8 @@ static void no_nvml_is_quiet(void **state)
 int xmem_test_group_sampler(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(cgroup_lines),          cmocka_unit_test(stat_parent),
-        cmocka_unit_test(children_are_ours),     cmocka_unit_test(sums_the_jobs_processes),
+        cmocka_unit_test(cgroup_lines),           cmocka_unit_test(stat_parent),
+        cmocka_unit_test(children_are_ours),      cmocka_unit_test(sums_the_jobs_processes),
         cmocka_unit_test(strangers_are_left_out), cmocka_unit_test(no_nvml_is_quiet),
     };
     return cmocka_run_group_tests_name("sampler", tests, NULL, NULL);

@@ -39,8 +39,8 @@ static void sizes(void **state)
 
 static void bad_values_name_the_fix(void **state)
 {
-    static const char *const bad[] = {"bogus", "12X", "-4G", "0", "12GG", "100T", "G", "12 G",
-                                      "0.5K"};
+    static const char *const bad[] = {"bogus", "12X", "-4G",  "0",   "12GG",
+                                      "100T",  "G",   "12 G", "0.5K"};
     struct xmem_value v;
     char err[256];
 

@@ -19,19 +19,19 @@ extern "C" {
 #define XMEM_PROFILER_JOB_SPEC_GROUP(X) X(job_spec)
 #endif
 
-#define XMEM_PROFILER_TEST_GROUPS(X) \
-  X(trace_writer)                    \
-  X(recorder)                        \
-  X(profile_options)                 \
-  X(child)                           \
-  XMEM_PROFILER_JOB_SPEC_GROUP(X)
+#define XMEM_PROFILER_TEST_GROUPS(X)                                                               \
+    X(trace_writer)                                                                                \
+    X(recorder)                                                                                    \
+    X(profile_options)                                                                             \
+    X(child)                                                                                       \
+    XMEM_PROFILER_JOB_SPEC_GROUP(X)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);
 XMEM_PROFILER_TEST_GROUPS(XMEM_DECLARE_GROUP)
 #undef XMEM_DECLARE_GROUP
 
 /* Helpers shared by the groups (main.cpp). */
-std::string xmem_test_read_file(const std::string& path);
+std::string xmem_test_read_file(const std::string &path);
 std::string xmem_test_temp_dir(void);
 
 #endif

@@ -4,86 +4,100 @@
 
 using namespace xmem::profile;
 
-namespace {
-ChildResult run_sh(const char* script, int timeout_s = 10) {
-  ChildSpec spec;
-  spec.argv = {"/bin/sh", "-c", script};
-  spec.timeout_s = timeout_s;
-  spec.env = {{"XMEM_TEST_VALUE", "42"}};
-  return run_child(spec);
+namespace
+{
+ChildResult run_sh(const char *script, int timeout_s = 10)
+{
+    ChildSpec spec;
+    spec.argv = {"/bin/sh", "-c", script};
+    spec.timeout_s = timeout_s;
+    spec.env = {{"XMEM_TEST_VALUE", "42"}};
+    return run_child(spec);
 }
-}  // namespace
+} // namespace
 
-static void done_after_steps(void** state) {
-  ChildResult r = run_sh("printf 'step 1\\nstep 2\\ndone\\n' >&$XMEM_STATUS_FD; exit 0");
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
-  assert_int_equal(r.steps, 2);
-  assert_int_equal(r.exit_code, 0);
-}
-
-static void environment_reaches_the_child(void** state) {
-  ChildResult r = run_sh("test \"$XMEM_TEST_VALUE\" = 42 && printf 'done\\n' >&$XMEM_STATUS_FD");
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+static void done_after_steps(void **state)
+{
+    ChildResult r = run_sh("printf 'step 1\\nstep 2\\ndone\\n' >&$XMEM_STATUS_FD; exit 0");
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(r.steps, 2);
+    assert_int_equal(r.exit_code, 0);
 }
 
-static void no_step_times_out(void** state) {
-  ChildResult r = run_sh("sleep 30", 1);
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::timed_out));
-  assert_true(r.seconds < 6);  // 1 s timeout + SIGTERM grace, not the 30 s sleep
+static void environment_reaches_the_child(void **state)
+{
+    ChildResult r = run_sh("test \"$XMEM_TEST_VALUE\" = 42 && printf 'done\\n' >&$XMEM_STATUS_FD");
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
 }
 
-static void progress_resets_the_timeout(void** state) {
-  ChildResult r = run_sh("for i in 1 2 3; do sleep 0.6; echo step $i >&$XMEM_STATUS_FD; done;"
-                         " echo done >&$XMEM_STATUS_FD", 1);
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
-  assert_int_equal(r.steps, 3);
+static void no_step_times_out(void **state)
+{
+    ChildResult r = run_sh("sleep 30", 1);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::timed_out));
+    assert_true(r.seconds < 6); // 1 s timeout + SIGTERM grace, not the 30 s sleep
 }
 
-static void crash_keeps_the_stderr_tail(void** state) {
-  ChildResult r = run_sh("echo step 1 >&$XMEM_STATUS_FD; for i in $(seq 1 50); do echo line $i >&2; done;"
-                         " echo 'ValueError: boom' >&2; exit 3");
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::failed));
-  assert_int_equal(r.exit_code, 3);
-  assert_int_equal(r.steps, 1);
-  std::string tail = tail_lines(r.stderr_tail, 2, "| ");
-  assert_string_equal(tail.c_str(), "| line 50\n| ValueError: boom\n");
+static void progress_resets_the_timeout(void **state)
+{
+    ChildResult r = run_sh("for i in 1 2 3; do sleep 0.6; echo step $i >&$XMEM_STATUS_FD; done;"
+                           " echo done >&$XMEM_STATUS_FD",
+                           1);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(r.steps, 3);
 }
 
-static void exit_without_done_and_shim_failure(void** state) {
-  ChildResult r = run_sh("exit 0");
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::exited));
-  r = run_sh("echo 'fail xmem: cannot load the capture library' >&$XMEM_STATUS_FD; exit 1");
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
-  assert_string_equal(r.message.c_str(), "xmem: cannot load the capture library");
+static void crash_keeps_the_stderr_tail(void **state)
+{
+    ChildResult r =
+        run_sh("echo step 1 >&$XMEM_STATUS_FD; for i in $(seq 1 50); do echo line $i >&2; done;"
+               " echo 'ValueError: boom' >&2; exit 3");
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::failed));
+    assert_int_equal(r.exit_code, 3);
+    assert_int_equal(r.steps, 1);
+    std::string tail = tail_lines(r.stderr_tail, 2, "| ");
+    assert_string_equal(tail.c_str(), "| line 50\n| ValueError: boom\n");
 }
 
-static void missing_program(void** state) {
-  ChildSpec spec;
-  spec.argv = {"/nonexistent/python3", "train.py"};
-  ChildResult r = run_child(spec);
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
-  assert_int_equal(r.exit_code, 127);
-  assert_string_equal(r.message.c_str(),
-                      "xmem: /nonexistent/python3: No such file or directory (is it installed? see --python)");
+static void exit_without_done_and_shim_failure(void **state)
+{
+    ChildResult r = run_sh("exit 0");
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::exited));
+    r = run_sh("echo 'fail xmem: cannot load the capture library' >&$XMEM_STATUS_FD; exit 1");
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
+    assert_string_equal(r.message.c_str(), "xmem: cannot load the capture library");
 }
 
-static void leftover_children_do_not_hold_us(void** state) {
-  // A background child keeps both pipes open (like a DataLoader worker) after the script exits.
-  ChildResult r = run_sh("(sleep 20 &) ; echo done >&$XMEM_STATUS_FD; exit 0");
-  assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
-  assert_true(r.seconds < 5);
+static void missing_program(void **state)
+{
+    ChildSpec spec;
+    spec.argv = {"/nonexistent/python3", "train.py"};
+    ChildResult r = run_child(spec);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
+    assert_int_equal(r.exit_code, 127);
+    assert_string_equal(
+        r.message.c_str(),
+        "xmem: /nonexistent/python3: No such file or directory (is it installed? see --python)");
 }
 
-int xmem_test_group_child(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(done_after_steps),
-      cmocka_unit_test(environment_reaches_the_child),
-      cmocka_unit_test(no_step_times_out),
-      cmocka_unit_test(progress_resets_the_timeout),
-      cmocka_unit_test(crash_keeps_the_stderr_tail),
-      cmocka_unit_test(exit_without_done_and_shim_failure),
-      cmocka_unit_test(missing_program),
-      cmocka_unit_test(leftover_children_do_not_hold_us),
-  };
-  return cmocka_run_group_tests_name("child", tests, nullptr, nullptr);
+static void leftover_children_do_not_hold_us(void **state)
+{
+    // A background child keeps both pipes open (like a DataLoader worker) after the script exits.
+    ChildResult r = run_sh("(sleep 20 &) ; echo done >&$XMEM_STATUS_FD; exit 0");
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_true(r.seconds < 5);
+}
+
+int xmem_test_group_child(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(done_after_steps),
+        cmocka_unit_test(environment_reaches_the_child),
+        cmocka_unit_test(no_step_times_out),
+        cmocka_unit_test(progress_resets_the_timeout),
+        cmocka_unit_test(crash_keeps_the_stderr_tail),
+        cmocka_unit_test(exit_without_done_and_shim_failure),
+        cmocka_unit_test(missing_program),
+        cmocka_unit_test(leftover_children_do_not_hold_us),
+    };
+    return cmocka_run_group_tests_name("child", tests, nullptr, nullptr);
 }

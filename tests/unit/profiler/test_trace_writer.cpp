@@ -7,111 +7,123 @@
 using xmem::capture::format_u64;
 using xmem::capture::TraceWriter;
 
-static void formats_integers(void** state) {
-  char buf[24];
-  assert_int_equal(format_u64(0, buf), 1);
-  assert_memory_equal(buf, "0", 1);
-  size_t n = format_u64(18446744073709551615ull, buf);
-  assert_int_equal(n, 20);
-  assert_memory_equal(buf, "18446744073709551615", 20);
+static void formats_integers(void **state)
+{
+    char buf[24];
+    assert_int_equal(format_u64(0, buf), 1);
+    assert_memory_equal(buf, "0", 1);
+    size_t n = format_u64(18446744073709551615ull, buf);
+    assert_int_equal(n, 20);
+    assert_memory_equal(buf, "18446744073709551615", 20);
 }
 
-static void writes_metadata_before_events_and_z_last(void** state) {
-  std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
-  TraceWriter w;
-  assert_true(w.open(path, &err));
-  w.phase("setup");
-  w.string_def(1, "fc|aten::addmm");
-  w.alloc(1, 4000, 'g', 1);
-  w.meta("torch", "1.13.1");
-  w.iteration(1);
-  w.alloc(2, 3072, 'h', 0);
-  w.free(2);
-  w.meta("steps", "1");
-  w.meta("torch", "2.1.0");  // a later value replaces the earlier one
-  assert_true(w.finish(2, 1, 4000, &err));
-  assert_string_equal(xmem_test_read_file(path).c_str(),
-                      "#xmem-trace 1\nM torch 2.1.0\nM steps 1\nP setup\nS 1 fc|aten::addmm\n"
-                      "A 1 4000 g 0 1\nI 1\nA 2 3072 h 0 0\nF 2\nZ 2 1 4000\n");
-  assert_int_equal(access((path + ".spool").c_str(), F_OK), -1);  // spool removed
-  unlink(path.c_str());
-  rmdir(dir.c_str());
+static void writes_metadata_before_events_and_z_last(void **state)
+{
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    TraceWriter w;
+    assert_true(w.open(path, &err));
+    w.phase("setup");
+    w.string_def(1, "fc|aten::addmm");
+    w.alloc(1, 4000, 'g', 1);
+    w.meta("torch", "1.13.1");
+    w.iteration(1);
+    w.alloc(2, 3072, 'h', 0);
+    w.free(2);
+    w.meta("steps", "1");
+    w.meta("torch", "2.1.0"); // a later value replaces the earlier one
+    assert_true(w.finish(2, 1, 4000, &err));
+    assert_string_equal(xmem_test_read_file(path).c_str(),
+                        "#xmem-trace 1\nM torch 2.1.0\nM steps 1\nP setup\nS 1 fc|aten::addmm\n"
+                        "A 1 4000 g 0 1\nI 1\nA 2 3072 h 0 0\nF 2\nZ 2 1 4000\n");
+    assert_int_equal(access((path + ".spool").c_str(), F_OK), -1); // spool removed
+    unlink(path.c_str());
+    rmdir(dir.c_str());
 }
 
-static void newlines_in_text_cannot_split_records(void** state) {
-  std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
-  TraceWriter w;
-  assert_true(w.open(path, &err));
-  w.meta("argv", "train.py --name a\nb");
-  w.string_def(1, "x\ny");
-  w.kernel("c conv\nx=1");
-  assert_true(w.finish(0, 0, 0, &err));
-  assert_string_equal(xmem_test_read_file(path).c_str(),
-                      "#xmem-trace 1\nM argv train.py --name a b\nS 1 x y\nK c conv x=1\nZ 0 0 0\n");
-  unlink(path.c_str());
-  rmdir(dir.c_str());
+static void newlines_in_text_cannot_split_records(void **state)
+{
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    TraceWriter w;
+    assert_true(w.open(path, &err));
+    w.meta("argv", "train.py --name a\nb");
+    w.string_def(1, "x\ny");
+    w.kernel("c conv\nx=1");
+    assert_true(w.finish(0, 0, 0, &err));
+    assert_string_equal(
+        xmem_test_read_file(path).c_str(),
+        "#xmem-trace 1\nM argv train.py --name a b\nS 1 x y\nK c conv x=1\nZ 0 0 0\n");
+    unlink(path.c_str());
+    rmdir(dir.c_str());
 }
 
-static void many_events_survive_buffer_flushes(void** state) {
-  std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
-  TraceWriter w;
-  assert_true(w.open(path, &err));
-  const uint64_t n = 200000;  // ~4 MiB of records: several 1 MiB buffer flushes
-  for (uint64_t i = 1; i <= n; ++i) w.alloc(i, i * 64, 'g', 0);
-  for (uint64_t i = 1; i <= n; ++i) w.free(i);
-  assert_true(w.finish(n, n, 0, &err));
-  std::string text = xmem_test_read_file(path);
-  size_t lines = 0;
-  for (char c : text) lines += c == '\n';
-  assert_int_equal(lines, 2 * n + 2);
-  assert_true(text.find("A 200000 12800000 g 0 0\n") != std::string::npos);
-  unlink(path.c_str());
-  rmdir(dir.c_str());
+static void many_events_survive_buffer_flushes(void **state)
+{
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    TraceWriter w;
+    assert_true(w.open(path, &err));
+    const uint64_t n = 200000; // ~4 MiB of records: several 1 MiB buffer flushes
+    for (uint64_t i = 1; i <= n; ++i)
+        w.alloc(i, i * 64, 'g', 0);
+    for (uint64_t i = 1; i <= n; ++i)
+        w.free(i);
+    assert_true(w.finish(n, n, 0, &err));
+    std::string text = xmem_test_read_file(path);
+    size_t lines = 0;
+    for (char c : text)
+        lines += c == '\n';
+    assert_int_equal(lines, 2 * n + 2);
+    assert_true(text.find("A 200000 12800000 g 0 0\n") != std::string::npos);
+    unlink(path.c_str());
+    rmdir(dir.c_str());
 }
 
-static void unwritable_directory_is_a_clear_error(void** state) {
-  TraceWriter w;
-  std::string err;
-  assert_false(w.open("/nonexistent-dir/t.trace", &err));
-  assert_true(err.rfind("xmem: /nonexistent-dir/t.trace.spool: ", 0) == 0);
-  assert_true(err.find("writable") != std::string::npos);
+static void unwritable_directory_is_a_clear_error(void **state)
+{
+    TraceWriter w;
+    std::string err;
+    assert_false(w.open("/nonexistent-dir/t.trace", &err));
+    assert_true(err.rfind("xmem: /nonexistent-dir/t.trace.spool: ", 0) == 0);
+    assert_true(err.find("writable") != std::string::npos);
 }
 
-static void memory_fractions_are_plain_decimals(void** state) {
-  std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
-  TraceWriter w;
-  assert_true(w.open(path, &err));
-  w.memory_fraction(0.5);
-  w.memory_fraction(0.00001);
-  w.memory_fraction(1.0);
-  w.memory_fraction(2.0);  // clamped: the allocator rejects a fraction above 1
-  assert_true(w.finish(0, 0, 0, &err));
-  assert_string_equal(xmem_test_read_file(path).c_str(),
-                      "#xmem-trace 1\nX 0.5\nX 0.00001\nX 1.0\nX 1.0\nZ 0 0 0\n");
-  unlink(path.c_str());
-  rmdir(dir.c_str());
+static void memory_fractions_are_plain_decimals(void **state)
+{
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    TraceWriter w;
+    assert_true(w.open(path, &err));
+    w.memory_fraction(0.5);
+    w.memory_fraction(0.00001);
+    w.memory_fraction(1.0);
+    w.memory_fraction(2.0); // clamped: the allocator rejects a fraction above 1
+    assert_true(w.finish(0, 0, 0, &err));
+    assert_string_equal(xmem_test_read_file(path).c_str(),
+                        "#xmem-trace 1\nX 0.5\nX 0.00001\nX 1.0\nX 1.0\nZ 0 0 0\n");
+    unlink(path.c_str());
+    rmdir(dir.c_str());
 }
 
-static void abandon_leaves_nothing(void** state) {
-  std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
-  TraceWriter w;
-  assert_true(w.open(path, &err));
-  w.alloc(1, 8, 'g', 0);
-  w.abandon();
-  assert_int_equal(access((path + ".spool").c_str(), F_OK), -1);
-  assert_int_equal(access(path.c_str(), F_OK), -1);
-  assert_int_equal(rmdir(dir.c_str()), 0);  // empty: nothing left behind
+static void abandon_leaves_nothing(void **state)
+{
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    TraceWriter w;
+    assert_true(w.open(path, &err));
+    w.alloc(1, 8, 'g', 0);
+    w.abandon();
+    assert_int_equal(access((path + ".spool").c_str(), F_OK), -1);
+    assert_int_equal(access(path.c_str(), F_OK), -1);
+    assert_int_equal(rmdir(dir.c_str()), 0); // empty: nothing left behind
 }
 
-int xmem_test_group_trace_writer(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(formats_integers),
-      cmocka_unit_test(writes_metadata_before_events_and_z_last),
-      cmocka_unit_test(newlines_in_text_cannot_split_records),
-      cmocka_unit_test(many_events_survive_buffer_flushes),
-      cmocka_unit_test(unwritable_directory_is_a_clear_error),
-      cmocka_unit_test(memory_fractions_are_plain_decimals),
-      cmocka_unit_test(abandon_leaves_nothing),
-  };
-  return cmocka_run_group_tests_name("trace_writer", tests, nullptr, nullptr);
+int xmem_test_group_trace_writer(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(formats_integers),
+        cmocka_unit_test(writes_metadata_before_events_and_z_last),
+        cmocka_unit_test(newlines_in_text_cannot_split_records),
+        cmocka_unit_test(many_events_survive_buffer_flushes),
+        cmocka_unit_test(unwritable_directory_is_a_clear_error),
+        cmocka_unit_test(memory_fractions_are_plain_decimals),
+        cmocka_unit_test(abandon_leaves_nothing),
+    };
+    return cmocka_run_group_tests_name("trace_writer", tests, nullptr, nullptr);
 }

@@ -3,10 +3,10 @@
 #ifndef XMEM_REPORT_TEST_LIST_H
 #define XMEM_REPORT_TEST_LIST_H
 
-#define XMEM_REPORT_TEST_GROUPS(X)                                                             \
-    X(dates)                                                                                   \
-    X(grouping)                                                                                \
-    X(escaping)                                                                                \
+#define XMEM_REPORT_TEST_GROUPS(X)                                                                 \
+    X(dates)                                                                                       \
+    X(grouping)                                                                                    \
+    X(escaping)                                                                                    \
     X(load)
 
 #define X(name) int test_group_##name(void);

@@ -16,10 +16,9 @@ static void accepts_dates_and_times(void **)
 
 static void rejects_bad_dates(void **)
 {
-    for (const char *bad : {"", "yesterday", "2026-13-01", "2026-02-30", "2023-02-29",
-                            "2026-1-01", "2026-12-02T25:00", "2026-12-02T10:60",
-                            "2026-12-02T10", "2026-12-02X10:00", "2026-12-02T10:00:00Z",
-                            "12/02/2026"})
+    for (const char *bad : {"", "yesterday", "2026-13-01", "2026-02-30", "2023-02-29", "2026-1-01",
+                            "2026-12-02T25:00", "2026-12-02T10:60", "2026-12-02T10",
+                            "2026-12-02X10:00", "2026-12-02T10:00:00Z", "12/02/2026"})
         assert_false(parse_date(bad, false).has_value());
 }
 
@@ -40,9 +39,12 @@ static void options_parse_and_fail_in_one_line(void **)
     assert_true(opt.by == GroupBy::account);
     assert_true(opt.format == Format::csv);
     assert_int_equal(*opt.until - *opt.since, 31 * 86400);
-    for (std::vector<const char *> bad :
-         {std::vector<const char *>{"--by", "team"}, {"--format", "pdf"}, {"--since", "soon"},
-          {"--until"}, {"--frobnicate"}, {"--since", "2026-02-01", "--until", "2026-01-01"}}) {
+    for (std::vector<const char *> bad : {std::vector<const char *>{"--by", "team"},
+                                          {"--format", "pdf"},
+                                          {"--since", "soon"},
+                                          {"--until"},
+                                          {"--frobnicate"},
+                                          {"--since", "2026-02-01", "--until", "2026-01-01"}}) {
         Options o;
         auto err = parse(bad, o);
         assert_true(err.has_value());

@@ -10,8 +10,8 @@ using namespace xmem_report;
 
 static const uint64_t k_gib = 1ull << 30;
 
-static JobRecord job(const char *user, const char *account, uint64_t granted_gib,
-                     uint64_t seconds, int exit_status = 0, bool packed = true)
+static JobRecord job(const char *user, const char *account, uint64_t granted_gib, uint64_t seconds,
+                     int exit_status = 0, bool packed = true)
 {
     JobRecord j;
     j.ts = 86400 + (int64_t)seconds;

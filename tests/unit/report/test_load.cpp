@@ -40,15 +40,18 @@ static void exec(const std::string &sql)
 // The columns the report reads, as schema 3 had them; `extra` adds schema 4's.
 static void create(const char *extra)
 {
-    exec(std::string("CREATE TABLE requests (id INTEGER PRIMARY KEY, user TEXT, options TEXT,"
-                     " gpu TEXT, peak_bytes INTEGER, limit_bytes INTEGER, outcome INTEGER,"
-                     " fits INTEGER);"
-                     "CREATE TABLE jobs (request_id INTEGER, job_id INTEGER, exit_status INTEGER,"
-                     " elapsed_seconds INTEGER, cuda_oom INTEGER, measured_peak_bytes INTEGER,"
-                     " ts INTEGER") + extra + ");"
-         "INSERT INTO requests VALUES (1, 'alice', '{\"partition\":\"debug\"}', 'A100-40GB',"
-         " 1073741824, 2147483648, 0, 1);"
-         "INSERT INTO requests VALUES (2, 'bob', '{}', 'A100-40GB', 1073741824, 2147483648, 0, 1);");
+    exec(
+        std::string("CREATE TABLE requests (id INTEGER PRIMARY KEY, user TEXT, options TEXT,"
+                    " gpu TEXT, peak_bytes INTEGER, limit_bytes INTEGER, outcome INTEGER,"
+                    " fits INTEGER);"
+                    "CREATE TABLE jobs (request_id INTEGER, job_id INTEGER, exit_status INTEGER,"
+                    " elapsed_seconds INTEGER, cuda_oom INTEGER, measured_peak_bytes INTEGER,"
+                    " ts INTEGER") +
+        extra +
+        ");"
+        "INSERT INTO requests VALUES (1, 'alice', '{\"partition\":\"debug\"}', 'A100-40GB',"
+        " 1073741824, 2147483648, 0, 1);"
+        "INSERT INTO requests VALUES (2, 'bob', '{}', 'A100-40GB', 1073741824, 2147483648, 0, 1);");
 }
 
 static std::vector<JobRecord> load()

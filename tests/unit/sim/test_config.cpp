@@ -5,9 +5,13 @@
 
 using namespace simtest;
 
-static AllocatorConfig parse_ok(const char* torch, const char* conf) { return config(torch, conf); }
+static AllocatorConfig parse_ok(const char *torch, const char *conf)
+{
+    return config(torch, conf);
+}
 
-static std::string parse_error(const char* torch, const char* conf) {
+static std::string parse_error(const char *torch, const char *conf)
+{
     auto r = AllocatorConfig::parse(conf, version(torch));
     if (r.ok()) {
         print_error("'%s' parsed for torch %s\n", conf, torch);
@@ -16,8 +20,9 @@ static std::string parse_error(const char* torch, const char* conf) {
     return r.error().message;
 }
 
-static void defaults_when_empty(void**) {
-    for (const char* torch : {"1.13", "2.0", "2.6", "2.10"}) {
+static void defaults_when_empty(void **)
+{
+    for (const char *torch : {"1.13", "2.0", "2.6", "2.10"}) {
         const AllocatorConfig c = parse_ok(torch, "");
         EXPECT_U64(c.max_split_size, kUnlimited);
         EXPECT_U64(c.max_non_split_rounding, 20 * MiB);
@@ -29,7 +34,8 @@ static void defaults_when_empty(void**) {
     }
 }
 
-static void max_split_size_bounds(void**) {
+static void max_split_size_bounds(void **)
+{
     EXPECT_U64(parse_ok("2.6", "max_split_size_mb:200").max_split_size, 200 * MiB);
     EXPECT_U64(parse_ok("1.13", "max_split_size_mb:21").max_split_size, 21 * MiB);
     EXPECT_STR(parse_error("2.6", "max_split_size_mb:10"),
@@ -38,34 +44,45 @@ static void max_split_size_bounds(void**) {
                "xmem: PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb: must be > 20 (got 20)");
     // newest accepts 20 (§11: >= 20)
     EXPECT_U64(parse_ok("2.10", "max_split_size_mb:20").max_split_size, 20 * MiB);
-    EXPECT_CONTAINS(parse_error("2.10", "max_split_size_mb:19"), "max_split_size_mb: must be >= 20 (got 19)");
-    EXPECT_CONTAINS(parse_error("2.6", "max_split_size_mb:abc"), "max_split_size_mb: expected a whole number of MiB (got 'abc')");
+    EXPECT_CONTAINS(parse_error("2.10", "max_split_size_mb:19"),
+                    "max_split_size_mb: must be >= 20 (got 19)");
+    EXPECT_CONTAINS(parse_error("2.6", "max_split_size_mb:abc"),
+                    "max_split_size_mb: expected a whole number of MiB (got 'abc')");
     EXPECT_CONTAINS(parse_error("2.6", "max_split_size_mb:-5"), "max_split_size_mb:");
 }
 
-static void max_non_split_rounding(void**) {
+static void max_non_split_rounding(void **)
+{
     EXPECT_U64(parse_ok("2.6", "max_non_split_rounding_mb:64").max_non_split_rounding, 64 * MiB);
-    EXPECT_CONTAINS(parse_error("2.6", "max_non_split_rounding_mb:8"), "max_non_split_rounding_mb: must be > 20 (got 8)");
-    EXPECT_CONTAINS(parse_error("2.5", "max_non_split_rounding_mb:64"), "max_non_split_rounding_mb: unknown option for torch 2.5");
+    EXPECT_CONTAINS(parse_error("2.6", "max_non_split_rounding_mb:8"),
+                    "max_non_split_rounding_mb: must be > 20 (got 8)");
+    EXPECT_CONTAINS(parse_error("2.5", "max_non_split_rounding_mb:64"),
+                    "max_non_split_rounding_mb: unknown option for torch 2.5");
 }
 
-static void roundup_single_value(void**) {
+static void roundup_single_value(void **)
+{
     const AllocatorConfig c = parse_ok("2.6", "roundup_power2_divisions:4");
-    for (size_t d : c.roundup_power2_divisions) EXPECT_U64(d, 4);
+    for (size_t d : c.roundup_power2_divisions)
+        EXPECT_U64(d, 4);
     EXPECT_U64(parse_ok("1.13", "roundup_power2_divisions:1").roundup_power2_divisions[7], 1);
     EXPECT_CONTAINS(parse_error("2.6", "roundup_power2_divisions:3"),
                     "roundup_power2_divisions: divisions must be a power of two (got '3')");
     EXPECT_CONTAINS(parse_error("1.13", "roundup_power2_divisions:0"), "roundup_power2_divisions:");
     // 1.13 has no per-interval form.
-    EXPECT_CONTAINS(parse_error("1.13", "roundup_power2_divisions:[256:1]"), "roundup_power2_divisions:");
+    EXPECT_CONTAINS(parse_error("1.13", "roundup_power2_divisions:[256:1]"),
+                    "roundup_power2_divisions:");
 }
 
 // [256:1,512:2,>:8]: 2.6 fills '>' from the last listed slot (overwriting 512's 2); newest
 // from the slot after it (§2.3).
-static void roundup_interval_list(void**) {
+static void roundup_interval_list(void **)
+{
     const AllocatorConfig c26 = parse_ok("2.6", "roundup_power2_divisions:[256:1,512:2,>:8]");
-    for (size_t i = 0; i <= 8; ++i) EXPECT_U64(c26.roundup_power2_divisions[i], 1);
-    for (size_t i = 9; i < 16; ++i) EXPECT_U64(c26.roundup_power2_divisions[i], 8);
+    for (size_t i = 0; i <= 8; ++i)
+        EXPECT_U64(c26.roundup_power2_divisions[i], 1);
+    for (size_t i = 9; i < 16; ++i)
+        EXPECT_U64(c26.roundup_power2_divisions[i], 8);
     const AllocatorConfig cnew = parse_ok("2.10", "roundup_power2_divisions:[256:1,512:2,>:8]");
     EXPECT_U64(cnew.roundup_power2_divisions[8], 1);
     EXPECT_U64(cnew.roundup_power2_divisions[9], 2);
@@ -75,75 +92,109 @@ static void roundup_interval_list(void**) {
     const AllocatorConfig sp = parse_ok("2.6", " roundup_power2_divisions : [ 1 : 4 , 64 : 0 ] ");
     EXPECT_U64(sp.roundup_power2_divisions[0], 4);
     EXPECT_U64(sp.roundup_power2_divisions[6], 0);
-    EXPECT_U64(sp.roundup_power2_divisions[7], 0);  // untouched default
-    EXPECT_CONTAINS(parse_error("2.6", "roundup_power2_divisions:[100:2]"), "intervals must be powers of two");
-    EXPECT_CONTAINS(parse_error("2.6", "roundup_power2_divisions:[256:3]"), "divisions must be 0 or a power of two");
+    EXPECT_U64(sp.roundup_power2_divisions[7], 0); // untouched default
+    EXPECT_CONTAINS(parse_error("2.6", "roundup_power2_divisions:[100:2]"),
+                    "intervals must be powers of two");
+    EXPECT_CONTAINS(parse_error("2.6", "roundup_power2_divisions:[256:3]"),
+                    "divisions must be 0 or a power of two");
     EXPECT_CONTAINS(parse_error("2.6", "roundup_power2_divisions:[256:2"), "missing ']'");
 }
 
-static void bypass_threshold_is_1_13_only(void**) {
-    EXPECT_U64(parse_ok("1.13", "roundup_bypass_threshold_mb:64").roundup_bypass_threshold, 64 * MiB);
-    EXPECT_CONTAINS(parse_error("2.6", "roundup_bypass_threshold_mb:64"), "roundup_bypass_threshold_mb: unknown option for torch 2.6");
-    EXPECT_CONTAINS(parse_error("1.13", "roundup_bypass_threshold_mb:x"), "roundup_bypass_threshold_mb: expected a whole number");
+static void bypass_threshold_is_1_13_only(void **)
+{
+    EXPECT_U64(parse_ok("1.13", "roundup_bypass_threshold_mb:64").roundup_bypass_threshold,
+               64 * MiB);
+    EXPECT_CONTAINS(parse_error("2.6", "roundup_bypass_threshold_mb:64"),
+                    "roundup_bypass_threshold_mb: unknown option for torch 2.6");
+    EXPECT_CONTAINS(parse_error("1.13", "roundup_bypass_threshold_mb:x"),
+                    "roundup_bypass_threshold_mb: expected a whole number");
 }
 
-static void garbage_collection_threshold(void**) {
-    assert_true(parse_ok("2.6", "garbage_collection_threshold:0.6").garbage_collection_threshold == 0.6);
-    assert_true(parse_ok("1.13", "garbage_collection_threshold:0.8").garbage_collection_threshold == 0.8);
+static void garbage_collection_threshold(void **)
+{
+    assert_true(parse_ok("2.6", "garbage_collection_threshold:0.6").garbage_collection_threshold ==
+                0.6);
+    assert_true(parse_ok("1.13", "garbage_collection_threshold:0.8").garbage_collection_threshold ==
+                0.8);
     EXPECT_STR(parse_error("2.6", "garbage_collection_threshold:1.0"),
-               "xmem: PYTORCH_CUDA_ALLOC_CONF: garbage_collection_threshold: must be > 0 and < 1 (got 1.0)");
+               "xmem: PYTORCH_CUDA_ALLOC_CONF: garbage_collection_threshold: must be > 0 and < 1 "
+               "(got 1.0)");
     EXPECT_CONTAINS(parse_error("2.6", "garbage_collection_threshold:0"), "must be > 0 and < 1");
-    EXPECT_CONTAINS(parse_error("2.6", "garbage_collection_threshold:half"), "expected a number between 0 and 1");
+    EXPECT_CONTAINS(parse_error("2.6", "garbage_collection_threshold:half"),
+                    "expected a number between 0 and 1");
 }
 
-static void expandable_and_backend(void**) {
+static void expandable_and_backend(void **)
+{
     assert_true(parse_ok("2.1", "expandable_segments:True").expandable_segments);
     assert_false(parse_ok("2.6", "expandable_segments:False").expandable_segments);
-    EXPECT_CONTAINS(parse_error("2.6", "expandable_segments:yes"), "expandable_segments: expected True or False (got 'yes')");
-    EXPECT_CONTAINS(parse_error("2.0", "expandable_segments:True"), "expandable_segments: unknown option for torch 2.0");
+    EXPECT_CONTAINS(parse_error("2.6", "expandable_segments:yes"),
+                    "expandable_segments: expected True or False (got 'yes')");
+    EXPECT_CONTAINS(parse_error("2.0", "expandable_segments:True"),
+                    "expandable_segments: unknown option for torch 2.0");
     parse_ok("2.6", "backend:native");
-    EXPECT_CONTAINS(parse_error("2.6", "backend:cudaMallocAsync"), "backend: cudaMallocAsync is not simulated");
-    EXPECT_CONTAINS(parse_error("2.6", "backend:magic"), "backend: expected native or cudaMallocAsync");
-    EXPECT_CONTAINS(parse_error("1.13", "backend:native"), "backend: unknown option for torch 1.13");
+    EXPECT_CONTAINS(parse_error("2.6", "backend:cudaMallocAsync"),
+                    "backend: cudaMallocAsync is not simulated");
+    EXPECT_CONTAINS(parse_error("2.6", "backend:magic"),
+                    "backend: expected native or cudaMallocAsync");
+    EXPECT_CONTAINS(parse_error("1.13", "backend:native"),
+                    "backend: unknown option for torch 1.13");
 }
 
-static void accounting_neutral_keys(void**) {
-    parse_ok("2.6", "release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:False,pinned_num_register_threads:8");
-    EXPECT_CONTAINS(parse_error("2.6", "release_lock_on_cudamalloc:1"), "release_lock_on_cudamalloc: expected True or False");
-    EXPECT_CONTAINS(parse_error("2.6", "pinned_num_register_threads:many"), "pinned_num_register_threads: expected a whole number");
+static void accounting_neutral_keys(void **)
+{
+    parse_ok("2.6", "release_lock_on_cudamalloc:True,pinned_use_cuda_host_register:False,pinned_"
+                    "num_register_threads:8");
+    EXPECT_CONTAINS(parse_error("2.6", "release_lock_on_cudamalloc:1"),
+                    "release_lock_on_cudamalloc: expected True or False");
+    EXPECT_CONTAINS(parse_error("2.6", "pinned_num_register_threads:many"),
+                    "pinned_num_register_threads: expected a whole number");
 }
 
-static void newest_keys(void**) {
-    const AllocatorConfig c = parse_ok("2.10", "per_process_memory_fraction:0.5,large_segment_size_mb:32");
+static void newest_keys(void **)
+{
+    const AllocatorConfig c =
+        parse_ok("2.10", "per_process_memory_fraction:0.5,large_segment_size_mb:32");
     assert_true(c.memory_fraction.has_value() && *c.memory_fraction == 0.5);
     EXPECT_U64(c.large_segment_size, 32 * MiB);
-    EXPECT_U64(c.max_non_split_rounding, 32 * MiB);  // default follows large_segment_size
-    EXPECT_CONTAINS(parse_error("2.6", "per_process_memory_fraction:0.5"), "unknown option for torch 2.6");
-    EXPECT_CONTAINS(parse_error("2.10", "per_process_memory_fraction:2"), "per_process_memory_fraction: expected a fraction");
-    EXPECT_CONTAINS(parse_error("2.10", "large_segment_size_mb:3"), "large_segment_size_mb: must be a positive multiple of 2 MiB");
+    EXPECT_U64(c.max_non_split_rounding, 32 * MiB); // default follows large_segment_size
+    EXPECT_CONTAINS(parse_error("2.6", "per_process_memory_fraction:0.5"),
+                    "unknown option for torch 2.6");
+    EXPECT_CONTAINS(parse_error("2.10", "per_process_memory_fraction:2"),
+                    "per_process_memory_fraction: expected a fraction");
+    EXPECT_CONTAINS(parse_error("2.10", "large_segment_size_mb:3"),
+                    "large_segment_size_mb: must be a positive multiple of 2 MiB");
 }
 
-static void grammar_errors(void**) {
-    EXPECT_STR(parse_error("2.6", "max_split_size:200"),
-               "xmem: PYTORCH_CUDA_ALLOC_CONF: max_split_size: unknown option for torch 2.6 (known: max_split_size_mb, "
-               "roundup_power2_divisions, garbage_collection_threshold, backend, expandable_segments, "
-               "max_non_split_rounding_mb, release_lock_on_cudamalloc, pinned_use_cuda_host_register, "
-               "pinned_use_background_threads, pinned_num_register_threads)");
+static void grammar_errors(void **)
+{
+    EXPECT_STR(
+        parse_error("2.6", "max_split_size:200"),
+        "xmem: PYTORCH_CUDA_ALLOC_CONF: max_split_size: unknown option for torch 2.6 (known: "
+        "max_split_size_mb, "
+        "roundup_power2_divisions, garbage_collection_threshold, backend, expandable_segments, "
+        "max_non_split_rounding_mb, release_lock_on_cudamalloc, pinned_use_cuda_host_register, "
+        "pinned_use_background_threads, pinned_num_register_threads)");
     EXPECT_CONTAINS(parse_error("2.6", "max_split_size_mb"), "max_split_size_mb: expected ':'");
     EXPECT_CONTAINS(parse_error("2.6", "max_split_size_mb:"), "max_split_size_mb: missing value");
     // 2.x drops spaces, so a space is not a separator there
     EXPECT_CONTAINS(parse_error("2.6", "max_split_size_mb:200 garbage_collection_threshold:0.5"),
-                    "max_split_size_mb: expected a whole number of MiB (got '200garbage_collection_threshold')");
-    EXPECT_CONTAINS(parse_error("1.13", "max_split_size_mb"), "max_split_size_mb: expected key:value");
+                    "max_split_size_mb: expected a whole number of MiB (got "
+                    "'200garbage_collection_threshold')");
+    EXPECT_CONTAINS(parse_error("1.13", "max_split_size_mb"),
+                    "max_split_size_mb: expected key:value");
     // 1.13 separates options by spaces or commas
-    const AllocatorConfig c = parse_ok("1.13", "max_split_size_mb:64 garbage_collection_threshold:0.5,roundup_power2_divisions:2");
+    const AllocatorConfig c = parse_ok(
+        "1.13", "max_split_size_mb:64 garbage_collection_threshold:0.5,roundup_power2_divisions:2");
     EXPECT_U64(c.max_split_size, 64 * MiB);
     EXPECT_U64(c.roundup_power2_divisions[3], 2);
     // the last of repeated keys wins, as in PyTorch
-    EXPECT_U64(parse_ok("2.6", "max_split_size_mb:64,max_split_size_mb:128").max_split_size, 128 * MiB);
+    EXPECT_U64(parse_ok("2.6", "max_split_size_mb:64,max_split_size_mb:128").max_split_size,
+               128 * MiB);
 }
 
-static void validate_device_model(void**) {
+static void validate_device_model(void **)
+{
     AllocatorConfig c = config("2.6");
     c.memory_fraction = 1.5;
     EXPECT_CONTAINS(c.validate().error().message, "memory fraction must be between 0 and 1");
@@ -157,20 +208,27 @@ static void validate_device_model(void**) {
     bool threw = false;
     try {
         DeviceCachingAllocator a(c);
-    } catch (const std::invalid_argument& e) {
+    } catch (const std::invalid_argument &e) {
         threw = std::string(e.what()).rfind("xmem: ", 0) == 0;
     }
     assert_true(threw);
 }
 
-int run_config_tests(void) {
+int run_config_tests(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(defaults_when_empty),      cmocka_unit_test(max_split_size_bounds),
-        cmocka_unit_test(max_non_split_rounding),   cmocka_unit_test(roundup_single_value),
-        cmocka_unit_test(roundup_interval_list),    cmocka_unit_test(bypass_threshold_is_1_13_only),
-        cmocka_unit_test(garbage_collection_threshold), cmocka_unit_test(expandable_and_backend),
-        cmocka_unit_test(accounting_neutral_keys),  cmocka_unit_test(newest_keys),
-        cmocka_unit_test(grammar_errors),           cmocka_unit_test(validate_device_model),
+        cmocka_unit_test(defaults_when_empty),
+        cmocka_unit_test(max_split_size_bounds),
+        cmocka_unit_test(max_non_split_rounding),
+        cmocka_unit_test(roundup_single_value),
+        cmocka_unit_test(roundup_interval_list),
+        cmocka_unit_test(bypass_threshold_is_1_13_only),
+        cmocka_unit_test(garbage_collection_threshold),
+        cmocka_unit_test(expandable_and_backend),
+        cmocka_unit_test(accounting_neutral_keys),
+        cmocka_unit_test(newest_keys),
+        cmocka_unit_test(grammar_errors),
+        cmocka_unit_test(validate_device_model),
     };
     return cmocka_run_group_tests_name("config", tests, nullptr, nullptr);
 }

@@ -5,7 +5,8 @@
 using namespace simtest;
 
 // §4.12: a 5 MiB tensor that needs a new segment reports "Tried to allocate 20.00 MiB".
-static void oom_reports_alloc_size(void**) {
+static void oom_reports_alloc_size(void **)
+{
     auto a = make("2.6", "", 30 * MiB);
     must_malloc(*a, 16 * MiB);
     MallocResult r = a->malloc(5 * MiB);
@@ -18,43 +19,55 @@ static void oom_reports_alloc_size(void**) {
 }
 
 // §4.12: exact 2.6 text. 100 MiB device, 60 MiB held, 50 MiB asked.
-static void message_2_6(void**) {
+static void message_2_6(void **)
+{
     auto a = make("2.6", "", 100 * MiB);
     must_malloc(*a, 60 * MiB);
     MallocResult r = a->malloc(50 * MiB);
     EXPECT_STR(r.oom_message,
-               "CUDA out of memory. Tried to allocate 50.00 MiB. GPU 0 has a total capacity of 100.00 MiB of which "
-               "40.00 MiB is free. Including non-PyTorch memory, this process has 60.00 MiB memory in use. Of the "
-               "allocated memory 60.00 MiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but "
+               "CUDA out of memory. Tried to allocate 50.00 MiB. GPU 0 has a total capacity of "
+               "100.00 MiB of which "
+               "40.00 MiB is free. Including non-PyTorch memory, this process has 60.00 MiB memory "
+               "in use. Of the "
+               "allocated memory 60.00 MiB is allocated by PyTorch, and 0 bytes is reserved by "
+               "PyTorch but "
                "unallocated. If reserved but unallocated memory is large try setting "
-               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for "
-               "Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+               "documentation for "
+               "Memory Management  "
+               "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
 }
 
 // §4.12: exact 1.13 text, with a fraction ("allowed") and a cached-but-split segment.
-static void message_1_13(void**) {
+static void message_1_13(void **)
+{
     AllocatorConfig c = config("1.13", "", 100 * MiB);
     c.memory_fraction = 0.5;
     DeviceCachingAllocator a(c);
-    must_malloc(a, 5 * MiB);  // 20 MiB segment, 15 MiB cached in it
+    must_malloc(a, 5 * MiB); // 20 MiB segment, 15 MiB cached in it
     MallocResult r = a.malloc(40 * MiB);
-    EXPECT_STR(r.oom_message,
-               "CUDA out of memory. Tried to allocate 40.00 MiB (GPU 0; 100.00 MiB total capacity; 5.00 MiB already "
-               "allocated; 80.00 MiB free; 50.00 MiB allowed; 20.00 MiB reserved in total by PyTorch) If reserved "
-               "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See "
-               "documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
+    EXPECT_STR(
+        r.oom_message,
+        "CUDA out of memory. Tried to allocate 40.00 MiB (GPU 0; 100.00 MiB total capacity; 5.00 "
+        "MiB already "
+        "allocated; 80.00 MiB free; 50.00 MiB allowed; 20.00 MiB reserved in total by PyTorch) If "
+        "reserved "
+        "memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See "
+        "documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
     EXPECT_I64(stat(a, "num_ooms"), 1);
     EXPECT_I64(stat(a, "num_alloc_retries"), 1);
 }
 
-static void message_2_1_typo(void**) {
+static void message_2_1_typo(void **)
+{
     auto a = make("2.1", "", 100 * MiB);
     must_malloc(*a, 60 * MiB);
     EXPECT_CONTAINS(a->malloc(50 * MiB).oom_message, "GPU 0 has a total capacty of 100.00 MiB");
 }
 
 // §4.12: after an OOM the cache has been flushed (state after the release steps).
-static void oom_leaves_cache_flushed(void**) {
+static void oom_leaves_cache_flushed(void **)
+{
     auto a = make("2.6", "", 100 * MiB);
     must_malloc(*a, 60 * MiB);
     must_free(*a, must_malloc(*a, 12 * MiB, 1));
@@ -63,7 +76,8 @@ static void oom_leaves_cache_flushed(void**) {
     must_hold_invariants(*a);
 }
 
-static void format_size_units(void**) {
+static void format_size_units(void **)
+{
     EXPECT_STR(format_size(0), "0 bytes");
     EXPECT_STR(format_size(1024), "1024 bytes");
     EXPECT_STR(format_size(1025), "1.00 KiB");
@@ -73,11 +87,15 @@ static void format_size_units(void**) {
     EXPECT_STR(format_size(80 * GiB), "80.00 GiB");
 }
 
-int run_oom_tests(void) {
+int run_oom_tests(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(oom_reports_alloc_size), cmocka_unit_test(message_2_6),
-        cmocka_unit_test(message_1_13),           cmocka_unit_test(message_2_1_typo),
-        cmocka_unit_test(oom_leaves_cache_flushed), cmocka_unit_test(format_size_units),
+        cmocka_unit_test(oom_reports_alloc_size),
+        cmocka_unit_test(message_2_6),
+        cmocka_unit_test(message_1_13),
+        cmocka_unit_test(message_2_1_typo),
+        cmocka_unit_test(oom_leaves_cache_flushed),
+        cmocka_unit_test(format_size_units),
     };
     return cmocka_run_group_tests_name("oom", tests, nullptr, nullptr);
 }

@@ -4,11 +4,12 @@
 using namespace simtest;
 
 // §4.8: cudaMalloc succeeds iff outside + total_allocated_memory + alloc_size <= total.
-static void device_capacity_is_exact(void**) {
+static void device_capacity_is_exact(void **)
+{
     AllocatorConfig c = config("2.6", "", 100 * MiB);
     c.device_used_outside_bytes = 40 * MiB;
     DeviceCachingAllocator a(c);
-    must_malloc(a, 60 * MiB);  // 40 + 60 = 100: fits exactly
+    must_malloc(a, 60 * MiB); // 40 + 60 = 100: fits exactly
     MallocResult r = a.malloc(512);
     assert_false(r.ok);
     EXPECT_U64(r.alloc_size, 2 * MiB);
@@ -16,7 +17,8 @@ static void device_capacity_is_exact(void**) {
 
 // §4.9: a cached segment of another stream is released by release_cached_blocks and the
 // retry (isRetry=true) succeeds: num_alloc_retries 1, no OOM.
-static void retry_after_release_cached(void**) {
+static void retry_after_release_cached(void **)
+{
     auto a = make("2.6", "", 100 * MiB);
     must_free(*a, must_malloc(*a, 60 * MiB, 1));
     const uint64_t p = must_malloc(*a, 50 * MiB, 0);
@@ -30,7 +32,8 @@ static void retry_after_release_cached(void**) {
 
 // §4.10: with max_split_size set, release_available frees the cached oversize blocks of
 // the stream from the largest down until enough is freed.
-static void release_available_frees_enough(void**) {
+static void release_available_frees_enough(void **)
+{
     auto a = make("2.6", "max_split_size_mb:200", 1000 * MiB);
     must_malloc(*a, 500 * MiB);
     const uint64_t c250 = must_malloc(*a, 250 * MiB);
@@ -38,7 +41,7 @@ static void release_available_frees_enough(void**) {
     must_free(*a, c250);
     must_free(*a, c210);
     must_malloc(*a, 300 * MiB);
-    EXPECT_I64(stat(*a, "num_alloc_retries"), 0);  // succeeded before release_cached_blocks
+    EXPECT_I64(stat(*a, "num_alloc_retries"), 0); // succeeded before release_cached_blocks
     EXPECT_I64(stat(*a, "num_sync_all_streams"), 0);
     EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 800 * MiB);
     EXPECT_I64(stat(*a, "oversize_segments.current"), 2);
@@ -49,7 +52,8 @@ static void release_available_frees_enough(void**) {
 // only the 100 MiB one (< max_split) and returns false, so the first plain retry is
 // skipped: release_cached_blocks runs and the isRetry call succeeds. Had it returned true,
 // 600 + 100 + 300 = 1000 MiB would have fit without a retry.
-static void release_available_frees_yet_fails(void**) {
+static void release_available_frees_yet_fails(void **)
+{
     auto a = make("2.6", "max_split_size_mb:200", 1000 * MiB);
     Recorder rec;
     must_malloc(*a, 600 * MiB);
@@ -68,11 +72,12 @@ static void release_available_frees_yet_fails(void**) {
 }
 
 // §4.11: empty_cache frees whole free segments of every stream, never split ones.
-static void empty_cache_keeps_split_segments(void**) {
+static void empty_cache_keeps_split_segments(void **)
+{
     auto a = make("2.6");
-    const uint64_t p = must_malloc(*a, 5 * MiB, 0);  // 20 MiB segment, still in use
-    must_free(*a, must_malloc(*a, 30 * MiB, 1));     // 30 MiB, free
-    must_free(*a, must_malloc(*a, 4096, 2));         // 2 MiB small, free
+    const uint64_t p = must_malloc(*a, 5 * MiB, 0); // 20 MiB segment, still in use
+    must_free(*a, must_malloc(*a, 30 * MiB, 1));    // 30 MiB, free
+    must_free(*a, must_malloc(*a, 4096, 2));        // 2 MiB small, free
     a->empty_cache();
     EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 20 * MiB);
     EXPECT_I64(stat(*a, "segment.all.current"), 1);
@@ -84,10 +89,13 @@ static void empty_cache_keeps_split_segments(void**) {
     must_hold_invariants(*a);
 }
 
-int run_release_tests(void) {
+int run_release_tests(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(device_capacity_is_exact),        cmocka_unit_test(retry_after_release_cached),
-        cmocka_unit_test(release_available_frees_enough),  cmocka_unit_test(release_available_frees_yet_fails),
+        cmocka_unit_test(device_capacity_is_exact),
+        cmocka_unit_test(retry_after_release_cached),
+        cmocka_unit_test(release_available_frees_enough),
+        cmocka_unit_test(release_available_frees_yet_fails),
         cmocka_unit_test(empty_cache_keeps_split_segments),
     };
     return cmocka_run_group_tests_name("release", tests, nullptr, nullptr);

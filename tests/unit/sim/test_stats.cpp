@@ -6,7 +6,8 @@
 
 using namespace simtest;
 
-static std::vector<std::string> keys_of(const DeviceStats& s) {
+static std::vector<std::string> keys_of(const DeviceStats &s)
+{
     std::vector<std::string> keys;
     s.for_each([&](std::string_view k, int64_t) { keys.emplace_back(k); });
     return keys;
@@ -14,7 +15,8 @@ static std::vector<std::string> keys_of(const DeviceStats& s) {
 
 // 2.x: 9 StatArrays × 3 pools × 4 fields + 2 counters + 2 Stats × 4 + 3 device counters +
 // max_split_size = 122 keys; 1.13 lacks requested_bytes and the device counters: 107.
-static void key_sets_per_release(void**) {
+static void key_sets_per_release(void **)
+{
     auto a26 = make("2.6");
     auto a113 = make("1.13");
     const auto k26 = keys_of(a26->stats());
@@ -27,34 +29,39 @@ static void key_sets_per_release(void**) {
     assert_true(a26->stats().get("requested_bytes.large_pool.peak", &v));
     EXPECT_STR(k26.front(), "active.all.allocated");
     EXPECT_STR(k26.back(), "segment.small_pool.peak");
-    for (size_t i = 1; i < k26.size(); ++i) assert_true(k26[i - 1] < k26[i]);  // sorted, unique
+    for (size_t i = 1; i < k26.size(); ++i)
+        assert_true(k26[i - 1] < k26[i]); // sorted, unique
     EXPECT_I64(stat(*a26, "max_split_size"), -1);
 }
 
-static void reset_peak(void**) {
+static void reset_peak(void **)
+{
     auto a = make("2.6");
     const uint64_t p = must_malloc(*a, 5 * MiB);
     must_free(*a, p);
     EXPECT_I64(stat(*a, "allocated_bytes.all.peak"), 5 * MiB);
     a->reset_peak_stats();
     EXPECT_I64(stat(*a, "allocated_bytes.all.peak"), 0);
-    EXPECT_I64(stat(*a, "reserved_bytes.all.peak"), 20 * MiB);  // still reserved
-    EXPECT_I64(stat(*a, "allocated_bytes.all.allocated"), 5 * MiB);  // totals are kept
+    EXPECT_I64(stat(*a, "reserved_bytes.all.peak"), 20 * MiB);      // still reserved
+    EXPECT_I64(stat(*a, "allocated_bytes.all.allocated"), 5 * MiB); // totals are kept
 }
 
-static void pools_add_up(void**) {
+static void pools_add_up(void **)
+{
     auto a = make("2.6");
     must_malloc(*a, 4096);
     must_malloc(*a, 5 * MiB);
     EXPECT_I64(stat(*a, "allocated_bytes.all.current"),
-               stat(*a, "allocated_bytes.small_pool.current") + stat(*a, "allocated_bytes.large_pool.current"));
+               stat(*a, "allocated_bytes.small_pool.current") +
+                   stat(*a, "allocated_bytes.large_pool.current"));
     EXPECT_I64(stat(*a, "segment.all.current"), 2);
     EXPECT_I64(stat(*a, "allocation.small_pool.current"), 1);
     EXPECT_I64(stat(*a, "allocation.large_pool.current"), 1);
 }
 
 // Device counters and oversize Stats move both ways (§4.8, §4.11, §4.15, §5.1).
-static void counters_follow_segments(void**) {
+static void counters_follow_segments(void **)
+{
     auto a = make("2.6", "max_split_size_mb:64");
     const uint64_t big = must_malloc(*a, 100 * MiB);
     const uint64_t small = must_malloc(*a, 4096);
@@ -73,7 +80,8 @@ static void counters_follow_segments(void**) {
     EXPECT_I64(stat(*a, "reserved_bytes.all.freed"), 102 * MiB);
 }
 
-int run_stats_tests(void) {
+int run_stats_tests(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(key_sets_per_release),
         cmocka_unit_test(reset_peak),

@@ -4,7 +4,8 @@
 using namespace simtest;
 
 // §6.1: a free block is reusable only by its own stream.
-static void stream_isolation(void**) {
+static void stream_isolation(void **)
+{
     auto a = make("2.6");
     const uint64_t p1 = must_malloc(*a, 5 * MiB, 1);
     must_free(*a, p1);
@@ -18,7 +19,8 @@ static void stream_isolation(void**) {
 
 // §5.1/§5.2: after record_stream, free drops allocated_bytes at once but the block stays
 // active until the next malloc's process_events returns it (§4.1).
-static void record_stream_defers_free(void**) {
+static void record_stream_defers_free(void **)
+{
     auto a = make("2.6");
     Recorder rec;
     a->set_observer(&rec);
@@ -30,30 +32,32 @@ static void record_stream_defers_free(void**) {
     EXPECT_I64(stat(*a, "active.all.current"), 1);
     EXPECT_STR(rec.actions(), "segment_alloc alloc free_requested");
     must_hold_invariants(*a);
-    EXPECT_U64(must_malloc(*a, 5 * MiB, 0), p);  // completed first, then reused
+    EXPECT_U64(must_malloc(*a, 5 * MiB, 0), p); // completed first, then reused
     EXPECT_STR(rec.actions(), "segment_alloc alloc free_requested free_completed alloc");
     EXPECT_I64(stat(*a, "segment.all.current"), 1);
 }
 
 // A pending block cannot be merged or reused; with a delay of 2 mallocs the next malloc
 // splits the tail instead.
-static void completion_delay_is_configurable(void**) {
+static void completion_delay_is_configurable(void **)
+{
     AllocatorConfig c = config("2.6");
     c.event_completion_delay = 2;
     DeviceCachingAllocator a(c);
     const uint64_t p = must_malloc(a, 5 * MiB, 0);
     EXPECT_OK(a.record_stream(p, 7));
     must_free(a, p);
-    const uint64_t q = must_malloc(a, 5 * MiB, 0);  // 1st malloc after: still pending
+    const uint64_t q = must_malloc(a, 5 * MiB, 0); // 1st malloc after: still pending
     EXPECT_U64(q, p + 5 * MiB);
     must_hold_invariants(a);
-    const uint64_t r = must_malloc(a, 5 * MiB, 0);  // 2nd: completed, merged, reused
+    const uint64_t r = must_malloc(a, 5 * MiB, 0); // 2nd: completed, merged, reused
     EXPECT_U64(r, p);
     EXPECT_I64(stat(a, "active.all.current"), 2);
 }
 
 // §6.2: a use on the block's own stream is ignored: free completes at once.
-static void record_own_stream_ignored(void**) {
+static void record_own_stream_ignored(void **)
+{
     auto a = make("2.6");
     const uint64_t p = must_malloc(*a, 5 * MiB, 3);
     EXPECT_OK(a->record_stream(p, 3));
@@ -63,7 +67,8 @@ static void record_own_stream_ignored(void**) {
 
 // §4.11: empty_cache synchronises every stream first, so pending frees complete and their
 // segments are released.
-static void empty_cache_completes_pending(void**) {
+static void empty_cache_completes_pending(void **)
+{
     auto a = make("2.6");
     const uint64_t p = must_malloc(*a, 5 * MiB, 0);
     EXPECT_OK(a->record_stream(p, 1));
@@ -77,10 +82,13 @@ static void empty_cache_completes_pending(void**) {
     must_hold_invariants(*a);
 }
 
-int run_streams_tests(void) {
+int run_streams_tests(void)
+{
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(stream_isolation),          cmocka_unit_test(record_stream_defers_free),
-        cmocka_unit_test(completion_delay_is_configurable), cmocka_unit_test(record_own_stream_ignored),
+        cmocka_unit_test(stream_isolation),
+        cmocka_unit_test(record_stream_defers_free),
+        cmocka_unit_test(completion_delay_is_configurable),
+        cmocka_unit_test(record_own_stream_ignored),
         cmocka_unit_test(empty_cache_completes_pending),
     };
     return cmocka_run_group_tests_name("streams", tests, nullptr, nullptr);

@@ -3,7 +3,8 @@
 
 using namespace simtest;
 
-static void action_names_match_pytorch(void**) {
+static void action_names_match_pytorch(void **)
+{
     EXPECT_STR(to_string(TraceAction::alloc), "alloc");
     EXPECT_STR(to_string(TraceAction::free_requested), "free_requested");
     EXPECT_STR(to_string(TraceAction::free_completed), "free_completed");
@@ -16,7 +17,8 @@ static void action_names_match_pytorch(void**) {
 
 // §13.3: alloc/free carry the requested bytes; segment entries the segment bytes; oom the
 // free device bytes and the rounded size.
-static void entries_carry_spec_sizes(void**) {
+static void entries_carry_spec_sizes(void **)
+{
     auto a = make("2.6", "", 30 * MiB);
     Recorder rec;
     a->set_observer(&rec);
@@ -34,35 +36,38 @@ static void entries_carry_spec_sizes(void**) {
     EXPECT_U64(rec.entries[2].size, 5 * MiB + 100);
     EXPECT_U64(rec.entries[4].addr, p);
     EXPECT_U64(rec.entries[5].addr, 14 * MiB);      // device free
-    EXPECT_U64(rec.entries[5].size, 5 * MiB + 512);  // rounded request
+    EXPECT_U64(rec.entries[5].size, 5 * MiB + 512); // rounded request
 }
 
 struct FixedAddresses : SegmentAddressSource {
     uint64_t next = 0x10000000;
-    uint64_t next_segment_address(uint64_t size, StreamId) override {
+    uint64_t next_segment_address(uint64_t size, StreamId) override
+    {
         const uint64_t a = next;
-        next -= size + 0x1000000;  // descending: the verifier decides, not the simulator
+        next -= size + 0x1000000; // descending: the verifier decides, not the simulator
         return a;
     }
 };
 
 // §13.5: with an address source, segments sit where it says, and best fit follows those
 // addresses.
-static void address_source_decides(void**) {
+static void address_source_decides(void **)
+{
     auto a = make("2.6");
     FixedAddresses src;
     a->set_address_source(&src);
-    const uint64_t p1 = must_malloc(*a, 15 * MiB + 512);  // 16 MiB segment at 0x10000000
-    const uint64_t p2 = must_malloc(*a, 15 * MiB + 512);  // below it
+    const uint64_t p1 = must_malloc(*a, 15 * MiB + 512); // 16 MiB segment at 0x10000000
+    const uint64_t p2 = must_malloc(*a, 15 * MiB + 512); // below it
     EXPECT_U64(p1, 0x10000000);
     EXPECT_U64(p2, 0x10000000 - 16 * MiB - 0x1000000);
     must_free(*a, p1);
     must_free(*a, p2);
-    EXPECT_U64(must_malloc(*a, 15 * MiB + 512), p2);  // lowest address wins the tie
+    EXPECT_U64(must_malloc(*a, 15 * MiB + 512), p2); // lowest address wins the tie
 }
 
 // Synthetic addresses are deterministic and increasing.
-static void synthetic_addresses(void**) {
+static void synthetic_addresses(void **)
+{
     auto a = make("2.6");
     auto b = make("2.6");
     const uint64_t p = must_malloc(*a, 4096);
@@ -70,7 +75,8 @@ static void synthetic_addresses(void**) {
     assert_true(must_malloc(*a, 5 * MiB) > p);
 }
 
-int run_trace_tests(void) {
+int run_trace_tests(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(action_names_match_pytorch),
         cmocka_unit_test(entries_carry_spec_sizes),

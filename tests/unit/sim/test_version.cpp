@@ -3,7 +3,8 @@
 
 using namespace simtest;
 
-static void parses_release_strings(void**) {
+static void parses_release_strings(void **)
+{
     auto v = TorchVersion::parse("1.13.1");
     assert_true(v.ok());
     EXPECT_I64(v.value().major, 1);
@@ -13,8 +14,9 @@ static void parses_release_strings(void**) {
     EXPECT_STR(TorchVersion::parse("2.1.0a0+git1234").value().str(), "2.1");
 }
 
-static void rejects_bad_and_unsupported(void**) {
-    for (const char* s : {"", "2", "two.six", "2.x", "1.12.1", "3.0", "2.6junk"}) {
+static void rejects_bad_and_unsupported(void **)
+{
+    for (const char *s : {"", "2", "two.six", "2.x", "1.12.1", "3.0", "2.6junk"}) {
         auto v = TorchVersion::parse(s);
         if (v.ok()) {
             print_error("'%s' parsed\n", s);
@@ -26,25 +28,29 @@ static void rejects_bad_and_unsupported(void**) {
 }
 
 // §11: one row per difference.
-static void profile_follows_spec_table(void**) {
+static void profile_follows_spec_table(void **)
+{
     const VersionProfile p113 = profile_for(version("1.13"));
     const VersionProfile p20 = profile_for(version("2.0"));
     const VersionProfile p26 = profile_for(version("2.6"));
     const VersionProfile p210 = profile_for(version("2.10"));
     assert_true(p113.roundup_bypass_key && !p20.roundup_bypass_key);
-    assert_true(p113.roundup_d1_returns_size && profile_for(version("2.3")).roundup_d1_returns_size);
+    assert_true(p113.roundup_d1_returns_size &&
+                profile_for(version("2.3")).roundup_d1_returns_size);
     assert_false(profile_for(version("2.4")).roundup_d1_returns_size);
     assert_true(p26.roundup_gt_fills_last_slot && !p210.roundup_gt_fills_last_slot);
     assert_false(p20.expandable_segments);
     assert_true(profile_for(version("2.1")).expandable_segments);
-    assert_true(!profile_for(version("2.5")).max_non_split_rounding_key && p26.max_non_split_rounding_key);
+    assert_true(!profile_for(version("2.5")).max_non_split_rounding_key &&
+                p26.max_non_split_rounding_key);
     assert_true(!p26.max_split_min_inclusive && p210.max_split_min_inclusive);
     assert_true(!p113.requested_bytes && p20.requested_bytes);
     assert_true(!p26.fraction_one_is_unlimited && p210.fraction_one_is_unlimited);
     assert_true(p113.grammar == ConfGrammar::v1_13 && p20.grammar == ConfGrammar::v2);
 }
 
-int run_version_tests(void) {
+int run_version_tests(void)
+{
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_release_strings),
         cmocka_unit_test(rejects_bad_and_unsupported),

@@ -7,7 +7,8 @@
 
 #include <vector>
 
-namespace xmem::test {
+namespace xmem::test
+{
 
 struct ReadOutcome {
     std::vector<xmem::trace::TraceEvent> events;

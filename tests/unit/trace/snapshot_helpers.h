@@ -7,7 +7,8 @@
 
 #include <vector>
 
-namespace xmem::test {
+namespace xmem::test
+{
 
 struct Collect : xmem::trace::SnapshotVisitor {
     std::vector<xmem::trace::SnapshotEvent> events;

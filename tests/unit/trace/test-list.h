@@ -2,21 +2,21 @@
 // line per group. The runner takes a group name; ctest runs each group in its own process.
 #pragma once
 
-#define XMEM_TRACE_CORE_GROUPS(X)                                                                 \
-    X(flat_map)                                                                                   \
-    X(units)                                                                                      \
-    X(compact_reader)                                                                             \
-    X(compact_reader_errors)                                                                      \
-    X(compact_writer)                                                                             \
-    X(snapshot_reader)                                                                            \
-    X(timeline)                                                                                   \
-    X(fuzz_compact)                                                                               \
+#define XMEM_TRACE_CORE_GROUPS(X)                                                                  \
+    X(flat_map)                                                                                    \
+    X(units)                                                                                       \
+    X(compact_reader)                                                                              \
+    X(compact_reader_errors)                                                                       \
+    X(compact_writer)                                                                              \
+    X(snapshot_reader)                                                                             \
+    X(timeline)                                                                                    \
+    X(fuzz_compact)                                                                                \
     X(fuzz_snapshot)
 
 // Groups that need the allocator simulator (built only when xmem_allocator exists).
-#define XMEM_TRACE_SIM_GROUPS(X)                                                                  \
-    X(sim_options)                                                                                \
-    X(segment_check)                                                                              \
+#define XMEM_TRACE_SIM_GROUPS(X)                                                                   \
+    X(sim_options)                                                                                 \
+    X(segment_check)                                                                               \
     X(replay)
 
 #define XMEM_DECLARE_GROUP(name) int run_##name##_tests(void);

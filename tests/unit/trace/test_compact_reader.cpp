@@ -71,7 +71,8 @@ static void exposes_metadata_strings_and_totals(void **)
 
 static void reads_record_stream_empty_cache_and_fraction(void **)
 {
-    ReadOutcome r = read_compact("#xmem-trace 1\nA 7 100 g 0 0\nR 7 3\nX 0.25\nE\nX 1\nX 0\nF 7\nZ 1 1 0\n");
+    ReadOutcome r =
+        read_compact("#xmem-trace 1\nA 7 100 g 0 0\nR 7 3\nX 0.25\nE\nX 1\nX 0\nF 7\nZ 1 1 0\n");
     assert_string_equal(r.error.c_str(), "");
     assert_int_equal(r.events.size(), 7);
     assert_int_equal(r.events[1].kind, EventKind::record_stream);
@@ -86,8 +87,9 @@ static void reads_record_stream_empty_cache_and_fraction(void **)
 
 static void empty_metadata_value_and_large_numbers(void **)
 {
-    ReadOutcome r = read_compact("#xmem-trace 1\nM argv \nA 18446744073709551615 18446744073709551615 g "
-                                 "18446744073709551615 0\nZ 1 0 18446744073709551615\n");
+    ReadOutcome r =
+        read_compact("#xmem-trace 1\nM argv \nA 18446744073709551615 18446744073709551615 g "
+                     "18446744073709551615 0\nZ 1 0 18446744073709551615\n");
     assert_string_equal(r.error.c_str(), "");
     assert_int_equal(r.events[0].id, UINT64_MAX);
     assert_int_equal(r.events[0].stream, UINT64_MAX);

@@ -5,7 +5,8 @@
 
 using namespace xmem::test;
 
-namespace {
+namespace
+{
 
 struct Case {
     const char *trace;
@@ -18,7 +19,8 @@ void expect_error(const std::string &trace, const std::string &expected)
 {
     ReadOutcome r = read_compact(trace);
     if (r.error.empty())
-        print_error("trace read cleanly but should fail with \"%s\":\n%s\n", expected.c_str(), trace.c_str());
+        print_error("trace read cleanly but should fail with \"%s\":\n%s\n", expected.c_str(),
+                    trace.c_str());
     assert_false(r.error.empty());
     assert_contains(r.error, expected);
     assert_true(r.error.rfind("xmem: t.xtrace:", 0) == 0);
@@ -48,7 +50,8 @@ static void rejects_malformed_records(void **)
         {"A x 2 g 0 0\n", ":2: A record: id 'x' is not an unsigned decimal number"},
         {"A 1 -2 g 0 0\n", ":2: A record: bytes '-2' is not an unsigned decimal number"},
         {"A 1 +2 g 0 0\n", ":2: A record: bytes '+2' is not"},
-        {"A 1 18446744073709551616 g 0 0\n", ":2: A record: bytes '18446744073709551616' does not fit in 64 bits"},
+        {"A 1 18446744073709551616 g 0 0\n",
+         ":2: A record: bytes '18446744073709551616' does not fit in 64 bits"},
         {"A 1 0 g 0 0\n", ":2: A record: bytes must be >= 1"},
         {"A 1 2 gpu 0 0\n", ":2: A record: dev 'gpu' must be g (GPU) or h (host)"},
         {"A 1 2 g 0 3\n", ":2: A record: ctx string id 3 is not defined"},
@@ -78,7 +81,8 @@ static void rejects_malformed_records(void **)
         {"K\n", ":2: K record needs a module path and its kernel's geometry"},
         {"K  conv\n", ":2: K record needs a module path"},
         {"Z 1 0\n", ":2: Z record needs 3 fields"},
-        {"A 1 2 g 0 0\nZ 1 0 3\n", ":3: Z totals disagree with the trace: Z says 1 allocs, 0 frees, 3 live bytes; read 1, 0, 2"},
+        {"A 1 2 g 0 0\nZ 1 0 3\n", ":3: Z totals disagree with the trace: Z says 1 allocs, 0 "
+                                   "frees, 3 live bytes; read 1, 0, 2"},
         {"Z 0 0 0\nE\n", ":3: record after the final Z line"},
         {"A 1 2 g 0 0\r\nZ 1 0 2\n", ":2: A record: ctx '0?' is not an unsigned decimal number"},
     };
@@ -96,7 +100,8 @@ static void rejects_truncated_traces(void **)
 
 static void rejects_overlong_lines(void **)
 {
-    expect_error(H + "S 1 " + std::string(5000, 'y') + "\nZ 0 0 0\n", ":2: line longer than 4096 bytes");
+    expect_error(H + "S 1 " + std::string(5000, 'y') + "\nZ 0 0 0\n",
+                 ":2: line longer than 4096 bytes");
     expect_error(H + "S 1 " + std::string(3 << 20, 'y'), ":2: line longer than 4096 bytes");
     // 4096 bytes exactly is allowed.
     std::string line = "S 1 " + std::string(4092, 'y');

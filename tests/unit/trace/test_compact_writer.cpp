@@ -74,15 +74,29 @@ static void keeps_the_first_violation(void **)
         {[](CompactTraceWriter &w) { w.free(1); }, "free of storage id 1 that is not live"},
         {[](CompactTraceWriter &w) { w.record_stream(2, 1); }, "record_stream of storage id 2"},
         {[](CompactTraceWriter &w) { w.alloc(1, 0, Device::gpu); }, "allocation of 0 bytes"},
-        {[](CompactTraceWriter &w) { w.alloc(1, 5, Device::gpu, 0, 4); }, "ctx string id 4 is not defined"},
-        {[](CompactTraceWriter &w) { w.alloc(1, 5, Device::gpu); w.alloc(1, 5, Device::gpu); }, "storage id 1 is already live"},
-        {[](CompactTraceWriter &w) { w.alloc(1, 5, Device::gpu); w.metadata("a", "b"); }, "metadata after the first allocation"},
+        {[](CompactTraceWriter &w) { w.alloc(1, 5, Device::gpu, 0, 4); },
+         "ctx string id 4 is not defined"},
+        {[](CompactTraceWriter &w) {
+             w.alloc(1, 5, Device::gpu);
+             w.alloc(1, 5, Device::gpu);
+         },
+         "storage id 1 is already live"},
+        {[](CompactTraceWriter &w) {
+             w.alloc(1, 5, Device::gpu);
+             w.metadata("a", "b");
+         },
+         "metadata after the first allocation"},
         {[](CompactTraceWriter &w) { w.metadata("A", "b"); }, "metadata key must match"},
-        {[](CompactTraceWriter &w) { w.metadata("a", "b\nc"); }, "metadata value contains a newline"},
+        {[](CompactTraceWriter &w) { w.metadata("a", "b\nc"); },
+         "metadata value contains a newline"},
         {[](CompactTraceWriter &w) { w.string(0, "x"); }, "string id 0 is 0 or defined twice"},
         {[](CompactTraceWriter &w) { w.string(1, "x\n"); }, "string text contains a newline"},
         {[](CompactTraceWriter &w) { w.set_fraction(1.5); }, "memory fraction outside [0, 1]"},
-        {[](CompactTraceWriter &w) { w.iteration(2); w.iteration(2); }, "iteration 2 does not follow 2"},
+        {[](CompactTraceWriter &w) {
+             w.iteration(2);
+             w.iteration(2);
+         },
+         "iteration 2 does not follow 2"},
     };
     for (const Case &c : cases) {
         std::FILE *f = std::tmpfile();
@@ -91,7 +105,8 @@ static void keeps_the_first_violation(void **)
         w.free(99); // a later violation must not replace the first
         auto done = w.finish();
         assert_false(done.ok());
-        assert_contains(done.error().message, std::string("xmem: mem: trace writer: ") + c.expected);
+        assert_contains(done.error().message,
+                        std::string("xmem: mem: trace writer: ") + c.expected);
         std::fclose(f);
     }
 }

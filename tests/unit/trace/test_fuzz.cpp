@@ -14,7 +14,8 @@ using namespace xmem::test;
 using xmem::trace::Device;
 using xmem::trace::Phase;
 
-namespace {
+namespace
+{
 
 std::string valid_compact_trace()
 {
@@ -51,23 +52,29 @@ std::string valid_snapshot()
         std::string addr = std::to_string(139637976727552ULL + 2097152ULL * i);
         s += std::string(i ? "," : "") + "{\"action\": \"segment_alloc\", \"addr\": " + addr +
              ", \"size\": 2097152, \"stream\": 0, \"time_us\": 12.5},"
-             "{\"action\": \"alloc\", \"addr\": " + addr + ", \"size\": " + std::to_string(512 * (i + 1)) +
-             ", \"stream\": 0, \"frames\": [{\"filename\": \"t.py\", \"line\": " + std::to_string(i) +
+             "{\"action\": \"alloc\", \"addr\": " +
+             addr + ", \"size\": " + std::to_string(512 * (i + 1)) +
+             ", \"stream\": 0, \"frames\": [{\"filename\": \"t.py\", \"line\": " +
+             std::to_string(i) +
              ", \"name\": \"f\"}]},"
-             "{\"action\": \"free_requested\", \"addr\": " + addr + ", \"size\": 1, \"stream\": 0}";
+             "{\"action\": \"free_requested\", \"addr\": " +
+             addr + ", \"size\": 1, \"stream\": 0}";
     }
     return s + "]]}";
 }
 
-const char *k_huge[] = {"18446744073709551616", "99999999999999999999999999", "-1", "4294967296",
-                        "1e308", "0", "00000000000000000000001", "18446744073709551615"};
+const char *k_huge[] = {
+    "18446744073709551616",    "99999999999999999999999999", "-1", "4294967296", "1e308", "0",
+    "00000000000000000000001", "18446744073709551615"};
 
 std::string mutate(const std::string &base, std::mt19937_64 &rng)
 {
     std::string s = base;
     auto pos = [&](size_t n) { return n ? rng() % n : 0; };
     switch (rng() % 8) {
-    case 0: s.resize(pos(s.size())); break; // truncation
+    case 0:
+        s.resize(pos(s.size()));
+        break; // truncation
     case 1:
         for (int flips = 1 + rng() % 4; flips > 0; --flips)
             s[pos(s.size())] = static_cast<char>(rng() & 0xff);
@@ -95,8 +102,12 @@ std::string mutate(const std::string &base, std::mt19937_64 &rng)
             s.insert(start, s.substr(start, end - start + 1));
         break;
     }
-    case 5: s.insert(pos(s.size()), 1, "\n \0{}[]\",:"[rng() % 10]); break;
-    case 6: s.erase(pos(s.size()), 1 + rng() % 64); break;
+    case 5:
+        s.insert(pos(s.size()), 1, "\n \0{}[]\",:"[rng() % 10]);
+        break;
+    case 6:
+        s.erase(pos(s.size()), 1 + rng() % 64);
+        break;
     default: { // splice two distant parts together
         size_t a = pos(s.size()), b = pos(s.size());
         s = s.substr(0, std::min(a, b)) + s.substr(std::max(a, b));

@@ -18,7 +18,8 @@ extern "C" {
 #include <cstring>
 #include <string>
 
-namespace xmem::test {
+namespace xmem::test
+{
 
 // A read-only FILE* over a copy of `text`, in memory (fopencookie: no file system work, so
 // the fuzz tests' thousands of inputs stay fast under ASan; empty inputs work too).

@@ -13,11 +13,13 @@ using xmem::cli::ReplayReport;
 using xmem::trace::Device;
 using xmem::trace::Phase;
 
-namespace {
+namespace
+{
 
 constexpr uint64_t MiB = 1 << 20;
 
-std::unique_ptr<xmem::sim::DeviceCachingAllocator> allocator_for(const char *torch, uint64_t capacity = 0)
+std::unique_ptr<xmem::sim::DeviceCachingAllocator> allocator_for(const char *torch,
+                                                                 uint64_t capacity = 0)
 {
     auto version = xmem::sim::TorchVersion::parse(torch);
     assert_true(version.ok());
@@ -141,7 +143,8 @@ static const char *k_snapshot = R"({"device_traces": [[
   {"action": "free_requested", "addr": 1, "size": 8, "stream": 0}
 ]]})";
 
-static ReplayReport replay_snapshot_text(const std::string &json, bool verify, xmem::sim::DeviceCachingAllocator &a)
+static ReplayReport replay_snapshot_text(const std::string &json, bool verify,
+                                         xmem::sim::DeviceCachingAllocator &a)
 {
     std::FILE *f = file_with(json);
     auto r = xmem::cli::replay_snapshot(f, "s.json", {0, verify}, a, nullptr);
@@ -210,7 +213,8 @@ static void snapshot_replay_reports_a_bad_device_index(void **)
     auto r = xmem::cli::replay_snapshot(f, "s.json", {3, false}, *a, nullptr);
     std::fclose(f);
     assert_false(r.ok());
-    assert_contains(r.error().message, "xmem: s.json: --device 3 but the snapshot has 1 device trace(s)");
+    assert_contains(r.error().message,
+                    "xmem: s.json: --device 3 but the snapshot has 1 device trace(s)");
 }
 
 int run_replay_tests(void)

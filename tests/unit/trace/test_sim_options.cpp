@@ -25,8 +25,9 @@ static std::string parse_error(std::vector<std::string> args)
 
 static void parses_every_option(void **)
 {
-    SimOptions o = parse_ok({"--torch", "1.13", "--alloc-conf=max_split_size_mb:128", "--capacity",
-                             "40GiB", "--json", "--timeline", "t.html", "--verify", "--device=1", "x.json"});
+    SimOptions o =
+        parse_ok({"--torch", "1.13", "--alloc-conf=max_split_size_mb:128", "--capacity", "40GiB",
+                  "--json", "--timeline", "t.html", "--verify", "--device=1", "x.json"});
     assert_string_equal(o.torch->c_str(), "1.13");
     assert_string_equal(o.alloc_conf.c_str(), "max_split_size_mb:128");
     assert_int_equal(*o.capacity, 40ULL << 30);

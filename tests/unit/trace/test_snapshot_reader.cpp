@@ -62,24 +62,33 @@ static void reports_shape_errors_with_the_entry_index(void **)
         const char *expected;
     };
     const Case cases[] = {
-        {"[]", "xmem: s.json: the snapshot is a JSON list, not an object: this looks like a torch 1.13"},
+        {"[]",
+         "xmem: s.json: the snapshot is a JSON list, not an object: this looks like a torch 1.13"},
         {"42", "the snapshot is not a JSON object"},
         {R"({"segments": []})", "the snapshot has no 'device_traces'"},
         {R"({"device_traces": {}})", "'device_traces' is an object"},
         {R"({"device_traces": [{}]})", "device_traces[0] is an object, expected a list"},
         {R"({"device_traces": [3]})", "device_traces holds a number"},
         {R"({"device_traces": [[[]]]})", "device_traces[0][0]: entry is a list"},
-        {R"({"device_traces": [[{"addr": 1, "size": 2}]]})", "device_traces[0][0]: entry has no 'action'"},
-        {R"({"device_traces": [[{"action": "alloc", "size": 2}]]})", "device_traces[0][0]: alloc entry has no 'addr'"},
-        {R"({"device_traces": [[{"action": "free_requested", "addr": 2}]]})", "free_requested entry has no 'size'"},
-        {R"({"device_traces": [[{"action": "malloc", "addr": 1, "size": 2}]]})", "device_traces[0][0]: unknown action 'malloc'"},
+        {R"({"device_traces": [[{"addr": 1, "size": 2}]]})",
+         "device_traces[0][0]: entry has no 'action'"},
+        {R"({"device_traces": [[{"action": "alloc", "size": 2}]]})",
+         "device_traces[0][0]: alloc entry has no 'addr'"},
+        {R"({"device_traces": [[{"action": "free_requested", "addr": 2}]]})",
+         "free_requested entry has no 'size'"},
+        {R"({"device_traces": [[{"action": "malloc", "addr": 1, "size": 2}]]})",
+         "device_traces[0][0]: unknown action 'malloc'"},
         {R"({"device_traces": [[{"action": "oom", "size": 2}, {"action": "alloc", "addr": -1, "size": 2}]])",
          "device_traces[0][1]: 'addr' is a negative number"},
-        {R"({"device_traces": [[{"action": "alloc", "addr": 1.5, "size": 2}]]})", "'addr' is a fractional number"},
-        {R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": "2"}]]})", "'size' is a string"},
+        {R"({"device_traces": [[{"action": "alloc", "addr": 1.5, "size": 2}]]})",
+         "'addr' is a fractional number"},
+        {R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": "2"}]]})",
+         "'size' is a string"},
         {R"({"device_traces": [[{"action": 3, "addr": 1, "size": 2}]]})", "'action' is a number"},
-        {R"({"device_traces": [[{"action": "alloc", "addr": [1], "size": 2}]]})", "'addr' is a container"},
-        {R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 1e30}]]})", "'size' is a fractional number"},
+        {R"({"device_traces": [[{"action": "alloc", "addr": [1], "size": 2}]]})",
+         "'addr' is a container"},
+        {R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 1e30}]]})",
+         "'size' is a fractional number"},
     };
     for (const Case &c : cases) {
         SnapshotOutcome r = read_snapshot_text(c.json);
@@ -90,7 +99,8 @@ static void reports_shape_errors_with_the_entry_index(void **)
 
 static void reports_syntax_errors_with_the_byte_offset(void **)
 {
-    SnapshotOutcome r = read_snapshot_text(R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 2}]])");
+    SnapshotOutcome r =
+        read_snapshot_text(R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": 2}]])");
     // 63 bytes of input: the missing '}' is found at byte 64, the end of input (1-based).
     assert_contains(r.error, "xmem: s.json: byte 64: malformed JSON");
     assert_int_equal(r.events.size(), 1); // entries before the damage were delivered
@@ -114,8 +124,10 @@ static void visitor_error_stops_the_read(void **)
 static void deep_nesting_in_skipped_members_is_fine(void **)
 {
     std::string deep = std::string(20000, '[') + std::string(20000, ']');
-    SnapshotOutcome r = read_snapshot_text("{\"segments\": " + deep + ", \"device_traces\": [[{\"action\": "
-                                           "\"alloc\", \"addr\": 1, \"size\": 2, \"frames\": " + deep + "}]]}");
+    SnapshotOutcome r = read_snapshot_text("{\"segments\": " + deep +
+                                           ", \"device_traces\": [[{\"action\": "
+                                           "\"alloc\", \"addr\": 1, \"size\": 2, \"frames\": " +
+                                           deep + "}]]}");
     assert_string_equal(r.error.c_str(), "");
     assert_int_equal(r.events.size(), 1);
 }

@@ -66,7 +66,7 @@ static void markers_are_capped_dropping_phases_first(void **)
     t.mark(1, MarkerKind::iteration, "iteration 1");
     t.mark(2, MarkerKind::phase, "forward");
     t.mark(3, MarkerKind::phase, "backward");
-    t.mark(4, MarkerKind::phase, "optimizer"); // full: a phase is dropped
+    t.mark(4, MarkerKind::phase, "optimizer");       // full: a phase is dropped
     t.mark(5, MarkerKind::iteration, "iteration 2"); // full: evicts the latest phase
     assert_int_equal(t.markers().size(), 4);
     assert_int_equal(t.markers_dropped(), 2);
