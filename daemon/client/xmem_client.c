@@ -6,19 +6,11 @@
 #include "xmem_client.h"
 #include "xmem_client_io.h"
 #include "xmem_proto.h"
+#include "contract/outcomes.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Outcome numbers the client needs to tell apart (docs/outcomes.md; never renumbered). */
-enum {
-    OUTCOME_ESTIMATED = 0,
-    OUTCOME_BUSY = 1,
-    OUTCOME_EXCEEDS_GPU = 22,
-    OUTCOME_RECORDED = 30,
-    OUTCOME_ANSWERED = 31,
-};
 
 /* Environment variables that change what a profile sees; the daemon re-filters anyway. */
 static const char *const relevant_env[] = {"PATH",
@@ -174,9 +166,9 @@ int xmem_client_estimate(const char *socket_path, int deadline_ms,
     if (rc < 0)
         goto out;
     fill_result(o, res);
-    if (res->outcome == OUTCOME_ESTIMATED || res->outcome == OUTCOME_EXCEEDS_GPU) {
+    if (res->outcome == XMEM_OUTCOME_estimated || res->outcome == XMEM_OUTCOME_exceeds_gpu) {
         rc = XMEM_CLIENT_OK;
-    } else if (res->outcome == OUTCOME_BUSY) {
+    } else if (res->outcome == XMEM_OUTCOME_busy) {
         xmem__seterr(err, errlen, "%s", res->message);
         rc = XMEM_CLIENT_EBUSY;
     } else {
@@ -199,12 +191,12 @@ static int simple_call(const char *socket_path, int deadline_ms, uint16_t type, 
     int rc = xmem__exchange(socket_path, deadline_ms, type, text, len, &reply, err, errlen);
     if (rc == 0) {
         rc = parse_reply(socket_path, reply, reply_obj, err, errlen);
-        if (rc == OUTCOME_RECORDED || rc == OUTCOME_ANSWERED) {
+        if (rc == XMEM_OUTCOME_recorded || rc == XMEM_OUTCOME_answered) {
             rc = 0;
         } else if (rc >= 0) {
             const char *msg = get_str(*reply_obj, "message");
             xmem__seterr(err, errlen, "%s", msg && *msg ? msg : "xmem: xmemd refused the request");
-            rc = rc == OUTCOME_BUSY ? XMEM_CLIENT_EBUSY : XMEM_CLIENT_EREFUSED;
+            rc = rc == XMEM_OUTCOME_busy ? XMEM_CLIENT_EBUSY : XMEM_CLIENT_EREFUSED;
         }
     }
     free(reply);

@@ -11,7 +11,7 @@ std::string_view outcome_name(Outcome o)
 #define X(num, name, text)                                                                         \
     case Outcome::name:                                                                            \
         return #name;
-        XMEMD_OUTCOMES(X)
+        XMEM_OUTCOMES(X)
 #undef X
     }
     return "unknown";
@@ -23,7 +23,7 @@ std::string_view outcome_text(Outcome o)
 #define X(num, name, text)                                                                         \
     case Outcome::name:                                                                            \
         return text;
-        XMEMD_OUTCOMES(X)
+        XMEM_OUTCOMES(X)
 #undef X
     }
     return "unknown outcome";
@@ -33,7 +33,7 @@ const Outcome *outcome_all(int *count)
 {
     static const Outcome all[] = {
 #define X(num, name, text) Outcome::name,
-        XMEMD_OUTCOMES(X)
+        XMEM_OUTCOMES(X)
 #undef X
     };
     *count = static_cast<int>(sizeof(all) / sizeof(all[0]));
@@ -43,7 +43,7 @@ const Outcome *outcome_all(int *count)
 bool outcome_is_profile_failure(Outcome o)
 {
     int n = static_cast<int>(o);
-    return n >= 10 && n <= 18;
+    return n >= XMEM_OUTCOME_profile_timeout && n <= XMEM_OUTCOME_spawn_failed;
 }
 
 } // namespace xmem::server
