@@ -48,7 +48,7 @@ DeviceCachingAllocator::DeviceCachingAllocator(AllocatorConfig cfg)
 
 DeviceCachingAllocator::~DeviceCachingAllocator() = default;
 
-// malloc (1.13 → newest): a fallback chain of named steps (spec §15.2).
+// malloc (1.13 → newest): a fallback chain of named steps (allocator.md 15.2).
 MallocResult DeviceCachingAllocator::malloc(uint64_t orig_size, StreamId stream)
 {
     if (orig_size == 0)
@@ -63,8 +63,8 @@ MallocResult DeviceCachingAllocator::malloc(uint64_t orig_size, StreamId stream)
     BlockPool &pool = get_pool(size);
     AllocParams params{stream, size, &pool, get_allocation_size(size)};
 
-    // First, try to get a block from the existing pool (free-memory callbacks, §4.6, are
-    // CUDA-IPC only and never fire in a simulation).
+    // First, try to get a block from the existing pool (free-memory callbacks, allocator.md 4.6,
+    // are CUDA-IPC only and never fire in a simulation).
     bool block_found = get_free_block(params);
     if (!block_found) {
         if (gc_enabled())
@@ -80,8 +80,8 @@ MallocResult DeviceCachingAllocator::malloc(uint64_t orig_size, StreamId stream)
     return alloc_found_block(params, orig_size);
 }
 
-// process_events (1.13 → newest, §4.1): deferred frees whose stream uses have finished —
-// modelled as "by the event_completion_delay-th malloc after the free" — go back to the pool.
+// process_events (1.13 → newest, allocator.md 4.1): deferred frees whose stream uses have finished
+// — modelled as "by the event_completion_delay-th malloc after the free" — go back to the pool.
 void DeviceCachingAllocator::process_events()
 {
     while (!m_pending_frees.empty() && m_pending_frees.front().due <= m_malloc_count) {
@@ -97,7 +97,7 @@ size_t DeviceCachingAllocator::round_size(size_t size) const
     return xmem::sim::round_size(size, m_cfg, m_profile);
 }
 
-// get_pool (1.13 → newest, §4.3): no CUDA-graph private pools in a simulation.
+// get_pool (1.13 → newest, allocator.md 4.3): no CUDA-graph private pools in a simulation.
 BlockPool &DeviceCachingAllocator::get_pool(size_t size)
 {
     return size <= kSmallSize ? m_small_blocks : m_large_blocks;
@@ -108,12 +108,13 @@ size_t DeviceCachingAllocator::get_allocation_size(size_t size) const
     return xmem::sim::get_allocation_size(size, m_cfg);
 }
 
-// get_free_block (1.13 → newest, §4.5): best fit within the stream, then the oversize rules.
+// get_free_block (1.13 → newest, allocator.md 4.5): best fit within the stream, then the oversize
+// rules.
 bool DeviceCachingAllocator::get_free_block(AllocParams &p)
 {
     BlockPool &pool = *p.pool;
     if (gc_enabled())
-        ++pool.get_free_blocks_call_count; // GC age clock (§4.7)
+        ++pool.get_free_blocks_call_count; // GC age clock (allocator.md 4.7)
     auto it = pool.blocks.lower_bound(FreeKey{p.stream, p.size, 0, nullptr});
     if (it == pool.blocks.end() || it->stream != p.stream)
         return false;
@@ -144,7 +145,7 @@ bool DeviceCachingAllocator::get_free_block(AllocParams &p)
     return true;
 }
 
-// should_split (1.13 → newest, §4.13).
+// should_split (1.13 → newest, allocator.md 4.13).
 bool DeviceCachingAllocator::should_split(const Block *block, size_t size) const
 {
     const size_t remaining = block->size - size;
@@ -154,14 +155,14 @@ bool DeviceCachingAllocator::should_split(const Block *block, size_t size) const
 }
 
 // alloc_found_block (2.x name; inline in 1.13's malloc, same steps): split off the tail if
-// worth keeping (§4.14), then count the allocation (§4.15).
+// worth keeping (allocator.md 4.14), then count the allocation (allocator.md 4.15).
 MallocResult DeviceCachingAllocator::alloc_found_block(AllocParams &p, uint64_t orig_size)
 {
     BlockPool &pool = *p.pool;
     Block *block = p.block;
     const StatType pool_type = p.stat_type();
     const bool already_split = block->is_split();
-    // 2.x leaves expandable blocks out of inactive_split (§4.14).
+    // 2.x leaves expandable blocks out of inactive_split (allocator.md 4.14).
     const bool track_split = block->expandable_segment == nullptr;
     if (should_split(block, p.size)) {
         Block *remaining = block;
@@ -202,7 +203,7 @@ MallocResult DeviceCachingAllocator::alloc_found_block(AllocParams &p, uint64_t 
     return MallocResult{true, block->ptr, block->size, orig_size, p.alloc_size, {}};
 }
 
-// free (1.13 → newest, §5): allocated_bytes drops now, even if the block must wait for
+// free (1.13 → newest, allocator.md 5): allocated_bytes drops now, even if the block must wait for
 // other streams before it returns to the pool.
 Result<void> DeviceCachingAllocator::free(uint64_t ptr)
 {
@@ -228,7 +229,7 @@ Result<void> DeviceCachingAllocator::free(uint64_t ptr)
     return Result<void>::success();
 }
 
-// insert_events (1.13 → newest, §5.2): one event per other stream that used the block.
+// insert_events (1.13 → newest, allocator.md 5.2): one event per other stream that used the block.
 void DeviceCachingAllocator::insert_events(Block *block)
 {
     block->event_count += static_cast<uint32_t>(block->stream_uses.size());
@@ -236,7 +237,7 @@ void DeviceCachingAllocator::insert_events(Block *block)
     m_pending_frees.push_back(PendingFree{block, m_malloc_count + m_cfg.event_completion_delay});
 }
 
-// recordStream (1.13 → newest, §6.2): a use on the block's own stream changes nothing.
+// recordStream (1.13 → newest, allocator.md 6.2): a use on the block's own stream changes nothing.
 Result<void> DeviceCachingAllocator::record_stream(uint64_t ptr, StreamId stream)
 {
     Block *block = m_active_blocks.find(ptr);
@@ -252,7 +253,7 @@ Result<void> DeviceCachingAllocator::record_stream(uint64_t ptr, StreamId stream
     return Result<void>::success();
 }
 
-// free_block (1.13 → newest, §5.3): merge with free neighbours and return to the pool.
+// free_block (1.13 → newest, allocator.md 5.3): merge with free neighbours and return to the pool.
 void DeviceCachingAllocator::free_block(Block *block)
 {
     trace(TraceAction::free_completed, block->ptr, block->requested_size, block->stream);
@@ -322,7 +323,7 @@ void DeviceCachingAllocator::empty_cache()
     release_cached_blocks();
 }
 
-// setMemoryFraction (§8): 1.13–2.8 set a sticky flag even for 1.0; newest treats 1.0 as
+// setMemoryFraction (allocator.md 8): 1.13–2.8 set a sticky flag even for 1.0; newest treats 1.0 as
 // "no limit" (and so no GC). With an unlimited device model the limit is unlimited too.
 Result<void> DeviceCachingAllocator::set_memory_fraction(double f)
 {
@@ -342,7 +343,7 @@ Result<void> DeviceCachingAllocator::set_memory_fraction(double f)
     return Result<void>::success();
 }
 
-// GC runs only with a threshold and a fraction (§4.7).
+// GC runs only with a threshold and a fraction (allocator.md 4.7).
 bool DeviceCachingAllocator::gc_enabled() const
 {
     return m_set_fraction && m_cfg.garbage_collection_threshold > 0.0;

@@ -1,21 +1,21 @@
 // DeviceCachingAllocator: a step-by-step simulation of PyTorch's CUDA caching allocator
 // (c10/cuda/CUDACachingAllocator.cpp) for one device, for releases 1.13 through the newest.
 //
-// The policy, in short (allocator-spec, section numbers in brackets):
+// The policy, in short (rule numbers of docs/allocator.md in brackets):
 //  * Requests are rounded to 512 B multiples, or to power-of-two divisions when configured
-//    [§4.2]. Rounded sizes <= 1 MiB come from the small pool, larger ones from the large
-//    pool [§4.3].
+//    [4.2]. Rounded sizes <= 1 MiB come from the small pool, larger ones from the large
+//    pool [4.3].
 //  * Each pool keeps its free blocks ordered by (stream, size, address); a request takes the
-//    smallest free block of its own stream that fits [§4.5]. Blocks of other streams are
-//    never used [§6.1].
+//    smallest free block of its own stream that fits [4.5]. Blocks of other streams are
+//    never used [6.1].
 //  * Failing that, the allocator cudaMallocs a segment: 2 MiB for small requests, 20 MiB for
-//    1–10 MiB, the request rounded to 2 MiB above that [§4.4]; with expandable segments it
-//    maps pages of a growing address range instead [§7].
-//  * If the device (or the per-process fraction [§8]) is full it frees cached segments in
-//    three escalating steps and retries; only then is it out of memory [§4.7–§4.12].
-//  * A block larger than needed is split when the tail is worth keeping [§4.13]; a freed
-//    block merges with free neighbours [§5.3]. Memory returns to CUDA only through
-//    garbage collection, release of oversize blocks, or empty_cache [§5.4].
+//    1–10 MiB, the request rounded to 2 MiB above that [4.4]; with expandable segments it
+//    maps pages of a growing address range instead [7].
+//  * If the device (or the per-process fraction [8]) is full it frees cached segments in
+//    three escalating steps and retries; only then is it out of memory [4.7–4.12].
+//  * A block larger than needed is split when the tail is worth keeping [4.13]; a freed
+//    block merges with free neighbours [5.3]. Memory returns to CUDA only through
+//    garbage collection, release of oversize blocks, or empty_cache [5.4].
 //
 // No globals, no locks: one object per simulated device, configured by value.
 // Memory use is proportional to the live blocks, never to the number of calls.
@@ -44,7 +44,7 @@ struct MallocResult {
     uint64_t block_size = 0;     // bytes counted in allocated_bytes (rounded + unsplit slack)
     uint64_t requested_size = 0; // the size asked for
     uint64_t alloc_size = 0;     // segment size the allocator needed (what an OOM reports)
-    std::string oom_message;     // PyTorch's message for this release (§4.12), on OOM
+    std::string oom_message;     // PyTorch's message for this release (allocator.md 4.12), on OOM
 };
 
 class DeviceCachingAllocator
@@ -57,20 +57,20 @@ class DeviceCachingAllocator
     DeviceCachingAllocator &operator=(const DeviceCachingAllocator &) = delete;
 
     // size 0 returns ok with ptr 0 and touches nothing (allocate(0) never reaches PyTorch's
-    // allocator). On OOM the state is what PyTorch leaves: the cache released (§4.12).
+    // allocator). On OOM the state is what PyTorch leaves: the cache released (allocator.md 4.12).
     MallocResult malloc(uint64_t size, StreamId stream = 0);
     // ptr from a successful malloc (0 is a no-op); anything else fails and changes nothing.
     Result<void> free(uint64_t ptr);
     // The block at ptr was used on `stream`: its free is deferred until that use completes
-    // (§6.2). Fails for a pointer that is not allocated.
+    // (allocator.md 6.2). Fails for a pointer that is not allocated.
     Result<void> record_stream(uint64_t ptr, StreamId stream);
-    void empty_cache();                         // §9 = release_cached_blocks
-    Result<void> set_memory_fraction(double f); // §8, 0 <= f <= 1
+    void empty_cache();                         // allocator.md 9 = release_cached_blocks
+    Result<void> set_memory_fraction(double f); // allocator.md 8, 0 <= f <= 1
     void reset_peak_stats();
 
     const DeviceStats &stats() const { return m_stats; }
     const AllocatorConfig &config() const { return m_cfg; }
-    // Bytes obtained from CUDA (reserved incl. mapped expandable pages) (§3.6).
+    // Bytes obtained from CUDA (reserved incl. mapped expandable pages) (allocator.md 3.6).
     uint64_t total_allocated_memory() const { return m_total_allocated_memory; }
 
     void set_observer(TraceObserver *observer) { m_observer = observer; } // nullptr = none
@@ -132,7 +132,7 @@ class DeviceCachingAllocator
     uint64_t m_total_allocated_memory = 0;
     bool m_set_fraction = false;
     uint64_t m_allowed_memory_maximum = 0;
-    uint64_t m_malloc_count = 0; // clock for deferred frees (§4.1)
+    uint64_t m_malloc_count = 0; // clock for deferred frees (allocator.md 4.1)
     uint64_t m_next_address;     // synthetic segment addresses
     TraceObserver *m_observer = nullptr;
     SegmentAddressSource *m_address_source = nullptr;

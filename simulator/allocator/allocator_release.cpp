@@ -1,5 +1,5 @@
 // Returning memory to CUDA: new segments (alloc_block), garbage collection, release of
-// oversize blocks and the full cache flush (allocator-spec §4.7–§4.11).
+// oversize blocks and the full cache flush (allocator.md 4.7–4.11).
 #include <vector>
 
 #include "allocator/allocator.h"
@@ -9,7 +9,7 @@
 namespace xmem::sim
 {
 
-// alloc_block (1.13 → newest, §4.8): the fraction limit first, then expandable mapping
+// alloc_block (1.13 → newest, allocator.md 4.8): the fraction limit first, then expandable mapping
 // (2.1+) or a cudaMalloc that succeeds iff the device model has room.
 bool DeviceCachingAllocator::alloc_block(AllocParams &p, bool is_retry)
 {
@@ -36,7 +36,7 @@ bool DeviceCachingAllocator::alloc_block(AllocParams &p, bool is_retry)
     return true;
 }
 
-// garbage_collect_cached_blocks (1.13 → newest, §4.7): free whole, non-expandable large
+// garbage_collect_cached_blocks (1.13 → newest, allocator.md 4.7): free whole, non-expandable large
 // segments whose age is at least the average, sweep after sweep, until enough is reclaimed.
 void DeviceCachingAllocator::garbage_collect_cached_blocks()
 {
@@ -82,7 +82,7 @@ void DeviceCachingAllocator::garbage_collect_cached_blocks()
     }
 }
 
-// release_available_cached_blocks (1.13 → newest, §4.10): only with max_split_size set.
+// release_available_cached_blocks (1.13 → newest, allocator.md 4.10): only with max_split_size set.
 // Frees one large-enough oversize block, else the largest ones below the key until enough
 // is freed; blocks freed before a "false" stay freed. Expandable blocks are skipped (2.5+;
 // earlier 2.x would cudaFree a mapped range, which the simulator does not imitate).
@@ -119,8 +119,8 @@ bool DeviceCachingAllocator::release_available_cached_blocks(const AllocParams &
     return total_released >= key_size;
 }
 
-// release_cached_blocks (1.13 → newest, §4.11) = empty_cache: complete every pending free,
-// then cudaFree every whole free segment (and unmap free expandable pages) of both pools.
+// release_cached_blocks (1.13 → newest, allocator.md 4.11) = empty_cache: complete every pending
+// free, then cudaFree every whole free segment (and unmap free expandable pages) of both pools.
 bool DeviceCachingAllocator::release_cached_blocks()
 {
     synchronize_and_free_events();

@@ -1,6 +1,6 @@
-// Block, BlockPool, AllocParams: the caching allocator's data model (allocator-spec §3).
+// Block, BlockPool, AllocParams: the caching allocator's data model (allocator.md 3).
 // A segment is a doubly linked list of Blocks covering it; a pool's ordered set holds only
-// its free, event-free, mapped blocks (§3.4). Blocks come from a BlockArena and are
+// its free, event-free, mapped blocks (allocator.md 3.4). Blocks come from a BlockArena and are
 // recycled, so steady-state malloc/free does no heap allocation.
 #pragma once
 
@@ -22,19 +22,19 @@ struct ExpandableSegment;
 struct Block {
     uint64_t ptr = 0;
     uint64_t size = 0;
-    uint64_t requested_size = 0; // what the caller asked for (§3.3, 2.0+ stat)
+    uint64_t requested_size = 0; // what the caller asked for (allocator.md 3.3, 2.0+ stat)
     StreamId stream = 0;         // allocation stream, never changes
     BlockPool *pool = nullptr;
     Block *prev = nullptr; // neighbours in the segment
     Block *next = nullptr;
     ExpandableSegment *expandable_segment = nullptr; // 2.1+; null for cudaMalloc segments
-    uint64_t gc_count_base = 0; // pool call counter when it entered the free set (§4.7)
-    uint32_t event_count = 0;   // outstanding stream-use events (§5.2)
+    uint64_t gc_count_base = 0; // pool call counter when it entered the free set (allocator.md 4.7)
+    uint32_t event_count = 0;   // outstanding stream-use events (allocator.md 5.2)
     bool allocated = false;
     bool mapped = true;                // false only for unmapped expandable ranges
-    std::vector<StreamId> stream_uses; // other streams that used it (§6.2); tiny
+    std::vector<StreamId> stream_uses; // other streams that used it (allocator.md 6.2); tiny
 
-    bool is_split() const { return prev != nullptr || next != nullptr; } // §3.5
+    bool is_split() const { return prev != nullptr || next != nullptr; } // allocator.md 3.5
 };
 
 // The set stores the ordering key next to the Block pointer so comparisons do not chase
@@ -45,7 +45,8 @@ struct FreeKey {
     uint64_t ptr;
     Block *block;
 };
-// BlockComparatorSize: (stream, size, address) — best fit, ties by lowest address (§3.4).
+// BlockComparatorSize: (stream, size, address) — best fit, ties by lowest address
+// (allocator.md 3.4).
 struct BlockComparatorSize {
     bool operator()(const FreeKey &a, const FreeKey &b) const
     {
@@ -56,7 +57,8 @@ struct BlockComparatorSize {
         return a.ptr < b.ptr;
     }
 };
-// BlockComparatorAddress: (stream, address) — for unmapped expandable ranges (§3.4, 2.1+).
+// BlockComparatorAddress: (stream, address) — for unmapped expandable ranges
+// (allocator.md 3.4, 2.1+).
 struct BlockComparatorAddress {
     bool operator()(const FreeKey &a, const FreeKey &b) const
     {
@@ -80,7 +82,7 @@ struct BlockPool {
     {
     }
 
-    // 2.x insert_into_blocks: the block's GC age starts now (§4.7).
+    // 2.x insert_into_blocks: the block's GC age starts now (allocator.md 4.7).
     void insert_into_blocks(Block *b)
     {
         b->gc_count_base = get_free_blocks_call_count;
@@ -96,7 +98,7 @@ struct BlockPool {
     StatType stat_type() const { return is_small ? StatType::small_pool : StatType::large_pool; }
 };
 
-// One reserved virtual-address range that grows by mapping pages (§7.1, 2.1+).
+// One reserved virtual-address range that grows by mapping pages (allocator.md 7.1, 2.1+).
 struct ExpandableSegment {
     uint64_t base;
     uint64_t size;      // reserved VA bytes (whole pages)
@@ -107,14 +109,14 @@ struct ExpandableSegment {
 // The parameters of one malloc as they travel through the fallback chain.
 struct AllocParams {
     StreamId stream;
-    size_t size; // rounded request (§4.2)
+    size_t size; // rounded request (allocator.md 4.2)
     BlockPool *pool;
-    size_t alloc_size; // segment size if a new one is needed (§4.4)
+    size_t alloc_size; // segment size if a new one is needed (allocator.md 4.4)
     Block *block = nullptr;
     StatType stat_type() const { return pool->stat_type(); }
 };
 
-// A free waiting for record_stream uses to finish (§5.2), done at malloc number `due`.
+// A free waiting for record_stream uses to finish (allocator.md 5.2), done at malloc number `due`.
 struct PendingFree {
     Block *block;
     uint64_t due;

@@ -1,5 +1,5 @@
 // AllocatorConfig::parse: PYTORCH_CUDA_ALLOC_CONF, one handler per key, driven by a table
-// that also says which releases know the key (allocator-spec §2).
+// that also says which releases know the key (allocator.md 2).
 #include "allocator/config.h"
 
 #include <algorithm>
@@ -48,8 +48,9 @@ Result<void> read_megabytes(ParseState &s, uint64_t *out)
     return Result<void>::success();
 }
 
-// max_split_size_mb and max_non_split_rounding_mb share PyTorch's lower bound (§2.2, §2.3):
-// > 20 up to 2.6, >= 20 in the newest releases. Values are clamped so N·MiB cannot overflow.
+// max_split_size_mb and max_non_split_rounding_mb share PyTorch's lower bound
+// (allocator.md 2.2, 2.3): > 20 up to 2.6, >= 20 in the newest releases. Values are clamped so
+// N·MiB cannot overflow.
 Result<void> read_split_megabytes(ParseState &s, size_t *out)
 {
     uint64_t mb = 0;
@@ -120,7 +121,7 @@ Result<void> on_backend(ParseState &s)
     return fail(s, "expected native or cudaMallocAsync (got '" + v + "')");
 }
 
-// Keys that do not change device-memory accounting: validated, then ignored (§2.3).
+// Keys that do not change device-memory accounting: validated, then ignored (allocator.md 2.3).
 Result<void> on_ignored_bool(ParseState &s)
 {
     bool unused = false;
@@ -159,7 +160,7 @@ Result<void> on_large_segment_size(ParseState &s)
     return Result<void>::success();
 }
 
-// roundup_power2_divisions:D fills every slot; 2.x also takes [B1:D1,...,>:Dn] (§2.3).
+// roundup_power2_divisions:D fills every slot; 2.x also takes [B1:D1,...,>:Dn] (allocator.md 2.3).
 Result<void> read_divisions(ParseState &s, bool zero_allowed, uint64_t *out)
 {
     const std::string v = s.cur.take();
@@ -183,7 +184,7 @@ Result<void> read_interval_list(ParseState &s)
             return r;
         if (interval == ">") {
             // 2.0–2.8 fill from the last listed slot itself, overwriting it; newest from the
-            // slot after it (§2.3, §11).
+            // slot after it (allocator.md 2.3, 11).
             const size_t from = s.profile.roundup_gt_fills_last_slot ? last_index : last_index + 1;
             for (size_t i = from; i < slots.size(); ++i)
                 slots[i] = divisions;

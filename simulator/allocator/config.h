@@ -1,7 +1,7 @@
 // AllocatorConfig: everything that steers the simulated allocator, passed in by value.
-// parse() reads PYTORCH_CUDA_ALLOC_CONF with the grammar of the chosen release (spec §2.2
-// for 1.13, §2.3 for 2.x); the device model (capacity, memory used outside the allocator,
-// per-process fraction) is set by the caller.
+// parse() reads PYTORCH_CUDA_ALLOC_CONF with the grammar of the chosen release (allocator.md 2.2
+// for 1.13, allocator.md 2.3 for 2.x); the device model (capacity, memory used outside the
+// allocator, per-process fraction) is set by the caller.
 #pragma once
 
 #include <array>
@@ -19,21 +19,21 @@ namespace xmem::sim
 
 struct AllocatorConfig {
     TorchVersion torch;
-    // max_split_size_mb in bytes; kUnlimited = not set (§2.2).
+    // max_split_size_mb in bytes; kUnlimited = not set (allocator.md 2.2).
     size_t max_split_size = kUnlimited;
-    // max_non_split_rounding_mb in bytes (2.6+); 1.13–2.5 use kLargeBuffer (§4.5).
+    // max_non_split_rounding_mb in bytes (2.6+); 1.13–2.5 use kLargeBuffer (allocator.md 4.5).
     size_t max_non_split_rounding = kLargeBuffer;
-    // Divisions per size interval (§2.3). 1.13 has one value: all 16 slots hold it.
+    // Divisions per size interval (allocator.md 2.3). 1.13 has one value: all 16 slots hold it.
     std::array<size_t, kRoundUpPowerOfTwoIntervals> roundup_power2_divisions{};
     // roundup_bypass_threshold_mb in bytes (1.13 only); kUnlimited = not set.
     size_t roundup_bypass_threshold = kUnlimited;
-    double garbage_collection_threshold = 0.0; // 0 = off (§4.7)
-    bool expandable_segments = false;          // 2.1+ (§7)
+    double garbage_collection_threshold = 0.0; // 0 = off (allocator.md 4.7)
+    bool expandable_segments = false;          // 2.1+ (allocator.md 7)
     // large_segment_size_mb in bytes (newest, PR #172056): 1–10 MiB segment size and
     // large expandable page; kLargeBuffer elsewhere.
     size_t large_segment_size = kLargeBuffer;
 
-    // Device model (§4.8): cudaMalloc succeeds iff
+    // Device model (allocator.md 4.8): cudaMalloc succeeds iff
     // device_used_outside_bytes + total_allocated_memory + alloc_size <= device_total_bytes.
     uint64_t device_total_bytes = 0;        // 0 = unlimited
     uint64_t device_used_outside_bytes = 0; // CUDA context, NCCL, other libraries
@@ -41,7 +41,8 @@ struct AllocatorConfig {
     std::optional<double> memory_fraction;
 
     // Simulator setting, not a PyTorch key: a free deferred by record_stream completes at
-    // the process_events of the N-th malloc after it (§4.1, "the GPU finished by then").
+    // the process_events of the N-th malloc after it (allocator.md 4.1, "the GPU finished by
+    // then").
     uint32_t event_completion_delay = 1;
 
     // Defaults of release v overlaid with alloc_conf ("" = defaults). Unknown keys and bad

@@ -1,4 +1,4 @@
-// Tokenisers for PYTORCH_CUDA_ALLOC_CONF (allocator-spec §2.2, §2.3) and the small value
+// Tokenisers for PYTORCH_CUDA_ALLOC_CONF (allocator.md 2.2, 2.3) and the small value
 // readers the key handlers share. Internal to config.cpp.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Expandable segments (2.1+, allocator-spec §7): one reserved address range per new
+// Expandable segments (2.1+, allocator.md 7): one reserved address range per new
 // segment, physical pages mapped on demand and unmapped by empty_cache. Mirrors
 // try_allocate_expandable_block, find_expandable_block, map_block, unmap_block and
 // release_expandable_segment as of 2.6.
@@ -101,7 +101,8 @@ Block *DeviceCachingAllocator::find_expandable_block(StreamId stream, BlockPool 
 }
 
 // map_block: map the pages covering [to_map->ptr, +size); all or nothing, as cuMemCreate
-// failing part-way unmaps what it mapped. reserved grows; the segment count does not (§7.3).
+// failing part-way unmaps what it mapped. reserved grows; the segment count does not
+// (allocator.md 7.3).
 bool DeviceCachingAllocator::map_block(Block *to_map, size_t size)
 {
     ExpandableSegment *es = to_map->expandable_segment;
@@ -137,7 +138,7 @@ bool DeviceCachingAllocator::map_block(Block *to_map, size_t size)
 }
 
 // unmap_block: unmap the whole pages strictly inside a free block; its partial-page ends
-// stay mapped as free blocks of their own (§7.4).
+// stay mapped as free blocks of their own (allocator.md 7.4).
 void DeviceCachingAllocator::unmap_block(Block *block)
 {
     ExpandableSegment *es = block->expandable_segment;

@@ -1,5 +1,5 @@
 // check_invariants: an O(blocks) audit of the whole allocator state, for tests and
-// property checks. Everything it asserts follows from allocator-spec §3 and §10.
+// property checks. Everything it asserts follows from allocator.md 3 and 10.
 #include <algorithm>
 #include <string>
 #include <unordered_set>

@@ -1,4 +1,4 @@
-// PyTorch's out-of-memory message text per release (allocator-spec §4.12) and format_size.
+// PyTorch's out-of-memory message text per release (allocator.md 4.12) and format_size.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@ namespace xmem::sim
 
 struct OomFacts {
     OomStyle style = OomStyle::v2_2;
-    uint64_t alloc_size = 0;   // what "Tried to allocate" prints: the segment size (§4.12)
+    uint64_t alloc_size = 0;   // "Tried to allocate" shows the segment (allocator.md 4.12)
     uint64_t device_total = 0; // device capacity
     uint64_t device_free = 0;  // cudaMemGetInfo free after the release steps
     uint64_t process_used = 0; // context + outside memory + reserved

@@ -44,7 +44,7 @@ size_t roundup_power2_divisions(size_t size, const AllocatorConfig &cfg, const V
     if (!p.roundup_per_interval)
         return size > cfg.roundup_bypass_threshold ? 0 : cfg.roundup_power2_divisions[0];
     // Slot i covers [2^(20+i), 2^(21+i)); slot 0 also takes everything smaller, slot 15
-    // everything larger (§2.3).
+    // everything larger (allocator.md 2.3).
     const int index = static_cast<int>(floor_log2(size)) - 20;
     const int clamped = index < 0 ? 0 : (index > 15 ? 15 : index);
     return cfg.roundup_power2_divisions[static_cast<size_t>(clamped)];
@@ -55,7 +55,8 @@ size_t round_size(size_t size, const AllocatorConfig &cfg, const VersionProfile 
     if (size < kMinBlockSize)
         return kMinBlockSize;
     const size_t divisions = roundup_power2_divisions(size, cfg, p);
-    // 1.13 (and up to 2.3) enter the division routine for D > 0; 2.4+ only for D > 1 (§4.2).
+    // 1.13 (and up to 2.3) enter the division routine for D > 0; 2.4+ only for D > 1
+    // (allocator.md 4.2).
     const size_t min_divisions = p.roundup_d1_returns_size ? 1 : 2;
     if (divisions >= min_divisions && size > kMinBlockSize * divisions)
         return roundup_power2_next_division(size, divisions, p.roundup_d1_returns_size);

@@ -1,4 +1,5 @@
-// for_each_selected_stat_type: every update goes to "all" and to the block's pool (§4.15).
+// for_each_selected_stat_type: every update goes to "all" and to the block's pool
+// (allocator.md 4.15).
 #pragma once
 
 #include "allocator/stats.h"

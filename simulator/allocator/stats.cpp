@@ -1,4 +1,4 @@
-// DeviceStats enumeration under torch.cuda.memory_stats() key names (allocator-spec §10).
+// DeviceStats enumeration under torch.cuda.memory_stats() key names (allocator.md 10).
 #include "allocator/stats.h"
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Stat / StatType / DeviceStats: the counters behind torch.cuda.memory_stats(), named as
-// PyTorch names them (spec §10) so a simulated run can be diffed key by key with a real one.
+// PyTorch names them (allocator.md 10) so a simulated run can be diffed key by key with a real one.
 #pragma once
 
 #include <array>

@@ -1,4 +1,4 @@
-// PyTorch's names for the memory-snapshot trace actions (allocator-spec §13.3).
+// PyTorch's names for the memory-snapshot trace actions (allocator.md 13.3).
 #include "allocator/trace.h"
 
 namespace xmem::sim

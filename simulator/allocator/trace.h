@@ -1,5 +1,5 @@
 // TraceEntry: what the simulated allocator did, with the action names of PyTorch's
-// memory-snapshot device_traces (spec §13.3), so a simulated trace reads like a real one.
+// memory-snapshot device_traces (allocator.md 13.3), so a simulated trace reads like a real one.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +36,7 @@ struct TraceObserver {
 };
 
 // Lets a verifier replaying a real snapshot dictate each new segment's base address
-// (best-fit ties are broken by address, spec §13.5). Called once per cudaMalloc'd segment
+// (best-fit ties are broken by address, allocator.md 13.5). Called once per cudaMalloc'd segment
 // and once per expandable-segment address reservation. Must return a non-zero address.
 struct SegmentAddressSource {
     virtual ~SegmentAddressSource() = default;

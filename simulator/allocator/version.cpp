@@ -1,4 +1,4 @@
-// TorchVersion parsing and the per-release behaviour table (allocator-spec §11).
+// TorchVersion parsing and the per-release behaviour table (allocator.md 11).
 #include "allocator/version.h"
 
 #include <charconv>
@@ -64,7 +64,7 @@ VersionProfile profile_for(TorchVersion v)
     VersionProfile p{};
     p.grammar = v2 ? ConfGrammar::v2 : ConfGrammar::v1_13;
     // 1.13 and 2.0 print "... reserved in total by PyTorch"; 2.1 introduced the
-    // "has a total capacity of" text; 2.2+ recommend expandable_segments (§4.12).
+    // "has a total capacity of" text; 2.2+ recommend expandable_segments (allocator.md 4.12).
     p.oom_style =
         !v.at_least(2, 1) ? OomStyle::v1_13 : (v.at_least(2, 2) ? OomStyle::v2_2 : OomStyle::v2_1);
     p.roundup_bypass_key = !v2;

@@ -1,5 +1,5 @@
 // TorchVersion: which PyTorch release the simulator mirrors, and VersionProfile: every
-// behaviour that differs between releases (allocator-spec §11), derived from the version
+// behaviour that differs between releases (allocator.md 11), derived from the version
 // in one place so the allocator asks "does this release do X?" instead of comparing numbers.
 #pragma once
 
@@ -27,17 +27,17 @@ struct TorchVersion {
     }
 };
 
-// How PYTORCH_CUDA_ALLOC_CONF is tokenised (spec §2.2 vs §2.3).
+// How PYTORCH_CUDA_ALLOC_CONF is tokenised (allocator.md 2.2 vs allocator.md 2.3).
 enum class ConfGrammar { v1_13, v2 };
-// Which out-of-memory message text the release prints (spec §4.12).
+// Which out-of-memory message text the release prints (allocator.md 4.12).
 enum class OomStyle { v1_13, v2_1, v2_2 };
 
-// Release-dependent behaviour, one flag per row of spec §11. "newest" = 2.9 and later
+// Release-dependent behaviour, one flag per row of allocator.md 11. "newest" = 2.9 and later
 // (the code the spec read for 2.9–2.1x); 2.7–2.8 were not read and are treated like 2.6.
 struct VersionProfile {
     ConfGrammar grammar;
     OomStyle oom_style;
-    bool roundup_bypass_key;         // roundup_bypass_threshold_mb exists (1.13 only, §2.2)
+    bool roundup_bypass_key;         // roundup_bypass_threshold_mb (1.13, allocator.md 2.2)
     bool roundup_per_interval;       // 16 per-interval division slots (2.0+, PR #87290)
     bool roundup_d1_returns_size;    // D=1 leaves the size unrounded (< 2.4, fixed by PR #126830)
     bool roundup_gt_fills_last_slot; // '>:D' overwrites the last listed slot (2.0–2.8 bug)

@@ -4,7 +4,7 @@
 // On a GPU each convolution pass — forward, grad_input (backward data), grad_weight
 // (backward filter) — asks cuDNN for a workspace sized by the algorithm its heuristics pick,
 // and PyTorch allocates it through the caching allocator, after the pass's output, and frees
-// it when the kernel is queued (allocator-spec §12.6). The algorithms that need large
+// it when the kernel is queued (allocator.md 12.6). The algorithms that need large
 // workspaces (FFT, FFT tiling, Winograd non-fused) transform input and output tiles into
 // buffers of their own, and run only for ungrouped, stride-1, undilated convolutions with a
 // kernel larger than 1x1. 1x1, strided, dilated and grouped/depthwise convolutions run as

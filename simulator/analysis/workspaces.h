@@ -1,14 +1,14 @@
 // Pass 3: what only a GPU run allocates, for the target PyTorch release and GPU.
 //
-// cuBLAS (allocator-spec §12.4): 2.0+ allocates one workspace per (cuBLAS handle, stream)
+// cuBLAS (allocator.md 12.4): 2.0+ allocates one workspace per (cuBLAS handle, stream)
 //   through the caching allocator at the handle's first GEMM and keeps it. The forward
 //   runs on the Python thread and the backward on the autograd device thread, which use
 //   different handles: one workspace at the first forward GEMM, one at the first backward
 //   GEMM. 1.13 lets cuBLAS allocate it itself: counted as memory outside the allocator.
-// cuBLASLt (§12.5): 2.0–2.7 allocate a transient workspace per Lt matmul (addmm with a
+// cuBLASLt (allocator.md 12.5): 2.0–2.7 allocate a transient workspace per Lt matmul (addmm with a
 //   bias); 2.8–2.9 keep one per (handle, stream); 2.10+ share the cuBLAS workspace.
-// cuDNN (§12.6): each convolution pass asks for a workspace for its algorithm, allocated
-//   after the pass's output and freed when the kernel is queued. xmem inserts a transient
+// cuDNN (allocator.md 12.6): each convolution pass asks for a workspace for its algorithm,
+//   allocated after the pass's output and freed when the kernel is queued. xmem inserts a transient
 //   block sized from the module's recorded geometry (conv_workspace.h) after the forward's
 //   output, after grad_input and after grad_weight. A backward pass has no module (autograd
 //   runs it): it is matched to the latest unmatched forward of the iteration whose input or

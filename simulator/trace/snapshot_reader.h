@@ -1,5 +1,5 @@
 // Streaming reader of PyTorch 2.x memory snapshots exported to JSON
-// (allocator-spec §13: {"segments": [...], "device_traces": [[{action, addr, size, stream,
+// (allocator.md 13: {"segments": [...], "device_traces": [[{action, addr, size, stream,
 // time_us, frames?}, ...], ...]}). Snapshots reach hundreds of MB, so the file is parsed
 // with nlohmann's SAX interface and every device_traces entry is handed to a visitor as it
 // is read; `frames`, `segments` and any other bulky member are skipped without being built.

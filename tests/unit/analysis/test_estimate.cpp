@@ -1,5 +1,5 @@
 // estimate: every pass in order on a small 1.13 Adam capture, checked against sizes worked
-// out by hand from allocator-spec §4 and §12, and the JSON the CLI prints.
+// out by hand from allocator.md 4 and 12, and the JSON the CLI prints.
 #include "analysis/estimate.h"
 #include "analysis/report.h"
 

@@ -1,5 +1,5 @@
 // replay: the workload through the simulated allocator, peaks per iteration and the
-// breakdown at the allocated peak (sizes hand-computed from allocator-spec §4).
+// breakdown at the allocated peak (sizes hand-computed from allocator.md 4).
 #include "analysis/replay.h"
 
 #include "est_helpers.h"

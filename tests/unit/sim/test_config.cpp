@@ -1,4 +1,5 @@
-// PYTORCH_CUDA_ALLOC_CONF parsing: every key, both grammars (§2.2, §2.3), each bad value.
+// PYTORCH_CUDA_ALLOC_CONF parsing: every key, both grammars (allocator.md 2.2, 2.3), each bad
+// value.
 #include <stdexcept>
 
 #include "sim_helpers.h"
@@ -42,7 +43,7 @@ static void max_split_size_bounds(void **)
                "xmem: PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb: must be > 20 (got 10)");
     EXPECT_STR(parse_error("1.13", "max_split_size_mb:20"),
                "xmem: PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb: must be > 20 (got 20)");
-    // newest accepts 20 (§11: >= 20)
+    // newest accepts 20 (allocator.md 11: >= 20)
     EXPECT_U64(parse_ok("2.10", "max_split_size_mb:20").max_split_size, 20 * MiB);
     EXPECT_CONTAINS(parse_error("2.10", "max_split_size_mb:19"),
                     "max_split_size_mb: must be >= 20 (got 19)");
@@ -75,7 +76,7 @@ static void roundup_single_value(void **)
 }
 
 // [256:1,512:2,>:8]: 2.6 fills '>' from the last listed slot (overwriting 512's 2); newest
-// from the slot after it (§2.3).
+// from the slot after it (allocator.md 2.3).
 static void roundup_interval_list(void **)
 {
     const AllocatorConfig c26 = parse_ok("2.6", "roundup_power2_divisions:[256:1,512:2,>:8]");

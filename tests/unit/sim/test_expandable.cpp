@@ -1,4 +1,4 @@
-// Expandable segments (§7, 2.1+): pages mapped on demand, reserved page-rounded, no
+// Expandable segments (allocator.md 7, 2.1+): pages mapped on demand, reserved page-rounded, no
 // segment stat, pages unmapped by empty_cache.
 #include "sim_helpers.h"
 
@@ -9,7 +9,7 @@ static std::unique_ptr<DeviceCachingAllocator> expandable(const char *torch = "2
     return make(torch, "expandable_segments:True", 80 * GiB);
 }
 
-// §7.2/§7.3: a 5 MiB request maps one 20 MiB page; the segment count stays 0.
+// allocator.md 7.2/7.3: a 5 MiB request maps one 20 MiB page; the segment count stays 0.
 static void maps_pages_not_segments(void **)
 {
     auto a = expandable();
@@ -32,7 +32,7 @@ static void maps_pages_not_segments(void **)
     must_hold_invariants(*a);
 }
 
-// §7.1: the small pool maps 2 MiB pages.
+// allocator.md 7.1: the small pool maps 2 MiB pages.
 static void small_pool_pages(void **)
 {
     auto a = expandable();
@@ -46,7 +46,7 @@ static void small_pool_pages(void **)
     must_hold_invariants(*a);
 }
 
-// §7.4: empty_cache unmaps the whole pages inside free blocks only: with [p 5 MiB] kept
+// allocator.md 7.4: empty_cache unmaps the whole pages inside free blocks only: with [p 5 MiB] kept
 // and [5, 40) MiB free, page [20, 40) goes and [5, 20) stays mapped.
 static void empty_cache_unmaps_whole_free_pages(void **)
 {
@@ -83,7 +83,7 @@ static void full_release(void **)
     EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 20 * MiB);
 }
 
-// Streams keep separate ranges (§7.1: one per stream and pool).
+// Streams keep separate ranges (allocator.md 7.1: one per stream and pool).
 static void per_stream_ranges(void **)
 {
     auto a = expandable();
@@ -106,7 +106,7 @@ static void mapping_respects_capacity(void **)
     must_hold_invariants(*a);
 }
 
-// §4.5 (2.1+): a free block at the growing end of a range is judged by the size it can
+// allocator.md 4.5 (2.1+): a free block at the growing end of a range is judged by the size it can
 // expand to, so a larger block that cannot grow is taken first. [A 10][B 5][X 5|unmapped]:
 // after freeing A, a 4 MiB request takes A's 10 MiB rather than X's 5 MiB.
 static void best_fit_prefers_blocks_that_cannot_grow(void **)
@@ -120,8 +120,8 @@ static void best_fit_prefers_blocks_that_cannot_grow(void **)
     must_hold_invariants(*a);
 }
 
-// §4.10 (2.5+): release_available_cached_blocks never cudaFrees an expandable block; the
-// release step unmaps its pages instead, and the OOM follows the retry.
+// allocator.md 4.10 (2.5+): release_available_cached_blocks never cudaFrees an expandable block;
+// the release step unmaps its pages instead, and the OOM follows the retry.
 static void release_available_skips_expandable(void **)
 {
     auto a = make("2.6", "expandable_segments:True,max_split_size_mb:100", 250 * MiB);
@@ -136,8 +136,8 @@ static void release_available_skips_expandable(void **)
     must_hold_invariants(*a);
 }
 
-// §7.5: the fraction check still uses alloc_size. With 50 MiB allowed, 20 MiB mapped and a
-// 15 MiB free tail, 34 MiB needs only one more page (40 MiB in all) but 20 + 34 > 50: OOM.
+// allocator.md 7.5: the fraction check still uses alloc_size. With 50 MiB allowed, 20 MiB mapped
+// and a 15 MiB free tail, 34 MiB needs only one more page (40 MiB in all) but 20 + 34 > 50: OOM.
 static void fraction_checks_alloc_size(void **)
 {
     auto a = make("2.6", "expandable_segments:True", 100 * MiB);

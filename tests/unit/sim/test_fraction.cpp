@@ -1,4 +1,4 @@
-// Per-process memory fraction (§8): a limit on total_allocated_memory checked before
+// Per-process memory fraction (allocator.md 8): a limit on total_allocated_memory checked before
 // every new segment, without calling cudaMalloc.
 #include "sim_helpers.h"
 
@@ -26,7 +26,7 @@ static void fraction_range_checked(void **)
     assert_false(a->set_memory_fraction(-0.1).ok());
 }
 
-// Newest: per_process_memory_fraction in the config applies at construction (§2.3).
+// Newest: per_process_memory_fraction in the config applies at construction (allocator.md 2.3).
 static void fraction_from_config(void **)
 {
     auto a = make("2.10", "per_process_memory_fraction:0.25", 100 * MiB);

@@ -1,10 +1,10 @@
-// free (§5): stats at free time, merging with free neighbours, bad pointers.
+// free (allocator.md 5): stats at free time, merging with free neighbours, bad pointers.
 #include "sim_helpers.h"
 
 using namespace simtest;
 
-// One 20 MiB segment [A 2][B 3][C 4][free 11]: frees merge step by step (§5.3) and the
-// inactive_split stats follow (§4.14).
+// One 20 MiB segment [A 2][B 3][C 4][free 11]: frees merge step by step (allocator.md 5.3) and the
+// inactive_split stats follow (allocator.md 4.14).
 static void frees_merge_with_neighbours(void **)
 {
     auto a = make("2.6");
@@ -28,7 +28,7 @@ static void frees_merge_with_neighbours(void **)
     EXPECT_I64(stat(*a, "inactive_split_bytes.all.current"), 0);
     EXPECT_I64(stat(*a, "allocated_bytes.all.current"), 0);
     EXPECT_I64(stat(*a, "active_bytes.all.current"), 0);
-    EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 20 * MiB); // §5.4: never returned on free
+    EXPECT_I64(stat(*a, "reserved_bytes.all.current"), 20 * MiB); // allocator.md 5.4: kept
     EXPECT_I64(stat(*a, "allocation.all.allocated"), 3);
     EXPECT_I64(stat(*a, "allocation.all.freed"), 3);
     EXPECT_I64(stat(*a, "allocated_bytes.all.peak"), 9 * MiB);
@@ -53,7 +53,7 @@ static void bad_frees_are_errors(void **)
     assert_false(a->record_stream(p, 3).ok());
 }
 
-// requested_bytes counts tensor bytes, allocated_bytes block bytes (§10.3).
+// requested_bytes counts tensor bytes, allocated_bytes block bytes (allocator.md 10.3).
 static void requested_vs_allocated(void **)
 {
     auto a = make("2.6");

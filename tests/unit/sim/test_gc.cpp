@@ -1,4 +1,4 @@
-// Garbage collection (§4.7): only with a fraction, oldest-first by the average age.
+// Garbage collection (allocator.md 4.7): only with a fraction, oldest-first by the average age.
 #include "sim_helpers.h"
 
 using namespace simtest;
@@ -18,8 +18,8 @@ static uint64_t reserved_after_gc_scenario(const char *torch, bool set_fraction)
     return static_cast<uint64_t>(stat(a, "reserved_bytes.all.current"));
 }
 
-// §4.7: without a fraction GC never runs; 1.13/2.6 run it even for fraction 1.0; the newest
-// releases treat 1.0 as "no fraction".
+// allocator.md 4.7: without a fraction GC never runs; 1.13/2.6 run it even for fraction 1.0; the
+// newest releases treat 1.0 as "no fraction".
 static void gc_needs_a_fraction(void **)
 {
     EXPECT_U64(reserved_after_gc_scenario("2.6", false), 82 * MiB);
@@ -28,8 +28,8 @@ static void gc_needs_a_fraction(void **)
     EXPECT_U64(reserved_after_gc_scenario("2.10", true), 82 * MiB);
 }
 
-// §4.7: ages count get_free_block calls on the large pool since the block was freed; blocks
-// at or above the average age go first and the sweep stops once the target is reached.
+// allocator.md 4.7: ages count large-pool get_free_block calls since the block was freed;
+// blocks at or above the average age go first and the sweep stops once the target is reached.
 // A (40 MiB) freed at call 1, B (30 MiB) at call 4; at call 6 ages are 5 and 2, average
 // 3.5: only A is released.
 static void gc_frees_older_than_average(void **)

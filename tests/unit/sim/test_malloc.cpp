@@ -1,10 +1,11 @@
-// malloc: pools (§4.3), segment sizes (§4.4), best fit (§4.5), splitting (§4.13, §4.14)
-// and allocation stats (§4.15); the worked examples of §16.
+// malloc: pools (allocator.md 4.3), segment sizes (allocator.md 4.4), best fit (allocator.md 4.5),
+// splitting (allocator.md 4.13, 4.14) and allocation stats (allocator.md 4.15); the worked examples
+// of allocator.md 16.
 #include "sim_helpers.h"
 
 using namespace simtest;
 
-// §16: 40,000 B → 40,448 B block in a new 2 MiB small segment.
+// allocator.md 16: 40,000 B → 40,448 B block in a new 2 MiB small segment.
 static void small_request_gets_small_segment(void **)
 {
     auto a = make("2.6");
@@ -21,8 +22,8 @@ static void small_request_gets_small_segment(void **)
     must_hold_invariants(*a);
 }
 
-// §16: 5 MiB → 20 MiB segment split 5 + 15; then 14.5 MiB reuses the 15 MiB block unsplit
-// (0.5 MiB <= 1 MiB of slack) and allocated_bytes counts all 15 MiB.
+// allocator.md 16: 5 MiB → 20 MiB segment split 5 + 15; then 14.5 MiB reuses the 15 MiB block
+// unsplit (0.5 MiB <= 1 MiB of slack) and allocated_bytes counts all 15 MiB.
 static void five_mib_then_unsplit_reuse(void **)
 {
     auto a = make("2.6");
@@ -41,8 +42,8 @@ static void five_mib_then_unsplit_reuse(void **)
     must_hold_invariants(*a);
 }
 
-// §16: 12.5 MiB → dedicated 14 MiB segment, 1.5 MiB tail split off; 13.5 MiB → 14 MiB with
-// an unsplit 0.5 MiB tail counted in allocated_bytes.
+// allocator.md 16: 12.5 MiB → dedicated 14 MiB segment, 1.5 MiB tail split off; 13.5 MiB → 14 MiB
+// with an unsplit 0.5 MiB tail counted in allocated_bytes.
 static void dedicated_segments(void **)
 {
     auto a = make("2.6");
@@ -57,7 +58,7 @@ static void dedicated_segments(void **)
     EXPECT_I64(stat(*b, "inactive_split.all.current"), 0);
 }
 
-// §15.5: 1 MiB + 1 B is a large request → a 20 MiB segment; exactly 1 MiB stays small.
+// allocator.md 15.5: 1 MiB + 1 B is a large request → a 20 MiB segment; exactly 1 MiB stays small.
 static void one_mib_plus_one(void **)
 {
     auto a = make("2.6");
@@ -67,7 +68,7 @@ static void one_mib_plus_one(void **)
     EXPECT_I64(stat(*a, "reserved_bytes.small_pool.current"), 2 * MiB);
 }
 
-// §4.5: equal-size free blocks: the lowest address wins, whatever the free order.
+// allocator.md 4.5: equal-size free blocks: the lowest address wins, whatever the free order.
 static void best_fit_ties_by_lowest_address(void **)
 {
     auto a = make("2.6");
@@ -84,7 +85,7 @@ static void best_fit_ties_by_lowest_address(void **)
     (void)x2;
 }
 
-// §4.5: best fit prefers the smallest block that fits, not the first or lowest.
+// allocator.md 4.5: best fit prefers the smallest block that fits, not the first or lowest.
 static void best_fit_smallest(void **)
 {
     auto a = make("2.6");
@@ -98,8 +99,8 @@ static void best_fit_smallest(void **)
     EXPECT_U64(must_malloc(*a, 11 * MiB), small); // 12 MiB fits better than 30 MiB
 }
 
-// §4.5 oversize rules with max_split_size_mb:200 (§16): a free 300 MiB block serves 290 MiB
-// (300 < 290 + 20) but not 270 MiB, and never 150 MiB.
+// allocator.md 4.5 oversize rules with max_split_size_mb:200 (allocator.md 16): a free 300 MiB
+// block serves 290 MiB (300 < 290 + 20) but not 270 MiB, and never 150 MiB.
 static void oversize_rules(void **)
 {
     auto a = make("2.6", "max_split_size_mb:200");
@@ -123,7 +124,7 @@ static void oversize_rules(void **)
     must_hold_invariants(*a);
 }
 
-// §4.5: the tolerance is max_non_split_rounding_mb in 2.6+ (fixed 20 MiB before).
+// allocator.md 4.5: the tolerance is max_non_split_rounding_mb in 2.6+ (fixed 20 MiB before).
 static void non_split_rounding_tolerance(void **)
 {
     auto a = make("2.6", "max_split_size_mb:200,max_non_split_rounding_mb:64");

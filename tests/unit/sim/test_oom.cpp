@@ -1,10 +1,10 @@
-// Out of memory (§4.12): counters, the reported alloc_size and the message per release.
+// Out of memory (allocator.md 4.12): counters, the reported alloc_size and the message per release.
 #include "allocator/oom_message.h"
 #include "sim_helpers.h"
 
 using namespace simtest;
 
-// §4.12: a 5 MiB tensor that needs a new segment reports "Tried to allocate 20.00 MiB".
+// allocator.md 4.12: a 5 MiB tensor that needs a new segment reports "Tried to allocate 20.00 MiB".
 static void oom_reports_alloc_size(void **)
 {
     auto a = make("2.6", "", 30 * MiB);
@@ -18,7 +18,7 @@ static void oom_reports_alloc_size(void **)
     EXPECT_I64(stat(*a, "num_ooms"), 1);
 }
 
-// §4.12: exact 2.6 text. 100 MiB device, 60 MiB held, 50 MiB asked.
+// allocator.md 4.12: exact 2.6 text. 100 MiB device, 60 MiB held, 50 MiB asked.
 static void message_2_6(void **)
 {
     auto a = make("2.6", "", 100 * MiB);
@@ -38,7 +38,7 @@ static void message_2_6(void **)
                "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
 }
 
-// §4.12: exact 1.13 text, with a fraction ("allowed") and a cached-but-split segment.
+// allocator.md 4.12: exact 1.13 text, with a fraction ("allowed") and a cached-but-split segment.
 static void message_1_13(void **)
 {
     AllocatorConfig c = config("1.13", "", 100 * MiB);
@@ -65,7 +65,7 @@ static void message_2_1_typo(void **)
     EXPECT_CONTAINS(a->malloc(50 * MiB).oom_message, "GPU 0 has a total capacty of 100.00 MiB");
 }
 
-// §4.12: after an OOM the cache has been flushed (state after the release steps).
+// allocator.md 4.12: after an OOM the cache has been flushed (state after the release steps).
 static void oom_leaves_cache_flushed(void **)
 {
     auto a = make("2.6", "", 100 * MiB);

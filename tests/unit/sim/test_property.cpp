@@ -1,5 +1,5 @@
 // Randomised property tests on long generated traces (seeded, reproducible), for every
-// release profile and several configurations: the invariants of §3 and §10 hold after
+// release profile and several configurations: the invariants of allocator.md 3 and 10 hold after
 // every step, freeing everything returns allocated to 0, releasing the cache returns
 // reserved to 0, and the same trace gives the same result.
 #include <random>

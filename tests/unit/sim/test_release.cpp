@@ -1,9 +1,9 @@
-// Capacity and the retry chain (§4.8–§4.11).
+// Capacity and the retry chain (allocator.md 4.8–4.11).
 #include "sim_helpers.h"
 
 using namespace simtest;
 
-// §4.8: cudaMalloc succeeds iff outside + total_allocated_memory + alloc_size <= total.
+// allocator.md 4.8: cudaMalloc succeeds iff outside + total_allocated_memory + alloc_size <= total.
 static void device_capacity_is_exact(void **)
 {
     AllocatorConfig c = config("2.6", "", 100 * MiB);
@@ -15,7 +15,7 @@ static void device_capacity_is_exact(void **)
     EXPECT_U64(r.alloc_size, 2 * MiB);
 }
 
-// §4.9: a cached segment of another stream is released by release_cached_blocks and the
+// allocator.md 4.9: a cached segment of another stream is released by release_cached_blocks and the
 // retry (isRetry=true) succeeds: num_alloc_retries 1, no OOM.
 static void retry_after_release_cached(void **)
 {
@@ -30,7 +30,7 @@ static void retry_after_release_cached(void **)
     must_hold_invariants(*a);
 }
 
-// §4.10: with max_split_size set, release_available frees the cached oversize blocks of
+// allocator.md 4.10: with max_split_size set, release_available frees the cached oversize blocks of
 // the stream from the largest down until enough is freed.
 static void release_available_frees_enough(void **)
 {
@@ -47,11 +47,11 @@ static void release_available_frees_enough(void **)
     EXPECT_I64(stat(*a, "oversize_segments.current"), 2);
 }
 
-// §4.10/§15.5: release_available may free blocks yet report failure. Held 600 MiB, cached
-// 250 MiB (oversize) and 100 MiB; a 300 MiB request frees the 250 MiB block, then finds
-// only the 100 MiB one (< max_split) and returns false, so the first plain retry is
-// skipped: release_cached_blocks runs and the isRetry call succeeds. Had it returned true,
-// 600 + 100 + 300 = 1000 MiB would have fit without a retry.
+// allocator.md 4.10/15.5: release_available may free blocks yet report failure. Held 600 MiB,
+// cached 250 MiB (oversize) and 100 MiB; a 300 MiB request frees the 250 MiB block, then finds only
+// the 100 MiB one (< max_split) and returns false, so the first plain retry is skipped:
+// release_cached_blocks runs and the isRetry call succeeds. Had it returned true, 600 + 100 + 300 =
+// 1000 MiB would have fit without a retry.
 static void release_available_frees_yet_fails(void **)
 {
     auto a = make("2.6", "max_split_size_mb:200", 1000 * MiB);
@@ -71,7 +71,7 @@ static void release_available_frees_yet_fails(void **)
     must_hold_invariants(*a);
 }
 
-// §4.11: empty_cache frees whole free segments of every stream, never split ones.
+// allocator.md 4.11: empty_cache frees whole free segments of every stream, never split ones.
 static void empty_cache_keeps_split_segments(void **)
 {
     auto a = make("2.6");

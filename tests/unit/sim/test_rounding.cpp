@@ -1,4 +1,4 @@
-// round_size (§4.2) and get_allocation_size (§4.4), hand-computed.
+// round_size (allocator.md 4.2) and get_allocation_size (allocator.md 4.4), hand-computed.
 #include "allocator/rounding.h"
 #include "sim_helpers.h"
 
@@ -10,7 +10,7 @@ static size_t rounded(const char *torch, const char *conf, size_t size)
     return round_size(size, c, profile_for(c.torch));
 }
 
-// §4.2, §16: below 512 → 512; otherwise a multiple of 512.
+// allocator.md 4.2, 16: below 512 → 512; otherwise a multiple of 512.
 static void rounds_to_512(void **)
 {
     EXPECT_U64(rounded("2.6", "", 1), 512);
@@ -21,8 +21,8 @@ static void rounds_to_512(void **)
     EXPECT_U64(rounded("1.13", "", 40000), 40448);
 }
 
-// §16: divisions 4: 5000 → 5120 (step 4096/4); 1200 → 1536 (1200 <= 512·4: plain rounding,
-// not the 1280 the documentation claims).
+// allocator.md 16: divisions 4: 5000 → 5120 (step 4096/4); 1200 → 1536 (1200 <= 512·4: plain
+// rounding, not the 1280 the documentation claims).
 static void power2_divisions(void **)
 {
     EXPECT_U64(rounded("2.6", "roundup_power2_divisions:4", 5000), 5120);
@@ -35,7 +35,7 @@ static void power2_divisions(void **)
     EXPECT_U64(roundup_power2_next_division(5120, 4, false), 5120); // already on a step
 }
 
-// §4.2: 1.13 (and up to 2.3) hand D=1 to the division routine, which returns the size
+// allocator.md 4.2: 1.13 (and up to 2.3) hand D=1 to the division routine, which returns the size
 // unrounded; 2.4+ round to 512 (PR #126830).
 static void d1_quirk(void **)
 {
@@ -46,7 +46,7 @@ static void d1_quirk(void **)
     EXPECT_U64(rounded("1.13", "roundup_power2_divisions:1", 100), 512); // < 512 still 512
 }
 
-// §2.2: 1.13 bypass threshold: sizes above it get plain 512 rounding.
+// allocator.md 2.2: 1.13 bypass threshold: sizes above it get plain 512 rounding.
 static void bypass_threshold(void **)
 {
     const char *conf = "roundup_power2_divisions:4,roundup_bypass_threshold_mb:1";
@@ -55,7 +55,7 @@ static void bypass_threshold(void **)
     EXPECT_U64(rounded("1.13", "roundup_power2_divisions:4", 3 * MiB / 2 + 1), 7 * MiB / 4);
 }
 
-// §2.3: per-interval slots, and the '>' quirk of 2.6 vs the newest fill.
+// allocator.md 2.3: per-interval slots, and the '>' quirk of 2.6 vs the newest fill.
 static void interval_slots_and_gt_quirk(void **)
 {
     const char *conf = "roundup_power2_divisions:[256:1,512:2,>:8]";
@@ -70,7 +70,7 @@ static void interval_slots_and_gt_quirk(void **)
     EXPECT_U64(rounded("2.6", conf, 5000), 5120);
 }
 
-// §4.4: segment sizes.
+// allocator.md 4.4: segment sizes.
 static void allocation_size(void **)
 {
     const AllocatorConfig c = config("2.6");

@@ -1,4 +1,4 @@
-// DeviceStats under torch.cuda.memory_stats() names (§10).
+// DeviceStats under torch.cuda.memory_stats() names (allocator.md 10).
 #include <string>
 #include <vector>
 
@@ -59,7 +59,7 @@ static void pools_add_up(void **)
     EXPECT_I64(stat(*a, "allocation.large_pool.current"), 1);
 }
 
-// Device counters and oversize Stats move both ways (§4.8, §4.11, §4.15, §5.1).
+// Device counters and oversize Stats move both ways (allocator.md 4.8, 4.11, 4.15, 5.1).
 static void counters_follow_segments(void **)
 {
     auto a = make("2.6", "max_split_size_mb:64");

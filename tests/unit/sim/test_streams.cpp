@@ -1,9 +1,9 @@
-// Streams (§6) and record_stream deferral (§4.1, §5.2).
+// Streams (allocator.md 6) and record_stream deferral (allocator.md 4.1, 5.2).
 #include "sim_helpers.h"
 
 using namespace simtest;
 
-// §6.1: a free block is reusable only by its own stream.
+// allocator.md 6.1: a free block is reusable only by its own stream.
 static void stream_isolation(void **)
 {
     auto a = make("2.6");
@@ -17,8 +17,8 @@ static void stream_isolation(void **)
     must_hold_invariants(*a);
 }
 
-// §5.1/§5.2: after record_stream, free drops allocated_bytes at once but the block stays
-// active until the next malloc's process_events returns it (§4.1).
+// allocator.md 5.1/5.2: after record_stream, free drops allocated_bytes at once but the block stays
+// active until the next malloc's process_events returns it (allocator.md 4.1).
 static void record_stream_defers_free(void **)
 {
     auto a = make("2.6");
@@ -55,7 +55,7 @@ static void completion_delay_is_configurable(void **)
     EXPECT_I64(stat(a, "active.all.current"), 2);
 }
 
-// §6.2: a use on the block's own stream is ignored: free completes at once.
+// allocator.md 6.2: a use on the block's own stream is ignored: free completes at once.
 static void record_own_stream_ignored(void **)
 {
     auto a = make("2.6");
@@ -65,8 +65,8 @@ static void record_own_stream_ignored(void **)
     EXPECT_I64(stat(*a, "active_bytes.all.current"), 0);
 }
 
-// §4.11: empty_cache synchronises every stream first, so pending frees complete and their
-// segments are released.
+// allocator.md 4.11: empty_cache synchronises every stream first, so pending frees complete and
+// their segments are released.
 static void empty_cache_completes_pending(void **)
 {
     auto a = make("2.6");

@@ -1,4 +1,4 @@
-// Trace observer and segment address source (§13.3, §13.5).
+// Trace observer and segment address source (allocator.md 13.3, 13.5).
 #include "sim_helpers.h"
 
 using namespace simtest;
@@ -15,8 +15,8 @@ static void action_names_match_pytorch(void **)
     EXPECT_STR(to_string(TraceAction::oom), "oom");
 }
 
-// §13.3: alloc/free carry the requested bytes; segment entries the segment bytes; oom the
-// free device bytes and the rounded size.
+// allocator.md 13.3: alloc/free carry the requested bytes; segment entries the segment bytes; oom
+// the free device bytes and the rounded size.
 static void entries_carry_spec_sizes(void **)
 {
     auto a = make("2.6", "", 30 * MiB);
@@ -49,7 +49,7 @@ struct FixedAddresses : SegmentAddressSource {
     }
 };
 
-// §13.5: with an address source, segments sit where it says, and best fit follows those
+// allocator.md 13.5: with an address source, segments sit where it says, and best fit follows those
 // addresses.
 static void address_source_decides(void **)
 {

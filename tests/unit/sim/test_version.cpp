@@ -1,4 +1,4 @@
-// TorchVersion parsing and the per-release behaviour table (allocator-spec §11).
+// TorchVersion parsing and the per-release behaviour table (allocator.md 11).
 #include "sim_helpers.h"
 
 using namespace simtest;
@@ -27,7 +27,7 @@ static void rejects_bad_and_unsupported(void **)
     EXPECT_CONTAINS(TorchVersion::parse("1.12").error().message, "unsupported");
 }
 
-// §11: one row per difference.
+// allocator.md 11: one row per difference.
 static void profile_follows_spec_table(void **)
 {
     const VersionProfile p113 = profile_for(version("1.13"));

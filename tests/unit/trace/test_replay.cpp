@@ -1,5 +1,5 @@
 // Replay of both formats through the real allocator simulator. Expected values are worked
-// out by hand from allocator-spec §4 and §16 (2.6 defaults), not taken from a run.
+// out by hand from allocator.md 4 and 16 (2.6 defaults), not taken from a run.
 #include "reader_helpers.h"
 #include "test-list.h"
 
@@ -65,9 +65,9 @@ std::string write_trace(void (*body)(xmem::trace::CompactTraceWriter &))
 static void compact_replays_gpu_storages_only(void **)
 {
     std::string text = write_trace([](xmem::trace::CompactTraceWriter &w) {
-        w.alloc(1, 40000, Device::gpu);    // 40,448 B block in a new 2 MiB segment (§16)
+        w.alloc(1, 40000, Device::gpu);    // 40,448 B, new 2 MiB segment (allocator.md 16)
         w.alloc(2, 1 << 30, Device::host); // stays on the host: not replayed
-        w.alloc(3, 5 * MiB, Device::gpu);  // 20 MiB segment, 5 MiB block (§16)
+        w.alloc(3, 5 * MiB, Device::gpu);  // 20 MiB segment, 5 MiB block (allocator.md 16)
         w.free(1);
         w.free(2);
         w.iteration(1);
@@ -111,7 +111,7 @@ static void compact_replay_stops_at_the_first_oom(void **)
 static void compact_replay_passes_stream_use_and_cache_calls(void **)
 {
     // Used on stream 5 and freed: allocated drops, but the block stays active until the
-    // stream's work completes (§5.1, §5.2), which no later malloc triggers here.
+    // stream's work completes (allocator.md 5.1, 5.2), which no later malloc triggers here.
     std::string pending = write_trace([](xmem::trace::CompactTraceWriter &w) {
         w.alloc(1, 1000, Device::gpu);
         w.record_stream(1, 5);
@@ -122,7 +122,8 @@ static void compact_replay_passes_stream_use_and_cache_calls(void **)
     assert_int_equal(r.gpu_calls, 3);
     assert_int_equal(stat(*a, "allocated_bytes.all.current"), 0);
     assert_int_equal(stat(*a, "active.all.current"), 1);
-    // empty_cache synchronises, completes the free and releases the 2 MiB segment (§4.11).
+    // empty_cache synchronises, completes the free and releases the 2 MiB segment
+    // (allocator.md 4.11).
     std::string flushed = pending.substr(0, pending.rfind("Z ")) + "E\nX 0.5\nZ 1 1 0\n";
     auto b = allocator_for("2.6", 80 * MiB);
     r = replay_text(flushed, *b);
