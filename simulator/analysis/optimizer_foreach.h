@@ -4,8 +4,8 @@
 // holds a parameter's temporaries only while that parameter is updated. torch 2.x picks
 // the multi-tensor ("foreach") implementation by default for CUDA parameters: each
 // `torch._foreach_*` op that is not in place returns a whole list of parameter-sized
-// tensors, alive together until the step ends. Per optimizer (2.x _multi_tensor_* code,
-// /work/shared/docs/fake-tensor-notes.md):
+// tensors, alive together until the step ends. Per optimizer (torch 2.x _multi_tensor_adam,
+// _multi_tensor_adagrad, ... in torch/optim/; docs/estimate.md):
 //   Adam, AdamW, RMSprop  1 list  (_foreach_sqrt of the second moment)
 //   Adagrad               2 lists (std and numerator)
 //   SGD                   none

@@ -1,6 +1,6 @@
-// Mechanism "B" of docs/torch-capture-notes.md: wrap the CPU allocator with
-// c10::SetCPUAllocator. It sees every storage of every thread with its exact requested size,
-// which is the number at::empty_cuda would hand to the CUDA caching allocator.
+// Mechanism "B" of docs/capture.md ("Why the CPU allocator is wrapped"): wrap the CPU
+// allocator with c10::SetCPUAllocator. It sees every storage of every thread with its exact
+// requested size, which is the number at::empty_cuda would hand to the CUDA caching allocator.
 #include "torch_hooks.h"
 
 #include <ATen/record_function.h>
@@ -92,7 +92,7 @@ class RecordingAllocator final : public at::Allocator
         at::DataPtr base = m_base->allocate(nbytes);
         void *ptr = base.get();
         // The default CPU allocator's context is the data pointer itself with a plain deleter,
-        // so the pointer can be re-wrapped with our deleter (notes section 2 B).
+        // so the pointer can be re-wrapped with our deleter (docs/capture.md, mechanism B).
         base.release_context();
         recorder().on_alloc(ptr, nbytes, current_ops());
         return {ptr, ptr, &recording_deleter, base.device()};

@@ -1,5 +1,5 @@
-"""Shape-only kernels for the ops torch 1.13 has no Meta kernel for (found by the scouting
-study, /work/shared/docs/fake-tensor-notes.md): they return empty meta tensors of the sizes
+"""Shape-only kernels for the ops torch 1.13 has no Meta kernel for (listed in
+docs/fast-mode.md, "Missing Meta kernels in torch 1.13"): they return empty meta tensors of the sizes
 the real kernel would allocate, which is all a memory estimate needs. One data-dependent op gets an upper bound instead of a
 fall back (masked_select, below)."""
 import torch
