@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make bench-accuracy: xmem's estimates against GPU memory measured by others on an A100
-# 40 GB (GPUMemNet, /work/shared/groundtruth). Rebuilds a fixed subset of the MLP and CNN
-# runs (bench/accuracy/records.csv, chosen by bench/accuracy/select.py) plus the real-model
-# set at batch 32, runs `xmem estimate` on each, and prints per record and overall: median
-# relative error, share of runs measured above the recommended limit, median limit slack.
+# 40 GB (GPUMemNet, ../shared/groundtruth beside the repository). Rebuilds a fixed subset
+# of the MLP and CNN runs (bench/accuracy/records.csv, chosen by bench/accuracy/select.py)
+# plus the real-model set at batch 32, runs `xmem estimate` on each, and prints per record
+# and overall: median relative error, share of runs measured above the recommended limit,
+# median limit slack.
 # About 5 minutes on the idle two-core machine (2026-12-03; 120 large CNNs in fast mode,
 # about 1 s each, included), longer on a loaded one.
 # Results are kept in $XMEM_ACCURACY_OUT (default
@@ -16,7 +17,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${XMEM_BUILD:-$here/../build}
-gt=${XMEM_GROUNDTRUTH:-/work/shared/groundtruth/gpumemnet}
+gt=${XMEM_GROUNDTRUTH:-$here/../../shared/groundtruth/gpumemnet}
 if [ ! -x "$build/bin/xmem-estimate" ] || [ ! -x "$build/bin/xmem-profile" ]; then
     echo "xmem: bench-accuracy: $build/bin/xmem-estimate or xmem-profile missing; run make first" >&2
     exit 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One GPUMemNet ground-truth run, rebuilt as the training script its authors describe
-(/work/shared/groundtruth/README.md), written the way a GPU user writes it.
+(../shared/groundtruth/README.md beside the repository), written the way a GPU user writes it.
 
     gpumemnet_job.py --csv mlp_data_step1.csv --filename 'input:...out' [--steps N]
 

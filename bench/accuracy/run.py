@@ -121,7 +121,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--build", required=True)
     p.add_argument("--records", default=os.path.join(HERE, "records.csv"))
-    p.add_argument("--groundtruth", default="/work/shared/groundtruth/gpumemnet")
+    p.add_argument("--groundtruth", default=os.path.join(HERE, "..", "..", "..", "shared", "groundtruth", "gpumemnet"))
     p.add_argument("--out", default="/tmp/xmem-accuracy")
     p.add_argument("--torch", default="2.1")
     p.add_argument("--real", action="store_true", help="also the real-model set")
