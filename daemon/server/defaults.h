@@ -18,7 +18,7 @@ constexpr const char *k_default_lockfile = "/run/xmem/xmemd.lock";
 constexpr const char *k_default_database = "/var/lib/xmem/ledger.sqlite";
 // --config default: the file Slurm admins already manage.
 constexpr const char *k_default_config = "/etc/slurm/xmem.yaml";
-// key: profiler. The estimator from simulator/cli, installed to libexec.
+// key: profiler. The estimator (daemon/estimate/), installed to libexec.
 constexpr const char *k_default_profiler = XMEM_LIBEXECDIR "/xmem-estimate";
 
 // key: max_concurrent. Each profile is a CPU-heavy PyTorch run; a login node has a few cores.

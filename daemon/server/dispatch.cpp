@@ -1,5 +1,5 @@
 // dispatch.cpp — route a complete frame by type; answer status/stats/job_end here and hand
-// estimates to estimate.cpp. Every refused frame gets a ledger row and a numbered outcome.
+// estimates to estimate_request.cpp. Every refused frame gets a ledger row and a numbered outcome.
 #include "daemon.h"
 #include "log.h"
 

@@ -1,5 +1,5 @@
 /*
- * estimate.cpp — the estimate pipeline. Loop-thread steps are plain functions; the three
+ * estimate_request.cpp — the estimate pipeline. Loop-thread steps are plain functions; the three
  * blocking steps (prepare, profile, sign) run on the libuv threadpool and touch only their
  * job. Every path ends in record(): one ledger row, then the answer, then the job is freed.
  */

@@ -1,4 +1,4 @@
-// profile.cpp — turn a sandboxed run into an outcome. Limits are recognised by the signal
+// verdict.cpp — turn a sandboxed run into an outcome. Limits are recognised by the signal
 // the kernel sends (SIGXCPU, SIGXFSZ), by the daemon's own bookkeeping (wall time, output),
 // and — for limits that surface as ordinary errors in the child (address space: ENOMEM /
 // MemoryError; processes: EAGAIN from fork) — by the messages they produce on stderr.

@@ -1,4 +1,4 @@
-// profile.h — the profiler's command line and the meaning of its result (docs/protocol.md,
+// verdict.h — the profiler's command line and the meaning of its result (docs/protocol.md,
 // "Profiler contract").
 #ifndef XMEMD_VERDICT_H
 #define XMEMD_VERDICT_H

@@ -1,4 +1,4 @@
-// options.cpp — getopt_long table for xmemd.
+// xmemd_options.cpp — getopt_long table for xmemd.
 #include "xmemd_options.h"
 #include "defaults.h"
 

@@ -1,4 +1,4 @@
-// options.h — xmemd's command line. Every path is a flag so tests run in a temp dir.
+// xmemd_options.h — xmemd's command line. Every path is a flag so tests run in a temp dir.
 #ifndef XMEMD_XMEMD_OPTIONS_H
 #define XMEMD_XMEMD_OPTIONS_H
 

@@ -1,4 +1,4 @@
-// test-cache.cpp — estimate cache: hits, expiry, LRU bound, reconfigure.
+// test_cache.cpp — estimate cache: hits, expiry, LRU bound, reconfigure.
 #include "cache.h"
 #include "cmocka.hpp"
 #include "test-list.h"

@@ -1,4 +1,4 @@
-// test-cache-key.cpp — SHA-256 vectors, entrypoint discovery, import scanning, what does
+// test_cache_key.cpp — SHA-256 vectors, entrypoint discovery, import scanning, what does
 // and does not change a cache key, and remembered file digests that follow every change.
 #include "cache_key.h"
 #include "cmocka.hpp"

@@ -1,4 +1,4 @@
-// test-main.cpp — runs one group by name (ctest gives each its own process), or all.
+// main.cpp — runs one group by name (ctest gives each its own process), or all.
 #include "test-list.h"
 
 #include "../common/unit_runner.h"
