@@ -13,18 +13,12 @@ extern "C" {
 
 #include <string>
 
-#ifdef XMEM_NO_JOB_SPEC /* built without LibTorch: no LibTorch runner, no job spec */
-#define XMEM_PROFILER_JOB_SPEC_GROUP(X)
-#else
-#define XMEM_PROFILER_JOB_SPEC_GROUP(X) X(job_spec)
-#endif
-
 #define XMEM_PROFILER_TEST_GROUPS(X)                                                               \
     X(trace_writer)                                                                                \
     X(recorder)                                                                                    \
     X(profile_options)                                                                             \
     X(child)                                                                                       \
-    XMEM_PROFILER_JOB_SPEC_GROUP(X)
+    X(job_spec)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);
 XMEM_PROFILER_TEST_GROUPS(XMEM_DECLARE_GROUP)

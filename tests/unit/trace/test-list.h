@@ -13,7 +13,7 @@
     X(fuzz_compact)                                                                                \
     X(fuzz_snapshot)
 
-// Groups that need the allocator simulator (built only when xmem_allocator exists).
+// Groups that need the allocator simulator (xmem-sim's option parser and replay).
 #define XMEM_TRACE_SIM_GROUPS(X)                                                                   \
     X(sim_options)                                                                                 \
     X(segment_check)                                                                               \
