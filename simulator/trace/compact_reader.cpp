@@ -3,6 +3,7 @@
 #include "trace/compact_reader.h"
 
 #include "trace/fields.h"
+#include "trace/records.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -13,8 +14,6 @@ namespace xmem::trace
 
 namespace
 {
-
-constexpr std::string_view k_magic = "#xmem-trace 1";
 
 struct LiveStorage {
     uint64_t bytes = 0;
@@ -151,8 +150,9 @@ bool CompactTraceReader::State::read_magic()
     LineSource::Status status = lines.next(line);
     if (status == LineSource::Status::read_error)
         return line_error(status);
-    if (status != LineSource::Status::line || line != k_magic) {
-        error = "xmem: " + name + ":1: not an xmem trace (expected '#xmem-trace 1')";
+    if (status != LineSource::Status::line || line != k_version_line) {
+        error = "xmem: " + name + ":1: not an xmem trace (expected '" +
+                std::string(k_version_line) + "')";
         return false;
     }
     return true;
@@ -170,13 +170,14 @@ bool CompactTraceReader::State::read_header()
             return fail("truncated trace: it ends without the final Z line");
         if (status != LineSource::Status::line)
             return line_error(status);
-        bool header = line.size() >= 2 && line[1] == ' ' && (line[0] == 'M' || line[0] == 'S');
+        bool header = line.size() >= 2 && line[1] == ' ' &&
+                      (line[0] == letter(Record::metadata) || line[0] == letter(Record::string));
         if (!header) {
             pending = line;
             has_pending = true;
             return true;
         }
-        if (!(line[0] == 'M' ? on_metadata(line) : on_string(line)))
+        if (!(line[0] == letter(Record::metadata) ? on_metadata(line) : on_string(line)))
             return false;
     }
 }
@@ -401,48 +402,49 @@ bool CompactTraceReader::State::dispatch(std::string_view line, TraceEvent &ev, 
         return fail("record after the final Z line");
     if (line.size() > 1 && line[1] != ' ')
         return fail("unknown record '" + printable(line.substr(0, line.find(' '))) +
-                    "' (records start with one of M S K I P A F R E X Z and a space)");
+                    "' (records start with one of " + std::string(k_record_letters) +
+                    " and a space)");
     ev.line = lines.line_number();
     produced = true;
     bool ok;
     switch (line[0]) {
-    case 'A':
+    case letter(Record::alloc):
         ok = fast_alloc(line, ev) || on_alloc(line, ev);
         break;
-    case 'F':
+    case letter(Record::free):
         ok = fast_free(line, ev) || on_free(line, ev);
         break;
-    case 'R':
+    case letter(Record::record_stream):
         ok = on_record_stream(line, ev);
         break;
-    case 'I':
+    case letter(Record::iteration):
         ok = on_iteration(line, ev);
         break;
-    case 'P':
+    case letter(Record::phase):
         ok = on_phase(line, ev);
         break;
-    case 'X':
+    case letter(Record::fraction):
         ok = on_fraction(line, ev);
         break;
-    case 'E':
+    case letter(Record::empty_cache):
         ok = line.size() == 1 ? true : fail("E record takes no fields");
         ev.kind = EventKind::empty_cache;
         break;
-    case 'M':
+    case letter(Record::metadata):
         produced = false;
         return on_metadata(line);
-    case 'S':
+    case letter(Record::string):
         produced = false;
         return on_string(line);
-    case 'K':
+    case letter(Record::kernel):
         produced = false;
         return on_kernel(line);
-    case 'Z':
+    case letter(Record::totals):
         produced = false;
         return on_totals(line);
     default:
         return fail("unknown record '" + printable(line.substr(0, 1)) +
-                    "' (records start with one of M S K I P A F R E X Z)");
+                    "' (records start with one of " + std::string(k_record_letters) + ")");
     }
     ev.iteration = iteration;
     ev.phase = phase;

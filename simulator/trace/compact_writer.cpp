@@ -30,7 +30,7 @@ Result<CompactTraceWriter> CompactTraceWriter::create(const std::string &path)
 CompactTraceWriter::CompactTraceWriter(std::FILE *file, std::string name)
     : m_file(file), m_owns_file(false), m_name(std::move(name)), m_buffer(k_buffer_bytes)
 {
-    put("#xmem-trace 1\n");
+    encode().version_line();
 }
 
 CompactTraceWriter::CompactTraceWriter(CompactTraceWriter &&other) noexcept
@@ -77,24 +77,6 @@ void CompactTraceWriter::put(std::string_view text)
     m_used += text.size();
 }
 
-void CompactTraceWriter::put_u64(uint64_t value)
-{
-    char digits[24];
-    char *end = digits + sizeof digits;
-    char *p = end;
-    do {
-        *--p = static_cast<char>('0' + value % 10);
-        value /= 10;
-    } while (value);
-    put(std::string_view(p, static_cast<size_t>(end - p)));
-}
-
-void CompactTraceWriter::end_record()
-{
-    put("\n");
-    ++m_records;
-}
-
 void CompactTraceWriter::metadata(std::string_view key, std::string_view value)
 {
     bool key_ok = !key.empty() && key.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") ==
@@ -107,11 +89,7 @@ void CompactTraceWriter::metadata(std::string_view key, std::string_view value)
         fail("metadata value contains a newline");
     if (failed())
         return;
-    put("M ");
-    put(key);
-    put(" ");
-    put(value);
-    end_record();
+    record().metadata(key, value);
 }
 
 void CompactTraceWriter::string(uint64_t id, std::string_view text)
@@ -122,11 +100,18 @@ void CompactTraceWriter::string(uint64_t id, std::string_view text)
         fail("string text contains a newline");
     if (failed())
         return;
-    put("S ");
-    put_u64(id);
-    put(" ");
-    put(text);
-    end_record();
+    record().string(id, text);
+}
+
+void CompactTraceWriter::kernel(std::string_view text)
+{
+    if (text.find(' ') == std::string_view::npos)
+        fail("K record needs a module and a kind");
+    else if (!single_line(text))
+        fail("K record text contains a newline");
+    if (failed())
+        return;
+    record().kernel(text);
 }
 
 void CompactTraceWriter::alloc(uint64_t id, uint64_t bytes, Device dev, uint64_t stream,
@@ -143,15 +128,7 @@ void CompactTraceWriter::alloc(uint64_t id, uint64_t bytes, Device dev, uint64_t
     ++m_allocs;
     m_live_bytes += bytes;
     m_seen_alloc = true;
-    put("A ");
-    put_u64(id);
-    put(" ");
-    put_u64(bytes);
-    put(dev == Device::gpu ? " g " : " h ");
-    put_u64(stream);
-    put(" ");
-    put_u64(ctx);
-    end_record();
+    record().alloc(id, bytes, dev == Device::gpu ? k_dev_gpu : k_dev_host, stream, ctx);
 }
 
 void CompactTraceWriter::free(uint64_t id)
@@ -163,9 +140,7 @@ void CompactTraceWriter::free(uint64_t id)
         return;
     ++m_frees;
     m_live_bytes -= bytes;
-    put("F ");
-    put_u64(id);
-    end_record();
+    record().free(id);
 }
 
 void CompactTraceWriter::record_stream(uint64_t id, uint64_t stream)
@@ -174,19 +149,14 @@ void CompactTraceWriter::record_stream(uint64_t id, uint64_t stream)
         fail("record_stream of storage id " + std::to_string(id) + " that is not live");
     if (failed())
         return;
-    put("R ");
-    put_u64(id);
-    put(" ");
-    put_u64(stream);
-    end_record();
+    record().record_stream(id, stream);
 }
 
 void CompactTraceWriter::empty_cache()
 {
     if (failed())
         return;
-    put("E");
-    end_record();
+    record().empty_cache();
 }
 
 void CompactTraceWriter::set_fraction(double fraction)
@@ -195,15 +165,7 @@ void CompactTraceWriter::set_fraction(double fraction)
         fail("memory fraction outside [0, 1]");
     if (failed())
         return;
-    char text[32];
-    int n = std::snprintf(text, sizeof text, "%.9f", fraction);
-    while (n > 1 && text[n - 1] == '0')
-        --n;
-    if (n > 1 && text[n - 1] == '.')
-        --n;
-    put("X ");
-    put(std::string_view(text, static_cast<size_t>(n)));
-    end_record();
+    record().fraction(fraction);
 }
 
 void CompactTraceWriter::iteration(uint32_t n)
@@ -213,18 +175,14 @@ void CompactTraceWriter::iteration(uint32_t n)
     if (failed())
         return;
     m_iteration = n;
-    put("I ");
-    put_u64(n);
-    end_record();
+    record().iteration(n);
 }
 
 void CompactTraceWriter::phase(Phase phase)
 {
     if (failed())
         return;
-    put("P ");
-    put(phase_name(phase));
-    end_record();
+    record().phase(phase_name(phase));
 }
 
 Result<uint64_t> CompactTraceWriter::finish()
@@ -233,13 +191,7 @@ Result<uint64_t> CompactTraceWriter::finish()
         return Result<uint64_t>::fail("xmem: " + m_name + ": trace writer: finish() called twice");
     m_finished = true;
     if (!failed()) {
-        put("Z ");
-        put_u64(m_allocs);
-        put(" ");
-        put_u64(m_frees);
-        put(" ");
-        put_u64(m_live_bytes);
-        end_record();
+        record().totals(m_allocs, m_frees, m_live_bytes);
     }
     flush();
     if (m_file && std::fflush(m_file) != 0)

@@ -1,12 +1,14 @@
 // CompactTraceWriter: writes docs/trace-format.md (used by tests, the example generator and
-// the estimator). It validates as it writes (live ids, defined strings, metadata first) so a
-// trace it produces always reads back; the first violation is kept and reported by finish(),
-// like ferror(), so call sites stay one line each. finish() writes the Z totals line.
+// the estimator) through RecordEncoder (trace/records.h). It validates as it writes (live ids,
+// defined strings, metadata first) so a trace it produces always reads back; the first violation is
+// kept and reported by finish(), like ferror(), so call sites stay one line each. finish() writes
+// the Z totals line.
 #pragma once
 
 #include "allocator/result.h"
 #include "trace/event.h"
 #include "trace/flat_map.h"
+#include "trace/records.h"
 
 #include <cstdio>
 #include <string>
@@ -29,6 +31,8 @@ class CompactTraceWriter
 
     void metadata(std::string_view key, std::string_view value);
     void string(uint64_t id, std::string_view text);
+    // TEXT is everything after "K " (module, kind, key=value fields).
+    void kernel(std::string_view text);
     void alloc(uint64_t id, uint64_t bytes, Device dev, uint64_t stream = 0, uint64_t ctx = 0);
     void free(uint64_t id);
     void record_stream(uint64_t id, uint64_t stream);
@@ -42,11 +46,17 @@ class CompactTraceWriter
     Result<uint64_t> finish();
 
   private:
+    friend class RecordEncoder<CompactTraceWriter>; // calls put()
+    RecordEncoder<CompactTraceWriter> encode() { return RecordEncoder<CompactTraceWriter>(*this); }
+    // The encoder for one more record (counted for finish()'s return value).
+    RecordEncoder<CompactTraceWriter> record()
+    {
+        ++m_records;
+        return encode();
+    }
     bool failed() const { return !m_error.empty(); }
     void fail(const std::string &what);
     void put(std::string_view text);
-    void put_u64(uint64_t value);
-    void end_record();
     void flush();
 
     std::FILE *m_file;

@@ -42,19 +42,6 @@ std::string one_line(std::string_view s)
 }
 } // namespace
 
-size_t format_u64(uint64_t v, char *out)
-{
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = static_cast<char>('0' + v % 10);
-        v /= 10;
-    } while (v != 0);
-    for (size_t i = 0; i < n; ++i)
-        out[i] = tmp[n - 1 - i];
-    return n;
-}
-
 TraceWriter::~TraceWriter()
 {
     // Deliberately no flush: only finish() produces a trace.
@@ -113,81 +100,53 @@ void TraceWriter::put(std::string_view s)
     m_used += s.size();
 }
 
-void TraceWriter::put_u64(uint64_t v)
-{
-    char digits[20];
-    put(std::string_view(digits, format_u64(v, digits)));
-}
-
-void TraceWriter::end_record()
-{
-    put("\n");
-}
-
 void TraceWriter::string_def(uint32_t id, std::string_view text)
 {
     if (m_fd < 0)
         return;
-    put("S ");
-    put_u64(id);
-    put(" ");
-    put(one_line(text));
-    end_record();
+    encode().string(id, one_line(text));
 }
 
 void TraceWriter::kernel(std::string_view text)
 {
     if (m_fd < 0)
         return;
-    put("K ");
-    put(one_line(text));
-    end_record();
+    encode().kernel(one_line(text));
 }
 
 void TraceWriter::alloc(uint64_t id, uint64_t bytes, char dev, uint32_t ctx)
 {
     if (m_fd < 0)
         return;
-    put("A ");
-    put_u64(id);
-    put(" ");
-    put_u64(bytes);
-    put(dev == 'h' ? " h 0 " : " g 0 ");
-    put_u64(ctx);
-    end_record();
+    encode().alloc(id, bytes, dev == trace::k_dev_host ? trace::k_dev_host : trace::k_dev_gpu, 0,
+                   ctx);
 }
 
 void TraceWriter::free(uint64_t id)
 {
     if (m_fd < 0)
         return;
-    put("F ");
-    put_u64(id);
-    end_record();
+    encode().free(id);
 }
 
 void TraceWriter::iteration(uint64_t n)
 {
     if (m_fd < 0)
         return;
-    put("I ");
-    put_u64(n);
-    end_record();
+    encode().iteration(n);
 }
 
 void TraceWriter::phase(std::string_view name)
 {
     if (m_fd < 0)
         return;
-    put("P ");
-    put(name);
-    end_record();
+    encode().phase(name);
 }
 
 void TraceWriter::empty_cache()
 {
     if (m_fd >= 0)
-        put("E\n");
+        encode().empty_cache();
 }
 
 void TraceWriter::memory_fraction(double fraction)
@@ -199,12 +158,7 @@ void TraceWriter::memory_fraction(double fraction)
         fraction = 0.0;
     if (fraction > 1.0)
         fraction = 1.0;
-    char text[64];
-    int n = std::snprintf(text, sizeof text, "X %.6f", fraction);
-    while (n > 3 && text[n - 1] == '0' && text[n - 2] != '.')
-        text[--n] = '\0';
-    put(std::string_view(text, static_cast<size_t>(n)));
-    end_record();
+    encode().fraction(fraction);
 }
 
 bool TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, std::string *err)
@@ -213,13 +167,7 @@ bool TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, s
         *err = "xmem: trace was not opened";
         return false;
     }
-    put("Z ");
-    put_u64(allocs);
-    put(" ");
-    put_u64(frees);
-    put(" ");
-    put_u64(live_bytes);
-    end_record();
+    encode().totals(allocs, frees, live_bytes);
     bool ok = flush();
     ::close(m_fd);
     m_fd = -1;
@@ -232,10 +180,12 @@ bool TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, s
     std::string tmp_path = m_final_path + ".tmp";
     int out = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int in = ::open(m_spool_path.c_str(), O_RDONLY | O_CLOEXEC);
-    std::string head = "#xmem-trace 1\n";
+    trace::StringSink head;
+    trace::RecordEncoder<trace::StringSink> header(head);
+    header.version_line();
     for (const auto &kv : m_meta)
-        head += "M " + kv.first + " " + kv.second + "\n";
-    ok = out >= 0 && in >= 0 && write_all(out, head.data(), head.size());
+        header.metadata(kv.first, kv.second);
+    ok = out >= 0 && in >= 0 && write_all(out, head.text.data(), head.text.size());
     while (ok) {
         ssize_t n = ::read(in, m_buf.data(), m_buf.size());
         if (n < 0 && errno == EINTR)

@@ -1,4 +1,5 @@
-// Writes docs/trace-format.md version 1.
+// Writes docs/trace-format.md version 1, every record through the simulator's RecordEncoder
+// (simulator/trace/records.h, header-only), so the capture spells no record of its own.
 //
 // Events stream into a spool file through a private 1 MiB buffer (plain write(2), never stdio,
 // so a forked DataLoader worker that exits cannot flush half a buffer into our file).
@@ -6,6 +7,8 @@
 // zero_grad_set_to_none), the spooled events, and the Z totals line; then it renames it
 // into place, so a reader never sees a truncated trace under the final name.
 #pragma once
+
+#include "trace/records.h"
 
 #include <cstdint>
 #include <string>
@@ -47,9 +50,9 @@ class TraceWriter
     void abandon();
 
   private:
+    friend class trace::RecordEncoder<TraceWriter>; // calls put()
+    trace::RecordEncoder<TraceWriter> encode() { return trace::RecordEncoder<TraceWriter>(*this); }
     void put(std::string_view s);
-    void put_u64(uint64_t v);
-    void end_record();
     bool flush();
 
     int m_fd = -1;
@@ -62,7 +65,6 @@ class TraceWriter
     std::vector<std::pair<std::string, std::string>> m_meta;
 };
 
-// Appends the decimal digits of V to OUT; returns the number of characters written (≤ 20).
-size_t format_u64(uint64_t v, char *out);
+using trace::format_u64;
 
 } // namespace xmem::capture

@@ -1,6 +1,9 @@
 // TraceWriter: record formatting, metadata first, atomic final file, I/O errors as values.
 #include <unistd.h>
 
+// Before test-list.h: CMocka's fail() macro would break Result<T>::fail.
+#include "trace/compact_writer.h"
+
 #include "test-list.h"
 #include "trace_writer.h"
 
@@ -97,8 +100,54 @@ static void memory_fractions_are_plain_decimals(void **state)
     w.memory_fraction(2.0); // clamped: the allocator rejects a fraction above 1
     assert_true(w.finish(0, 0, 0, &err));
     assert_string_equal(xmem_test_read_file(path).c_str(),
-                        "#xmem-trace 1\nX 0.5\nX 0.00001\nX 1.0\nX 1.0\nZ 0 0 0\n");
+                        "#xmem-trace 1\nX 0.5\nX 0.00001\nX 1\nX 1\nZ 0 0 0\n");
     unlink(path.c_str());
+    rmdir(dir.c_str());
+}
+
+// One encoder (simulator/trace/records.h): the capture and the simulator's writer spell every
+// record alike, fractions included.
+static void writes_what_the_simulator_writer_writes(void **state)
+{
+    using xmem::trace::Device;
+    using xmem::trace::Phase;
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", sim_path = dir + "/s.trace";
+    std::string err;
+    TraceWriter w;
+    assert_true(w.open(path, &err));
+    w.meta("torch", "2.1.0");
+    w.string_def(1, "fc|aten::addmm");
+    w.kernel("fc conv x=1,3,8,8 g=1");
+    w.iteration(1);
+    w.phase("forward");
+    w.alloc(7, 4000, 'g', 1);
+    w.alloc(8, 12, 'h', 0);
+    w.memory_fraction(1.0);
+    w.memory_fraction(0.25);
+    w.memory_fraction(0.0);
+    w.empty_cache();
+    w.free(8);
+    assert_true(w.finish(2, 1, 4000, &err));
+
+    auto made = xmem::trace::CompactTraceWriter::create(sim_path);
+    assert_true(made.ok());
+    xmem::trace::CompactTraceWriter &s = made.value();
+    s.metadata("torch", "2.1.0");
+    s.string(1, "fc|aten::addmm");
+    s.kernel("fc conv x=1,3,8,8 g=1");
+    s.iteration(1);
+    s.phase(Phase::forward);
+    s.alloc(7, 4000, Device::gpu, 0, 1);
+    s.alloc(8, 12, Device::host, 0, 0);
+    s.set_fraction(1.0);
+    s.set_fraction(0.25);
+    s.set_fraction(0.0);
+    s.empty_cache();
+    s.free(8);
+    assert_true(s.finish().ok());
+    assert_string_equal(xmem_test_read_file(path).c_str(), xmem_test_read_file(sim_path).c_str());
+    unlink(path.c_str());
+    unlink(sim_path.c_str());
     rmdir(dir.c_str());
 }
 
@@ -123,6 +172,7 @@ int xmem_test_group_trace_writer(void)
         cmocka_unit_test(many_events_survive_buffer_flushes),
         cmocka_unit_test(unwritable_directory_is_a_clear_error),
         cmocka_unit_test(memory_fractions_are_plain_decimals),
+        cmocka_unit_test(writes_what_the_simulator_writer_writes),
         cmocka_unit_test(abandon_leaves_nothing),
     };
     return cmocka_run_group_tests_name("trace_writer", tests, nullptr, nullptr);
