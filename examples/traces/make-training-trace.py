@@ -10,7 +10,13 @@ profiler; sizes follow the storage sizes PyTorch would request (numel * 4 bytes,
     make-training-trace.py OUT.xtrace [--layers N] [--hidden H] [--batch B] [--iterations I]
 """
 import argparse
+import os
 import sys
+
+# The format's one Python definition, beside the capture package in the source tree.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "daemon", "profiler", "python"))
+from xmem_trace import VERSION_LINE, record  # noqa: E402
 
 
 class Trace:
@@ -21,41 +27,41 @@ class Trace:
         self.allocs = 0
         self.frees = 0
         self.strings = {}
-        self.lines = ["#xmem-trace 1"]
+        self.lines = [VERSION_LINE + "\n"]
 
     def meta(self, key, value):
-        self.lines.append(f"M {key} {value}")
+        self.lines.append(record("M", key, value))
 
     def ctx(self, text):
         if text not in self.strings:
             self.strings[text] = len(self.strings) + 1
-            self.lines.append(f"S {self.strings[text]} {text}")
+            self.lines.append(record("S", self.strings[text], text))
         return self.strings[text]
 
     def alloc(self, nbytes, where, dev="g"):
         sid = self.next_id
         self.next_id += 1
-        self.lines.append(f"A {sid} {nbytes} {dev} 0 {self.ctx(where)}")
+        self.lines.append(record("A", sid, nbytes, dev, 0, self.ctx(where)))
         self.live[sid] = nbytes
         self.allocs += 1
         return sid
 
     def free(self, sid):
-        self.lines.append(f"F {sid}")
+        self.lines.append(record("F", sid))
         del self.live[sid]
         self.frees += 1
 
-    def record(self, text):
-        self.lines.append(text)
+    def record(self, letter, *fields):
+        self.lines.append(record(letter, *fields))
         if len(self.lines) >= 65536:
             self.flush()
 
     def flush(self):
-        self.out.write("\n".join(self.lines) + "\n")
+        self.out.write("".join(self.lines))
         self.lines = []
 
     def finish(self):
-        self.lines.append(f"Z {self.allocs} {self.frees} {sum(self.live.values())}")
+        self.lines.append(record("Z", self.allocs, self.frees, sum(self.live.values())))
         self.flush()
 
 
@@ -66,7 +72,7 @@ def train(t, layers, hidden, batch, iterations, classes=10):
     t.meta("steps", str(iterations))
     t.meta("zero_grad_set_to_none", "1")
     t.meta("amp", "off")
-    t.record("P setup")
+    t.record("P", "setup")
     dims = [(hidden, hidden)] * layers + [(hidden, classes)]
     params = []
     for i, (fan_in, fan_out) in enumerate(dims):
@@ -75,13 +81,13 @@ def train(t, layers, hidden, batch, iterations, classes=10):
     sizes = {p: t.live[p] for p in params}
     adam_state = []
     for step in range(1, iterations + 1):
-        t.record(f"I {step}")
-        t.record("P data")
+        t.record("I", step)
+        t.record("P", "data")
         host = t.alloc(batch * hidden * f32, "loader|aten::empty", dev="h")
         x = t.alloc(batch * hidden * f32, "input|aten::_to_copy")
         labels = t.alloc(batch * 8, "input|aten::_to_copy")
         t.free(host)
-        t.record("P forward")
+        t.record("P", "forward")
         saved = []
         h = x
         for i, (_, fan_out) in enumerate(dims):
@@ -95,7 +101,7 @@ def train(t, layers, hidden, batch, iterations, classes=10):
                 h = out
         loss_tmp = t.alloc(batch * classes * f32, "loss|aten::_log_softmax")
         loss = t.alloc(f32, "loss|aten::nll_loss_forward")
-        t.record("P backward")
+        t.record("P", "backward")
         grad_out = t.alloc(batch * classes * f32, "loss|aten::_log_softmax_backward_data")
         t.free(loss_tmp)
         grads = []
@@ -116,7 +122,7 @@ def train(t, layers, hidden, batch, iterations, classes=10):
         t.free(loss)
         t.free(x)
         t.free(labels)
-        t.record("P optimizer")
+        t.record("P", "optimizer")
         if not adam_state:
             for p in params:
                 adam_state.append(t.alloc(sizes[p], "optimizer|aten::zeros_like"))
@@ -124,7 +130,7 @@ def train(t, layers, hidden, batch, iterations, classes=10):
         for p in params:  # foreach=False Adam: one denominator temporary per parameter
             denom = t.alloc(sizes[p], "optimizer|aten::sqrt")
             t.free(denom)
-        t.record("P zero_grad")
+        t.record("P", "zero_grad")
         for g in grads:
             t.free(g)
 

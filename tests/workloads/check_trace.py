@@ -9,16 +9,19 @@ bytes so tests can compare captures (e.g. AMP against fp32).
 """
 import argparse
 import json
+import os
 import re
 import sys
 
-PHASES = ("setup", "data", "forward", "backward", "optimizer", "zero_grad", "other")
-FIELDS = {"S": None, "M": None, "K": None, "I": 1, "P": 1, "A": 5, "F": 1, "R": 2, "E": 0, "X": 1, "Z": 3}
+# The format's one Python definition (record letters, fields, reader) is installed beside
+# xmem_capture; in the source tree that is daemon/profiler/python.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "daemon", "profiler", "python"))
+import xmem_trace  # noqa: E402
+
+PHASES = xmem_trace.PHASES
 ORDER = ("data", "forward", "backward", "optimizer")
-
-
-class TraceError(Exception):
-    pass
+TraceError = xmem_trace.FormatError
 
 
 def parse(path):
@@ -29,78 +32,66 @@ def parse(path):
     its = {}
     seen_a = False
     z = None
-    with open(path, encoding="utf-8") as f:
-        first = f.readline()
-        if first != "#xmem-trace 1\n":
-            raise TraceError(f"{path}:1: not an xmem trace (expected '#xmem-trace 1')")
-        for n, line in enumerate(f, start=2):
-            if z is not None:
-                raise TraceError(f"{path}:{n}: record after the Z line")
-            if not line.endswith("\n") or len(line) > 4096 or line == "\n":
-                raise TraceError(f"{path}:{n}: bad line (empty, too long or unterminated)")
-            parts = line[:-1].split(" ")
-            kind = parts[0]
-            if kind not in FIELDS:
-                raise TraceError(f"{path}:{n}: unknown record {kind!r}")
-            want = FIELDS[kind]
-            if want is not None and len(parts) - 1 != want:
-                raise TraceError(f"{path}:{n}: {kind} needs {want} fields, has {len(parts) - 1}")
-            it = its.setdefault(iteration, new_iteration())
-            if kind == "M":
-                if seen_a:
-                    raise TraceError(f"{path}:{n}: M after the first A")
-                if len(parts) < 2 or not re.fullmatch(r"[a-z0-9_]+", parts[1]):
-                    raise TraceError(f"{path}:{n}: bad metadata key")
-                meta[parts[1]] = " ".join(parts[2:])
-            elif kind == "S":
-                sid = number(path, n, parts[1])
-                if sid < 1 or sid in strings:
-                    raise TraceError(f"{path}:{n}: string id {sid} is 0 or defined twice")
-                strings[sid] = " ".join(parts[2:])
-            elif kind == "K":
-                if len(parts) < 3 or not parts[1] or "=" in parts[2]:
-                    raise TraceError(f"{path}:{n}: K needs a module path and a kind")
-            elif kind == "I":
-                new = number(path, n, parts[1])
-                if new != iteration + 1:
-                    raise TraceError(f"{path}:{n}: iteration {new} follows {iteration}")
-                iteration, phase = new, None
-            elif kind == "P":
-                if parts[1] not in PHASES:
-                    raise TraceError(f"{path}:{n}: unknown phase {parts[1]!r}")
-                phase = parts[1]
-                if phase not in it["phase_order"]:
-                    it["phase_order"].append(phase)
-            elif kind == "A":
-                seen_a = True
-                sid, size = number(path, n, parts[1]), number(path, n, parts[2])
-                dev, stream, ctx = parts[3], number(path, n, parts[4]), number(path, n, parts[5])
-                if sid in live:
-                    raise TraceError(f"{path}:{n}: A for live id {sid}")
-                if size < 1 or dev not in ("g", "h"):
-                    raise TraceError(f"{path}:{n}: bad size or device")
-                if ctx and ctx not in strings:
-                    raise TraceError(f"{path}:{n}: string {ctx} used before it is defined")
-                live[sid] = (size, dev)
-                allocs += 1
-                live_bytes += size
-                account(it, phase, size, dev, +1)
-            elif kind == "F":
-                sid = number(path, n, parts[1])
-                if sid not in live:
-                    raise TraceError(f"{path}:{n}: F for id {sid}, which is not live")
-                size, dev = live.pop(sid)
-                frees += 1
-                live_bytes -= size
-                account(it, phase, size, dev, -1)
-            elif kind == "R":
-                if number(path, n, parts[1]) not in live:
-                    raise TraceError(f"{path}:{n}: R for an id that is not live")
-            elif kind == "Z":
-                z = tuple(number(path, n, p) for p in parts[1:])
-                if z != (allocs, frees, live_bytes):
-                    raise TraceError(f"{path}:{n}: Z {z} disagrees with the trace "
-                                     f"({allocs} {frees} {live_bytes})")
+    for n, kind, parts in xmem_trace.records(path):
+        if z is not None:
+            raise TraceError(f"{path}:{n}: record after the Z line")
+        parts = [kind] + parts
+        it = its.setdefault(iteration, new_iteration())
+        if kind == "M":
+            if seen_a:
+                raise TraceError(f"{path}:{n}: M after the first A")
+            if len(parts) < 2 or not re.fullmatch(r"[a-z0-9_]+", parts[1]):
+                raise TraceError(f"{path}:{n}: bad metadata key")
+            meta[parts[1]] = " ".join(parts[2:])
+        elif kind == "S":
+            sid = number(path, n, parts[1])
+            if sid < 1 or sid in strings:
+                raise TraceError(f"{path}:{n}: string id {sid} is 0 or defined twice")
+            strings[sid] = " ".join(parts[2:])
+        elif kind == "K":
+            if len(parts) < 3 or not parts[1] or "=" in parts[2]:
+                raise TraceError(f"{path}:{n}: K needs a module path and a kind")
+        elif kind == "I":
+            new = number(path, n, parts[1])
+            if new != iteration + 1:
+                raise TraceError(f"{path}:{n}: iteration {new} follows {iteration}")
+            iteration, phase = new, None
+        elif kind == "P":
+            if parts[1] not in PHASES:
+                raise TraceError(f"{path}:{n}: unknown phase {parts[1]!r}")
+            phase = parts[1]
+            if phase not in it["phase_order"]:
+                it["phase_order"].append(phase)
+        elif kind == "A":
+            seen_a = True
+            sid, size = number(path, n, parts[1]), number(path, n, parts[2])
+            dev, stream, ctx = parts[3], number(path, n, parts[4]), number(path, n, parts[5])
+            if sid in live:
+                raise TraceError(f"{path}:{n}: A for live id {sid}")
+            if size < 1 or dev not in ("g", "h"):
+                raise TraceError(f"{path}:{n}: bad size or device")
+            if ctx and ctx not in strings:
+                raise TraceError(f"{path}:{n}: string {ctx} used before it is defined")
+            live[sid] = (size, dev)
+            allocs += 1
+            live_bytes += size
+            account(it, phase, size, dev, +1)
+        elif kind == "F":
+            sid = number(path, n, parts[1])
+            if sid not in live:
+                raise TraceError(f"{path}:{n}: F for id {sid}, which is not live")
+            size, dev = live.pop(sid)
+            frees += 1
+            live_bytes -= size
+            account(it, phase, size, dev, -1)
+        elif kind == "R":
+            if number(path, n, parts[1]) not in live:
+                raise TraceError(f"{path}:{n}: R for an id that is not live")
+        elif kind == "Z":
+            z = tuple(number(path, n, p) for p in parts[1:])
+            if z != (allocs, frees, live_bytes):
+                raise TraceError(f"{path}:{n}: Z {z} disagrees with the trace "
+                                 f"({allocs} {frees} {live_bytes})")
     if z is None:
         raise TraceError(f"{path}: no Z line (truncated trace)")
     return {"meta": meta, "allocs": allocs, "frees": frees, "live_bytes": live_bytes,

@@ -4,9 +4,12 @@ this writer unchanged.
 
 Events go to a spool file; at the end the final file gets the header, the metadata (some is
 only known at the end), the events and the `Z` line, and is renamed into place, so a trace
-under its final name is always complete (the exact capture's rule).
+under its final name is always complete (the exact capture's rule). Every record is spelled
+by xmem_trace (installed beside xmem_capture), the format's one Python definition.
 """
 import os
+
+from xmem_trace import DEV_GPU, VERSION_LINE, fraction_text, one_line, record
 
 
 class CaptureError(RuntimeError):
@@ -36,7 +39,7 @@ class TraceWriter:
             raise CaptureError(f"xmem: {path}: cannot write the trace: {e.strerror}") from None
 
     def meta(self, key, value):
-        self._meta.append((key, str(value).replace("\n", " ")))
+        self._meta.append((key, one_line(value)))
 
     def intern(self, name):
         self._names.append(name)
@@ -53,15 +56,15 @@ class TraceWriter:
 
     def kernel(self, text):
         if self._spool is not None:
-            self._spool.write("K %s\n" % text.replace("\n", " "))
+            self._spool.write(record("K", *one_line(text).split(" ", 2)))
 
     def empty_cache(self):
         self._write_markers()
-        self._spool.write("E\n")
+        self._spool.write(record("E"))
 
     def memory_fraction(self, fraction):
         self._write_markers()
-        self._spool.write("X %s\n" % format(min(max(float(fraction), 0.0), 1.0), "f"))
+        self._spool.write(record("X", fraction_text(fraction)))
 
     def device_bytes(self):
         return self.live_bytes
@@ -83,16 +86,16 @@ class TraceWriter:
         try:
             self._spool.close()
             with open(out + ".tmp", "w") as f:
-                f.write("#xmem-trace 1\n")
+                f.write(VERSION_LINE + "\n")
                 for key, value in self._meta:
-                    f.write(f"M {key} {value}\n")
+                    f.write(record("M", key, value))
                 with open(out + ".spool") as spool:
                     while True:
                         chunk = spool.read(1 << 20)
                         if not chunk:
                             break
                         f.write(chunk)
-                f.write(f"Z {self.allocs} {self.frees} {self.live_bytes}\n")
+                f.write(record("Z", self.allocs, self.frees, self.live_bytes))
             os.replace(out + ".tmp", out)
             os.unlink(out + ".spool")
         except OSError as e:
@@ -121,8 +124,8 @@ class TraceWriter:
         if cid is None:
             cid = len(self._contexts) + 1
             self._contexts[context] = cid
-            self._spool.write(f"S {cid} {context}\n")
-        self._spool.write(f"A {sid} {nbytes} g 0 {cid}\n")
+            self._spool.write(record("S", cid, context))
+        self._spool.write(record("A", sid, nbytes, DEV_GPU, 0, cid))
         self.allocs += 1
         self.live_bytes += nbytes
         if self.live_bytes > self._device_peak:
@@ -130,15 +133,15 @@ class TraceWriter:
 
     def free(self, sid, nbytes):
         self._write_markers()
-        self._spool.write(f"F {sid}\n")
+        self._spool.write(record("F", sid))
         self.frees += 1
         self.live_bytes -= nbytes
 
     def _write_markers(self):
         if self._pending_iteration is not None:
-            self._spool.write(f"I {self._pending_iteration}\n")
+            self._spool.write(record("I", self._pending_iteration))
             self._pending_iteration = None
             self._written_phase = None  # every iteration states its phase
         if self._phase is not None and self._phase != self._written_phase:
-            self._spool.write(f"P {self._phase}\n")
+            self._spool.write(record("P", self._phase))
             self._written_phase = self._phase
