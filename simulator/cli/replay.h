@@ -4,6 +4,7 @@
 
 #include "allocator/allocator.h"
 #include "allocator/result.h"
+#include "replay/replay_loop.h"
 #include "timeline/recorder.h"
 #include "trace/compact_reader.h"
 
@@ -14,13 +15,8 @@
 namespace xmem::cli
 {
 
-struct OomReport {
-    uint64_t size = 0;       // bytes requested
-    uint64_t alloc_size = 0; // segment size the allocator needed
-    std::string message;     // PyTorch's message for the mirrored release
-    uint64_t event = 0;      // 0-based event index
-    uint64_t line = 0;       // compact traces: line of the A record (0 for snapshots)
-};
+// The OOM at which a replay stops (replay/replay_loop.h), for both input formats.
+using OomReport = xmem::replay::OomReport;
 
 struct SegmentRecord {
     std::string action; // segment_alloc, segment_free, segment_map, segment_unmap

@@ -2,6 +2,9 @@
 // breakdown at the allocated peak (sizes hand-computed from allocator.md 4).
 #include "analysis/replay.h"
 
+#include "allocator/allocator.h"
+#include "replay/replay_loop.h"
+
 #include "est_helpers.h"
 
 using namespace esttest;
@@ -84,6 +87,91 @@ static void timeline_gets_samples_and_marks(void **)
     EXPECT_U64(phases, 3); // forward, backward, forward (setup is the initial phase)
 }
 
+namespace
+{
+
+// The workload's events as `xmem sim` would read them from a trace.
+class EventList : public xmem::replay::EventSource
+{
+  public:
+    explicit EventList(const std::vector<TraceEvent> &events) : m_events(events) {}
+    xmem::Result<bool> next(TraceEvent &event) override
+    {
+        if (m_next == m_events.size())
+            return xmem::Result<bool>::ok(false);
+        event = m_events[m_next++];
+        return xmem::Result<bool>::ok(true);
+    }
+
+  private:
+    const std::vector<TraceEvent> &m_events;
+    size_t m_next = 0;
+};
+
+} // namespace
+
+// One loop (replay/replay_loop.h) behind the estimate and `xmem sim`: the same events give
+// the same peaks and malloc count; the options alone tell them apart.
+static void the_estimate_and_xmem_sim_share_one_loop(void **)
+{
+    Workload work = two_iterations();
+    auto estimate = replay(work, config(0, 0), nullptr);
+    assert_true(estimate.ok());
+
+    xmem::sim::DeviceCachingAllocator allocator(config(0, 0));
+    EventList events(work.events);
+    xmem::replay::ReplayOptions as_sim;
+    as_sim.trace_name = "t.xtrace";
+    auto sim = xmem::replay::replay_events(events, allocator, as_sim, nullptr, nullptr);
+    assert_true(sim.ok());
+    EXPECT_U64(sim.value().mallocs, estimate.value().mallocs);
+    EXPECT_U64(sim.value().events, work.events.size());
+    EXPECT_U64(static_cast<uint64_t>(allocator.stats().reserved_bytes[0].peak),
+               estimate.value().reserved_peak);
+    EXPECT_U64(static_cast<uint64_t>(allocator.stats().allocated_bytes[0].peak),
+               estimate.value().allocated_peak);
+}
+
+static void a_repeated_phase_is_marked_only_where_asked(void **)
+{
+    Builder b;
+    b.iteration(1).phase(Phase::forward).alloc(1, 1000).phase(Phase::forward).free(1);
+    Workload work = b.build();
+    for (bool repeated : {true, false}) {
+        xmem::sim::DeviceCachingAllocator allocator(config(0, 0));
+        xmem::timeline::TimelineRecorder tl;
+        EventList events(work.events);
+        xmem::replay::ReplayOptions options;
+        options.mark_repeated_phases = repeated;
+        assert_true(xmem::replay::replay_events(events, allocator, options, &tl, nullptr).ok());
+        size_t phases = 0;
+        for (const auto &m : tl.markers())
+            phases += m.kind == xmem::timeline::MarkerKind::phase;
+        EXPECT_U64(phases, repeated ? 2 : 1);
+    }
+}
+
+static void a_refusal_names_the_trace_line_only_for_a_trace(void **)
+{
+    TraceEvent bad{};
+    bad.kind = EventKind::set_fraction;
+    bad.fraction = 1.5; // the allocator refuses a fraction above 1
+    bad.line = 7;
+    std::vector<TraceEvent> list{bad};
+    for (std::string name : {"t.xtrace", ""}) {
+        xmem::sim::DeviceCachingAllocator allocator(config(0, 0));
+        EventList events(list);
+        xmem::replay::ReplayOptions options;
+        options.trace_name = name;
+        auto r = xmem::replay::replay_events(events, allocator, options, nullptr, nullptr);
+        assert_false(r.ok());
+        bool named = r.error().message.rfind("xmem: t.xtrace:7: the simulator refused this "
+                                             "event: ",
+                                             0) == 0;
+        assert_true(named == !name.empty());
+    }
+}
+
 int run_replay_tests(void)
 {
     const struct CMUnitTest tests[] = {
@@ -91,6 +179,9 @@ int run_replay_tests(void)
         cmocka_unit_test(out_of_memory_stops_the_replay),
         cmocka_unit_test(host_storages_are_not_replayed),
         cmocka_unit_test(timeline_gets_samples_and_marks),
+        cmocka_unit_test(the_estimate_and_xmem_sim_share_one_loop),
+        cmocka_unit_test(a_repeated_phase_is_marked_only_where_asked),
+        cmocka_unit_test(a_refusal_names_the_trace_line_only_for_a_trace),
     };
     return cmocka_run_group_tests_name("replay", tests, nullptr, nullptr);
 }
