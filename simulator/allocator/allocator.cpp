@@ -37,6 +37,7 @@ DeviceCachingAllocator::DeviceCachingAllocator(AllocatorConfig cfg)
       m_large_blocks(false, &m_node_arena), m_small_blocks(true, &m_node_arena),
       m_next_address(kFirstSegmentAddress)
 {
+    // An invariant, not an expected failure: every caller validates the config first.
     if (auto r = m_cfg.validate(); !r)
         throw std::invalid_argument(r.error().message);
     m_stats.torch = m_cfg.torch;

@@ -50,7 +50,9 @@ struct MallocResult {
 class DeviceCachingAllocator
 {
   public:
-    // Throws std::invalid_argument if cfg.validate() fails (a fatal start-up error).
+    // CFG must have passed cfg.validate(): callers check it first and report its error as a
+    // Result. A config that did not is an internal invariant violation, so this throws
+    // std::invalid_argument rather than return a value nobody expects to fail.
     explicit DeviceCachingAllocator(AllocatorConfig cfg);
     ~DeviceCachingAllocator();
     DeviceCachingAllocator(const DeviceCachingAllocator &) = delete;
