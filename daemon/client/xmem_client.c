@@ -7,19 +7,14 @@
 #include "xmem_client_io.h"
 #include "xmem_proto.h"
 #include "contract/outcomes.h"
+#include "contract/request_env.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Environment variables that change what a profile sees; the daemon re-filters anyway. */
-static const char *const relevant_env[] = {"PATH",
-                                           "PYTHONPATH",
-                                           "VIRTUAL_ENV",
-                                           "CONDA_PREFIX",
-                                           "LD_LIBRARY_PATH",
-                                           "PYTORCH_CUDA_ALLOC_CONF",
-                                           NULL};
+/* The environment a request carries; the daemon re-filters anyway. */
+static const char *const relevant_env[] = {XMEM_REQUEST_ENV_NAMES, NULL};
 
 static int env_relevant(const char *kv, size_t *keylen)
 {
@@ -53,7 +48,7 @@ static json_object *estimate_body(const struct xmem_estimate_request *req, int d
         size_t kl;
         if (!env_relevant(*e, &kl))
             continue;
-        char key[32];
+        char key[XMEM_REQUEST_ENV_MAX_NAME];
         memcpy(key, *e, kl);
         key[kl] = '\0';
         json_object_object_add(env, key, json_object_new_string(*e + kl + 1));

@@ -35,9 +35,8 @@ struct xmem_estimate_request {
         *argv;          /* entrypoint command, NULL-terminated, e.g. {"python3","train.py",NULL} */
     const char *script; /* batch script the entrypoint came from (for the ledger), or NULL */
     const char *cwd;    /* working directory of the job */
-    const char *const *env; /* "KEY=VALUE" strings, NULL-terminated; the daemon keeps only the
-                               ones that matter (PATH, PYTHONPATH, VIRTUAL_ENV, CONDA_PREFIX,
-                               LD_LIBRARY_PATH, PYTORCH_CUDA_ALLOC_CONF) */
+    const char *const *env; /* "KEY=VALUE" strings, NULL-terminated; only the ones that matter
+                               are sent (contract/request_env.h) */
     const char *gpu;        /* GPU catalog name, or NULL for the partition's / site default */
     const char *partition;  /* Slurm partition, or NULL */
     const char *torch;      /* target PyTorch version, or NULL for the site default */

@@ -1,14 +1,15 @@
 // estimate_parse.cpp — strict validation of an estimate request body (docs/protocol.md).
 #include "estimate_job.h"
 
+#include "contract/request_env.h"
+
 namespace xmem::server
 {
 
 namespace
 {
 
-const char *const k_relevant_env[] = {"PATH",         "PYTHONPATH",      "VIRTUAL_ENV",
-                                      "CONDA_PREFIX", "LD_LIBRARY_PATH", "PYTORCH_CUDA_ALLOC_CONF"};
+const char *const k_relevant_env[] = {XMEM_REQUEST_ENV_NAMES};
 constexpr std::size_t k_max_argv = 1024;
 constexpr std::size_t k_max_path = 4096;
 
