@@ -4,8 +4,10 @@
 #ifndef XMEM_PLUGIN_DEFAULTS_H
 #define XMEM_PLUGIN_DEFAULTS_H
 
-/* Where xmemd listens unless plugstack.conf says socket=. Same as the client library. */
-#define XMEM_PLUGIN_DEFAULT_SOCKET "/run/xmem/xmemd.sock"
+/* The defaults the plugin shares with xmemd and the client: XMEM_DEFAULT_SOCKET (unless
+ * plugstack.conf says socket=) and XMEM_MAX_STEPS (the most optimizer steps a job may ask for).
+ * A relative path because the plugin's core is built without the client library. */
+#include "../daemon/contract/defaults.h"
 
 /* Seconds sbatch waits for an estimate. A first profile of a real model takes tens of
  * seconds on a login node; a cached answer takes milliseconds. Past this, the job is

@@ -37,7 +37,7 @@ static const struct key {
     {"socket", KEY_PATH, FIELD(socket), 0, 0, NULL},
     {"timeout", KEY_INT, FIELD(timeout_s), 1, XMEM_PLUGIN_MAX_TIMEOUT_S, NULL},
     {"on_failure", KEY_ENUM, FIELD(on_failure), 0, 0, on_failure_choices},
-    {"iterations", KEY_INT, FIELD(iterations), 1, 1000, NULL},
+    {"iterations", KEY_INT, FIELD(iterations), 1, XMEM_MAX_STEPS, NULL},
     {"verbose", KEY_ENUM, FIELD(verbose), 0, 0, bool_choices},
     {"nvml", KEY_LIB, FIELD(nvml), 0, 0, NULL},
     {"nvml_interval_ms", KEY_INT, FIELD(nvml_interval_ms), XMEM_PLUGIN_MIN_NVML_INTERVAL_MS,
@@ -49,7 +49,7 @@ static const struct key {
 void xmem_settings_init(struct xmem_settings *s)
 {
     memset(s, 0, sizeof(*s));
-    snprintf(s->socket, sizeof(s->socket), "%s", XMEM_PLUGIN_DEFAULT_SOCKET);
+    snprintf(s->socket, sizeof(s->socket), "%s", XMEM_DEFAULT_SOCKET);
     s->timeout_s = XMEM_PLUGIN_DEFAULT_TIMEOUT_S;
     s->on_failure = XMEM_ON_FAILURE_KEEP;
     s->iterations = 0;

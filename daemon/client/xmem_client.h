@@ -11,14 +11,14 @@
 #ifndef XMEM_CLIENT_H
 #define XMEM_CLIENT_H
 
+#include "contract/defaults.h" /* XMEM_DEFAULT_SOCKET */
+
 #include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define XMEM_DEFAULT_SOCKET "/run/xmem/xmemd.sock"
 
 enum xmem_client_error {
     XMEM_CLIENT_OK = 0,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "allocator/result.h"
+#include "contract/defaults.h"
 
 #include <optional>
 #include <string>
@@ -12,10 +13,10 @@ namespace xmem::estimate
 {
 
 struct EstimateOptions {
-    std::string gpu = "A100-40GB";
+    std::string gpu = XMEM_DEFAULT_GPU;
     std::string torch = "2.6";
     std::optional<std::string> alloc_conf; // unset: the job's PYTORCH_CUDA_ALLOC_CONF
-    unsigned iterations = 3;
+    unsigned iterations = XMEM_DEFAULT_STEPS;
     bool json = false;
     std::string timeline_out;
     std::string trace_in;

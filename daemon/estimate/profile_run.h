@@ -2,6 +2,7 @@
 #pragma once
 
 #include "allocator/result.h"
+#include "contract/defaults.h"
 
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@ namespace xmem::estimate
 struct ProfileRequest {
     std::string profiler;  // path of xmem-profile
     std::string trace_out; // where the trace goes
-    unsigned steps = 3;
+    unsigned steps = XMEM_DEFAULT_STEPS;
     unsigned threads = 0; // 0: profiler default
     unsigned timeout_seconds = 0;
     std::vector<std::string> command;

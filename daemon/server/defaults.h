@@ -1,9 +1,12 @@
 /*
  * defaults.h — every default and limit xmemd uses, each with the reason for its value.
- * A config key (etc/xmem.yaml) overrides the ones marked "key:".
+ * A config key (etc/xmem.yaml) overrides the ones marked "key:". Defaults other components
+ * share (socket, steps, GPU) are defined once in contract/defaults.h, with their reasons.
  */
 #ifndef XMEMD_DEFAULTS_H
 #define XMEMD_DEFAULTS_H
+
+#include "contract/defaults.h"
 
 #include <cstdint>
 
@@ -11,7 +14,7 @@ namespace xmem::server
 {
 
 // key: socket. Under systemd's RuntimeDirectory=xmem, created 0755 root:root.
-constexpr const char *k_default_socket = "/run/xmem/xmemd.sock";
+constexpr const char *k_default_socket = XMEM_DEFAULT_SOCKET;
 // key: lockfile. Beside the socket: one daemon per socket.
 constexpr const char *k_default_lockfile = "/run/xmem/xmemd.lock";
 // key: database. Survives reboots; StateDirectory=xmem in the unit.
@@ -29,8 +32,9 @@ constexpr int k_default_max_per_user = 1;
 constexpr int k_default_queue_size = 64;
 // key: max_connections. Bounds fds and memory a flood of clients can take.
 constexpr int k_default_max_connections = 1024;
-// key: iterations. Enough optimizer steps for the allocator to reach steady state.
-constexpr int k_default_iterations = 3;
+// key: iterations. Optimizer steps profiled; a request may ask for 1..k_max_steps.
+constexpr int k_default_iterations = XMEM_DEFAULT_STEPS;
+constexpr int k_max_steps = XMEM_MAX_STEPS;
 // Threadpool threads beyond profiling slots: cache keys, MUNGE signing.
 constexpr int k_threadpool_spare = 4;
 // libuv caps its threadpool at 1024 (1.44); we stay far below.

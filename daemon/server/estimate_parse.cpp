@@ -2,6 +2,7 @@
 #include "estimate_job.h"
 
 #include "contract/request_env.h"
+#include "defaults.h"
 
 namespace xmem::server
 {
@@ -90,8 +91,9 @@ bool estimate_parse(const nlohmann::json &j, EstimateRequest &r, std::string &wh
         return false;
     if (j.contains("iterations")) {
         if (!j["iterations"].is_number_integer() || j["iterations"].get<int64_t>() < 0 ||
-            j["iterations"].get<int64_t>() > 1000) {
-            why = "xmem: iterations: expected an integer from 0 (site default) to 1000";
+            j["iterations"].get<int64_t>() > k_max_steps) {
+            why = "xmem: iterations: expected an integer from 0 (site default) to " +
+                  std::to_string(k_max_steps);
             return false;
         }
         r.iterations = j["iterations"].get<int>();

@@ -3,6 +3,9 @@
 //                -- COMMAND ARGS...
 #pragma once
 
+// A relative path: the launcher is built on its own, without the daemon's targets.
+#include "../../contract/defaults.h"
+
 #include <string>
 #include <vector>
 
@@ -10,8 +13,8 @@ namespace xmem::profile
 {
 
 // Every default and limit in one place, with its reason.
-constexpr int k_default_steps = 3;       // iteration 1 is warm-up (optimizer state); 2-3 are steady
-constexpr int k_max_steps = 1000;        // a capture is a few iterations, not a training run
+constexpr int k_default_steps = XMEM_DEFAULT_STEPS; // reasons in contract/defaults.h
+constexpr int k_max_steps = XMEM_MAX_STEPS;
 constexpr int k_default_timeout_s = 120; // resnet50 bs 32 takes ~20-50 s per CPU iteration
 constexpr int k_max_timeout_s = 24 * 3600;
 constexpr int k_max_threads = 1024;

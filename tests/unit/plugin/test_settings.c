@@ -25,7 +25,7 @@ static void defaults(void **state)
     char err[256];
 
     assert_int_equal(parse(&s, err, sizeof(err), 0), 0);
-    assert_string_equal(s.socket, XMEM_PLUGIN_DEFAULT_SOCKET);
+    assert_string_equal(s.socket, XMEM_DEFAULT_SOCKET);
     assert_int_equal(s.timeout_s, XMEM_PLUGIN_DEFAULT_TIMEOUT_S);
     assert_int_equal(s.on_failure, XMEM_ON_FAILURE_KEEP);
 }

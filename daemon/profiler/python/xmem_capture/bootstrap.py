@@ -96,9 +96,20 @@ def _static_metadata(writer, torch, capture, device_rule):
     writer.meta("device_rule", device_rule)
 
 
+def _required_int(name):
+    """A number the launcher always sets: its default lives there (contract/defaults.h), so a
+    missing one means the capture was started by something else, and guessing would hide it."""
+    value = os.environ.get(name, "")
+    if not value.isdigit():
+        sys.stderr.write(f"xmem: {name} is {'missing' if not value else repr(value)}: start "
+                         "the capture through xmem-profile, which sets it\n")
+        os._exit(1)
+    return int(value)
+
+
 def _parse_env():
     out = os.environ.pop("XMEM_TRACE_OUT")
-    steps = int(os.environ.get("XMEM_STEPS", "3"))
+    steps = _required_int("XMEM_STEPS")
     threads = int(os.environ.get("XMEM_THREADS", "0"))
     fd = os.environ.pop("XMEM_STATUS_FD", None)
     status_fd = int(fd) if fd and fd.isdigit() else None

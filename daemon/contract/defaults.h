@@ -1,0 +1,23 @@
+/*
+ * defaults.h — the defaults and limits more than one component must agree on (the client
+ * library, the SPANK plugin, xmemd, xmem-estimate and the profilers), each with its reason.
+ * A component's private limits live in its own defaults.h, which includes this one.
+ */
+#ifndef XMEM_CONTRACT_DEFAULTS_H
+#define XMEM_CONTRACT_DEFAULTS_H
+
+/* Where xmemd listens and the plugin and `xmem status` connect, unless configured (xmemd:
+ * socket:, plugstack.conf: socket=, $XMEM_SOCKET). Under systemd's RuntimeDirectory=xmem. */
+#define XMEM_DEFAULT_SOCKET "/run/xmem/xmemd.sock"
+
+/* Optimizer steps profiled: the first step creates the gradients and optimizer state, the
+ * next ones show the steady state the allocator settles into; three show both. */
+#define XMEM_DEFAULT_STEPS 3
+/* Most steps a request may ask for: a profile is a few steps, not a training run. */
+#define XMEM_MAX_STEPS 1000
+
+/* GPU estimated for when neither the request, its partition nor the site names one: the
+ * most common data-centre GPU of the clusters xmem was calibrated on. */
+#define XMEM_DEFAULT_GPU "A100-40GB"
+
+#endif
