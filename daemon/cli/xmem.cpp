@@ -1,15 +1,15 @@
-// xmem: the command dispatcher. `xmem CMD ARGS...` execs `xmem-CMD ARGS...` found next to
-// this executable (a build tree's bin/ or an install's bindir), else in XMEM_LIBEXECDIR.
-// Why exec and not link: each command (sim, estimate, profile...) is owned and built by a
-// different part of the project and may need different libraries (LibTorch for profiling).
-#include <dirent.h>
+// xmem: the command dispatcher. `xmem CMD ARGS...` execs the program that the command table
+// names for CMD, found next to this executable (a build tree's bin/ or an install's bindir),
+// else in XMEM_LIBEXECDIR. Only the table's commands run: a build tree's other executables
+// (benchmarks, load generators) are not commands, whatever they are called.
+// Why exec and not link: each command is owned and built by a different part of the project
+// and may need different libraries (LibTorch for the profilers, SQLite for the report).
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +17,31 @@ namespace
 {
 
 constexpr int k_exit_usage = 2;
+constexpr int k_exit_cannot_run = 126;
+
+struct Command {
+    const char *name;    // what the user types after `xmem`
+    const char *program; // the executable it runs
+};
+
+// Every command, in the order `xmem --help` lists them. A new command adds one line here.
+constexpr Command k_commands[] = {
+    {"estimate", "xmem-estimate"},
+    {"sim", "xmem-sim"},
+    {"status", "xmem-status"},
+    {"report", "xmem-report"},
+    {"profile", "xmem-profile"},
+    {"profile-fast", "xmem-profile-fast"},
+    {"profile-libtorch", "xmem-profile-libtorch"},
+};
+
+const Command *find_command(const std::string &name)
+{
+    for (const Command &c : k_commands)
+        if (name == c.name)
+            return &c;
+    return nullptr;
+}
 
 std::string own_directory()
 {
@@ -46,7 +71,16 @@ bool is_executable_file(const std::string &path)
     return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
-// A command name is what follows "xmem-": lower-case letters, digits and '-'.
+// Where the command's program is installed, or "" when it is not.
+std::string locate(const Command &c)
+{
+    for (const std::string &dir : search_dirs())
+        if (std::string path = dir + "/" + c.program; is_executable_file(path))
+            return path;
+    return "";
+}
+
+// A command name: lower-case letters, digits and '-', so that no path can be smuggled in.
 bool valid_command(const std::string &name)
 {
     if (name.empty() || name.size() > 64 || !(name[0] >= 'a' && name[0] <= 'z'))
@@ -54,45 +88,38 @@ bool valid_command(const std::string &name)
     return name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") == std::string::npos;
 }
 
-// The project's commands, as `xmem --help` lists them. A build tree's bin/ also holds test and
-// bench executables named xmem-* (xmem-test-plugin, xmem-report-unit, xmem-bench-sim...):
-// they run with `xmem NAME` like any executable, but are not commands to advertise. A new
-// command adds its name here.
-constexpr const char *k_commands[] = {
-    "estimate", "profile", "profile-fast", "profile-libtorch", "report", "sim", "status",
-};
-
-// Listed: the project's commands found in a search directory, and every xmem-* in the
-// libexec directory, which holds only installed commands (a site's own commands included).
-std::set<std::string> installed_commands()
-{
-    std::set<std::string> names;
-    for (const std::string &dir : search_dirs())
-        for (const char *name : k_commands)
-            if (is_executable_file(dir + "/xmem-" + name))
-                names.insert(name);
-    if (DIR *d = opendir(XMEM_LIBEXECDIR)) {
-        while (struct dirent *e = readdir(d)) {
-            std::string file = e->d_name;
-            if (file.rfind("xmem-", 0) == 0 && valid_command(file.substr(5)) &&
-                is_executable_file(std::string(XMEM_LIBEXECDIR) + "/" + file))
-                names.insert(file.substr(5));
-        }
-        closedir(d);
-    }
-    return names;
-}
-
 void print_help()
 {
     std::printf("usage: xmem COMMAND [ARGS...]\n       xmem --help | --version\n\n"
                 "xmem sizes GPU training jobs before they run. Commands found:\n");
-    std::set<std::string> names = installed_commands();
-    for (const std::string &name : names)
-        std::printf("  %s\n", name.c_str());
-    if (names.empty())
-        std::printf("  (none: no xmem-* executables next to xmem or in %s)\n", XMEM_LIBEXECDIR);
+    int found = 0;
+    for (const Command &c : k_commands)
+        if (!locate(c).empty()) {
+            std::printf("  %s\n", c.name);
+            ++found;
+        }
+    if (!found)
+        std::printf("  (none: no xmem commands next to xmem or in %s)\n", XMEM_LIBEXECDIR);
     std::printf("\n'xmem COMMAND --help' describes a command.\n");
+}
+
+int run(const Command &c, int argc, char **argv)
+{
+    std::string path = locate(c);
+    if (path.empty()) {
+        std::fprintf(stderr, "xmem: %s: %s is not installed (looked next to xmem and in %s)\n",
+                     c.name, c.program, XMEM_LIBEXECDIR);
+        return k_exit_cannot_run;
+    }
+    std::vector<char *> args;
+    std::string name = c.program;
+    args.push_back(name.data());
+    for (int i = 2; i < argc; ++i)
+        args.push_back(argv[i]);
+    args.push_back(nullptr);
+    execv(path.c_str(), args.data());
+    std::fprintf(stderr, "xmem: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
+    return k_exit_cannot_run;
 }
 
 } // namespace
@@ -117,20 +144,8 @@ int main(int argc, char **argv)
                      command.c_str());
         return k_exit_usage;
     }
-    for (const std::string &dir : search_dirs()) {
-        std::string path = dir + "/xmem-" + command;
-        if (!is_executable_file(path))
-            continue;
-        std::vector<char *> args;
-        std::string name = "xmem-" + command;
-        args.push_back(name.data());
-        for (int i = 2; i < argc; ++i)
-            args.push_back(argv[i]);
-        args.push_back(nullptr);
-        execv(path.c_str(), args.data());
-        std::fprintf(stderr, "xmem: cannot run %s: %s\n", path.c_str(), std::strerror(errno));
-        return 126;
-    }
+    if (const Command *c = find_command(command))
+        return run(*c, argc, argv);
     std::fprintf(stderr, "xmem: unknown command '%s' (run 'xmem --help' for the list)\n",
                  command.c_str());
     return k_exit_usage;

@@ -6,6 +6,7 @@
 #include "analysis/limit.h"
 #include "estimate_options.h"
 #include "analysis/paths.h"
+#include "profilers.h"
 #include "profile_run.h"
 #include "analysis/report.h"
 #include "timeline/html.h"
@@ -67,23 +68,22 @@ Result<Target> resolve_target(const EstimateOptions &o)
     return Result<Target>::ok(std::move(t));
 }
 
-// --mode fast|auto: xmem-profile-fast (beside xmem-profile) first; auto runs the exact
-// capture whenever the fast capture did not produce a trace: an unsupported construct (its
-// one-line reason is already shown) or any other failure, since a placeholder value can make
-// a script fail in fast mode that runs for real. A failure of the exact run is what counts.
+// --mode fast|auto: xmem-profile-fast first; auto runs the exact capture whenever the fast
+// capture did not produce a trace: an unsupported construct (its one-line reason is already
+// shown) or any other failure, since a placeholder value can make a script fail in fast mode
+// that runs for real. A failure of the exact run is what counts.
 Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
 {
     if (o.mode == "exact")
         return run_profiler(req);
     std::string exact = req.profiler;
-    req.profiler = exact.substr(0, exact.rfind('/') + 1) + "xmem-profile-fast";
-    if (!is_executable(req.profiler)) {
+    auto fast = locate_profiler(Profiler::fast);
+    if (!fast.ok()) {
         if (o.mode == "fast")
-            return Result<void>::fail("xmem: --mode fast: " + req.profiler +
-                                      ": not found (rebuild xmem)");
-        req.profiler = exact;
+            return Result<void>::fail("xmem: --mode fast: " + fast.error().message.substr(6));
         return run_profiler(req);
     }
+    req.profiler = fast.value();
     int status = 0;
     auto ran = run_profiler(req, &status);
     if (ran.ok() || o.mode == "fast")
@@ -101,7 +101,7 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
     is_temp = false;
     if (!o.trace_in.empty())
         return Result<std::string>::ok(o.trace_in);
-    auto profiler = locate_profiler();
+    auto profiler = locate_profiler(Profiler::exact);
     if (!profiler.ok())
         return profiler;
     std::string out = o.keep_trace;

@@ -13,9 +13,6 @@
 #ifndef XMEM_SYSCONFDIR
 #define XMEM_SYSCONFDIR "/etc"
 #endif
-#ifndef XMEM_LIBEXECDIR
-#define XMEM_LIBEXECDIR "/usr/local/libexec/xmem"
-#endif
 #ifndef XMEM_SOURCE_DIR
 #define XMEM_SOURCE_DIR ""
 #endif
@@ -104,17 +101,6 @@ Result<std::string> locate_catalog(const std::string &explicit_path)
     }
     return Result<std::string>::fail("xmem: GPU catalog not found (looked at " + list +
                                      "); pass --catalog PATH or install etc/gpus.yaml");
-}
-
-Result<std::string> locate_profiler()
-{
-    std::vector<std::string> tried = {self_exe_dir() + "/xmem-profile",
-                                      std::string(XMEM_LIBEXECDIR) + "/xmem-profile"};
-    for (const std::string &p : tried)
-        if (is_executable(p))
-            return Result<std::string>::ok(p);
-    return Result<std::string>::fail("xmem: xmem-profile not found (looked at " + tried[0] + ", " +
-                                     tried[1] + "); build it or pass --trace-in TRACE");
 }
 
 } // namespace xmem::analysis

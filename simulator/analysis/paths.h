@@ -1,4 +1,4 @@
-// Finding xmem's own files (catalog, profiler) in a build tree or an installation, and
+// Finding xmem's own files (the GPU catalog) in a build tree or an installation, and
 // reading small files whole. Every function reports a missing file as a value.
 #pragma once
 
@@ -17,8 +17,5 @@ bool is_executable(const std::string &path);
 bool in_build_tree(const std::string &exe_dir);
 // Reads a file of at most 16 MiB into `out`.
 Result<void> read_small_file(const std::string &path, std::string &out);
-
-// The xmem-profile launcher: next to this executable, else XMEM_LIBEXECDIR.
-Result<std::string> locate_profiler();
 
 } // namespace xmem::analysis
