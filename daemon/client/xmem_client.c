@@ -5,7 +5,7 @@
 #define _GNU_SOURCE
 #include "xmem_client.h"
 #include "xmem_client_io.h"
-#include "xmem_proto.h"
+#include "contract/xmem_proto.h"
 #include "contract/outcomes.h"
 #include "contract/request_env.h"
 

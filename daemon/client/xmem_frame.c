@@ -1,5 +1,5 @@
-/* xmem_frame.c — encode and validate the 16-byte frame header (see xmem_proto.h). */
-#include "xmem_proto.h"
+/* xmem_frame.c — encode and validate the 16-byte frame header (see contract/xmem_proto.h). */
+#include "contract/xmem_proto.h"
 
 static void put32(uint8_t *p, uint32_t v)
 {

@@ -14,7 +14,7 @@
 #include "ledger.h"
 #include "metrics.h"
 #include "scheduler.h"
-#include "xmem_proto.h"
+#include "contract/xmem_proto.h"
 
 #include <atomic>
 #include <memory>

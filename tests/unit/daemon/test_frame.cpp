@@ -1,7 +1,7 @@
 // test-frame.cpp — the 16-byte frame header codec (daemon/client/xmem_frame.c).
 #include "cmocka.hpp"
 #include "test-list.h"
-#include "xmem_proto.h"
+#include "contract/xmem_proto.h"
 
 #include <cstring>
 
