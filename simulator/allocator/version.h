@@ -33,7 +33,7 @@ enum class ConfGrammar { v1_13, v2 };
 enum class OomStyle { v1_13, v2_1, v2_2 };
 
 // Release-dependent behaviour, one flag per row of allocator.md 11. "newest" = 2.9 and later
-// (the code the spec read for 2.9–2.1x); 2.7–2.8 were not read and are treated like 2.6.
+// (the newest code read, allocator.md 0); 2.7–2.8 were not read and are treated like 2.6.
 struct VersionProfile {
     ConfGrammar grammar;
     OomStyle oom_style;
