@@ -34,6 +34,16 @@ inline void fill_from_live(TraceEvent &ev, EventKind kind, uint64_t id, const Li
     ev.ctx = ctx;
 }
 
+// "A record needs 5 fields (A id bytes dev stream ctx)": the shape from trace/records.h.
+std::string field_count_message(Record record)
+{
+    const RecordShape &shape = shape_of(record);
+    std::string l(1, letter(record));
+    return l + " record needs " + std::to_string(shape.fields) +
+           (shape.fields == 1 ? " field (" : " fields (") + l + " " + std::string(shape.names) +
+           ")";
+}
+
 // Non-printable bytes would garble the one-line error; show at most 24 characters.
 std::string printable(std::string_view text)
 {
@@ -265,11 +275,12 @@ bool CompactTraceReader::State::fast_free(std::string_view line, TraceEvent &ev)
 
 bool CompactTraceReader::State::on_alloc(std::string_view line, TraceEvent &ev)
 {
-    std::string_view f[7];
-    size_t n = split_fields(line, f, 6);
-    if (n != 6)
-        return fail("A record needs 5 fields (A id bytes dev stream ctx), got " +
-                    (n > 6 ? std::string("more") : std::to_string(n - 1)));
+    constexpr size_t k_fields = shape_of(Record::alloc).fields + 1;
+    std::string_view f[k_fields + 1];
+    size_t n = split_fields(line, f, k_fields);
+    if (n != k_fields)
+        return fail(field_count_message(Record::alloc) + ", got " +
+                    (n > k_fields ? std::string("more") : std::to_string(n - 1)));
     uint64_t id, bytes, stream, ctx;
     if (!number("A", "id", f[1], id) || !number("A", "bytes", f[2], bytes) ||
         !number("A", "stream", f[4], stream) || !number("A", "ctx", f[5], ctx))
@@ -296,9 +307,10 @@ bool CompactTraceReader::State::on_alloc(std::string_view line, TraceEvent &ev)
 
 bool CompactTraceReader::State::on_free(std::string_view line, TraceEvent &ev)
 {
-    std::string_view f[3];
-    if (split_fields(line, f, 2) != 2)
-        return fail("F record needs 1 field (F id)");
+    constexpr size_t k_fields = shape_of(Record::free).fields + 1;
+    std::string_view f[k_fields + 1];
+    if (split_fields(line, f, k_fields) != k_fields)
+        return fail(field_count_message(Record::free));
     uint64_t id;
     if (!number("F", "id", f[1], id))
         return false;
@@ -313,9 +325,10 @@ bool CompactTraceReader::State::on_free(std::string_view line, TraceEvent &ev)
 
 bool CompactTraceReader::State::on_record_stream(std::string_view line, TraceEvent &ev)
 {
-    std::string_view f[4];
-    if (split_fields(line, f, 3) != 3)
-        return fail("R record needs 2 fields (R id stream)");
+    constexpr size_t k_fields = shape_of(Record::record_stream).fields + 1;
+    std::string_view f[k_fields + 1];
+    if (split_fields(line, f, k_fields) != k_fields)
+        return fail(field_count_message(Record::record_stream));
     uint64_t id, stream;
     if (!number("R", "id", f[1], id) || !number("R", "stream", f[2], stream))
         return false;
@@ -329,9 +342,10 @@ bool CompactTraceReader::State::on_record_stream(std::string_view line, TraceEve
 
 bool CompactTraceReader::State::on_iteration(std::string_view line, TraceEvent &ev)
 {
-    std::string_view f[3];
-    if (split_fields(line, f, 2) != 2)
-        return fail("I record needs 1 field (I n)");
+    constexpr size_t k_fields = shape_of(Record::iteration).fields + 1;
+    std::string_view f[k_fields + 1];
+    if (split_fields(line, f, k_fields) != k_fields)
+        return fail(field_count_message(Record::iteration));
     uint64_t n;
     if (!number("I", "n", f[1], n))
         return false;
@@ -345,9 +359,10 @@ bool CompactTraceReader::State::on_iteration(std::string_view line, TraceEvent &
 
 bool CompactTraceReader::State::on_phase(std::string_view line, TraceEvent &ev)
 {
-    std::string_view f[3];
-    if (split_fields(line, f, 2) != 2)
-        return fail("P record needs 1 field (P phase)");
+    constexpr size_t k_fields = shape_of(Record::phase).fields + 1;
+    std::string_view f[k_fields + 1];
+    if (split_fields(line, f, k_fields) != k_fields)
+        return fail(field_count_message(Record::phase));
     if (!parse_phase(f[1], phase))
         return fail("P record: unknown phase '" + printable(f[1]) +
                     "' (setup data forward backward optimizer zero_grad other)");
@@ -357,9 +372,10 @@ bool CompactTraceReader::State::on_phase(std::string_view line, TraceEvent &ev)
 
 bool CompactTraceReader::State::on_fraction(std::string_view line, TraceEvent &ev)
 {
-    std::string_view f[3];
-    if (split_fields(line, f, 2) != 2 || f[1].empty() || f[1].size() > 40)
-        return fail("X record needs 1 field (X fraction), a decimal in [0, 1]");
+    constexpr size_t k_fields = shape_of(Record::fraction).fields + 1;
+    std::string_view f[k_fields + 1];
+    if (split_fields(line, f, k_fields) != k_fields || f[1].empty() || f[1].size() > 40)
+        return fail(field_count_message(Record::fraction) + ", a decimal in [0, 1]");
     char text[48];
     std::memcpy(text, f[1].data(), f[1].size());
     text[f[1].size()] = '\0';
@@ -375,9 +391,10 @@ bool CompactTraceReader::State::on_fraction(std::string_view line, TraceEvent &e
 
 bool CompactTraceReader::State::on_totals(std::string_view line)
 {
-    std::string_view f[5];
-    if (split_fields(line, f, 4) != 4)
-        return fail("Z record needs 3 fields (Z allocs frees live_bytes)");
+    constexpr size_t k_fields = shape_of(Record::totals).fields + 1;
+    std::string_view f[k_fields + 1];
+    if (split_fields(line, f, k_fields) != k_fields)
+        return fail(field_count_message(Record::totals));
     uint64_t want_allocs, want_frees, want_live;
     if (!number("Z", "allocs", f[1], want_allocs) || !number("Z", "frees", f[2], want_frees) ||
         !number("Z", "live_bytes", f[3], want_live))

@@ -36,6 +36,37 @@ enum class Record : char {
     totals = 'Z',        // Z allocs frees live_bytes
 };
 
+// Each record's fields after its letter, in order, as docs/trace-format.md's table names
+// them. M's value and S's text run to the end of the line and count as one field; K's
+// key=value fields after its kind ("...") are not counted.
+struct RecordShape {
+    Record record;
+    size_t fields;
+    std::string_view names;
+};
+
+inline constexpr RecordShape k_record_shapes[] = {
+    {Record::metadata, 2, "key value"},
+    {Record::string, 2, "id text"},
+    {Record::kernel, 2, "module kind ..."},
+    {Record::iteration, 1, "n"},
+    {Record::phase, 1, "phase"},
+    {Record::alloc, 5, "id bytes dev stream ctx"},
+    {Record::free, 1, "id"},
+    {Record::record_stream, 2, "id stream"},
+    {Record::empty_cache, 0, ""},
+    {Record::fraction, 1, "fraction"},
+    {Record::totals, 3, "allocs frees live_bytes"},
+};
+
+constexpr const RecordShape &shape_of(Record record)
+{
+    for (const RecordShape &shape : k_record_shapes)
+        if (shape.record == record)
+            return shape;
+    return k_record_shapes[0]; // unreachable: every Record is in the table
+}
+
 // The record letters in the format's order, as error messages list them.
 inline constexpr std::string_view k_record_letters = "M S K I P A F R E X Z";
 
@@ -77,7 +108,8 @@ inline size_t format_fraction(double fraction, char *out)
     return static_cast<size_t>(n);
 }
 
-// Encodes records into SINK, anything with `void put(std::string_view)`. It only formats:
+// Encodes records into SINK, anything with `void put(std::string_view)`, each with the fields
+// of k_record_shapes in their order (tests/unit/trace checks the two agree). It only formats:
 // what a record may contain (live ids, single-line text, metadata first) is the writers'
 // business, since the simulator's writer refuses a bad record and the capture repairs it.
 template <class Sink> class RecordEncoder

@@ -5,6 +5,8 @@
 
 #include "trace/compact_writer.h"
 
+#include <algorithm>
+
 using namespace xmem::test;
 using xmem::trace::CompactTraceWriter;
 using xmem::trace::Device;
@@ -111,6 +113,37 @@ static void keeps_the_first_violation(void **)
     }
 }
 
+// The encoder and the table of record shapes (trace/records.h) agree: each record's letter
+// and number of fields, the rest-of-line text of M, S and K counted as one.
+static void the_encoder_writes_the_shape_table(void **)
+{
+    using xmem::trace::Record;
+    xmem::trace::StringSink sink;
+    xmem::trace::RecordEncoder<xmem::trace::StringSink> e(sink);
+    e.metadata("key", "value");
+    e.string(1, "text");
+    e.kernel("module kind");
+    e.iteration(1);
+    e.phase("data");
+    e.alloc(1, 2, 'g', 3, 4);
+    e.free(1);
+    e.record_stream(1, 2);
+    e.empty_cache();
+    e.fraction(0.5);
+    e.totals(1, 2, 3);
+    size_t at = 0;
+    for (const auto &shape : xmem::trace::k_record_shapes) {
+        size_t end = sink.text.find('\n', at);
+        assert_true(end != std::string::npos);
+        std::string line = sink.text.substr(at, end - at);
+        at = end + 1;
+        assert_int_equal(line[0], xmem::trace::letter(shape.record));
+        size_t spaces = static_cast<size_t>(std::count(line.begin(), line.end(), ' '));
+        assert_int_equal(spaces, shape.fields);
+    }
+    assert_int_equal(at, sink.text.size());
+}
+
 static void create_reports_unwritable_paths(void **)
 {
     auto w = CompactTraceWriter::create("/nonexistent-dir/x.xtrace");
@@ -124,6 +157,7 @@ int run_compact_writer_tests(void)
         cmocka_unit_test(writes_the_format_doc_example_byte_for_byte),
         cmocka_unit_test(round_trips_every_record_kind),
         cmocka_unit_test(keeps_the_first_violation),
+        cmocka_unit_test(the_encoder_writes_the_shape_table),
         cmocka_unit_test(create_reports_unwritable_paths),
     };
     return cmocka_run_group_tests_name("compact_writer", tests, NULL, NULL);
