@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# A job's allocator settings travel with its request: PYTORCH_ALLOC_CONF (the name PyTorch
+# 2.9+ reads first) set on the client side reaches the estimator's environment through xmemd
+# (daemon/contract/request_env.h), and with the real xmem-estimate it changes the estimate:
+# expandable segments reserve less than the native allocator for the same job.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+start_munged
+ensure_user xmemt1
+mkdir -m 0755 "$T/w"
+echo 'pass' >"$T/w/train.py"
+chown -R xmemt1 "$T/w"
+
+# A stand-in estimator reporting the allocator settings it was started with.
+cat >"$T/prof.sh" <<'PROF'
+#!/bin/sh
+cat <<JSON
+{"peak_bytes": 1073741824, "limit_bytes": 1288490189, "fits": true, "gpu": "A100-40GB",
+ "torch": "2.1", "mode": "fast", "profile_seconds": 0, "analyze_seconds": 0.01,
+ "breakdown": {"alloc_conf": "${PYTORCH_ALLOC_CONF:-unset}", "cuda_alloc_conf": "${PYTORCH_CUDA_ALLOC_CONF:-unset}"}}
+JSON
+PROF
+chmod 0755 "$T/prof.sh"
+write_config
+start_xmemd
+
+# estimate_as OUT [VAR=VALUE...] -- ARGV: an estimate by the test user with that environment
+estimate_as() {
+    local out=$1; shift
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    runuser -u xmemt1 -- env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF "${envs[@]}" \
+        "$L" estimate "$SOCK" --cwd "$T/w" --deadline 300000 -- "$@" >"$out" ||
+        { cat "$out"; fail "estimate ${envs[*]}"; }
+}
+breakdown() { sql "SELECT breakdown FROM requests WHERE id=$(kv "$1" id)"; }
+
+log "the estimator sees the job's PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF"
+estimate_as "$T/s0" -- python3 train.py
+breakdown "$T/s0" | grep -q '"alloc_conf":"unset"' || fail "unset: $(breakdown "$T/s0")"
+estimate_as "$T/s1" PYTORCH_ALLOC_CONF=expandable_segments:True -- python3 train.py
+expect_eq "$(kv "$T/s1" cached)" 0 "another allocator setting is another estimate"
+breakdown "$T/s1" | grep -q '"alloc_conf":"expandable_segments:True"' ||
+    fail "PYTORCH_ALLOC_CONF did not reach the estimator: $(breakdown "$T/s1")"
+estimate_as "$T/s2" PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- python3 train.py
+breakdown "$T/s2" | grep -q '"cuda_alloc_conf":"expandable_segments:True"' ||
+    fail "PYTORCH_CUDA_ALLOC_CONF did not reach the estimator: $(breakdown "$T/s2")"
+stop_xmemd
+
+# The same request through the real estimator: the simulator must apply the setting.
+if [ ! -x "$B/xmem-estimate" ]; then echo "ok (xmem-estimate is not built in $B: real run skipped)"; exit 0; fi
+"${XMEM_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null ||
+    { echo "ok (${XMEM_PYTHON:-/usr/bin/python3} cannot import torch: real run skipped)"; exit 0; }
+runuser -u xmemt1 -- test -x "$B/xmem-estimate" ||
+    { echo "ok (the build tree is not reachable by a test user: real run skipped)"; exit 0; }
+as_mb=32768
+nm -D "$B/xmem-estimate" 2>/dev/null | grep -q ' U __asan_' && as_mb=$((64 << 20))
+write_config "profiler: [$B/xmem-estimate, --json]" \
+             "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: $as_mb, processes: 512}"
+# Scratch buffers of growing sizes: the native allocator gives each one above 10 MiB its own
+# segment (a freed smaller one cannot hold the next), expandable segments grow one range.
+cat >"$T/w/linear.py" <<'PY'
+import torch
+model = torch.nn.Linear(1024, 768).to("cuda")
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    for mib in (10, 12, 14, 16, 18):
+        scratch = torch.empty(mib << 20, dtype=torch.uint8, device="cuda")
+        del scratch
+    model(torch.randn(16, 1024, device="cuda")).sum().backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+PY
+chown xmemt1 "$T/w/linear.py"
+start_xmemd
+log "the real estimate with and without expandable segments"
+estimate_as "$T/r0" -- python3 linear.py
+estimate_as "$T/r1" PYTORCH_ALLOC_CONF=expandable_segments:True -- python3 linear.py
+native=$(kv "$T/r0" peak); expandable=$(kv "$T/r1" peak)
+echo "peak: native $native, expandable segments $expandable"
+[ "$expandable" -gt 0 ] && [ "$expandable" -lt "$native" ] ||
+    fail "PYTORCH_ALLOC_CONF=expandable_segments:True did not lower the estimate ($native -> $expandable)"
+stop_xmemd
+echo "ok"
