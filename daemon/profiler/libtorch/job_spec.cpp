@@ -19,7 +19,7 @@ struct SpecError {
 };
 
 constexpr int64_t k_max_batch = 1 << 20;
-constexpr int k_max_iterations = 1000;
+constexpr int k_max_steps = 1000;
 
 struct Ctx {
     const std::string &name;
@@ -146,8 +146,9 @@ OptimizerSpec parse_optimizer(const Ctx &c, const YAML::Node &node)
 
 void parse_root(const Ctx &c, const YAML::Node &root, const std::string &base_dir, JobSpec *spec)
 {
-    allow_only(c, root, "job",
-               {"module", "batch_size", "iterations", "inputs", "target", "loss", "optimizer"});
+    allow_only(
+        c, root, "job",
+        {"module", "batch_size", "steps", "iterations", "inputs", "target", "loss", "optimizer"});
     for (const char *key : {"module", "batch_size", "inputs", "target", "loss", "optimizer"})
         if (!root[key])
             c.fail(root, std::string(key) + " is required");
@@ -157,11 +158,13 @@ void parse_root(const Ctx &c, const YAML::Node &root, const std::string &base_di
     if (spec->batch_size < 1 || spec->batch_size > k_max_batch)
         c.fail(root["batch_size"], "batch_size: invalid value: " + root["batch_size"].Scalar() +
                                        " (expected 1 to 1048576)");
-    if (root["iterations"]) {
-        spec->iterations = scalar<int>(c, root["iterations"], "iterations");
-        if (spec->iterations < 1 || spec->iterations > k_max_iterations)
-            c.fail(root["iterations"], "iterations: invalid value (expected 1 to 1000)");
-    }
+    // "iterations" is the key's first spelling; the project says "steps" everywhere now.
+    for (const char *key : {"steps", "iterations"})
+        if (root[key]) {
+            spec->steps = scalar<int>(c, root[key], key);
+            if (spec->steps < 1 || spec->steps > k_max_steps)
+                c.fail(root[key], std::string(key) + ": invalid value (expected 1 to 1000)");
+        }
     const YAML::Node &inputs = root["inputs"];
     if (!inputs.IsSequence() || inputs.size() == 0)
         c.fail(inputs, "inputs: expected a list of tensors");
@@ -199,39 +202,39 @@ const char *dtype_name(DType dtype)
     return "?";
 }
 
-bool parse_job_spec(const std::string &text, const std::string &name, const std::string &base_dir,
-                    JobSpec *spec, std::string *err)
+// The parser throws SpecError from deep inside the YAML walk; this is its only boundary, and
+// what leaves it is a value, as everywhere on xmem's expected-failure paths.
+Result<JobSpec> parse_job_spec(const std::string &text, const std::string &name,
+                               const std::string &base_dir)
 {
     Ctx c{name};
+    JobSpec spec;
     try {
         YAML::Node root = YAML::Load(text);
-        if (!root.IsDefined() || root.IsNull()) {
-            *err = "xmem: " + name + ": empty job spec (see docs/capture.md for the keys)";
-            return false;
-        }
-        parse_root(c, root, base_dir, spec);
+        if (!root.IsDefined() || root.IsNull())
+            return Result<JobSpec>::fail("xmem: " + name +
+                                         ": empty job spec (see docs/capture.md for the keys)");
+        parse_root(c, root, base_dir, &spec);
     } catch (const SpecError &e) {
-        *err = e.message;
-        return false;
+        return Result<JobSpec>::fail(e.message);
     } catch (const YAML::Exception &e) {
-        *err = "xmem: " + name + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg;
-        return false;
+        return Result<JobSpec>::fail("xmem: " + name + ":" + std::to_string(e.mark.line + 1) +
+                                     ": " + e.msg);
     }
-    return true;
+    return Result<JobSpec>::ok(std::move(spec));
 }
 
-bool load_job_spec(const std::string &path, JobSpec *spec, std::string *err)
+Result<JobSpec> load_job_spec(const std::string &path)
 {
     std::ifstream in(path);
-    if (!in) {
-        *err = "xmem: " + path + ": cannot read the job spec (does it exist?)";
-        return false;
-    }
+    if (!in)
+        return Result<JobSpec>::fail("xmem: " + path +
+                                     ": cannot read the job spec (does it exist?)");
     std::stringstream text;
     text << in.rdbuf();
     size_t slash = path.rfind('/');
     std::string base = slash == std::string::npos ? std::string() : path.substr(0, slash);
-    return parse_job_spec(text.str(), path, base, spec, err);
+    return parse_job_spec(text.str(), path, base);
 }
 
 } // namespace xmem::libtorch

@@ -3,13 +3,17 @@
 //
 //   module: model.pt            # torch.jit.script(model).save(...); relative to this file
 //   batch_size: 8
-//   iterations: 3               # optimizer steps to capture (--steps overrides)
+//   steps: 3                    # optimizer steps to capture (--steps overrides; the
+//                               # older spelling "iterations" is accepted)
 //   inputs:
 //     - {shape: [3, 32, 32], dtype: float32}   # one sample; the batch dimension is added
 //   target: {shape: [], dtype: int64, classes: 10}
 //   loss: cross_entropy         # cross_entropy | mse
 //   optimizer: {name: adam, lr: 0.001, weight_decay: 0.0, betas: [0.9, 0.999]}
 #pragma once
+
+#include "allocator/result.h"
+#include "contract/defaults.h"
 
 #include <cstdint>
 #include <string>
@@ -41,7 +45,7 @@ struct OptimizerSpec {
 struct JobSpec {
     std::string module_path; // absolute, or relative to the working directory
     int64_t batch_size = 1;
-    int iterations = 3;
+    int steps = XMEM_DEFAULT_STEPS;
     std::vector<TensorSpec> inputs;
     TensorSpec target;
     Loss loss = Loss::cross_entropy;
@@ -49,10 +53,11 @@ struct JobSpec {
 };
 
 // Parses YAML TEXT; NAME is used in messages ("xmem: NAME:LINE: ...") and BASE_DIR resolves
-// a relative module path. Returns false and sets *err on any invalid or unknown key.
-bool parse_job_spec(const std::string &text, const std::string &name, const std::string &base_dir,
-                    JobSpec *spec, std::string *err);
-bool load_job_spec(const std::string &path, JobSpec *spec, std::string *err);
+// a relative module path. Fails with one "xmem: NAME:LINE: ..." line on any invalid or
+// unknown key.
+Result<JobSpec> parse_job_spec(const std::string &text, const std::string &name,
+                               const std::string &base_dir);
+Result<JobSpec> load_job_spec(const std::string &path);
 
 const char *dtype_name(DType dtype);
 

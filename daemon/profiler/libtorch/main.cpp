@@ -73,14 +73,14 @@ int main(int argc, char **argv)
     if (options.out.empty())
         return usage_error("--out TRACE is required (where to write the trace)");
 
-    xmem::libtorch::JobSpec spec;
-    std::string err;
-    if (!xmem::libtorch::load_job_spec(job, &spec, &err)) {
-        std::fprintf(stderr, "%s\n", err.c_str());
+    auto spec = xmem::libtorch::load_job_spec(job);
+    if (!spec.ok()) {
+        std::fprintf(stderr, "%s\n", spec.error().message.c_str());
         return k_exit_failed;
     }
-    if (!xmem::libtorch::run_job(spec, options, &err)) {
-        std::fprintf(stderr, "%s\n", err.c_str());
+    auto ran = xmem::libtorch::run_job(spec.value(), options);
+    if (!ran.ok()) {
+        std::fprintf(stderr, "%s\n", ran.error().message.c_str());
         return k_exit_failed;
     }
     return 0;

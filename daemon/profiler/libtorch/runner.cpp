@@ -155,14 +155,12 @@ std::string last_line(const std::string &text)
 
 } // namespace
 
-bool run_job(const JobSpec &spec, const RunOptions &options, std::string *err)
+Result<void> run_job(const JobSpec &spec, const RunOptions &options)
 {
-    int steps = options.steps > 0 ? options.steps : spec.iterations;
+    int steps = options.steps > 0 ? options.steps : spec.steps;
     at::set_num_threads(options.threads > 0 ? options.threads : available_cpus());
-    if (xmem_capture_start(options.out.c_str()) != 0) {
-        *err = xmem_capture_error();
-        return false;
-    }
+    if (xmem_capture_start(options.out.c_str()) != 0)
+        return Result<void>::fail(xmem_capture_error());
     try {
         xmem_capture_phase("setup");
         xmem_capture_set_dev(k_host);
@@ -182,22 +180,19 @@ bool run_job(const JobSpec &spec, const RunOptions &options, std::string *err)
         }
         write_metadata(spec, options, steps);
         // Finish while the module and optimizer are alive: their teardown is no training step.
-        if (xmem_capture_finish() != 0) {
-            *err = xmem_capture_error();
-            return false;
-        }
+        if (xmem_capture_finish() != 0)
+            return Result<void>::fail(xmem_capture_error());
     } catch (const c10::Error &e) {
         xmem_capture_abandon();
-        *err = "xmem: " + spec.module_path + ": " + last_line(e.what_without_backtrace()) +
-               " (do the job spec's inputs and target match the module?)";
-        return false;
+        return Result<void>::fail("xmem: " + spec.module_path + ": " +
+                                  last_line(e.what_without_backtrace()) +
+                                  " (do the job spec's inputs and target match the module?)");
     } catch (const std::exception &e) {
         xmem_capture_abandon();
-        *err = "xmem: " + spec.module_path + ": " + last_line(e.what()) +
-               " (do the job spec's inputs and target match the module?)";
-        return false;
+        return Result<void>::fail("xmem: " + spec.module_path + ": " + last_line(e.what()) +
+                                  " (do the job spec's inputs and target match the module?)");
     }
-    return true;
+    return Result<void>::success();
 }
 
 } // namespace xmem::libtorch

@@ -12,12 +12,12 @@ namespace xmem::libtorch
 
 struct RunOptions {
     std::string out;     // trace path
-    int steps = 0;       // 0: the spec's iterations
+    int steps = 0;       // 0: the spec's steps
     int threads = 0;     // 0: torch's default
     std::string command; // for the argv metadata
 };
 
-// Returns false and sets *err ("xmem: ...") on failure; no trace is left behind then.
-bool run_job(const JobSpec &spec, const RunOptions &options, std::string *err);
+// Fails with one "xmem: ..." line; no trace is left behind then.
+Result<void> run_job(const JobSpec &spec, const RunOptions &options);
 
 } // namespace xmem::libtorch

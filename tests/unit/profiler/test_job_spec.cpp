@@ -20,10 +20,9 @@ const char *k_valid =
 
 std::string error_of(const std::string &text)
 {
-    JobSpec spec;
-    std::string err;
-    assert_false(parse_job_spec(text, "job.yaml", "/jobs", &spec, &err));
-    return err;
+    auto spec = parse_job_spec(text, "job.yaml", "/jobs");
+    assert_false(spec.ok());
+    return spec.error().message;
 }
 
 std::string replace(std::string text, const std::string &from, const std::string &to)
@@ -36,12 +35,12 @@ std::string replace(std::string text, const std::string &from, const std::string
 
 static void parses_a_full_spec(void **state)
 {
-    JobSpec s;
-    std::string err;
-    assert_true(parse_job_spec(k_valid, "job.yaml", "/jobs", &s, &err));
+    auto parsed = parse_job_spec(k_valid, "job.yaml", "/jobs");
+    assert_true(parsed.ok());
+    const JobSpec &s = parsed.value();
     assert_string_equal(s.module_path.c_str(), "/jobs/model.pt");
     assert_int_equal(s.batch_size, 8);
-    assert_int_equal(s.iterations, 4);
+    assert_int_equal(s.steps, 4);
     assert_int_equal(s.inputs.size(), 2);
     assert_int_equal(s.inputs[0].shape.size(), 3);
     assert_int_equal(s.inputs[0].shape[2], 32);
@@ -56,11 +55,9 @@ static void parses_a_full_spec(void **state)
 
 static void absolute_module_paths_stay(void **state)
 {
-    JobSpec s;
-    std::string err;
-    assert_true(parse_job_spec(replace(k_valid, "module: model.pt", "module: /m/x.pt"), "j",
-                               "/jobs", &s, &err));
-    assert_string_equal(s.module_path.c_str(), "/m/x.pt");
+    auto s = parse_job_spec(replace(k_valid, "module: model.pt", "module: /m/x.pt"), "j", "/jobs");
+    assert_true(s.ok());
+    assert_string_equal(s.value().module_path.c_str(), "/m/x.pt");
 }
 
 static void errors_name_the_line_and_the_fix(void **state)
@@ -102,11 +99,23 @@ static void missing_keys_and_bad_yaml(void **state)
 
 static void unreadable_file(void **state)
 {
-    JobSpec s;
-    std::string err;
-    assert_false(load_job_spec("/nonexistent/job.yaml", &s, &err));
-    assert_string_equal(err.c_str(),
+    auto s = load_job_spec("/nonexistent/job.yaml");
+    assert_false(s.ok());
+    assert_string_equal(s.error().message.c_str(),
                         "xmem: /nonexistent/job.yaml: cannot read the job spec (does it exist?)");
+}
+
+// "steps" is the project's word; "iterations", the key's first spelling, still parses.
+static void steps_and_its_older_spelling(void **state)
+{
+    auto s = parse_job_spec(replace(k_valid, "iterations: 4", "steps: 5"), "j", "/jobs");
+    assert_true(s.ok());
+    assert_int_equal(s.value().steps, 5);
+    assert_string_equal(error_of(replace(k_valid, "iterations: 4", "steps: 0")).c_str(),
+                        "xmem: job.yaml:3: steps: invalid value (expected 1 to 1000)");
+    auto d = parse_job_spec(replace(k_valid, "iterations: 4\n", ""), "j", "/jobs");
+    assert_true(d.ok());
+    assert_int_equal(d.value().steps, XMEM_DEFAULT_STEPS);
 }
 
 int xmem_test_group_job_spec(void)
@@ -117,6 +126,7 @@ int xmem_test_group_job_spec(void)
         cmocka_unit_test(errors_name_the_line_and_the_fix),
         cmocka_unit_test(missing_keys_and_bad_yaml),
         cmocka_unit_test(unreadable_file),
+        cmocka_unit_test(steps_and_its_older_spelling),
     };
     return cmocka_run_group_tests_name("job_spec", tests, nullptr, nullptr);
 }
