@@ -10,9 +10,11 @@
  *
  * Both run only async-signal-safe calls between fork() and execve() (the daemon is
  * multithreaded): everything they need (argv, envp, group list) is prepared before fork().
- * Order in the profiler: own process group → pdeathsig → stdio → close fds → rlimits → nice →
- * setgroups/setresgid/setresuid (root last) → no_new_privs → chdir → execve. A failure at any
- * step is reported through a CLOEXEC pipe as (step, errno), then _exit(127).
+ * Order in the profiler: own process group → stdio → close fds → rlimits → nice →
+ * setgroups/setresgid/setresuid (root last) → pdeathsig → no_new_privs → chdir → execve.
+ * The death signal comes after the uid change because the kernel clears it on any
+ * credential change: set earlier, the profile outlived a keeper killed with xmemd. A failure
+ * at any step is reported through a CLOEXEC pipe as (step, errno), then _exit(127).
  */
 #include "sandbox.h"
 
@@ -94,10 +96,10 @@ void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
 [[noreturn]] void child_main(const ChildPlan &p, const sigset_t &old_mask)
 {
     int e = p.errpipe_w;
+    pid_t keeper = getppid();
     sigprocmask(SIG_SETMASK, &old_mask, nullptr);
     if (setpgid(0, 0) < 0)
         child_fail(e, step_session);
-    prctl(PR_SET_PDEATHSIG, SIGKILL); // the keeper's death
     if (dup2(p.devnull, 0) < 0 || dup2(p.out_w, 1) < 0 || dup2(p.err_w, 2) < 0)
         child_fail(e, step_stdio);
     // Keep only stdio and the error pipe (moved to fd 3) so no daemon fd leaks into user code.
@@ -127,6 +129,9 @@ void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
             child_fail(e, step_uid);
         }
     }
+    // The keeper's death kills the profile; a keeper already gone is caught by its pid.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != keeper)
+        child_fail(e, step_privs);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
         child_fail(e, step_privs);
     if (chdir(p.cwd) != 0)
