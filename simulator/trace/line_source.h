@@ -4,6 +4,8 @@
 // allocation. A line is valid until the next call.
 #pragma once
 
+#include "trace/records.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -15,7 +17,7 @@ namespace xmem::trace
 class LineSource
 {
   public:
-    static constexpr size_t k_max_line = 4096; // docs/trace-format.md: lines ≤ 4096 bytes
+    static constexpr size_t k_max_line = k_max_line_bytes; // trace/records.h
     // Reads start at 64 KiB and grow to 1 MiB once the input proves large, so a small trace
     // (tests, fuzzing, tiny jobs) does not pay for a 1 MiB buffer.
     static constexpr size_t k_first_chunk = 64 << 10;

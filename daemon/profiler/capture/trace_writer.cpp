@@ -13,8 +13,9 @@ namespace
 {
 // Large enough that a resnet50 iteration (~6.6k events, ~120 KiB) costs a handful of writes.
 constexpr size_t k_buffer_bytes = 1 << 20;
-// docs/trace-format.md: every line is at most 4096 bytes.
-constexpr size_t k_max_text = 4000;
+// Text fields are cut here so that a line stays within trace::k_max_line_bytes, with room
+// for the letter, an id or key, and the separators.
+constexpr size_t k_max_text = trace::k_max_line_bytes - 96;
 
 bool write_all(int fd, const char *p, size_t n)
 {

@@ -68,7 +68,7 @@ def records(path):
         if f.readline() != VERSION_LINE + "\n":
             raise FormatError(f"{path}:1: not an xmem trace (expected '{VERSION_LINE}')")
         for n, line in enumerate(f, start=2):
-            if not line.endswith("\n") or len(line) > MAX_LINE_BYTES or line == "\n":
+            if not line.endswith("\n") or len(line) - 1 > MAX_LINE_BYTES or line == "\n":
                 raise FormatError(f"{path}:{n}: bad line (empty, too long or unterminated)")
             yield n, *_split(path, n, line[:-1])
 
