@@ -36,7 +36,7 @@ bench() {
     "$py" "$here/estimate/plain_run.py" --threads "$threads" "${job[@]}" >"$tmp/plain.log" 2>&1 ||
         { echo "xmem: bench-estimate: $name without xmem failed:" >&2; tail -n 5 "$tmp/plain.log" >&2; exit 1; }
     t1=$(now)
-    "$build/bin/xmem-estimate" --mode exact --gpu A100-80GB --torch 2.1 --json --iterations "$steps" \
+    "$build/bin/xmem-estimate" --mode exact --gpu A100-80GB --torch 2.1 --json --steps "$steps" \
         --threads "$threads" -- "$py" "${job[@]}" \
         >"$tmp/est.json" 2>"$tmp/est.log" ||
         { echo "xmem: bench-estimate: xmem estimate of $name failed:" >&2; tail -n 5 "$tmp/est.log" >&2; exit 1; }

@@ -243,7 +243,7 @@ static int ask_daemon(struct job_input *in, int mode)
     req.cwd = in->cl.chdir ? in->cl.chdir : cwd;
     req.env = (const char *const *)environ;
     req.partition = in->cl.partition ? in->cl.partition : getenv("SBATCH_PARTITION");
-    req.iterations = xmem__settings.iterations;
+    req.steps = xmem__settings.steps;
     req.check_only = mode == XMEM_MODE_CHECK;
     join_words(in->entry, entry, sizeof(entry));
     slurm_info("xmem: profiling '%s' (from %s), up to %d s", entry, in->where,

@@ -37,7 +37,9 @@ static const struct key {
     {"socket", KEY_PATH, FIELD(socket), 0, 0, NULL},
     {"timeout", KEY_INT, FIELD(timeout_s), 1, XMEM_PLUGIN_MAX_TIMEOUT_S, NULL},
     {"on_failure", KEY_ENUM, FIELD(on_failure), 0, 0, on_failure_choices},
-    {"iterations", KEY_INT, FIELD(iterations), 1, XMEM_MAX_STEPS, NULL},
+    {"steps", KEY_INT, FIELD(steps), 1, XMEM_MAX_STEPS, NULL},
+    /* The older name of steps=, still read so existing plugstack.conf lines keep working. */
+    {"iterations", KEY_INT, FIELD(steps), 1, XMEM_MAX_STEPS, NULL},
     {"verbose", KEY_ENUM, FIELD(verbose), 0, 0, bool_choices},
     {"nvml", KEY_LIB, FIELD(nvml), 0, 0, NULL},
     {"nvml_interval_ms", KEY_INT, FIELD(nvml_interval_ms), XMEM_PLUGIN_MIN_NVML_INTERVAL_MS,
@@ -52,7 +54,7 @@ void xmem_settings_init(struct xmem_settings *s)
     snprintf(s->socket, sizeof(s->socket), "%s", XMEM_DEFAULT_SOCKET);
     s->timeout_s = XMEM_PLUGIN_DEFAULT_TIMEOUT_S;
     s->on_failure = XMEM_ON_FAILURE_KEEP;
-    s->iterations = 0;
+    s->steps = 0;
     s->verbose = 0;
     snprintf(s->nvml, sizeof(s->nvml), "%s", XMEM_PLUGIN_DEFAULT_NVML);
     s->nvml_interval_ms = XMEM_PLUGIN_DEFAULT_NVML_INTERVAL_MS;
@@ -142,7 +144,7 @@ int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, s
         if (k == NULL) {
             snprintf(err, errlen,
                      "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
-                     "on_failure, iterations, verbose, nvml, nvml_interval_ms, scontrol)",
+                     "on_failure, steps, verbose, nvml, nvml_interval_ms, scontrol)",
                      (int)klen, av[i]);
             return -1;
         }

@@ -25,7 +25,7 @@ struct xmem_settings {
     char socket[108];     /* socket=PATH */
     int timeout_s;        /* timeout=SECONDS: deadline of an estimate */
     int on_failure;       /* on_failure=keep|reject */
-    int iterations;       /* iterations=N: optimizer steps to profile, 0 = daemon default */
+    int steps;            /* steps=N: optimizer steps to profile, 0 = daemon default */
     int verbose;          /* verbose=0|1: say more in sbatch */
     char nvml[256];       /* nvml=PATH|off: the NVML library slurmstepd samples */
     int nvml_interval_ms; /* nvml_interval_ms=N: time between two samples */

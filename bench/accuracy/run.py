@@ -49,7 +49,7 @@ def run_one(args, key, job_argv, iterations, mode="exact"):
         job = ["--trace-in", trace]
     else:
         # A loaded two-core machine takes minutes per ResNet-50 step: no step timeout here.
-        job = ["--keep-trace", trace, "--iterations", str(iterations), "--timeout", "3600", "--"] + job_argv
+        job = ["--keep-trace", trace, "--steps", str(iterations), "--timeout", "3600", "--"] + job_argv
     # The figures reported for this bench were measured with the exact capture; name it, since
     # the CLI's default is now auto (fast first).
     cmd = [os.path.join(args.build, "bin", "xmem-estimate"), "--mode", mode, "--gpu", "A100-40GB",

@@ -11,7 +11,7 @@
  *        bounds the requests in flight. Without -r: closed loop, each thread sends its next
  *        request as soon as it has its answer.
  * opts: --cwd DIR (default: current directory) --gpu G --partition P --deadline MS
- *       --iterations N
+ *       --steps N (--iterations N: the older name)
  */
 #define _GNU_SOURCE
 #include "xmem_client.h"
@@ -27,7 +27,7 @@
 
 struct opts {
     const char *sock, *cwd, *gpu, *partition;
-    int deadline, iterations, n, c, k;
+    int deadline, steps, n, c, k;
     double rate; /* requests/s offered; 0 = closed loop */
     char **argv;
     int argc;
@@ -42,10 +42,13 @@ static double now_s(void)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-    static const struct option lo[] = {
-        {"cwd", required_argument, NULL, 'w'},        {"gpu", required_argument, NULL, 'g'},
-        {"partition", required_argument, NULL, 'p'},  {"deadline", required_argument, NULL, 'd'},
-        {"iterations", required_argument, NULL, 'i'}, {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"cwd", required_argument, NULL, 'w'},
+                                       {"gpu", required_argument, NULL, 'g'},
+                                       {"partition", required_argument, NULL, 'p'},
+                                       {"deadline", required_argument, NULL, 'd'},
+                                       {"steps", required_argument, NULL, 'i'},
+                                       {"iterations", required_argument, NULL, 'i'},
+                                       {NULL, 0, NULL, 0}};
     static char cwd[4096];
     int c;
     o->cwd = getcwd(cwd, sizeof(cwd));
@@ -67,7 +70,7 @@ static int parse(int argc, char **argv, struct opts *o)
             o->deadline = atoi(optarg);
             break;
         case 'i':
-            o->iterations = atoi(optarg);
+            o->steps = atoi(optarg);
             break;
         case 'n':
             o->n = atoi(optarg);
@@ -113,7 +116,7 @@ static int one(const struct opts *o, int variant, struct xmem_estimate_result *r
                                         .env = (const char *const *)environ,
                                         .gpu = o->gpu,
                                         .partition = o->partition,
-                                        .iterations = o->iterations};
+                                        .steps = o->steps};
     return xmem_client_estimate(o->sock, o->deadline, &req, res, err, errlen);
 }
 

@@ -57,7 +57,7 @@ static json_object *estimate_body(const struct xmem_estimate_request *req, int d
     add_str(o, "gpu", req->gpu);
     add_str(o, "partition", req->partition);
     add_str(o, "torch", req->torch);
-    json_object_object_add(o, "iterations", json_object_new_int(req->iterations));
+    json_object_object_add(o, "steps", json_object_new_int(req->steps));
     json_object_object_add(o, "check_only", json_object_new_boolean(req->check_only != 0));
     json_object_object_add(o, "deadline_ms", json_object_new_int(deadline_ms));
     return o;

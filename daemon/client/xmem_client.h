@@ -40,7 +40,7 @@ struct xmem_estimate_request {
     const char *gpu;        /* GPU catalog name, or NULL for the partition's / site default */
     const char *partition;  /* Slurm partition, or NULL */
     const char *torch;      /* target PyTorch version, or NULL for the site default */
-    int iterations;         /* optimizer steps to profile; 0 = default */
+    int steps;              /* optimizer steps to profile; 0 = default */
     int check_only;         /* 1: --xmem=check, report only */
 };
 

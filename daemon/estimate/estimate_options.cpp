@@ -18,11 +18,12 @@ struct OptionSpec {
 };
 
 const OptionSpec k_options[] = {
-    {"--gpu", Arg::text},         {"--torch", Arg::text},      {"--alloc-conf", Arg::text},
-    {"--iterations", Arg::count}, {"--json", Arg::none},       {"--timeline", Arg::text},
-    {"--trace-in", Arg::text},    {"--keep-trace", Arg::text}, {"--catalog", Arg::text},
-    {"--threads", Arg::count},    {"--timeout", Arg::count},   {"--margin", Arg::fraction},
-    {"--mode", Arg::text},        {"--help", Arg::none},       {"-h", Arg::none},
+    {"--gpu", Arg::text},        {"--torch", Arg::text},       {"--alloc-conf", Arg::text},
+    {"--steps", Arg::count},     {"--iterations", Arg::count}, {"--json", Arg::none},
+    {"--timeline", Arg::text},   {"--trace-in", Arg::text},    {"--keep-trace", Arg::text},
+    {"--catalog", Arg::text},    {"--threads", Arg::count},    {"--timeout", Arg::count},
+    {"--margin", Arg::fraction}, {"--mode", Arg::text},        {"--help", Arg::none},
+    {"-h", Arg::none},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -88,9 +89,13 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
         auto n = parse_count(name, v);
         if (!n.ok())
             return Result<void>::fail(n.error());
-        if (name == "--iterations")
-            o.iterations = n.value();
-        else if (name == "--threads")
+        if (name == "--steps")
+            o.steps = n.value();
+        else if (name == "--iterations") { // the older name, still passed by scripts
+            o.steps = n.value();
+            if (o.warnings.empty())
+                o.warnings.push_back("xmem: --iterations is now --steps");
+        } else if (name == "--threads")
             o.threads = n.value();
         else
             o.timeout_seconds = n.value();
@@ -103,7 +108,7 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
 const char *usage_text()
 {
     return "usage: xmem estimate [--gpu NAME] [--torch VERSION] [--alloc-conf STRING]\n"
-           "                     [--iterations N] [--json] [--timeline OUT.html]\n"
+           "                     [--steps N] [--json] [--timeline OUT.html]\n"
            "                     [--trace-in TRACE | -- COMMAND ARGS...]\n"
            "                     [--catalog gpus.yaml] [--keep-trace PATH] [--threads N]\n"
            "                     [--timeout SECONDS] [--margin FRACTION] [--mode fast|exact|auto]\n"

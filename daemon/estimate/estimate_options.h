@@ -16,7 +16,7 @@ struct EstimateOptions {
     std::string gpu = XMEM_DEFAULT_GPU;
     std::string torch = "2.6";
     std::optional<std::string> alloc_conf; // unset: the job's PYTORCH_CUDA_ALLOC_CONF
-    unsigned iterations = XMEM_DEFAULT_STEPS;
+    unsigned steps = XMEM_DEFAULT_STEPS;   // optimizer steps profiled
     bool json = false;
     std::string timeline_out;
     std::string trace_in;
@@ -30,6 +30,8 @@ struct EstimateOptions {
     // meta tensors), "exact" (xmem-profile, real CPU run), "auto" (fast, else exact).
     std::string mode = "auto";
     bool help = false;
+    // One line each for the user, printed before anything runs (deprecated spellings).
+    std::vector<std::string> warnings;
 };
 
 Result<EstimateOptions> parse_options(int argc, char **argv);

@@ -112,8 +112,7 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
         out = tmp.value();
         is_temp = true;
     }
-    ProfileRequest req{profiler.value(),  out,      o.iterations, o.threads,
-                       o.timeout_seconds, o.command};
+    ProfileRequest req{profiler.value(), out, o.steps, o.threads, o.timeout_seconds, o.command};
     auto ran = run_profile_mode(o, req);
     if (!ran.ok()) {
         if (is_temp)
@@ -178,6 +177,8 @@ int main(int argc, char **argv)
     auto opts = parse_options(argc, argv);
     if (!opts.ok())
         return fail(opts.error().message);
+    for (const std::string &line : opts.value().warnings)
+        std::fprintf(stderr, "%s\n", line.c_str());
     if (opts.value().help) {
         std::fputs(usage_text(), stdout);
         return k_exit_ok;

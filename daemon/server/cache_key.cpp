@@ -238,7 +238,7 @@ Result<std::string> cache_key(const KeyInputs &in)
     }
     h.field(in.gpu);
     h.field(in.torch);
-    h.field(std::to_string(in.iterations));
+    h.field(std::to_string(in.steps));
 
     std::string script = entrypoint_script(in.argv, in.cwd);
     if (script.empty())

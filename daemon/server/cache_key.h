@@ -1,7 +1,7 @@
 /*
  * cache_key.h — what makes two estimate requests the same: the content of the entrypoint
  * script and of the local modules it imports from its directory, argv, the relevant
- * environment, GPU, torch, iterations, the xmem version and the config fingerprint.
+ * environment, GPU, torch, steps, the xmem version and the config fingerprint.
  * Files are opened with whatever filesystem identity the calling thread has (see FsIdentity).
  * A file's digest is remembered by path with its stamp (device, inode, size, mtime, ctime):
  * a request for an unchanged script opens and fstats it but does not read and hash it again.
@@ -25,7 +25,7 @@ struct KeyInputs {
     std::map<std::string, std::string> env; // already filtered to the relevant variables
     std::string gpu;
     std::string torch;
-    int iterations = 0;
+    int steps = 0;
     std::string config_fingerprint;
 };
 

@@ -7,6 +7,8 @@
 #include "defaults.h"
 #include "sha256.h"
 
+#include "analysis/paths.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <cerrno>
@@ -132,11 +134,21 @@ void walk(const YAML::Node &map, const std::string &prefix, const std::vector<Ke
     }
 }
 
+// A target's memory is the catalog's (policy.h); a memory_gb written in an older file is kept
+// only to be checked against it once the catalog is read (config_read_catalog).
 void parse_target(const YAML::Node &n, const std::string &key, GpuTarget &t)
 {
     walk(n, key,
-         {{"gpu", [&](auto &v, auto &k) { t.gpu = name(v, k); }},
-          {"memory_gb", [&](auto &v, auto &k) { t.memory_gb = number(v, k, 0.5, 65536); }},
+         {{"gpu",
+           [&](auto &v, auto &k) {
+               t.gpu = name(v, k);
+               t.lines.gpu = v.Mark().line + 1;
+           }},
+          {"memory_gb",
+           [&](auto &v, auto &k) {
+               t.stated_memory_gb = number(v, k, 0.5, 65536);
+               t.lines.memory_gb = v.Mark().line + 1;
+           }},
           {"shards_per_gpu",
            [&](auto &v, auto &k) { t.shards_per_gpu = (int)integer(v, k, 1, 1024); }},
           {"mps_per_gpu", [&](auto &v, auto &k) { t.mps_per_gpu = (int)integer(v, k, 1, 100); }}});
@@ -160,7 +172,7 @@ void parse_policy(const YAML::Node &n, const std::string &key, Policy &p)
           {"default", [&](auto &v, auto &k) { parse_target(v, k, p.default_target); }},
           {"partitions", [&](auto &v, auto &k) {
                if (!v.IsMap())
-                   fail(v, k, "expected a mapping partition: {gpu: ..., memory_gb: ...}");
+                   fail(v, k, "expected a mapping partition: {gpu: ..., shards_per_gpu: ...}");
                for (auto it = v.begin(); it != v.end(); ++it) {
                    std::string part = name(it->first, k);
                    p.partitions.emplace_back(part, GpuTarget{});
@@ -172,6 +184,8 @@ void parse_policy(const YAML::Node &n, const std::string &key, Policy &p)
         std::size_t i = 0;
         for (auto it = parts.begin(); it != parts.end(); ++it, ++i) {
             GpuTarget t = p.default_target;
+            t.stated_memory_gb = 0; // it described the default's GPU; each GPU's is the catalog's
+            t.lines.memory_gb = 0;
             parse_target(it->second, key + ".partitions." + it->first.as<std::string>(), t);
             p.partitions[i].second = t;
         }
@@ -249,6 +263,12 @@ void parse_top(const YAML::Node &root, Config &c)
                           c.cache_max_entries = (int)integer(v2, k2, 0, 10000000);
                       }}});
            }},
+          {"catalog",
+           [&](auto &v, auto &k) {
+               c.catalog = path(v, k);
+               if (!xmem::analysis::is_regular_file(c.catalog))
+                   fail(v, k, "no such file: " + c.catalog + " (the GPU catalog, gpus.yaml)");
+           }},
           {"policy", [&](auto &v, auto &k) { parse_policy(v, k, c.policy); }}});
     if (c.max_per_user > c.max_concurrent)
         c.max_per_user = c.max_concurrent;
@@ -300,26 +320,11 @@ Result<Config> config_load(const std::string &file)
         return Result<Config>::failure(file + ":" + std::to_string(e.mark.line + 1) +
                                        ": (syntax): " + e.msg);
     }
+    // The policy's GPUs are the catalog's: a GPU it lacks refuses the config like a bad key.
+    auto gpus = config_read_catalog(c);
+    if (!gpus.ok())
+        return Result<Config>::failure(gpus.error().message);
     return Result<Config>::ok(std::move(c));
-}
-
-const GpuTarget &policy_target(const Policy &p, const std::string &partition)
-{
-    for (const auto &[name, t] : p.partitions)
-        if (name == partition)
-            return t;
-    return p.default_target;
-}
-
-uint64_t policy_gpu_bytes(const Policy &p, const std::string &gpu)
-{
-    auto bytes = [](double gb) { return (uint64_t)std::llround(gb * 1024.0) * 1024 * 1024; };
-    if (p.default_target.gpu == gpu)
-        return bytes(p.default_target.memory_gb);
-    for (const auto &[name, t] : p.partitions)
-        if (t.gpu == gpu)
-            return bytes(t.memory_gb);
-    return 0;
 }
 
 } // namespace xmem::server

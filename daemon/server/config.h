@@ -6,6 +6,7 @@
 #ifndef XMEMD_CONFIG_H
 #define XMEMD_CONFIG_H
 
+#include "policy.h"
 #include "result.h"
 
 #include <cstdint>
@@ -24,23 +25,6 @@ struct SandboxLimits {
     int wall_seconds;
     int nice;
     uint64_t output_kb;
-};
-
-// One GPU target of the packing policy (default, or a partition inheriting from it).
-struct GpuTarget {
-    std::string gpu;
-    double memory_gb = 0;
-    int shards_per_gpu = 0;
-    int mps_per_gpu = 0;
-};
-
-struct Policy {
-    std::string mode = "shard";
-    int margin_percent = 10;
-    int whole_gpu_above_percent = 90;
-    int decision_ttl_seconds = 600;
-    GpuTarget default_target{"A100-40GB", 40, 10, 100};
-    std::vector<std::pair<std::string, GpuTarget>> partitions; // file order
 };
 
 struct Config {
@@ -63,6 +47,7 @@ struct Config {
     SandboxLimits limits;
     int cache_ttl_seconds;
     int cache_max_entries;
+    std::string catalog; // key: catalog; "" = the catalog search; after loading, the file read
     Policy policy;
 };
 
@@ -70,12 +55,10 @@ struct Config {
 Config config_defaults();
 // Loads and validates FILE; the error is "FILE:LINE: key: what is wrong".
 Result<Config> config_load(const std::string &path);
-// GPU for a request naming `partition` (may be empty) but no GPU.
-const GpuTarget &policy_target(const Policy &p, const std::string &partition);
-// Capacity in bytes of GPU `name` as the policy knows it; 0 if unknown.
-uint64_t policy_gpu_bytes(const Policy &p, const std::string &name);
-// Renders the policy as the Lua table job_submit.lua loads.
-std::string policy_render_lua(const Policy &p, unsigned daemon_uid);
+// Reads the GPU catalog (key: catalog) and takes each policy GPU's memory from it (policy.h),
+// logging a warning per deprecated memory_gb. config_load does it; the built-in defaults
+// need it too. The error is one line "FILE[:LINE]: key: what is wrong".
+xmem::Result<void> config_read_catalog(Config &c);
 
 } // namespace xmem::server
 #endif

@@ -59,6 +59,11 @@ constexpr int k_default_cache_ttl = 86400;
 // key: cache.max_entries. An entry is ~1 KiB; 10 000 entries is ~10 MiB, flat.
 constexpr int k_default_cache_entries = 10000;
 
+// A deprecated policy `memory_gb:` is accepted when within this share of the catalog's
+// memory.total: sites wrote the board's marketed size (40 for an A100 40GB, whose nvidia-smi
+// total is 39.6 GiB; 80 for an H100's 79.6); a figure further off is another GPU's or a typo.
+constexpr double k_memory_gb_agreement_percent = 2.0;
+
 // A client must deliver a whole frame within this long (slow-loris bound).
 constexpr int k_frame_timeout_ms = 10000;
 // A reply not drained by the client within this long closes the connection.

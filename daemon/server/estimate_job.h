@@ -20,7 +20,7 @@ struct EstimateRequest {
     std::vector<std::string> argv;
     std::string cwd, script, gpu, partition, torch;
     std::vector<std::pair<std::string, std::string>> env; // relevant variables only
-    int iterations = 0;
+    int steps = 0; // optimizer steps to profile; 0 = the config's
     bool check_only = false;
     int deadline_ms = 0;
 };
@@ -35,7 +35,7 @@ struct EstimateJob {
     std::shared_ptr<const Config> cfg; // the config the request started under
     EstimateRequest req;
     std::string gpu; // resolved: request, partition, or site default
-    int iterations = 0;
+    int steps = 0;   // resolved: request or config
     uint64_t received_ms = 0, deadline_ms = 0, started_ms = 0; // loop time (uv_now)
     bool running = false;
     // Identical requests waiting for this one's profile (it leads; see Daemon::leaders()),

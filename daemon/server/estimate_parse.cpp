@@ -89,14 +89,16 @@ bool estimate_parse(const nlohmann::json &j, EstimateRequest &r, std::string &wh
     if (!opt_name(j, "gpu", r.gpu, why) || !opt_name(j, "partition", r.partition, why) ||
         !opt_name(j, "torch", r.torch, why))
         return false;
-    if (j.contains("iterations")) {
-        if (!j["iterations"].is_number_integer() || j["iterations"].get<int64_t>() < 0 ||
-            j["iterations"].get<int64_t>() > k_max_steps) {
-            why = "xmem: iterations: expected an integer from 0 (site default) to " +
-                  std::to_string(k_max_steps);
+    // "iterations" is the field's name before "steps", still sent by older clients.
+    const char *steps = j.contains("steps") ? "steps" : "iterations";
+    if (j.contains(steps)) {
+        if (!j[steps].is_number_integer() || j[steps].get<int64_t>() < 0 ||
+            j[steps].get<int64_t>() > k_max_steps) {
+            why = std::string("xmem: ") + steps +
+                  ": expected an integer from 0 (site default) to " + std::to_string(k_max_steps);
             return false;
         }
-        r.iterations = j["iterations"].get<int>();
+        r.steps = j[steps].get<int>();
     }
     if (j.contains("check_only"))
         r.check_only = j["check_only"].is_boolean() && j["check_only"].get<bool>();

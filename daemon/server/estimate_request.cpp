@@ -124,7 +124,7 @@ void work_prepare(uv_work_t *w)
         in.env[k] = v;
     in.gpu = job->gpu;
     in.torch = job->req.torch.empty() ? job->cfg->torch : job->req.torch;
-    in.iterations = job->iterations;
+    in.steps = job->steps;
     in.config_fingerprint = job->cfg->fingerprint;
     auto key = cache_key(in);
     if (!key) {
@@ -153,7 +153,7 @@ void work_profile(uv_work_t *w)
     spec.user = job->user;
     spec.cwd = job->req.cwd;
     std::string torch = job->req.torch.empty() ? cfg.torch : job->req.torch;
-    spec.argv = profiler_argv(cfg.profiler, job->gpu, torch, job->iterations, job->req.argv);
+    spec.argv = estimator_argv(cfg.estimator, job->gpu, torch, job->steps, job->req.argv);
     spec.env = sandbox_environment(job->user, job->req.env);
     spec.limits = cfg.limits;
     int64_t left = (int64_t)job->deadline_ms - (int64_t)job->started_ms;
@@ -293,7 +293,7 @@ RequestRow ledger_row(const EstimateJob *job, uint64_t now_ms)
     nlohmann::json opt = {{"gpu", job->gpu},
                           {"partition", job->req.partition},
                           {"torch", job->req.torch},
-                          {"iterations", job->iterations},
+                          {"steps", job->steps},
                           {"check_only", job->req.check_only},
                           {"deadline_ms", job->req.deadline_ms}};
     for (const auto &[k, v] : job->req.env)
@@ -416,7 +416,7 @@ void estimate_begin(Conn *c, const nlohmann::json &body)
     job->deadline_ms = job->received_ms + (uint64_t)std::min(deadline, k_max_deadline_ms);
     job->gpu =
         !job->req.gpu.empty() ? job->req.gpu : policy_target(cfg.policy, job->req.partition).gpu;
-    job->iterations = job->req.iterations > 0 ? job->req.iterations : cfg.iterations;
+    job->steps = job->req.steps > 0 ? job->req.steps : cfg.steps;
     if (job->peer.uid == 0 && !cfg.allow_root)
         return fail_job(job, Outcome::root_refused,
                         "xmem: profiling as root is disabled (submit as a normal user, or set "

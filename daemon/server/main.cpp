@@ -32,6 +32,9 @@ std::shared_ptr<const Config> load_config_or_exit(const Options &o)
             exit(1);
         }
         c = std::move(r.value());
+    } else if (auto gpus = config_read_catalog(c); !gpus.ok()) {
+        fprintf(stderr, "xmemd: %s\n", gpus.error().message.c_str());
+        exit(1);
     }
     if (!o.socket.empty())
         c.socket = o.socket;

@@ -1,8 +1,16 @@
-// policy.cpp — renders the packing policy as the Lua table job_submit.lua and cli_filter.lua
-// load (`xmemd --render-policy OUT.lua`). The shape is a contract: add keys, never rename.
+// policy.cpp — the packing policy: its GPUs resolved against the GPU catalog when the config
+// is loaded, and rendered as the Lua table job_submit.lua and cli_filter.lua load
+// (`xmemd --render-policy OUT.lua`). The Lua shape is a contract: add keys, never rename.
+#include "policy.h"
 #include "config.h"
+#include "defaults.h"
+#include "log.h"
+
+#include "analysis/catalog.h"
+#include "analysis/paths.h"
 
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 namespace xmem::server
@@ -10,6 +18,66 @@ namespace xmem::server
 
 namespace
 {
+
+using Lines = std::vector<std::string>;
+
+// "FILE:LINE: KEY: " as every config error starts; the line is left out when the value was
+// not written in the file (built in, or inherited from a line reported already).
+std::string where(const std::string &config, int line, const std::string &key)
+{
+    std::string file = config.empty() ? "(built-in defaults)" : config;
+    return file + (line > 0 ? ":" + std::to_string(line) : "") + ": " + key + ": ";
+}
+
+std::string without_prefix(const std::string &message)
+{
+    return message.rfind("xmem: ", 0) == 0 ? message.substr(6) : message;
+}
+
+std::string catalog_names(const analysis::Catalog &catalog)
+{
+    std::string names;
+    for (const analysis::GpuSpec &gpu : catalog.gpus())
+        names += (names.empty() ? "" : ", ") + gpu.name;
+    return names;
+}
+
+std::string gib(uint64_t mib)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%.1f GiB", (double)mib / 1024.0);
+    return text;
+}
+
+// The catalog's memory for target `t` (written as `key` in the file), or the one-line error.
+// A deprecated memory_gb that agrees is accepted with a warning in `warnings`.
+xmem::Result<void> resolve_target(GpuTarget &t, const std::string &key,
+                                  const analysis::Catalog &catalog, const std::string &config,
+                                  Lines &warnings)
+{
+    auto spec = catalog.find(t.gpu);
+    if (!spec.ok())
+        return xmem::Result<void>::fail(where(config, t.lines.gpu, key + ".gpu") + "unknown GPU '" +
+                                        t.gpu + "'; the catalog (" + catalog.path() +
+                                        ") has: " + catalog_names(catalog));
+    t.memory_mib = spec.value().total_bytes >> 20;
+    if (t.stated_memory_gb <= 0)
+        return xmem::Result<void>::success();
+    double stated_mib = t.stated_memory_gb * 1024.0;
+    double off = std::fabs(stated_mib - (double)t.memory_mib);
+    std::ostringstream stated;
+    stated << t.stated_memory_gb;
+    std::string facts = spec.value().name + " has " + std::to_string(t.memory_mib) + " MiB (" +
+                        gib(t.memory_mib) + ") in the GPU catalog (" + catalog.path() + ")";
+    if (off * 100.0 > (double)t.memory_mib * k_memory_gb_agreement_percent)
+        return xmem::Result<void>::fail(where(config, t.lines.memory_gb, key + ".memory_gb") +
+                                        stated.str() + " disagrees with the catalog: " + facts +
+                                        "; delete memory_gb (the catalog is the only source "
+                                        "of GPU memory) or correct the catalog");
+    warnings.push_back(where(config, t.lines.memory_gb, key + ".memory_gb") +
+                       "deprecated: " + facts + ", and that is what is used; delete the key");
+    return xmem::Result<void>::success();
+}
 
 bool lua_identifier(const std::string &s)
 {
@@ -37,12 +105,64 @@ std::string lua_key(const std::string &s)
 std::string target(const GpuTarget &t)
 {
     std::ostringstream o;
-    o << "{ gpu = \"" << t.gpu << "\", memory_mb = " << std::llround(t.memory_gb * 1024.0)
+    o << "{ gpu = \"" << t.gpu << "\", memory_mb = " << t.memory_mib
       << ", shards_per_gpu = " << t.shards_per_gpu << ", mps_per_gpu = " << t.mps_per_gpu << " }";
     return o.str();
 }
 
 } // namespace
+
+xmem::Result<Lines> policy_resolve(Policy &p, const analysis::Catalog &catalog,
+                                   const std::string &config)
+{
+    Lines warnings;
+    auto r = resolve_target(p.default_target, "policy.default", catalog, config, warnings);
+    for (auto &[name, t] : p.partitions)
+        if (r.ok())
+            r = resolve_target(t, "policy.partitions." + name, catalog, config, warnings);
+    if (!r.ok())
+        return xmem::Result<Lines>::fail(r.error());
+    return xmem::Result<Lines>::ok(std::move(warnings));
+}
+
+xmem::Result<void> config_read_catalog(Config &c)
+{
+    // The catalog's own messages start "xmem: " and name its file and line; they follow ours.
+    auto found = analysis::locate_catalog(c.catalog);
+    if (!found.ok())
+        return xmem::Result<void>::fail(where(c.path, 0, "catalog") +
+                                        without_prefix(found.error().message) +
+                                        " (or give its path as catalog: in the config)");
+    auto catalog = analysis::Catalog::load(found.value());
+    if (!catalog.ok())
+        return xmem::Result<void>::fail(where(c.path, 0, "catalog") +
+                                        without_prefix(catalog.error().message));
+    c.catalog = found.value();
+    auto warnings = policy_resolve(c.policy, catalog.value(), c.path);
+    if (!warnings.ok())
+        return xmem::Result<void>::fail(warnings.error());
+    for (const std::string &line : warnings.value())
+        log_warn("%s", line.c_str());
+    return xmem::Result<void>::success();
+}
+
+const GpuTarget &policy_target(const Policy &p, const std::string &partition)
+{
+    for (const auto &[name, t] : p.partitions)
+        if (name == partition)
+            return t;
+    return p.default_target;
+}
+
+uint64_t policy_gpu_bytes(const Policy &p, const std::string &gpu)
+{
+    if (p.default_target.gpu == gpu)
+        return p.default_target.memory_mib << 20;
+    for (const auto &[name, t] : p.partitions)
+        if (t.gpu == gpu)
+            return t.memory_mib << 20;
+    return 0;
+}
 
 std::string policy_render_lua(const Policy &p, unsigned daemon_uid)
 {

@@ -67,10 +67,10 @@ std::string limit_hint(Outcome o, const SandboxRun &r, const SandboxLimits &lim)
     case Outcome::profile_timeout:
         return "xmem: profile stopped after " + std::to_string((int)r.wall_seconds) +
                " s of wall time (limit " + std::to_string(lim.wall_seconds) +
-               " s or the request deadline); profile fewer iterations or a smaller input";
+               " s or the request deadline); profile fewer steps or a smaller input";
     case Outcome::profile_cpu_limit:
         return "xmem: profile used its CPU-time limit of " + std::to_string(lim.cpu_seconds) +
-               " s; profile fewer iterations";
+               " s; profile fewer steps";
     case Outcome::profile_memory_limit:
         return "xmem: profile ran out of its " + std::to_string(lim.address_space_mb) +
                " MiB address-space limit; use a smaller batch for the estimate";
@@ -102,11 +102,11 @@ uint64_t u64(const nlohmann::json &j, const char *key)
 
 } // namespace
 
-std::vector<std::string> profiler_argv(const std::vector<std::string> &profiler,
-                                       const std::string &gpu, const std::string &torch,
-                                       int iterations, const std::vector<std::string> &entry)
+std::vector<std::string> estimator_argv(const std::vector<std::string> &estimator,
+                                        const std::string &gpu, const std::string &torch, int steps,
+                                        const std::vector<std::string> &entry)
 {
-    std::vector<std::string> a = profiler;
+    std::vector<std::string> a = estimator;
     if (!gpu.empty()) {
         a.push_back("--gpu");
         a.push_back(gpu);
@@ -115,8 +115,8 @@ std::vector<std::string> profiler_argv(const std::vector<std::string> &profiler,
         a.push_back("--torch");
         a.push_back(torch);
     }
-    a.push_back("--iterations");
-    a.push_back(std::to_string(iterations));
+    a.push_back("--steps");
+    a.push_back(std::to_string(steps));
     a.push_back("--");
     a.insert(a.end(), entry.begin(), entry.end());
     return a;
@@ -152,7 +152,7 @@ ProfileVerdict profile_verdict(const SandboxRun &r, const SandboxLimits &lim)
     if (!r.spawned) {
         v.outcome = Outcome::spawn_failed;
         v.message = "xmem: could not start the profiler: " + r.spawn_error +
-                    " (check the profiler key in xmem.yaml)";
+                    " (check the estimator key in xmem.yaml)";
         return v;
     }
     if (r.cancelled) {

@@ -26,10 +26,10 @@ struct Estimate {
     std::string breakdown_json = "{}"; // kept verbatim for the reply and the ledger
 };
 
-// profiler argv + [--gpu G] [--torch V] --iterations N -- entrypoint argv
-std::vector<std::string> profiler_argv(const std::vector<std::string> &profiler,
-                                       const std::string &gpu, const std::string &torch,
-                                       int iterations, const std::vector<std::string> &entry);
+// estimator argv + [--gpu G] [--torch V] --steps N -- entrypoint argv
+std::vector<std::string> estimator_argv(const std::vector<std::string> &estimator,
+                                        const std::string &gpu, const std::string &torch, int steps,
+                                        const std::vector<std::string> &entry);
 
 struct ProfileVerdict {
     Outcome outcome = Outcome::internal_error;

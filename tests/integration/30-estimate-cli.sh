@@ -10,7 +10,7 @@ write_small_trace "$tmp/small.xtrace"
 expect 0 'usage: xmem estimate' "$bin/xmem-estimate" --help
 expect_error 'no training command' "$bin/xmem-estimate"
 expect_error '--colour: unknown option' "$bin/xmem-estimate" --colour -- python3 x.py
-expect_error '--iterations: expected a whole number' "$bin/xmem-estimate" --iterations zero -- python3 x.py
+expect_error '--steps: expected a whole number' "$bin/xmem-estimate" --steps zero -- python3 x.py
 expect_error '--gpu B300: not in the catalog' "$bin/xmem-estimate" --gpu B300 --trace-in "$tmp/small.xtrace"
 expect_error 'torch' "$bin/xmem-estimate" --torch 0.4 --trace-in "$tmp/small.xtrace"
 expect_error "PYTORCH_CUDA_ALLOC_CONF" "$bin/xmem-estimate" --alloc-conf max_split_size_mb:x --trace-in "$tmp/small.xtrace"

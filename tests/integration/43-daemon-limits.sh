@@ -92,7 +92,7 @@ run cpu profile_cpu_limit /bin/sh -c 'while :; do :; done'
 stop_xmemd
 
 log "a missing profiler is spawn_failed"
-write_config "profiler: [$T/missing-profiler]"
+write_config "estimator: [$T/missing-profiler]"
 start_xmemd
 runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- /bin/true >"$T/spawn"
 expect_eq "$(kv "$T/spawn" name)" spawn_failed "missing profiler"

@@ -34,7 +34,7 @@ est >"$T/c" && expect_eq "$(kv "$T/c" cached)" 0 "config change invalidates the 
 
 log "SIGTERM drains the profile in flight"
 write_profiler 6
-est --iterations 9 >"$T/d" &
+est --steps 9 >"$T/d" &
 client=$!
 sleep 1
 expect_eq "$(status_field running)" 1 "a profile is running"

@@ -14,7 +14,7 @@ runuser -u xmemt1 -- test -x "$B/xmem-estimate" ||
 # the address-space limit is raised so that the limit, not ASan, is what this test exercises.
 as_mb=32768
 nm -D "$B/xmem-estimate" 2>/dev/null | grep -q ' U __asan_' && as_mb=$((64 << 20))
-write_config "profiler: [$B/xmem-estimate, --json]" \
+write_config "estimator: [$B/xmem-estimate, --json]" \
              "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: $as_mb, processes: 512}"
 mkdir -m 0755 "$T/w"
 cat >"$T/w/tiny.py" <<'PY'
@@ -32,7 +32,7 @@ for step in range(3):
 PY
 chown -R xmemt1 "$T/w"
 start_xmemd
-runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --gpu A100-40GB --iterations 3 --deadline 300000 -- python3 tiny.py >"$T/a" \
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --gpu A100-40GB --steps 3 --deadline 300000 -- python3 tiny.py >"$T/a" \
     || { cat "$T/a"; fail "estimate with the real xmem-estimate"; }
 cat "$T/a"
 peak=$(kv "$T/a" peak); limit=$(kv "$T/a" limit)
@@ -40,7 +40,7 @@ peak=$(kv "$T/a" peak); limit=$(kv "$T/a" limit)
 # Weights + Adam state of ~19k parameters are far below 1 GiB; CUDA context is added on top.
 [ "$peak" -lt $((40 << 30)) ] || fail "estimate larger than the GPU"
 kv "$T/a" decision | unmunge --socket="$T/munge/sock" | grep -q "peak=$peak limit=$limit gpu=A100-40GB" || fail "decision payload"
-runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --gpu A100-40GB --iterations 3 -- python3 tiny.py >"$T/b" || fail "second estimate"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --gpu A100-40GB --steps 3 -- python3 tiny.py >"$T/b" || fail "second estimate"
 expect_eq "$(kv "$T/b" cached)" 1 "second answer from the cache"
 expect_eq "$(kv "$T/b" peak)" "$peak" "cached peak"
 stop_xmemd

@@ -55,7 +55,7 @@ runuser -u xmemt1 -- test -x "$B/xmem-estimate" ||
     { echo "ok (the build tree is not reachable by a test user: real run skipped)"; exit 0; }
 as_mb=32768
 nm -D "$B/xmem-estimate" 2>/dev/null | grep -q ' U __asan_' && as_mb=$((64 << 20))
-write_config "profiler: [$B/xmem-estimate, --json]" \
+write_config "estimator: [$B/xmem-estimate, --json]" \
              "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: $as_mb, processes: 512}"
 # Scratch buffers of growing sizes: the native allocator gives each one above 10 MiB its own
 # segment (a freed smaller one cannot hold the next), expandable segments grow one range.

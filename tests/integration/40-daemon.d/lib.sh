@@ -44,14 +44,14 @@ start_munged() {
     chmod 0755 "$T/munge"
 }
 
-# write_config [extra yaml lines...] — profiler defaults to $T/prof.sh
+# write_config [extra yaml lines...] — the estimator defaults to $T/prof.sh
 write_config() {
     {
         echo "socket: $SOCK"
         echo "lockfile: $T/run/xmemd.lock"
         echo "database: $DB"
         echo "munge_socket: $T/munge/sock"
-        echo "profiler: [$T/prof.sh, --json]"
+        echo "estimator: [$T/prof.sh, --json]"
         for line in "$@"; do echo "$line"; done
     } >"$T/xmem.yaml"
 }

@@ -11,6 +11,9 @@
 #include <sstream>
 #include <vector>
 #include <yaml-cpp/yaml.h>
+// xmem::Result has a fail() member; the GPU catalog is the policy's.
+#include "allocator/result.h"
+#include "analysis/catalog.h"
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>

@@ -47,7 +47,7 @@ static KeyInputs base()
     in.cwd = g_dir;
     in.env = {{"PATH", "/usr/bin"}};
     in.gpu = "A100-40GB";
-    in.iterations = 3;
+    in.steps = 3;
     in.config_fingerprint = "f";
     return in;
 }
@@ -105,7 +105,7 @@ static void stable_and_sensitive(void **)
     assert_true(changed([](KeyInputs &in) { in.env["PYTHONPATH"] = "/x"; }));
     assert_true(changed([](KeyInputs &in) { in.gpu = "H100-80GB"; }));
     assert_true(changed([](KeyInputs &in) { in.torch = "2.1"; }));
-    assert_true(changed([](KeyInputs &in) { in.iterations = 4; }));
+    assert_true(changed([](KeyInputs &in) { in.steps = 4; }));
     assert_true(changed([](KeyInputs &in) { in.config_fingerprint = "g"; }));
     // Field boundaries are length-prefixed: moving a character between fields changes it.
     KeyInputs a = base(), b = base();

@@ -106,7 +106,7 @@ static void every_key(void **)
     assert_int_equal(c.policy.partitions[1].second.shards_per_gpu, 2);
     assert_string_equal(policy_target(c.policy, "a").gpu.c_str(), "A100-40GB");
     assert_string_equal(policy_target(c.policy, "zzz").gpu.c_str(), "H100-80GB");
-    assert_int_equal(policy_gpu_bytes(c.policy, "A100-40GB"), 40ULL << 30);
+    assert_int_equal(policy_gpu_bytes(c.policy, "A100-40GB"), 40536ULL << 20); // the catalog's
     assert_int_equal(policy_gpu_bytes(c.policy, "nope"), 0);
 }
 

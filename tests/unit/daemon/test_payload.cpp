@@ -20,17 +20,17 @@ static void decision_line(void **)
                         "limit=1099511627776 gpu=H100-80GB expires=0");
 }
 
-static void profiler_command_line(void **)
+static void estimator_command_line(void **)
 {
-    auto a = profiler_argv({"/p/xmem-estimate", "--json"}, "A100-40GB", "2.1", 3,
-                           {"python3", "train.py", "--", "x"});
+    auto a = estimator_argv({"/p/xmem-estimate", "--json"}, "A100-40GB", "2.1", 3,
+                            {"python3", "train.py", "--", "x"});
     std::vector<std::string> want = {"/p/xmem-estimate",
                                      "--json",
                                      "--gpu",
                                      "A100-40GB",
                                      "--torch",
                                      "2.1",
-                                     "--iterations",
+                                     "--steps",
                                      "3",
                                      "--",
                                      "python3",
@@ -40,7 +40,7 @@ static void profiler_command_line(void **)
     assert_int_equal(a.size(), want.size());
     for (size_t i = 0; i < want.size(); i++)
         assert_string_equal(a[i].c_str(), want[i].c_str());
-    auto b = profiler_argv({"/p"}, "", "", 1, {"t"});
+    auto b = estimator_argv({"/p"}, "", "", 1, {"t"});
     assert_int_equal(b.size(), 5); // no --gpu/--torch when unknown
 }
 
@@ -76,10 +76,36 @@ static void request_validation(void **)
     assert_string_equal(r.env[1].first.c_str(), "PYTHONPATH");
 }
 
+static void request_steps_and_allocator_env(void **)
+{
+    std::string why;
+    EstimateRequest r;
+    assert_true(
+        estimate_parse(nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","steps":4})"), r, why));
+    assert_int_equal(r.steps, 4);
+    // "iterations" is the field's older name; an older client still sends it.
+    EstimateRequest old;
+    assert_true(estimate_parse(nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","iterations":5})"),
+                               old, why));
+    assert_int_equal(old.steps, 5);
+    assert_false(
+        estimate_parse(nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","steps":1001})"), r, why));
+    assert_contains(why, "xmem: steps: expected an integer from 0 (site default) to 1000");
+    // Both names of PyTorch's allocator settings travel with the request.
+    EstimateRequest e;
+    assert_true(estimate_parse(
+        nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","env":{"PYTORCH_ALLOC_CONF":"x",
+                                 "PYTORCH_CUDA_ALLOC_CONF":"y"}})"),
+        e, why));
+    assert_int_equal(e.env.size(), 2);
+    assert_string_equal(e.env[0].first.c_str(), "PYTORCH_CUDA_ALLOC_CONF");
+    assert_string_equal(e.env[1].first.c_str(), "PYTORCH_ALLOC_CONF");
+}
+
 int test_group_payload(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(decision_line),
-                                       cmocka_unit_test(profiler_command_line),
-                                       cmocka_unit_test(request_validation)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(decision_line), cmocka_unit_test(estimator_command_line),
+        cmocka_unit_test(request_validation), cmocka_unit_test(request_steps_and_allocator_env)};
     return cmocka_run_group_tests_name("payload", tests, nullptr, nullptr);
 }

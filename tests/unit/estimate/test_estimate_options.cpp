@@ -23,14 +23,15 @@ xmem::Result<EstimateOptions> parse(std::vector<std::string> args)
 static void full_command_line(void **)
 {
     auto r = parse({"--gpu", "H100-80GB", "--torch=2.4", "--alloc-conf", "expandable_segments:True",
-                    "--iterations", "4", "--json", "--timeline", "t.html", "--margin", "0.1", "--",
+                    "--steps", "4", "--json", "--timeline", "t.html", "--margin", "0.1", "--",
                     "python3", "train.py", "--json"});
     assert_true(r.ok());
     const EstimateOptions &o = r.value();
     EXPECT_STR(o.gpu, "H100-80GB");
     EXPECT_STR(o.torch, "2.4");
     EXPECT_STR(*o.alloc_conf, "expandable_segments:True");
-    EXPECT_U64(o.iterations, 4);
+    EXPECT_U64(o.steps, 4);
+    assert_true(o.warnings.empty());
     assert_true(o.json);
     EXPECT_STR(o.timeline_out, "t.html");
     EXPECT_U64(o.command.size(), 3);
@@ -43,15 +44,26 @@ static void defaults_and_trace_in(void **)
     auto r = parse({"--trace-in", "run.xtrace"});
     assert_true(r.ok());
     EXPECT_STR(r.value().gpu, "A100-40GB");
-    EXPECT_U64(r.value().iterations, 3);
+    EXPECT_U64(r.value().steps, 3);
     assert_false(r.value().alloc_conf.has_value());
+}
+
+// --iterations is the older name of --steps: still accepted, with one warning line however
+// often it is given (bench/ and users' scripts pass it).
+static void iterations_is_a_deprecated_alias(void **)
+{
+    auto r = parse({"--iterations", "5", "--iterations=6", "--", "x"});
+    assert_true(r.ok());
+    EXPECT_U64(r.value().steps, 6);
+    EXPECT_U64(r.value().warnings.size(), 1);
+    EXPECT_STR(r.value().warnings[0], "xmem: --iterations is now --steps");
 }
 
 static void mistakes_are_single_clear_lines(void **)
 {
-    EXPECT_CONTAINS(parse({"--iterations", "0", "--", "x"}).error().message,
-                    "xmem: --iterations: expected a whole number >= 1, got '0'");
-    EXPECT_CONTAINS(parse({"--iterations", "-3", "--", "x"}).error().message, "--iterations");
+    EXPECT_CONTAINS(parse({"--steps", "0", "--", "x"}).error().message,
+                    "xmem: --steps: expected a whole number >= 1, got '0'");
+    EXPECT_CONTAINS(parse({"--steps", "-3", "--", "x"}).error().message, "--steps");
     EXPECT_CONTAINS(parse({"--margin", "2", "--", "x"}).error().message,
                     "xmem: --margin: expected a fraction");
     EXPECT_CONTAINS(parse({"--colour", "--", "x"}).error().message,
@@ -67,6 +79,7 @@ int run_estimate_options_tests(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(full_command_line),
         cmocka_unit_test(defaults_and_trace_in),
+        cmocka_unit_test(iterations_is_a_deprecated_alias),
         cmocka_unit_test(mistakes_are_single_clear_lines),
     };
     return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);

@@ -36,13 +36,23 @@ static void all_keys(void **state)
     char err[256];
 
     assert_int_equal(parse(&s, err, sizeof(err), 5, "socket=/tmp/x.sock", "timeout=30",
-                           "on_failure=reject", "iterations=5", "verbose=yes"),
+                           "on_failure=reject", "steps=5", "verbose=yes"),
                      0);
     assert_string_equal(s.socket, "/tmp/x.sock");
     assert_int_equal(s.timeout_s, 30);
     assert_int_equal(s.on_failure, XMEM_ON_FAILURE_REJECT);
-    assert_int_equal(s.iterations, 5);
+    assert_int_equal(s.steps, 5);
     assert_int_equal(s.verbose, 1);
+}
+
+/* iterations= is steps='s older name: existing plugstack.conf lines keep working. */
+static void iterations_is_read_as_steps(void **state)
+{
+    struct xmem_settings s;
+    char err[256];
+
+    assert_int_equal(parse(&s, err, sizeof(err), 1, "iterations=7"), 0);
+    assert_int_equal(s.steps, 7);
 }
 
 static void errors_name_key_and_value(void **state)
@@ -112,6 +122,7 @@ int xmem_test_group_settings(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults),
         cmocka_unit_test(all_keys),
+        cmocka_unit_test(iterations_is_read_as_steps),
         cmocka_unit_test(errors_name_key_and_value),
         cmocka_unit_test(long_socket_refused),
         cmocka_unit_test(nvml_keys),

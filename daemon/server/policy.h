@@ -1,0 +1,65 @@
+/*
+ * policy.h — the packing policy of xmem.yaml's `policy:` block. A target names a GPU and
+ * keeps only policy numbers (shards, MPS share); what the GPU is (its memory) comes from the
+ * GPU catalog, etc/gpus.yaml, the one source of GPU facts, read when the config is loaded.
+ */
+#ifndef XMEMD_POLICY_H
+#define XMEMD_POLICY_H
+
+#include "allocator/result.h"
+#include "contract/defaults.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xmem::analysis
+{
+class Catalog;
+}
+
+namespace xmem::server
+{
+
+// Lines of xmem.yaml a target's values were written on (0: inherited or built in), so the
+// checks made once the catalog is read can name FILE:LINE like every other config error.
+struct TargetLines {
+    int gpu = 0;
+    int memory_gb = 0;
+};
+
+// One GPU target of the packing policy (default, or a partition inheriting from it).
+struct GpuTarget {
+    std::string gpu; // a catalog name or alias
+    int shards_per_gpu = 0;
+    int mps_per_gpu = 0;
+    uint64_t memory_mib = 0;     // the catalog's total_memory_mib for `gpu` (policy_resolve)
+    double stated_memory_gb = 0; // deprecated `memory_gb:` as written; 0 = not written
+    TargetLines lines;
+};
+
+struct Policy {
+    std::string mode = "shard";
+    int margin_percent = 10;
+    int whole_gpu_above_percent = 90;
+    int decision_ttl_seconds = 600;
+    GpuTarget default_target{XMEM_DEFAULT_GPU, 10, 100, 0, 0, {}}; // memory: policy_resolve
+    std::vector<std::pair<std::string, GpuTarget>> partitions;     // file order
+};
+
+// Sets every target's memory from `catalog`. `config` names xmem.yaml in the messages (""
+// for the built-in defaults). Fails with one line "FILE:LINE: KEY: ..." when a target's GPU
+// is not in the catalog or its deprecated memory_gb disagrees with it; returns one warning
+// line per memory_gb that agrees (accepted, but the catalog is the only source now).
+xmem::Result<std::vector<std::string>> policy_resolve(Policy &p, const analysis::Catalog &catalog,
+                                                      const std::string &config);
+// GPU for a request naming `partition` (may be empty) but no GPU.
+const GpuTarget &policy_target(const Policy &p, const std::string &partition);
+// Capacity in bytes of GPU `name` as the policy knows it (from the catalog); 0 if unknown.
+uint64_t policy_gpu_bytes(const Policy &p, const std::string &name);
+// Renders the policy as the Lua table job_submit.lua loads.
+std::string policy_render_lua(const Policy &p, unsigned daemon_uid);
+
+} // namespace xmem::server
+#endif
