@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "defaults.h"
+#include "log.h"
 #include "sha256.h"
 
 #include "analysis/paths.h"
@@ -206,6 +207,26 @@ void parse_limits(const YAML::Node &n, const std::string &key, SandboxLimits &l)
          {"output_kb", [&](auto &v, auto &k) { l.output_kb = integer(v, k, 1, 65536); }}});
 }
 
+std::vector<std::string> estimator(const YAML::Node &n, const std::string &key)
+{
+    if (!n.IsSequence() || n.size() == 0)
+        fail(n, key, "expected a non-empty list: [/path/to/xmem-estimate, --json]");
+    std::vector<std::string> argv;
+    for (const auto &a : n)
+        argv.push_back(scalar(a, key));
+    if (argv[0].empty() || argv[0][0] != '/')
+        fail(n, key, "the first element must be an absolute path: " + argv[0]);
+    return argv;
+}
+
+// A renamed key is still read, with one warning naming the new one, so a site's file keeps
+// working across the upgrade.
+void deprecated_key(const Config &c, const YAML::Node &n, const std::string &key, const char *now)
+{
+    log_warn("%s:%d: %s: deprecated, renamed %s (still read; rename it in the file)",
+             c.path.c_str(), n.Mark().line + 1, key.c_str(), now);
+}
+
 void parse_top(const YAML::Node &root, Config &c)
 {
     walk(root, "",
@@ -232,18 +253,19 @@ void parse_top(const YAML::Node &root, Config &c)
                    fail(v, k, "invalid port in " + c.metrics_listen);
                }
            }},
-          {"profiler",
+          {"estimator", [&](auto &v, auto &k) { c.estimator = estimator(v, k); }},
+          {"profiler", // the key's name before "estimator"
            [&](auto &v, auto &k) {
-               if (!v.IsSequence() || v.size() == 0)
-                   fail(v, k, "expected a non-empty list: [/path/to/profiler, --json]");
-               c.profiler.clear();
-               for (const auto &a : v)
-                   c.profiler.push_back(scalar(a, k));
-               if (c.profiler[0].empty() || c.profiler[0][0] != '/')
-                   fail(v, k, "the first element must be an absolute path: " + c.profiler[0]);
+               deprecated_key(c, v, k, "estimator");
+               c.estimator = estimator(v, k);
            }},
           {"torch", [&](auto &v, auto &k) { c.torch = name(v, k); }},
-          {"iterations", [&](auto &v, auto &k) { c.iterations = (int)integer(v, k, 1, 1000); }},
+          {"steps", [&](auto &v, auto &k) { c.steps = (int)integer(v, k, 1, k_max_steps); }},
+          {"iterations", // the key's name before "steps"
+           [&](auto &v, auto &k) {
+               deprecated_key(c, v, k, "steps");
+               c.steps = (int)integer(v, k, 1, k_max_steps);
+           }},
           {"allow_root", [&](auto &v, auto &k) { c.allow_root = boolean(v, k); }},
           {"max_concurrent",
            [&](auto &v, auto &k) { c.max_concurrent = (int)integer(v, k, 1, 64); }},
@@ -283,8 +305,8 @@ Config config_defaults()
     c.lockfile = k_default_lockfile;
     c.database = k_default_database;
     c.log = "stderr";
-    c.profiler = {k_default_profiler, "--json"};
-    c.iterations = k_default_iterations;
+    c.estimator = {k_default_estimator, "--json"};
+    c.steps = k_default_steps;
     c.allow_root = false;
     c.max_concurrent = k_default_max_concurrent;
     c.max_per_user = k_default_max_per_user;

@@ -33,12 +33,12 @@ struct Config {
     std::string socket;
     std::string lockfile;
     std::string database;
-    std::string munge_socket;   // "" = libmunge's default
-    std::string log;            // "stderr" or "syslog"
-    std::string metrics_listen; // "" = off; "HOST:PORT"
-    std::vector<std::string> profiler;
-    std::string torch; // "" = let the profiler choose
-    int iterations;
+    std::string munge_socket;           // "" = libmunge's default
+    std::string log;                    // "stderr" or "syslog"
+    std::string metrics_listen;         // "" = off; "HOST:PORT"
+    std::vector<std::string> estimator; // the command run for an estimate, and its first args
+    std::string torch;                  // "" = let the estimator choose
+    int steps;                          // optimizer steps profiled
     bool allow_root;
     int max_concurrent;
     int max_per_user;

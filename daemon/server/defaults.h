@@ -21,8 +21,8 @@ constexpr const char *k_default_lockfile = "/run/xmem/xmemd.lock";
 constexpr const char *k_default_database = "/var/lib/xmem/ledger.sqlite";
 // --config default: the file Slurm admins already manage.
 constexpr const char *k_default_config = "/etc/slurm/xmem.yaml";
-// key: profiler. The estimator (daemon/estimate/), installed to libexec.
-constexpr const char *k_default_profiler = XMEM_LIBEXECDIR "/xmem-estimate";
+// key: estimator. The estimate pipeline (daemon/estimate), installed to libexec.
+constexpr const char *k_default_estimator = XMEM_LIBEXECDIR "/xmem-estimate";
 
 // key: max_concurrent. Each profile is a CPU-heavy PyTorch run; a login node has a few cores.
 constexpr int k_default_max_concurrent = 2;
@@ -32,8 +32,8 @@ constexpr int k_default_max_per_user = 1;
 constexpr int k_default_queue_size = 64;
 // key: max_connections. Bounds fds and memory a flood of clients can take.
 constexpr int k_default_max_connections = 1024;
-// key: iterations. Optimizer steps profiled; a request may ask for 1..k_max_steps.
-constexpr int k_default_iterations = XMEM_DEFAULT_STEPS;
+// key: steps. Optimizer steps profiled; a request may ask for 1..k_max_steps.
+constexpr int k_default_steps = XMEM_DEFAULT_STEPS;
 constexpr int k_max_steps = XMEM_MAX_STEPS;
 // Threadpool threads beyond profiling slots: cache keys, MUNGE signing.
 constexpr int k_threadpool_spare = 4;

@@ -56,7 +56,7 @@ static void every_key(void **)
     auto r =
         load("socket: /s/x.sock\nlockfile: /s/x.lock\ndatabase: /s/x.db\n"
              "munge_socket: /m/sock\nlog: syslog\nmetrics_listen: 127.0.0.1:9999\n"
-             "profiler: [/p/prof, --json, -v]\ntorch: '2.3'\niterations: 7\n"
+             "estimator: [/p/prof, --json, -v]\ntorch: '2.3'\nsteps: 7\n"
              "allow_root: true\nmax_concurrent: 5\nmax_per_user: 3\nqueue_size: 9\n"
              "max_connections: 77\n"
              "limits: {address_space_mb: 100, cpu_seconds: 11, processes: 12,"
@@ -74,10 +74,10 @@ static void every_key(void **)
     assert_string_equal(c.munge_socket.c_str(), "/m/sock");
     assert_string_equal(c.log.c_str(), "syslog");
     assert_string_equal(c.metrics_listen.c_str(), "127.0.0.1:9999");
-    assert_int_equal(c.profiler.size(), 3);
-    assert_string_equal(c.profiler[2].c_str(), "-v");
+    assert_int_equal(c.estimator.size(), 3);
+    assert_string_equal(c.estimator[2].c_str(), "-v");
     assert_string_equal(c.torch.c_str(), "2.3");
-    assert_int_equal(c.iterations, 7);
+    assert_int_equal(c.steps, 7);
     assert_true(c.allow_root);
     assert_int_equal(c.max_concurrent, 5);
     assert_int_equal(c.max_per_user, 3);
@@ -114,12 +114,15 @@ static void errors_name_file_line_key(void **)
 {
     expect_error("socket: /a\nsockt: /b\n", 2, "sockt", "unknown key");
     expect_error("limits:\n  wall_seconds: 5\n  walls: 3\n", 3, "limits.walls", "unknown key");
-    expect_error("iterations: abc\n", 1, "iterations", "invalid integer: abc");
+    expect_error("steps: abc\n", 1, "steps", "invalid integer: abc");
+    expect_error("steps: 1001\n", 1, "steps", "out of range: 1001 (allowed 1..1000)");
     expect_error("\n\nmax_concurrent: 0\n", 3, "max_concurrent", "out of range: 0");
     expect_error("allow_root: maybe\n", 1, "allow_root", "invalid boolean: maybe");
     expect_error("socket: run/x.sock\n", 1, "socket", "must be an absolute path: run/x.sock");
     expect_error("database:\n", 1, "database", "missing value");
-    expect_error("profiler: []\n", 1, "profiler", "expected a non-empty list");
+    expect_error("estimator: []\n", 1, "estimator", "expected a non-empty list");
+    expect_error("estimator: [prof]\n", 1, "estimator",
+                 "the first element must be an absolute path");
     expect_error("profiler: [prof]\n", 1, "profiler", "the first element must be an absolute path");
     expect_error("log: journal\n", 1, "log", "invalid value: journal (use stderr or syslog)");
     expect_error("metrics_listen: nowhere\n", 1, "metrics_listen", "expected HOST:PORT");
@@ -162,9 +165,18 @@ static void shipped_config_is_valid(void **)
     assert_string_equal(r.value().policy.mode.c_str(), "shard");
 }
 
+// The keys' names before "estimator" and "steps" keep working (with a warning in the log).
+static void renamed_keys_still_read(void **)
+{
+    auto r = load("profiler: [/p/old, --json]\niterations: 5\n");
+    assert_true((bool)r);
+    assert_string_equal(r.value().estimator[0].c_str(), "/p/old");
+    assert_int_equal(r.value().steps, 5);
+}
+
 static void fingerprint_follows_content(void **)
 {
-    auto a = load("iterations: 3\n"), b = load("iterations: 3\n"), c = load("iterations: 4\n");
+    auto a = load("steps: 3\n"), b = load("steps: 3\n"), c = load("steps: 4\n");
     assert_string_equal(a.value().fingerprint.c_str(), b.value().fingerprint.c_str());
     assert_string_not_equal(a.value().fingerprint.c_str(), c.value().fingerprint.c_str());
 }
@@ -172,13 +184,10 @@ static void fingerprint_follows_content(void **)
 int test_group_config(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(empty_file_gives_defaults),
-        cmocka_unit_test(every_key),
-        cmocka_unit_test(errors_name_file_line_key),
-        cmocka_unit_test(syntax_error_has_line),
-        cmocka_unit_test(unreadable_file),
-        cmocka_unit_test(shipped_config_is_valid),
-        cmocka_unit_test(fingerprint_follows_content),
+        cmocka_unit_test(empty_file_gives_defaults), cmocka_unit_test(every_key),
+        cmocka_unit_test(errors_name_file_line_key), cmocka_unit_test(syntax_error_has_line),
+        cmocka_unit_test(unreadable_file),           cmocka_unit_test(shipped_config_is_valid),
+        cmocka_unit_test(renamed_keys_still_read),   cmocka_unit_test(fingerprint_follows_content),
     };
     return cmocka_run_group_tests_name("config", tests, nullptr, nullptr);
 }
