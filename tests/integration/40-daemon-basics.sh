@@ -52,9 +52,9 @@ expect_eq "$(kv "$T/e3" cached)" 0 "an imported module changed: profile again"
 log "the partition chooses the GPU the profiler is asked for"
 runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --partition big -- python3 train.py >"$T/p" || fail "partition estimate"
 id_p=$(kv "$T/p" id)
-sql "SELECT breakdown FROM requests WHERE id=$id_p" | grep -q -- "--gpu H100-80GB --iterations 3 -- python3 train.py" \
+sql "SELECT breakdown FROM requests WHERE id=$id_p" | grep -q -- "--gpu H100-80GB --steps 3 -- python3 train.py" \
     || fail "profiler argv for partition big: $(sql "SELECT breakdown FROM requests WHERE id=$id_p")"
-sql "SELECT breakdown FROM requests WHERE id=$(kv "$T/e1" id)" | grep -q -- "--json --gpu A100-40GB --iterations 3 --" || fail "default GPU argv"
+sql "SELECT breakdown FROM requests WHERE id=$(kv "$T/e1" id)" | grep -q -- "--json --gpu A100-40GB --steps 3 --" || fail "default GPU argv"
 
 log "decision verified with unmunge"
 id1=$(kv "$T/e1" id)
