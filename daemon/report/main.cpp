@@ -2,11 +2,8 @@
 // what packing saved. Every failure is one line on stderr and exit 1; usage errors exit 2.
 #include "report.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -20,27 +17,8 @@ const char *const k_usage =
     "                   [--since DATE] [--until DATE] [--by user|account|partition|gpu]\n"
     "                   [--format table|csv|json|html] [-o FILE]\n"
     "DATE is YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC; --until includes a bare date's day.\n"
-    "The ledger defaults to the `database:` of the config (/etc/slurm/xmem.yaml).\n";
-
-bool is_file(const std::string &p)
-{
-    struct stat sb;
-    return !p.empty() && stat(p.c_str(), &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
-// --catalog, $XMEM_CATALOG, the source tree's etc/gpus.yaml, then the installed one.
-std::string find_catalog(const std::string &given)
-{
-    if (!given.empty())
-        return given;
-    const char *env = std::getenv("XMEM_CATALOG");
-    for (std::string p :
-         {std::string(env ? env : ""), std::string(XMEM_SOURCE_DIR) + "/etc/gpus.yaml",
-          std::string(XMEM_SYSCONFDIR) + "/xmem/gpus.yaml"})
-        if (is_file(p))
-            return p;
-    return "";
-}
+    "The ledger and the GPU catalog default to the config's `database:` and `catalog:`\n"
+    "(xmemd's config, /etc/slurm/xmem.yaml), read as xmemd reads them.\n";
 
 std::string render(const Report &r)
 {
@@ -76,19 +54,11 @@ int main(int argc, char **argv)
         std::cerr << *err << "\n";
         return 2;
     }
-    if (opt.db.empty()) {
-        opt.db = database_from_config(opt.config);
-        if (opt.db.empty())
-            return fail("xmem: report: no `database:` in " + opt.config + "; give --db PATH");
-    }
-    std::string catalog_path = find_catalog(opt.catalog);
-    if (!is_file(catalog_path))
-        return fail("xmem: report: GPU catalog not found" +
-                    (opt.catalog.empty() ? std::string() : " at " + opt.catalog) +
-                    "; give --catalog gpus.yaml");
-    auto catalog = read_catalog(catalog_path);
+    auto catalog = load_sources(opt);
+    if (!catalog.ok())
+        return fail(catalog.error().message);
     std::vector<JobRecord> jobs;
-    if (auto err = load_jobs(opt, catalog, jobs))
+    if (auto err = load_jobs(opt, catalog.value(), jobs))
         return fail(*err);
     std::string text = render(build_report(opt, jobs));
     if (opt.output.empty() || opt.output == "-") {

@@ -6,6 +6,10 @@
 #ifndef XMEM_REPORT_H
 #define XMEM_REPORT_H
 
+#include "allocator/result.h"
+#include "analysis/catalog.h"
+#include "defaults.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -45,9 +49,9 @@ enum class GroupBy { user, account, partition, gpu };
 enum class Format { table, csv, json, html };
 
 struct Options {
-    std::string db; // empty: from the daemon's config
-    std::string config = "/etc/slurm/xmem.yaml";
-    std::string catalog;                 // empty: found next to the config or the executable
+    std::string db;                                      // empty: the config's `database:`
+    std::string config = xmem::server::k_default_config; // xmemd's, read with xmemd's loader
+    std::string catalog; // empty: the config's `catalog:`, else the catalog search (paths.h)
     std::optional<int64_t> since, until; // [since, until) in seconds since the epoch
     GroupBy by = GroupBy::user;
     Format format = Format::table;
@@ -82,12 +86,13 @@ std::string csv_field(const std::string &s);
 std::string json_string(const std::string &s);
 std::string html_escape(const std::string &s);
 
-// Loading: the GPU catalog (name and aliases -> bytes), the ledger path, the ledger rows.
-std::map<std::string, uint64_t> read_catalog(const std::string &path);
-std::string database_from_config(const std::string &config_path);
+// The ledger and the GPU catalog as xmemd sees them: the config is read with xmemd's own
+// loader when the ledger is not given (--db) or, if the file exists, for the catalog (no
+// --catalog). Sets opt.db; returns the catalog (a GPU's capacity is its total_memory_mib)
+// or the one error line.
+xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt);
 // Fills `jobs` or returns the error line.
-std::optional<std::string> load_jobs(const Options &opt,
-                                     const std::map<std::string, uint64_t> &catalog,
+std::optional<std::string> load_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
                                      std::vector<JobRecord> &jobs);
 
 std::string render_table(const Report &r);

@@ -1,27 +1,36 @@
-// report_load.cpp — reads the GPU catalog, the daemon's config (for the ledger path) and the
-// ledger itself, read-only: a report never takes a write lock, so it never blocks xmemd (WAL
+// report_load.cpp — reads the daemon's config and the GPU catalog with the daemon's own
+// loaders (xmemd_config, xmem_catalog: the report never parses either file itself), then the
+// ledger, read-only: a report never takes a write lock, so it never blocks xmemd (WAL
 // readers and the writer do not wait for each other).
 #include "report.h"
+
+#include "analysis/paths.h"
+#include "config.h"
 
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 #include <sys/stat.h>
-
-#include <fstream>
-#include <regex>
 
 namespace xmem_report
 {
 
 namespace
 {
-std::string trim(std::string s)
+std::string without_prefix(const std::string &message)
 {
-    size_t hash = s.find(" #");
-    if (hash != std::string::npos)
-        s.erase(hash);
-    size_t a = s.find_first_not_of(" \t\""), b = s.find_last_not_of(" \t\"\r");
-    return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+    return message.rfind("xmem: ", 0) == 0 ? message.substr(6) : message;
+}
+
+// One whole GPU of model `gpu` (a catalog name or alias, matched as the estimator matches
+// it), 0 when the catalog lacks it; remembered per name, a ledger repeats a few names.
+uint64_t capacity(const xmem::analysis::Catalog &catalog, const std::string &gpu,
+                  std::map<std::string, uint64_t> &known)
+{
+    auto it = known.find(gpu);
+    if (it != known.end())
+        return it->second;
+    auto spec = catalog.find(gpu);
+    return known[gpu] = spec.ok() ? spec.value().total_bytes : 0;
 }
 
 std::string text(sqlite3_stmt *st, int col)
@@ -58,55 +67,28 @@ bool check_only(const std::string &options)
 }
 } // namespace
 
-// A line-level reader of gpus.yaml: `- name:`, `aliases: [..]`, `total_memory_mib:`. The
-// catalog's strict reader lives in the simulator; the report needs only capacities.
-std::map<std::string, uint64_t> read_catalog(const std::string &path)
+xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt)
 {
-    std::map<std::string, uint64_t> out;
-    std::ifstream in(path);
-    std::string line;
-    std::vector<std::string> names;
-    static const std::regex name_re(R"(^\s*-\s*name:\s*(.+)$)");
-    static const std::regex alias_re(R"(^\s*aliases:\s*\[(.*)\]\s*$)");
-    static const std::regex mib_re(R"(^\s*total_memory_mib:\s*([0-9]+))");
-    std::smatch m;
-    while (std::getline(in, line)) {
-        if (std::regex_search(line, m, name_re)) {
-            names = {trim(m[1])};
-        } else if (std::regex_search(line, m, alias_re)) {
-            std::string list = m[1];
-            size_t start = 0;
-            while (start <= list.size()) {
-                size_t comma = list.find(',', start);
-                std::string a = trim(list.substr(start, comma - start));
-                if (!a.empty())
-                    names.push_back(a);
-                if (comma == std::string::npos)
-                    break;
-                start = comma + 1;
-            }
-        } else if (std::regex_search(line, m, mib_re)) {
-            for (const auto &n : names)
-                out[n] = std::stoull(m[1]) << 20;
-        }
+    using Found = xmem::Result<xmem::analysis::Catalog>;
+    std::string catalog_path = opt.catalog;
+    if (opt.db.empty() || (catalog_path.empty() && xmem::analysis::is_regular_file(opt.config))) {
+        auto config = xmem::server::config_load(opt.config);
+        if (!config)
+            return Found::fail("xmem: report: " + config.error());
+        if (opt.db.empty())
+            opt.db = config.value().database;
+        if (catalog_path.empty())
+            catalog_path = config.value().catalog; // the file xmemd's loader read
     }
-    return out;
+    auto found = xmem::analysis::locate_catalog(catalog_path);
+    auto catalog =
+        found.ok() ? xmem::analysis::Catalog::load(found.value()) : Found::fail(found.error());
+    if (!catalog.ok())
+        return Found::fail("xmem: report: " + without_prefix(catalog.error().message));
+    return catalog;
 }
 
-std::string database_from_config(const std::string &config_path)
-{
-    std::ifstream in(config_path);
-    std::string line;
-    static const std::regex db_re(R"(^database:\s*(.+)$)");
-    std::smatch m;
-    while (std::getline(in, line))
-        if (std::regex_search(line, m, db_re))
-            return trim(m[1]);
-    return "";
-}
-
-std::optional<std::string> load_jobs(const Options &opt,
-                                     const std::map<std::string, uint64_t> &catalog,
+std::optional<std::string> load_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
                                      std::vector<JobRecord> &jobs)
 {
     struct stat sb;
@@ -120,6 +102,7 @@ std::optional<std::string> load_jobs(const Options &opt,
     }
     sqlite3_busy_timeout(db, 5000);
     std::optional<std::string> err;
+    std::map<std::string, uint64_t> capacities; // GPU name in the ledger -> bytes
     // A file that is not SQLite (or is locked past the timeout) is an error, not a report.
     if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
         SQLITE_OK) {
@@ -159,8 +142,7 @@ std::optional<std::string> load_jobs(const Options &opt,
             j.gpu = text(st, 6);
             j.estimate_bytes = (uint64_t)sqlite3_column_int64(st, 7);
             j.granted_bytes = (uint64_t)sqlite3_column_int64(st, 8);
-            auto cap = catalog.find(j.gpu);
-            j.capacity_bytes = cap == catalog.end() ? 0 : cap->second;
+            j.capacity_bytes = capacity(catalog, j.gpu, capacities);
             bool estimated = sqlite3_column_int(st, 9) == 0 && sqlite3_column_int(st, 10) == 1;
             j.packed = estimated && !check_only(options) && j.capacity_bytes > 0 &&
                        j.granted_bytes > 0 && j.granted_bytes < j.capacity_bytes;

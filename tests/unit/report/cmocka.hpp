@@ -1,8 +1,13 @@
 // cmocka.hpp — CMocka's headers in the order it needs, for C++ test files. CMocka defines a
-// fail() macro that breaks std::basic_ios::fail(), so standard headers come first.
+// fail() macro that breaks std::basic_ios::fail() and xmem::Result::fail(), so standard
+// headers and the report's own (which use both) come first.
 #pragma once
+#include "report.h"
+#include <cmath>
+#include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 #include <cstdarg>

@@ -1,5 +1,6 @@
 // test-load.cpp — reading the ledger: account and partition from the job end (schema 4),
-// the submission's partition for rows that lack one, and a schema-3 file read as it is.
+// the submission's partition for rows that lack one, and a schema-3 file read as it is; the
+// config and the GPU catalog read as xmemd reads them, capacities from the catalog.
 #include "cmocka.hpp"
 #include "report.h"
 #include "test-list.h"
@@ -10,6 +11,42 @@
 using namespace xmem_report;
 
 static std::string g_db;
+
+static std::string write_tmp(const std::string &text)
+{
+    char path[] = "/tmp/xmem-report-file-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text.data(), text.size()), (ssize_t)text.size());
+    close(fd);
+    return path;
+}
+
+static std::string read_file(const std::string &path)
+{
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// The shipped catalog with A100-40GB's memory.total set to `mib`.
+static std::string catalog_copy(int mib)
+{
+    std::string text = read_file(XMEM_SRC "/etc/gpus.yaml");
+    size_t at = text.find("total_memory_mib: 40536\n");
+    assert_true(at != std::string::npos);
+    text.replace(at, 23, "total_memory_mib: " + std::to_string(mib));
+    return write_tmp(text);
+}
+
+static xmem::analysis::Catalog one_gpu_catalog()
+{
+    xmem::analysis::GpuSpec a100;
+    a100.name = "A100-40GB";
+    a100.total_bytes = 40ull << 30;
+    return xmem::analysis::Catalog::from({a100}, "test");
+}
 
 static int make_db(void **)
 {
@@ -59,7 +96,7 @@ static std::vector<JobRecord> load()
     Options opt;
     opt.db = g_db;
     std::vector<JobRecord> jobs;
-    auto err = load_jobs(opt, {{"A100-40GB", 40ull << 30}}, jobs);
+    auto err = load_jobs(opt, one_gpu_catalog(), jobs);
     if (err)
         fail_msg("%s", err->c_str());
     return jobs;
@@ -101,11 +138,79 @@ static void schema_3_file(void **)
     assert_string_equal(jobs[0].partition.c_str(), "debug");
 }
 
+// The report's capacities are the catalog xmemd's config names: change a value in a copy of
+// the catalog, name it as `catalog:` in the config, and the report follows.
+static void capacity_from_the_configs_catalog(void **)
+{
+    create("");
+    exec("INSERT INTO jobs VALUES (1, 10, 0, 3600, 0, NULL, 1);");
+    std::string catalog = catalog_copy(20480);
+    std::string config = write_tmp("database: " + g_db + "\ncatalog: " + catalog + "\n");
+    Options opt;
+    opt.config = config;
+    auto loaded = load_sources(opt);
+    unlink(config.c_str());
+    unlink(catalog.c_str());
+    if (!loaded.ok())
+        fail_msg("%s", loaded.error().message.c_str());
+    assert_string_equal(opt.db.c_str(), g_db.c_str());
+    std::vector<JobRecord> jobs;
+    assert_false(load_jobs(opt, loaded.value(), jobs).has_value());
+    assert_int_equal(jobs.size(), 1);
+    assert_int_equal(jobs[0].capacity_bytes, 20480ull << 20);
+    Report r = build_report(opt, jobs);
+    // Granted 2 GiB of 20 GiB for an hour: 0.9 GPU-hours freed.
+    assert_true(std::fabs(r.total.gpu_hours_freed - 0.9) < 1e-9);
+}
+
+// A ledger naming a GPU by an alias, in any case, finds it as the estimator does.
+static void alias_matched_as_the_catalog_does(void **)
+{
+    create("");
+    exec("UPDATE requests SET gpu = 'nvidia a100-sxm4-40gb';"
+         "INSERT INTO jobs VALUES (1, 10, 0, 60, 0, NULL, 1);");
+    Options opt;
+    opt.db = g_db;
+    opt.catalog = XMEM_SRC "/etc/gpus.yaml";
+    auto catalog = load_sources(opt);
+    assert_true(catalog.ok());
+    std::vector<JobRecord> jobs;
+    assert_false(load_jobs(opt, catalog.value(), jobs).has_value());
+    assert_int_equal(jobs[0].capacity_bytes, 40536ull << 20);
+    assert_true(jobs[0].packed);
+}
+
+// A catalog the strict reader refuses is one error line, never silently empty capacities.
+static void broken_catalog_is_one_line(void **)
+{
+    std::string catalog = write_tmp("version: 1\ngpus:\n  - name: X\n    total_memory_mib: 9\n");
+    Options opt;
+    opt.db = "/nonexistent.sqlite";
+    opt.catalog = catalog;
+    auto loaded = load_sources(opt);
+    unlink(catalog.c_str());
+    assert_false(loaded.ok());
+    const std::string &line = loaded.error().message;
+    assert_int_equal(line.rfind("xmem: report: " + catalog + ":3: ", 0), 0);
+    assert_true(line.find('\n') == std::string::npos);
+    opt.config = "/nonexistent/xmem.yaml";
+    opt.catalog.clear();
+    opt.db.clear();
+    loaded = load_sources(opt);
+    assert_false(loaded.ok());
+    assert_string_equal(loaded.error().message.c_str(),
+                        "xmem: report: /nonexistent/xmem.yaml: cannot read the config: No such "
+                        "file or directory");
+}
+
 int test_group_load(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(schema_4_columns, make_db, remove_db),
         cmocka_unit_test_setup_teardown(schema_3_file, make_db, remove_db),
+        cmocka_unit_test_setup_teardown(capacity_from_the_configs_catalog, make_db, remove_db),
+        cmocka_unit_test_setup_teardown(alias_matched_as_the_catalog_does, make_db, remove_db),
+        cmocka_unit_test(broken_catalog_is_one_line),
     };
     return cmocka_run_group_tests_name("load", tests, nullptr, nullptr);
 }
