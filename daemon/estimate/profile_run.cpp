@@ -44,6 +44,10 @@ Result<void> run_profiler(const ProfileRequest &req, int *exit_status)
         return Result<void>::fail(std::string("xmem: cannot start xmem-profile: fork: ") +
                                   std::strerror(errno));
     if (pid == 0) {
+        // The job's own stdout goes to stderr: this process's stdout carries the estimate
+        // (--json, and the channel xmemd parses), and user code must never write into it.
+        if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+            _exit(127);
         execv(cargs[0], cargs.data());
         std::fprintf(stderr, "xmem: %s: cannot run: %s\n", cargs[0], std::strerror(errno));
         _exit(127);

@@ -23,7 +23,8 @@ struct ProfileRequest {
 constexpr int k_profile_unsupported = 3;
 
 // Runs the profiler and waits. A non-zero exit is an error naming the status (also left in
-// *exit_status when given); the profiler's own stderr reaches the user unchanged.
+// *exit_status when given); the profiler's own stderr reaches the user unchanged, and so
+// does the job's stdout, on stderr.
 Result<void> run_profiler(const ProfileRequest &req, int *exit_status = nullptr);
 
 // A fresh temporary file path for the trace ($TMPDIR or /tmp); the file exists, empty.

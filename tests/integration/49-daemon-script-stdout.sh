@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# A script that prints must not write into the channel the estimate comes back on: its
+# stdout goes to stderr, for `xmem estimate --json` on the command line and for xmemd, which
+# parses the estimator's stdout. Before, print("starting") gave outcome 17 (bad output), and
+# a script could print a JSON object of its choosing for the root daemon to trust.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+[ -x "$B/xmem-estimate" ] || { echo "xmem-estimate is not built in $B"; exit 77; }
+"${XMEM_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null || { echo "${XMEM_PYTHON:-/usr/bin/python3} cannot import torch (make deps installs python3-torch)"; exit 77; }
+start_munged
+ensure_user xmemt1
+runuser -u xmemt1 -- test -x "$B/xmem-estimate" ||
+    { echo "the build tree $XMEM_BUILD is not reachable by a test user"; exit 77; }
+as_mb=32768
+nm -D "$B/xmem-estimate" 2>/dev/null | grep -q ' U __asan_' && as_mb=$((64 << 20))
+write_config "estimator: [$B/xmem-estimate, --json]" \
+             "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: $as_mb, processes: 512}"
+mkdir -m 0755 "$T/w"
+cat >"$T/w/loud.py" <<'PY'
+import sys, torch
+print("starting")
+print('{"peak_bytes": 1, "limit_bytes": 1, "fits": true, "gpu": "A100-40GB", "torch": "2.1"}')
+model = torch.nn.Linear(64, 10).to("cuda")
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    loss = model(torch.randn(8, 64, device="cuda")).sum()
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    print(f"step {step} loss {loss.item():.3f}", flush=True)
+PY
+chown -R xmemt1 "$T/w"
+
+log "xmem estimate --json on the command line"
+(cd "$T/w" && runuser -u xmemt1 -- "$B/xmem-estimate" --mode exact --json -- python3 loud.py) \
+    >"$T/cli.out" 2>"$T/cli.err" || { cat "$T/cli.err"; fail "xmem estimate of a printing script"; }
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["peak_bytes"] > 1, d' "$T/cli.out" \
+    || { cat "$T/cli.out"; fail "--json output is not one JSON object with the real estimate"; }
+grep -q '^starting$' "$T/cli.err" || fail "the script's own output is not on stderr"
+
+log "through xmemd"
+start_xmemd
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --deadline 300000 -- python3 loud.py >"$T/a" \
+    || { cat "$T/a"; fail "estimate of a printing script through xmemd"; }
+expect_eq "$(kv "$T/a" outcome)" 0 "outcome"
+[ "$(kv "$T/a" peak)" -gt 1 ] || fail "the script's printed JSON was taken for the estimate"
+stop_xmemd
+echo "ok: a script's stdout never reaches the estimate's channel"
