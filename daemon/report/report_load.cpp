@@ -74,7 +74,7 @@ xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt)
     if (opt.db.empty() || (catalog_path.empty() && xmem::analysis::is_regular_file(opt.config))) {
         auto config = xmem::server::config_load(opt.config);
         if (!config)
-            return Found::fail("xmem: report: " + config.error());
+            return Found::fail("xmem: report: " + config.error().message);
         if (opt.db.empty())
             opt.db = config.value().database;
         if (catalog_path.empty())

@@ -246,8 +246,8 @@ Result<std::string> cache_key(const KeyInputs &in)
     FileFacts facts;
     int e = file_facts(script, facts);
     if (e != 0)
-        return Result<std::string>::failure("xmem: cannot read the entrypoint " + script + ": " +
-                                            strerror(e) + " (it must be a file you can read)");
+        return Result<std::string>::fail("xmem: cannot read the entrypoint " + script + ": " +
+                                         strerror(e) + " (it must be a file you can read)");
     h.field(script);
     h.field(facts.digest);
     // Sibling modules, transitively, each once, in discovery order (deterministic).

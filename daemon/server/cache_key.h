@@ -9,7 +9,7 @@
 #ifndef XMEMD_CACHE_KEY_H
 #define XMEMD_CACHE_KEY_H
 
-#include "result.h"
+#include "allocator/result.h"
 
 #include <cstdint>
 #include <map>

@@ -324,8 +324,8 @@ Result<Config> config_load(const std::string &file)
 {
     std::ifstream in(file);
     if (!in)
-        return Result<Config>::failure(file +
-                                       ": cannot read the config: " + std::string(strerror(errno)));
+        return Result<Config>::fail(file +
+                                    ": cannot read the config: " + std::string(strerror(errno)));
     std::stringstream text;
     text << in.rdbuf();
     Config c = config_defaults();
@@ -336,16 +336,16 @@ Result<Config> config_load(const std::string &file)
         if (!root.IsNull())
             parse_top(root, c);
     } catch (const ConfigError &e) {
-        return Result<Config>::failure(file + ":" + std::to_string(e.line) + ": " + e.key + ": " +
-                                       e.what);
+        return Result<Config>::fail(file + ":" + std::to_string(e.line) + ": " + e.key + ": " +
+                                    e.what);
     } catch (const YAML::Exception &e) {
-        return Result<Config>::failure(file + ":" + std::to_string(e.mark.line + 1) +
-                                       ": (syntax): " + e.msg);
+        return Result<Config>::fail(file + ":" + std::to_string(e.mark.line + 1) +
+                                    ": (syntax): " + e.msg);
     }
     // The policy's GPUs are the catalog's: a GPU it lacks refuses the config like a bad key.
     auto gpus = config_read_catalog(c);
     if (!gpus.ok())
-        return Result<Config>::failure(gpus.error().message);
+        return Result<Config>::fail(gpus.error().message);
     return Result<Config>::ok(std::move(c));
 }
 

@@ -7,7 +7,7 @@
 #define XMEMD_CONFIG_H
 
 #include "policy.h"
-#include "result.h"
+#include "allocator/result.h"
 
 #include <cstdint>
 #include <string>

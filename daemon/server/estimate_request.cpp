@@ -100,7 +100,7 @@ void work_prepare(uv_work_t *w)
     auto user = user_lookup_cached(job->peer.uid);
     if (!user) {
         job->outcome = Outcome::unknown_user;
-        job->message = user.error();
+        job->message = user.error().message;
         return;
     }
     job->user = user.value();
@@ -129,7 +129,7 @@ void work_prepare(uv_work_t *w)
     auto key = cache_key(in);
     if (!key) {
         job->outcome = Outcome::script_unreadable;
-        job->message = key.error();
+        job->message = key.error().message;
         return;
     }
     job->key = key.value();
@@ -181,8 +181,9 @@ void sign(EstimateJob *job)
         munge_sign(decision_payload(dec), cfg.munge_socket, cfg.policy.decision_ttl_seconds);
     if (!cred) {
         job->outcome = Outcome::sign_failed;
-        job->message = "xmem: estimated, but the decision could not be signed: " + cred.error();
-        log_warn_throttled("munge", "%s", cred.error().c_str());
+        job->message =
+            "xmem: estimated, but the decision could not be signed: " + cred.error().message;
+        log_warn_throttled("munge", "%s", cred.error().message.c_str());
         return;
     }
     job->decision = cred.value();

@@ -142,9 +142,9 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
         sqlite3_open_v2(path.c_str(), &l->m_db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK)
-        return R::failure(path + ": cannot open the ledger: " +
-                          (l->m_db ? sqlite3_errmsg(l->m_db) : "out of memory") +
-                          " (check the database key and the directory's permissions)");
+        return R::fail(path + ": cannot open the ledger: " +
+                       (l->m_db ? sqlite3_errmsg(l->m_db) : "out of memory") +
+                       " (check the database key and the directory's permissions)");
     // WAL: readers (reports, sqlite3 CLI) never block the writer. synchronous=NORMAL keeps
     // every committed transaction across a crash of xmemd (not across power loss).
     char *err = nullptr;
@@ -154,11 +154,11 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
                      nullptr, nullptr, &err) != SQLITE_OK) {
         std::string why = err ? err : "?";
         sqlite3_free(err);
-        return R::failure(path + ": cannot configure the ledger: " + why);
+        return R::fail(path + ": cannot configure the ledger: " + why);
     }
     auto m = ledger_migrate(l->m_db, path);
     if (!m)
-        return R::failure(m.error());
+        return R::fail(m.error());
     sqlite3_stmt *st = nullptr;
     sqlite3_prepare_v2(l->m_db, "SELECT COALESCE(MAX(id), 0) FROM requests", -1, &st, nullptr);
     if (sqlite3_step(st) == SQLITE_ROW)
@@ -168,8 +168,7 @@ Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
         sqlite3_prepare_v2(l->m_db, "BEGIN IMMEDIATE", -1, &l->m_begin, nullptr) != SQLITE_OK ||
         sqlite3_prepare_v2(l->m_db, "COMMIT", -1, &l->m_commit, nullptr) != SQLITE_OK ||
         sqlite3_prepare_v2(l->m_db, "ROLLBACK", -1, &l->m_rollback, nullptr) != SQLITE_OK)
-        return R::failure(path +
-                          ": cannot prepare the ledger statements: " + sqlite3_errmsg(l->m_db));
+        return R::fail(path + ": cannot prepare the ledger statements: " + sqlite3_errmsg(l->m_db));
     return R::ok(std::move(l));
 }
 

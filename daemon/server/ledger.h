@@ -10,7 +10,7 @@
 #define XMEMD_LEDGER_H
 
 #include "outcome.h"
-#include "result.h"
+#include "allocator/result.h"
 
 #include <condition_variable>
 #include <cstdint>

@@ -54,10 +54,10 @@ Result<int> ledger_migrate(sqlite3 *db, const std::string &path)
         version = sqlite3_column_int(st, 0);
     sqlite3_finalize(st);
     if (version > k_ledger_schema_version)
-        return Result<int>::failure(path + ": ledger schema version " + std::to_string(version) +
-                                    " is newer than this xmemd understands (" +
-                                    std::to_string(k_ledger_schema_version) +
-                                    "); upgrade xmemd or point database at a new file");
+        return Result<int>::fail(path + ": ledger schema version " + std::to_string(version) +
+                                 " is newer than this xmemd understands (" +
+                                 std::to_string(k_ledger_schema_version) +
+                                 "); upgrade xmemd or point database at a new file");
     for (int v = version; v < k_ledger_schema_version; v++) {
         std::string sql = std::string("BEGIN IMMEDIATE;") + k_migrations[v] +
                           "PRAGMA user_version=" + std::to_string(v + 1) + ";COMMIT;";
@@ -66,8 +66,8 @@ Result<int> ledger_migrate(sqlite3 *db, const std::string &path)
             std::string why = err ? err : "unknown error";
             sqlite3_free(err);
             sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-            return Result<int>::failure(path + ": ledger migration to schema " +
-                                        std::to_string(v + 1) + " failed: " + why);
+            return Result<int>::fail(path + ": ledger migration to schema " +
+                                     std::to_string(v + 1) + " failed: " + why);
         }
     }
     return Result<int>::ok(version);

@@ -28,7 +28,7 @@ std::shared_ptr<const Config> load_config_or_exit(const Options &o)
     if (o.config_given || access(o.config_path.c_str(), F_OK) == 0) {
         auto r = config_load(o.config_path);
         if (!r) {
-            fprintf(stderr, "xmemd: %s\n", r.error().c_str());
+            fprintf(stderr, "xmemd: %s\n", r.error().message.c_str());
             exit(1);
         }
         c = std::move(r.value());

@@ -33,7 +33,7 @@ bool Daemon::open_ledger()
 {
     auto l = Ledger::open(m_cfg->database);
     if (!l) {
-        log_error("%s", l.error().c_str());
+        log_error("%s", l.error().message.c_str());
         return false;
     }
     m_ledger = std::move(l.value());
@@ -149,7 +149,7 @@ void Daemon::reload()
     }
     auto next = config_load(m_cfg->path);
     if (!next) {
-        log_error("SIGHUP: keeping the previous config: %s", next.error().c_str());
+        log_error("SIGHUP: keeping the previous config: %s", next.error().message.c_str());
         return;
     }
     Config c = std::move(next.value());

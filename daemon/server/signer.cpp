@@ -20,10 +20,10 @@ Result<std::string> munge_sign(const std::string &payload, const std::string &so
 {
     munge_ctx_t ctx = munge_ctx_create();
     if (!ctx)
-        return Result<std::string>::failure("cannot create a MUNGE context (out of memory)");
+        return Result<std::string>::fail("cannot create a MUNGE context (out of memory)");
     if (!socket.empty() && munge_ctx_set(ctx, MUNGE_OPT_SOCKET, socket.c_str()) != EMUNGE_SUCCESS) {
         munge_ctx_destroy(ctx);
-        return Result<std::string>::failure("cannot set the MUNGE socket " + socket);
+        return Result<std::string>::fail("cannot set the MUNGE socket " + socket);
     }
     munge_ctx_set(ctx, MUNGE_OPT_TTL, ttl_seconds);
     char *cred = nullptr;
@@ -32,8 +32,8 @@ Result<std::string> munge_sign(const std::string &payload, const std::string &so
         std::string why = munge_ctx_strerror(ctx) ? munge_ctx_strerror(ctx) : munge_strerror(e);
         munge_ctx_destroy(ctx);
         free(cred);
-        return Result<std::string>::failure("munge_encode failed: " + why + " (is munged running" +
-                                            (socket.empty() ? "" : " at " + socket) + "?)");
+        return Result<std::string>::fail("munge_encode failed: " + why + " (is munged running" +
+                                         (socket.empty() ? "" : " at " + socket) + "?)");
     }
     std::string out(cred);
     free(cred);

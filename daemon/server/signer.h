@@ -3,7 +3,7 @@
 #ifndef XMEMD_SIGNER_H
 #define XMEMD_SIGNER_H
 
-#include "result.h"
+#include "allocator/result.h"
 
 #include <cstdint>
 #include <string>

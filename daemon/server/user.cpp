@@ -34,9 +34,9 @@ Result<UserIdentity> user_lookup(uid_t uid)
            buf.size() < (1u << 20))
         buf.resize(buf.size() * 2);
     if (rc != 0 || !found)
-        return Result<UserIdentity>::failure("xmem: uid " + std::to_string(uid) +
-                                             " has no passwd entry (ask the admin to fix NSS on "
-                                             "this node)");
+        return Result<UserIdentity>::fail("xmem: uid " + std::to_string(uid) +
+                                          " has no passwd entry (ask the admin to fix NSS on "
+                                          "this node)");
     UserIdentity u;
     u.uid = pw.pw_uid;
     u.gid = pw.pw_gid;
@@ -49,7 +49,7 @@ Result<UserIdentity> user_lookup(uid_t uid)
         if (n <= (int)u.groups.size())
             n = (int)u.groups.size() * 2;
         if (n > 65536)
-            return Result<UserIdentity>::failure("xmem: user " + u.name + " is in too many groups");
+            return Result<UserIdentity>::fail("xmem: user " + u.name + " is in too many groups");
         u.groups.resize((size_t)n);
     }
     u.groups.resize((size_t)n);

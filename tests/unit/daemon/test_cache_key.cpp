@@ -56,7 +56,7 @@ static std::string key(const KeyInputs &in)
 {
     auto r = cache_key(in);
     if (!r)
-        print_error("%s\n", r.error().c_str());
+        print_error("%s\n", r.error().message.c_str());
     assert_true((bool)r);
     return r.value();
 }
@@ -135,12 +135,12 @@ static void unreadable_script_is_an_error(void **)
     in.argv = {"python3", "missing.py"};
     auto r = cache_key(in);
     assert_false((bool)r);
-    assert_contains(r.error(), "xmem: cannot read the entrypoint " + g_dir + "/missing.py");
+    assert_contains(r.error().message, "xmem: cannot read the entrypoint " + g_dir + "/missing.py");
     in.argv = {"python3", "pkg.py"};
     mkdir((g_dir + "/pkg.py").c_str(), 0755);
     r = cache_key(in);
     assert_false((bool)r);
-    assert_contains(r.error(), "Is a directory");
+    assert_contains(r.error().message, "Is a directory");
 }
 
 // Sets a file's mtime back to `t` (its ctime becomes now: the kernel allows no other).

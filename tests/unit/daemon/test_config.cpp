@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 using namespace xmem::server;
+using xmem::Result;
 
 static std::string write_tmp(const std::string &text)
 {
@@ -37,7 +38,8 @@ static void expect_error(const std::string &text, int line, const std::string &k
     std::string path;
     auto r = load(text, &path);
     assert_false((bool)r);
-    assert_contains(r.error(), path + ":" + std::to_string(line) + ": " + key + ": " + what);
+    assert_contains(r.error().message,
+                    path + ":" + std::to_string(line) + ": " + key + ": " + what);
 }
 
 static void empty_file_gives_defaults(void **)
@@ -145,22 +147,23 @@ static void syntax_error_has_line(void **)
     std::string path;
     auto r = load("socket: /a\npolicy: {mode: shard\n", &path);
     assert_false((bool)r);
-    assert_contains(r.error(), path + ":");
-    assert_contains(r.error(), "(syntax)");
+    assert_contains(r.error().message, path + ":");
+    assert_contains(r.error().message, "(syntax)");
 }
 
 static void unreadable_file(void **)
 {
     auto r = config_load("/nonexistent/xmem.yaml");
     assert_false((bool)r);
-    assert_contains(r.error(), "/nonexistent/xmem.yaml: cannot read the config: No such file");
+    assert_contains(r.error().message,
+                    "/nonexistent/xmem.yaml: cannot read the config: No such file");
 }
 
 static void shipped_config_is_valid(void **)
 {
     auto r = config_load(XMEM_SRC "/etc/xmem.yaml");
     if (!r)
-        print_error("%s\n", r.error().c_str());
+        print_error("%s\n", r.error().message.c_str());
     assert_true((bool)r);
     assert_string_equal(r.value().policy.mode.c_str(), "shard");
 }

@@ -79,7 +79,8 @@ static void migrates_v1_and_refuses_newer(void **)
     sqlite3_close(db);
     auto r = Ledger::open(g_path);
     assert_false((bool)r);
-    assert_contains(r.error(), g_path + ": ledger schema version 99 is newer than this xmemd");
+    assert_contains(r.error().message,
+                    g_path + ": ledger schema version 99 is newer than this xmemd");
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db, "PRAGMA user_version=4;", nullptr, nullptr, nullptr);
     sqlite3_close(db);

@@ -43,7 +43,7 @@ static std::string write_catalog(int a100_mib = 40536)
 }
 
 struct Loaded {
-    Result<Config> config;
+    xmem::Result<Config> config;
     std::string config_path;
 };
 
@@ -103,7 +103,7 @@ static void memory_comes_from_the_catalog(void **)
                                 "  partitions:\n    big: {gpu: H100-80GB}\n    same: {}\n");
     unlink(catalog.c_str());
     if (!l.config)
-        fail_msg("%s", l.config.error().c_str());
+        fail_msg("%s", l.config.error().message.c_str());
     const Config &c = l.config.value();
     assert_string_equal(c.catalog.c_str(), catalog.c_str());
     assert_int_equal(c.policy.default_target.memory_mib, 12345);
@@ -121,7 +121,7 @@ static void unknown_policy_gpu_is_refused(void **)
     std::string catalog = write_catalog();
     auto l = load_with(catalog, "policy:\n  default: {gpu: B200}\n");
     assert_false((bool)l.config);
-    assert_string_equal(l.config.error().c_str(),
+    assert_string_equal(l.config.error().message.c_str(),
                         (l.config_path +
                          ":3: policy.default.gpu: unknown GPU 'B200'; the catalog (" + catalog +
                          ") has: A100-40GB, H100-80GB")
@@ -129,7 +129,7 @@ static void unknown_policy_gpu_is_refused(void **)
     l = load_with(catalog, "policy:\n  partitions:\n    p: {shards_per_gpu: 2}\n"
                            "    big:\n      gpu: V100\n");
     assert_false((bool)l.config);
-    assert_contains(l.config.error(),
+    assert_contains(l.config.error().message,
                     l.config_path + ":6: policy.partitions.big.gpu: unknown GPU 'V100';");
     unlink(catalog.c_str());
 }
@@ -139,7 +139,7 @@ static void disagreeing_memory_gb_is_refused(void **)
     std::string catalog = write_catalog();
     auto l = load_with(catalog, "policy:\n  default: {gpu: A100-40GB, memory_gb: 80}\n");
     assert_false((bool)l.config);
-    assert_string_equal(l.config.error().c_str(),
+    assert_string_equal(l.config.error().message.c_str(),
                         (l.config_path +
                          ":3: policy.default.memory_gb: 80 disagrees with the catalog: A100-40GB "
                          "has 40536 MiB (39.6 GiB) in the GPU catalog (" +
@@ -152,8 +152,9 @@ static void disagreeing_memory_gb_is_refused(void **)
                            "  partitions:\n    big: {gpu: H100-80GB}\n"
                            "    bad: {gpu: H100-80GB, memory_gb: 40}\n");
     assert_false((bool)l.config);
-    assert_contains(l.config.error(), l.config_path + ":6: policy.partitions.bad.memory_gb: 40 "
-                                                      "disagrees with the catalog: H100-80GB");
+    assert_contains(l.config.error().message, l.config_path +
+                                                  ":6: policy.partitions.bad.memory_gb: 40 "
+                                                  "disagrees with the catalog: H100-80GB");
     unlink(catalog.c_str());
 }
 
@@ -193,7 +194,7 @@ static void missing_or_broken_catalog(void **)
 {
     auto l = load_with("/nonexistent/gpus.yaml", "");
     assert_false((bool)l.config);
-    assert_string_equal(l.config.error().c_str(),
+    assert_string_equal(l.config.error().message.c_str(),
                         (l.config_path + ":1: catalog: no such file: /nonexistent/gpus.yaml (the "
                                          "GPU catalog, gpus.yaml)")
                             .c_str());
@@ -201,7 +202,7 @@ static void missing_or_broken_catalog(void **)
     l = load_with(broken, "");
     unlink(broken.c_str());
     assert_false((bool)l.config);
-    assert_contains(l.config.error(), l.config_path + ": catalog: " + broken + ":3: ");
+    assert_contains(l.config.error().message, l.config_path + ": catalog: " + broken + ":3: ");
 }
 
 int test_group_policy(void)
