@@ -38,6 +38,24 @@
 namespace xmem::sim
 {
 
+// A read-only picture of one segment and its blocks in address order (for reports such as
+// the pool state printed at a --verify divergence; O(blocks) to build).
+struct BlockView {
+    uint64_t ptr = 0;
+    uint64_t size = 0;
+    uint64_t requested_size = 0;
+    bool allocated = false;
+    bool mapped = true;
+};
+struct SegmentView {
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    StreamId stream = 0;
+    bool small = false;
+    bool expandable = false;
+    std::vector<BlockView> blocks;
+};
+
 struct MallocResult {
     bool ok = false;
     uint64_t ptr = 0;            // block address (0 on OOM)
@@ -69,6 +87,11 @@ class DeviceCachingAllocator
     void empty_cache();                         // allocator.md 9 = release_cached_blocks
     Result<void> set_memory_fraction(double f); // allocator.md 8, 0 <= f <= 1
     void reset_peak_stats();
+    // The device size cudaMalloc is checked against (0 = unlimited). A replay of a recorded
+    // OOM sets it to what the GPU had at that moment, then puts the configured one back.
+    void set_device_total_bytes(uint64_t bytes) { m_cfg.device_total_bytes = bytes; }
+    // Every segment, sorted by address (inspect.cpp).
+    std::vector<SegmentView> segments() const;
 
     const DeviceStats &stats() const { return m_stats; }
     const AllocatorConfig &config() const { return m_cfg; }

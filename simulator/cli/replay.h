@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace xmem::cli
 {
@@ -26,13 +27,24 @@ struct SegmentRecord {
     uint64_t event = 0; // snapshot entry index (real side) or event being replayed (sim side)
 };
 
+// --verify: what the GPU did against what the simulator did. The first divergence of any
+// kind stops the comparison; `kind` says which check found it:
+//   segment  a segment event differs (action, size, or address when both are real)
+//   block    an alloc's simulated block address is not the recorded `addr`
+//   oom      a recorded oom entry, replayed at the GPU's capacity then, did not fail
+//   peak     at the end, a simulated peak differs from the trace's own
 struct VerifyReport {
     bool ran = false;
-    uint64_t compared = 0; // segment events that matched before any divergence
+    uint64_t compared = 0;       // segment events that matched before any divergence
+    uint64_t blocks_matched = 0; // allocations whose simulated address was the recorded one
+    uint64_t ooms_matched = 0;   // recorded OOMs the simulator also ran into
+    uint64_t peaks_matched = 0;  // peaks compared at the end and equal
     bool diverged = false;
+    std::string kind;                      // segment, block, oom, peak (see above)
     uint64_t divergence_event = 0;         // snapshot entry index where they part
     std::optional<SegmentRecord> expected; // what the GPU did (none: GPU did nothing more)
     std::optional<SegmentRecord> got;      // what the simulator did (none: nothing more)
+    std::vector<std::string> pool_state;   // the simulated segments around the divergence
 };
 
 struct ReplayReport {
@@ -41,9 +53,10 @@ struct ReplayReport {
     uint64_t gpu_calls = 0;       // allocator calls made (malloc, free, record_stream, ...)
     std::optional<OomReport> oom; // the replay stops at the first OOM
     // Snapshots only:
-    uint64_t unknown_frees = 0;      // frees of blocks allocated before recording began
-    uint64_t real_ooms = 0;          // oom entries in the snapshot
-    uint64_t real_reserved_peak = 0; // Σ segment_alloc/map − segment_free/unmap, peak
+    uint64_t unknown_frees = 0;       // frees of blocks allocated before recording began
+    uint64_t real_ooms = 0;           // oom entries in the snapshot
+    uint64_t real_reserved_peak = 0;  // Σ segment_alloc/map − segment_free/unmap, peak
+    uint64_t real_requested_peak = 0; // Σ alloc − free_requested sizes, peak
     VerifyReport verify;
 };
 

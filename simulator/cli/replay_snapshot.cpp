@@ -3,13 +3,18 @@
 // SegmentCheck, which also feeds their addresses back so best-fit ties break the same way.
 // A real segment_free of a segment the simulator still holds can only come from
 // torch.cuda.empty_cache() (no trace action of its own), so the replay calls it there.
+// With --verify every alloc's simulated block address is compared with the recorded one, a
+// recorded oom is replayed as a request that must fail at the capacity the GPU had then, and
+// the peaks are compared at the end (VerifyReport in replay.h).
 #include "cli/replay.h"
 
 #include "cli/segment_check.h"
 #include "trace/flat_map.h"
 #include "trace/snapshot_reader.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <initializer_list>
 #include <cstdio>
 
 namespace xmem::cli
@@ -59,6 +64,11 @@ class SnapshotReplay : public xmem::trace::SnapshotVisitor
     std::optional<Error> on_alloc(const SnapshotEvent &ev);
     std::optional<Error> on_free(const SnapshotEvent &ev);
     void on_segment(const SnapshotEvent &ev);
+    void on_oom(const SnapshotEvent &ev);
+    void check_block(const SnapshotEvent &ev, uint64_t simulated);
+    void check_peaks();
+    void compare_segments(bool at_end);
+    void note_pool_state(std::initializer_list<uint64_t> addresses);
 
     std::string m_name;
     SnapshotReplayOptions m_options;
@@ -67,6 +77,8 @@ class SnapshotReplay : public xmem::trace::SnapshotVisitor
     SegmentCheck m_check;
     xmem::trace::FlatMap<uint64_t> m_sim_of_real; // live block: real address → simulated
     int64_t m_real_reserved = 0;
+    int64_t m_real_requested = 0;
+    std::optional<uint64_t> m_last_block; // simulated address of this entry's alloc
     ReplayReport m_report;
 };
 
@@ -81,6 +93,10 @@ std::optional<Error> SnapshotReplay::on_alloc(const SnapshotEvent &ev)
     if (!m_sim_of_real.insert(ev.addr, r.ptr))
         return entry_error(ev, "alloc at " + hex(ev.addr) +
                                    ", which is already allocated (entries out of order?)");
+    m_real_requested += static_cast<int64_t>(ev.size);
+    if (m_real_requested > static_cast<int64_t>(m_report.real_requested_peak))
+        m_report.real_requested_peak = static_cast<uint64_t>(m_real_requested);
+    m_last_block = r.ptr;
     return std::nullopt;
 }
 
@@ -92,10 +108,137 @@ std::optional<Error> SnapshotReplay::on_free(const SnapshotEvent &ev)
         return std::nullopt;
     }
     ++m_report.gpu_calls;
+    m_real_requested -= static_cast<int64_t>(ev.size);
     auto freed = m_allocator.free(ptr);
     if (!freed.ok())
         return entry_error(ev, "the simulator refused the free: " + freed.error().message);
     return std::nullopt;
+}
+
+void SnapshotReplay::check_block(const SnapshotEvent &ev, uint64_t simulated)
+{
+    if (m_check.diverged())
+        return;
+    if (simulated == ev.addr) {
+        ++m_check.report().blocks_matched;
+        return;
+    }
+    m_check.diverge("block", SegmentRecord{"alloc", ev.addr, ev.size, ev.stream, ev.index},
+                    SegmentRecord{"alloc", simulated, ev.size, ev.stream, ev.index});
+    note_pool_state({ev.addr, simulated});
+}
+
+// The GPU refused this request: replay it at the capacity the GPU had then (what the process
+// held plus the free bytes it reported), expecting the simulator to refuse it too.
+void SnapshotReplay::on_oom(const SnapshotEvent &ev)
+{
+    ++m_report.real_ooms;
+    ++m_report.gpu_calls;
+    const uint64_t configured = m_allocator.config().device_total_bytes;
+    m_allocator.set_device_total_bytes(m_allocator.config().device_used_outside_bytes +
+                                       m_allocator.total_allocated_memory() + ev.device_free);
+    xmem::sim::MallocResult r = m_allocator.malloc(ev.size, ev.stream);
+    m_allocator.set_device_total_bytes(configured);
+    if (!r.ok) {
+        ++m_check.report().ooms_matched;
+        return;
+    }
+    (void)m_allocator.free(r.ptr); // the GPU's request failed: keep the state the GPU's
+    if (m_options.verify && !m_check.diverged()) {
+        m_check.diverge("oom", SegmentRecord{"oom", 0, ev.size, ev.stream, ev.index},
+                        SegmentRecord{"alloc", r.ptr, ev.size, ev.stream, ev.index});
+        note_pool_state({r.ptr});
+    }
+}
+
+void SnapshotReplay::compare_segments(bool at_end)
+{
+    bool before = m_check.diverged();
+    m_check.compare(at_end);
+    if (before || !m_check.diverged())
+        return;
+    const VerifyReport &v = m_check.report();
+    uint64_t expected = v.expected ? v.expected->addr : v.got->addr;
+    note_pool_state({expected, v.got ? v.got->addr : expected});
+}
+
+void SnapshotReplay::check_peaks()
+{
+    if (m_check.diverged() || m_report.oom)
+        return;
+    struct Peak {
+        const char *name;
+        const char *stat;
+        uint64_t real;
+    };
+    const Peak peaks[] = {
+        {"reserved_peak", "reserved_bytes.all.peak", m_report.real_reserved_peak},
+        {"requested_peak", "requested_bytes.all.peak", m_report.real_requested_peak}};
+    for (const Peak &p : peaks) {
+        int64_t simulated = 0;
+        if (!m_allocator.stats().get(p.stat, &simulated))
+            continue; // requested_bytes is 2.0+
+        if (static_cast<uint64_t>(simulated) == p.real) {
+            ++m_check.report().peaks_matched;
+            continue;
+        }
+        uint64_t end = m_report.events ? m_report.events - 1 : 0;
+        m_check.diverge("peak", SegmentRecord{p.name, 0, p.real, 0, end},
+                        SegmentRecord{p.name, 0, static_cast<uint64_t>(simulated), 0, end});
+        return;
+    }
+}
+
+// The simulated segments holding (or nearest to) the addresses, one line each, blocks in
+// address order; long segments show the blocks nearest the addresses only.
+void SnapshotReplay::note_pool_state(std::initializer_list<uint64_t> addresses)
+{
+    constexpr size_t k_blocks_shown = 8;
+    std::vector<xmem::sim::SegmentView> segments = m_allocator.segments();
+    std::vector<size_t> chosen;
+    for (uint64_t addr : addresses) {
+        size_t best = segments.size();
+        uint64_t best_distance = UINT64_MAX;
+        for (size_t i = 0; i < segments.size(); ++i) {
+            const auto &s = segments[i];
+            uint64_t distance = addr < s.addr             ? s.addr - addr
+                                : addr >= s.addr + s.size ? addr - (s.addr + s.size) + 1
+                                                          : 0;
+            if (distance < best_distance) {
+                best_distance = distance;
+                best = i;
+            }
+        }
+        if (best < segments.size() && std::find(chosen.begin(), chosen.end(), best) == chosen.end())
+            chosen.push_back(best);
+    }
+    std::vector<std::string> &out = m_check.report().pool_state;
+    for (size_t i : chosen) {
+        const auto &s = segments[i];
+        std::string line = "segment " + hex(s.addr) + " " + std::to_string(s.size) + " B " +
+                           (s.small ? "small" : "large") + (s.expandable ? " expandable" : "") +
+                           " stream " + std::to_string(s.stream) + ":";
+        size_t first = 0;
+        if (s.blocks.size() > k_blocks_shown) {
+            uint64_t focus = *addresses.begin();
+            while (first + k_blocks_shown < s.blocks.size() &&
+                   s.blocks[first + k_blocks_shown / 2].ptr < focus)
+                ++first;
+            if (first)
+                line += " ...";
+        }
+        for (size_t b = first; b < s.blocks.size() && b < first + k_blocks_shown; ++b) {
+            const auto &blk = s.blocks[b];
+            line += " [" + hex(blk.ptr) + " " + std::to_string(blk.size) + " " +
+                    (blk.allocated ? "allocated"
+                     : blk.mapped  ? "free"
+                                   : "unmapped") +
+                    "]";
+        }
+        if (first + k_blocks_shown < s.blocks.size())
+            line += " ...";
+        out.push_back(line);
+    }
 }
 
 void SnapshotReplay::on_segment(const SnapshotEvent &ev)
@@ -134,14 +277,18 @@ std::optional<Error> SnapshotReplay::on_event(const SnapshotEvent &ev)
         on_segment(ev);
         break;
     case SnapshotAction::oom:
-        ++m_report.real_ooms;
+        on_oom(ev);
         break;
     case SnapshotAction::free_completed: // the simulator completes frees itself
     case SnapshotAction::snapshot:
         break;
     }
+    // Segment events first: a segment that differs explains the block address that follows.
     if (m_options.verify)
-        m_check.compare(false);
+        compare_segments(false);
+    if (m_options.verify && m_last_block)
+        check_block(ev, *m_last_block);
+    m_last_block.reset();
     if (m_timeline) {
         const xmem::sim::DeviceStats &stats = m_allocator.stats();
         m_timeline->sample(ev.index, static_cast<uint64_t>(stats.allocated_bytes[0].current),
@@ -154,7 +301,8 @@ ReplayReport SnapshotReplay::finish()
 {
     if (m_options.verify) {
         if (!m_report.oom)
-            m_check.compare(true);
+            compare_segments(true);
+        check_peaks();
         m_report.verify = m_check.report();
     }
     return m_report;

@@ -60,12 +60,28 @@ bool SegmentCheck::same(const SegmentRecord &real, const SegmentRecord &sim)
     return sim.addr >= k_synthetic_base || real.addr == sim.addr;
 }
 
+void SegmentCheck::diverge(const std::string &kind, const SegmentRecord &expected,
+                           const std::optional<SegmentRecord> &got)
+{
+    m_report.ran = true;
+    if (m_report.diverged)
+        return;
+    m_report.diverged = true;
+    m_report.kind = kind;
+    m_report.divergence_event = expected.event;
+    m_report.expected = expected;
+    m_report.got = got;
+    m_expected.clear();
+    m_got.clear();
+}
+
 void SegmentCheck::compare(bool at_end)
 {
     m_report.ran = true;
     while (!m_report.diverged && !m_expected.empty() && !m_got.empty()) {
         if (!same(m_expected.front(), m_got.front())) {
             m_report.diverged = true;
+            m_report.kind = "segment";
             m_report.divergence_event = m_expected.front().event;
             m_report.expected = m_expected.front();
             m_report.got = m_got.front();
@@ -80,6 +96,7 @@ void SegmentCheck::compare(bool at_end)
     bool leftover = !m_expected.empty() || !m_got.empty();
     if (!m_report.diverged && at_end && leftover) {
         m_report.diverged = true;
+        m_report.kind = "segment";
         if (!m_expected.empty()) {
             m_report.expected = m_expected.front();
             m_report.divergence_event = m_expected.front().event;

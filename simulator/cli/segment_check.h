@@ -34,7 +34,12 @@ class SegmentCheck : public xmem::sim::TraceObserver, public xmem::sim::SegmentA
     void compare(bool at_end);
     // True while the simulator holds a segment starting at addr.
     bool holds_segment(uint64_t addr) const { return m_sim_segments.count(addr) != 0; }
-    const VerifyReport &report() const { return m_report; }
+    // A check outside the segment sequence failed (kind: block, oom, peak; replay.h). Only
+    // the first divergence of any kind is kept.
+    void diverge(const std::string &kind, const SegmentRecord &expected,
+                 const std::optional<SegmentRecord> &got);
+    bool diverged() const { return m_report.diverged; }
+    VerifyReport &report() { return m_report; }
 
   private:
     bool overlaps_live(uint64_t addr, uint64_t size) const;

@@ -30,11 +30,16 @@ ordered_json verify_json(const VerifyReport &v)
 {
     ordered_json out;
     out["segment_events_matched"] = v.compared;
+    out["block_addresses_matched"] = v.blocks_matched;
+    out["ooms_matched"] = v.ooms_matched;
+    out["peaks_matched"] = v.peaks_matched;
     out["diverged"] = v.diverged;
     if (v.diverged) {
-        out["divergence"] = {{"event", v.divergence_event},
+        out["divergence"] = {{"kind", v.kind},
+                             {"event", v.divergence_event},
                              {"expected", segment_json(v.expected)},
-                             {"got", segment_json(v.got)}};
+                             {"got", segment_json(v.got)},
+                             {"pool_state", v.pool_state}};
     }
     return out;
 }
@@ -50,6 +55,8 @@ std::string describe(const std::optional<SegmentRecord> &r)
 {
     if (!r)
         return "nothing";
+    if (r->action == "reserved_peak" || r->action == "requested_peak")
+        return r->action + " " + std::to_string(r->size) + " B";
     char addr[24];
     std::snprintf(addr, sizeof addr, "0x%" PRIx64, r->addr);
     return r->action + " of " + format_bytes(r->size) + " at " + addr + " on stream " +
@@ -83,6 +90,7 @@ std::string sim_report_json(const RunInfo &run, const ReplayReport &report,
     }
     if (report.format == "snapshot") {
         out["snapshot"] = {{"real_reserved_peak", report.real_reserved_peak},
+                           {"real_requested_peak", report.real_requested_peak},
                            {"real_ooms", report.real_ooms},
                            {"frees_of_unrecorded_blocks", report.unknown_frees}};
         if (report.verify.ran)
@@ -123,6 +131,8 @@ void print_sim_summary(std::FILE *f, const RunInfo &run, const ReplayReport &rep
     if (report.format == "snapshot") {
         std::fprintf(f, "  real peak reserved %s (from the snapshot's segment events)\n",
                      format_bytes(report.real_reserved_peak).c_str());
+        std::fprintf(f, "  real peak requested %s (from the snapshot's allocs and frees)\n",
+                     format_bytes(report.real_requested_peak).c_str());
         if (report.unknown_frees)
             std::fprintf(f,
                          "  note: %" PRIu64 " frees of blocks allocated before recording began; "
@@ -131,14 +141,20 @@ void print_sim_summary(std::FILE *f, const RunInfo &run, const ReplayReport &rep
     }
     const VerifyReport &v = report.verify;
     if (v.ran && !v.diverged)
-        std::fprintf(f, "  verify            %" PRIu64 " segment events match the GPU's\n",
-                     v.compared);
-    if (v.ran && v.diverged)
         std::fprintf(f,
-                     "  verify            DIVERGED at snapshot entry %" PRIu64 " after %" PRIu64
-                     " matching segment events: expected %s, got %s\n",
-                     v.divergence_event, v.compared, describe(v.expected).c_str(),
-                     describe(v.got).c_str());
+                     "  verify            %" PRIu64 " segment events, %" PRIu64
+                     " block addresses, %" PRIu64 " OOMs and %" PRIu64 " peaks match the GPU's\n",
+                     v.compared, v.blocks_matched, v.ooms_matched, v.peaks_matched);
+    if (v.ran && v.diverged) {
+        std::fprintf(f,
+                     "  verify            DIVERGED (%s) at snapshot entry %" PRIu64
+                     " after %" PRIu64 " matching segment events and %" PRIu64
+                     " block addresses: expected %s, got %s\n",
+                     v.kind.c_str(), v.divergence_event, v.compared, v.blocks_matched,
+                     describe(v.expected).c_str(), describe(v.got).c_str());
+        for (const std::string &line : v.pool_state)
+            std::fprintf(f, "    %s\n", line.c_str());
+    }
     if (run.timeline)
         std::fprintf(f, "  timeline          %s\n", run.timeline->c_str());
 }

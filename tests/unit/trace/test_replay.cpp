@@ -191,6 +191,62 @@ static void snapshot_verify_reports_the_divergence(void **)
     assert_int_equal(r.verify.got->event, 6);
 }
 
+static void snapshot_verify_compares_block_addresses(void **)
+{
+    // The second block of the segment is really 512 B further than the simulator puts it.
+    const char *json = R"({"device_traces": [[
+      {"action": "segment_alloc", "addr": 4194304, "size": 2097152, "stream": 0},
+      {"action": "alloc", "addr": 4194304, "size": 100, "stream": 0},
+      {"action": "alloc", "addr": 4195328, "size": 100, "stream": 0}
+    ]]})";
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(json, true, *a);
+    assert_true(r.verify.diverged);
+    assert_string_equal(r.verify.kind.c_str(), "block");
+    assert_int_equal(r.verify.blocks_matched, 1);
+    assert_int_equal(r.verify.divergence_event, 2);
+    assert_int_equal(r.verify.expected->addr, 4195328);
+    assert_int_equal(r.verify.got->addr, 4194304 + 512);
+    assert_int_equal(r.verify.pool_state.size(), 1);
+    assert_contains(r.verify.pool_state[0], "segment 0x400000 2097152 B small stream 0:");
+}
+
+static std::string snapshot_with_oom(const char *device_free)
+{
+    std::string json = R"({"device_traces": [[
+      {"action": "segment_alloc", "addr": 41943040, "size": 20971520, "stream": 0},
+      {"action": "alloc", "addr": 41943040, "size": 20971520, "stream": 0},
+      {"action": "oom", "size": 20971520, "stream": 0, "device_free": FREE}
+    ]]})";
+    json.replace(json.find("FREE"), 4, device_free);
+    return json;
+}
+
+static void snapshot_verify_replays_a_recorded_oom(void **)
+{
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(snapshot_with_oom("1048576"), true, *a);
+    assert_false(r.verify.diverged);
+    assert_int_equal(r.real_ooms, 1);
+    assert_int_equal(r.verify.ooms_matched, 1);
+    assert_false(r.oom.has_value()); // a recorded OOM does not stop the replay
+    // With 40 MiB free the simulator can serve the request: that is a divergence.
+    auto b = allocator_for("2.6");
+    r = replay_snapshot_text(snapshot_with_oom("41943040"), true, *b);
+    assert_true(r.verify.diverged);
+    assert_string_equal(r.verify.kind.c_str(), "oom");
+    assert_int_equal(r.verify.divergence_event, 2);
+    assert_int_equal(stat(*b, "allocated_bytes.all.current"), 20 * MiB); // freed again
+}
+
+static void snapshot_verify_compares_the_peaks(void **)
+{
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(snapshot_with_second_segment("20971520"), true, *a);
+    assert_int_equal(r.verify.peaks_matched, 2);
+    assert_int_equal(r.real_requested_peak, 512 + 5 * MiB); // the 40000 B block is freed first
+}
+
 static void snapshot_segment_free_means_empty_cache(void **)
 {
     const char *json = R"({"device_traces": [[
@@ -226,6 +282,9 @@ int run_replay_tests(void)
         cmocka_unit_test(compact_replay_passes_stream_use_and_cache_calls),
         cmocka_unit_test(snapshot_verify_matches_a_consistent_trace),
         cmocka_unit_test(snapshot_verify_reports_the_divergence),
+        cmocka_unit_test(snapshot_verify_compares_block_addresses),
+        cmocka_unit_test(snapshot_verify_replays_a_recorded_oom),
+        cmocka_unit_test(snapshot_verify_compares_the_peaks),
         cmocka_unit_test(snapshot_segment_free_means_empty_cache),
         cmocka_unit_test(snapshot_replay_reports_a_bad_device_index),
     };
