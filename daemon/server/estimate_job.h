@@ -25,8 +25,8 @@ struct EstimateRequest {
     int deadline_ms = 0;
 };
 
-// Parses and validates a request body; false with a user-facing message.
-bool estimate_parse(const nlohmann::json &j, EstimateRequest &r, std::string &why);
+// Parses and validates a request body; the error is a user-facing message.
+Result<EstimateRequest> estimate_parse(const nlohmann::json &j);
 
 struct EstimateJob {
     Daemon *d = nullptr;

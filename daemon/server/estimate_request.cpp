@@ -409,9 +409,10 @@ void estimate_begin(Conn *c, const nlohmann::json &body)
     job->id = d->ledger().take_id(); // every estimate gets its row, whatever the outcome
     c->job = job;
     d->jobs().insert(job);
-    std::string why;
-    if (!estimate_parse(body, job->req, why))
-        return fail_job(job, Outcome::bad_request, why);
+    auto req = estimate_parse(body);
+    if (!req.ok())
+        return fail_job(job, Outcome::bad_request, req.error().message);
+    job->req = std::move(req).value();
     const Config &cfg = *job->cfg;
     int deadline = job->req.deadline_ms > 0 ? job->req.deadline_ms : k_default_deadline_ms;
     job->deadline_ms = job->received_ms + (uint64_t)std::min(deadline, k_max_deadline_ms);

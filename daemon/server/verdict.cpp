@@ -91,14 +91,58 @@ std::string limit_hint(Outcome o, const SandboxRun &r, const SandboxLimits &lim)
     }
 }
 
-uint64_t u64(const nlohmann::json &j, const char *key)
+// Reads the estimator's fields without throwing: a missing or mistyped field leaves a
+// default and the first such problem is kept, naming the field.
+class Fields
 {
-    const auto &v = j.at(key);
-    if (!v.is_number() || v.get<double>() < 0)
-        throw std::runtime_error(std::string(key) + " is not a non-negative number");
-    return v.is_number_unsigned() || v.is_number_integer() ? v.get<uint64_t>()
-                                                           : (uint64_t)v.get<double>();
-}
+  public:
+    explicit Fields(const nlohmann::json &j) : m_j(j) {}
+
+    uint64_t u64(const char *key)
+    {
+        const nlohmann::json *v = get(key, "a non-negative number");
+        if (!v || !v->is_number() || v->get<double>() < 0)
+            return wrong(key, "a non-negative number"), 0;
+        return v->is_number_unsigned() || v->is_number_integer() ? v->get<uint64_t>()
+                                                                 : (uint64_t)v->get<double>();
+    }
+    double real(const char *key)
+    {
+        const nlohmann::json *v = get(key, "a number");
+        return v && v->is_number() ? v->get<double>() : (wrong(key, "a number"), 0.0);
+    }
+    bool flag(const char *key)
+    {
+        const nlohmann::json *v = get(key, "true or false");
+        return v && v->is_boolean() ? v->get<bool>() : (wrong(key, "true or false"), false);
+    }
+    std::string text(const char *key)
+    {
+        const nlohmann::json *v = get(key, "a string");
+        return v && v->is_string() ? v->get<std::string>() : (wrong(key, "a string"), "");
+    }
+    // Present, of any type (a JSON null counts); nullptr when missing.
+    const nlohmann::json *get(const char *key, const char *what)
+    {
+        auto it = m_j.find(key);
+        if (it == m_j.end()) {
+            wrong(key, what);
+            return nullptr;
+        }
+        return &*it;
+    }
+    const std::string &error() const { return m_error; }
+
+  private:
+    void wrong(const char *key, const char *what)
+    {
+        if (m_error.empty())
+            m_error = std::string(key) + ": expected " + what;
+    }
+
+    const nlohmann::json &m_j;
+    std::string m_error;
+};
 
 } // namespace
 
@@ -122,28 +166,30 @@ std::vector<std::string> estimator_argv(const std::vector<std::string> &estimato
     return a;
 }
 
-bool parse_estimate(const std::string &text, Estimate &e, std::string &why)
+Result<Estimate> parse_estimate(const std::string &text)
 {
-    try {
-        auto j = nlohmann::json::parse(text);
-        if (!j.is_object())
-            throw std::runtime_error("not a JSON object");
-        e.peak_bytes = u64(j, "peak_bytes");
-        e.limit_bytes = u64(j, "limit_bytes");
-        e.fits = j.at("fits").get<bool>();
-        e.gpu = j.at("gpu").get<std::string>();
-        e.torch = j.at("torch").is_string() ? j.at("torch").get<std::string>() : "";
-        e.mode = j.at("mode").get<std::string>();
-        e.profile_seconds = j.at("profile_seconds").get<double>();
-        e.analyze_seconds = j.at("analyze_seconds").get<double>();
-        e.breakdown_json = j.at("breakdown").dump();
-        if (j.contains("gpu_memory_bytes"))
-            e.gpu_memory_bytes = u64(j, "gpu_memory_bytes");
-        return true;
-    } catch (const std::exception &ex) {
-        why = ex.what();
-        return false;
-    }
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        return Result<Estimate>::fail("not a JSON object");
+    Fields f(j);
+    Estimate e;
+    e.peak_bytes = f.u64("peak_bytes");
+    e.limit_bytes = f.u64("limit_bytes");
+    e.fits = f.flag("fits");
+    e.gpu = f.text("gpu");
+    const nlohmann::json *torch = f.get("torch", "a string or null");
+    e.torch = torch && torch->is_string() ? torch->get<std::string>() : "";
+    e.mode = f.text("mode");
+    e.profile_seconds = f.real("profile_seconds");
+    e.analyze_seconds = f.real("analyze_seconds");
+    if (const nlohmann::json *breakdown = f.get("breakdown", "an object"))
+        e.breakdown_json =
+            breakdown->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    if (j.contains("gpu_memory_bytes"))
+        e.gpu_memory_bytes = f.u64("gpu_memory_bytes");
+    if (!f.error().empty())
+        return Result<Estimate>::fail(f.error());
+    return Result<Estimate>::ok(std::move(e));
 }
 
 ProfileVerdict profile_verdict(const SandboxRun &r, const SandboxLimits &lim)
@@ -165,12 +211,14 @@ ProfileVerdict profile_verdict(const SandboxRun &r, const SandboxLimits &lim)
         v.message = limit_hint(v.outcome, r, lim) + tail(r.err);
         return v;
     }
-    std::string why;
-    if (!parse_estimate(r.out, v.estimate, why)) {
+    auto estimate = parse_estimate(r.out);
+    if (!estimate.ok()) {
         v.outcome = Outcome::profile_bad_output;
-        v.message = "xmem: profiler output is not the expected JSON (" + why + ")" + tail(r.err);
+        v.message = "xmem: profiler output is not the expected JSON (" + estimate.error().message +
+                    ")" + tail(r.err);
         return v;
     }
+    v.estimate = std::move(estimate).value();
     v.outcome = v.estimate.fits ? Outcome::estimated : Outcome::exceeds_gpu;
     v.message = "";
     return v;

@@ -6,6 +6,8 @@
 #include "outcome.h"
 #include "sandbox.h"
 
+#include "allocator/result.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,8 +42,8 @@ struct ProfileVerdict {
 // Classifies a finished run (limits first, then exit status, then the JSON on stdout).
 ProfileVerdict profile_verdict(const SandboxRun &run, const SandboxLimits &lim);
 
-// Parses the profiler's JSON; false with a reason when a required field is missing.
-bool parse_estimate(const std::string &json, Estimate &e, std::string &why);
+// Parses the estimator's JSON; the error names the first missing or mistyped field.
+Result<Estimate> parse_estimate(const std::string &json);
 
 } // namespace xmem::server
 #endif

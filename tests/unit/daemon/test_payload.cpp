@@ -44,12 +44,18 @@ static void estimator_command_line(void **)
     assert_int_equal(b.size(), 5); // no --gpu/--torch when unknown
 }
 
+// Parses a request body; *why gets the error when it fails.
+static bool parse(const char *text, std::string &why, EstimateRequest *out = nullptr)
+{
+    auto r = estimate_parse(nlohmann::json::parse(text));
+    why = r.ok() ? "" : r.error().message;
+    if (r.ok() && out)
+        *out = r.value();
+    return r.ok();
+}
+
 static void request_validation(void **)
 {
-    auto parse = [](const char *text, std::string &why) {
-        EstimateRequest r;
-        return estimate_parse(nlohmann::json::parse(text), r, why);
-    };
     std::string why;
     assert_true(parse(R"({"argv":["python3","t.py"],"cwd":"/w","env":{"PATH":"/b","HOME":"/x"},
                           "gpu":"A100-40GB","iterations":2,"deadline_ms":5,"uid":0})",
@@ -67,10 +73,9 @@ static void request_validation(void **)
     assert_false(parse(R"({"argv":["a"],"cwd":"/w","env":{"PATH":3}})", why));
     // Only the relevant variables survive, in a fixed order.
     EstimateRequest r;
-    assert_true(estimate_parse(
-        nlohmann::json::parse(
-            R"({"argv":["a"],"cwd":"/w","env":{"PYTHONPATH":"p","LD_PRELOAD":"x","PATH":"b"}})"),
-        r, why));
+    assert_true(
+        parse(R"({"argv":["a"],"cwd":"/w","env":{"PYTHONPATH":"p","LD_PRELOAD":"x","PATH":"b"}})",
+              why, &r));
     assert_int_equal(r.env.size(), 2);
     assert_string_equal(r.env[0].first.c_str(), "PATH");
     assert_string_equal(r.env[1].first.c_str(), "PYTHONPATH");
@@ -80,26 +85,20 @@ static void request_steps_and_allocator_env(void **)
 {
     std::string why;
     EstimateRequest r;
-    assert_true(
-        estimate_parse(nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","steps":4})"), r, why));
+    assert_true(parse(R"({"argv":["a"],"cwd":"/w","steps":4})", why, &r));
     assert_int_equal(r.steps, 4);
     // "iterations" is the field's older name; an older client still sends it.
-    EstimateRequest old;
-    assert_true(estimate_parse(nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","iterations":5})"),
-                               old, why));
-    assert_int_equal(old.steps, 5);
-    assert_false(
-        estimate_parse(nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","steps":1001})"), r, why));
+    assert_true(parse(R"({"argv":["a"],"cwd":"/w","iterations":5})", why, &r));
+    assert_int_equal(r.steps, 5);
+    assert_false(parse(R"({"argv":["a"],"cwd":"/w","steps":1001})", why));
     assert_contains(why, "xmem: steps: expected an integer from 0 (site default) to 1000");
     // Both names of PyTorch's allocator settings travel with the request.
-    EstimateRequest e;
-    assert_true(estimate_parse(
-        nlohmann::json::parse(R"({"argv":["a"],"cwd":"/w","env":{"PYTORCH_ALLOC_CONF":"x",
-                                 "PYTORCH_CUDA_ALLOC_CONF":"y"}})"),
-        e, why));
-    assert_int_equal(e.env.size(), 2);
-    assert_string_equal(e.env[0].first.c_str(), "PYTORCH_CUDA_ALLOC_CONF");
-    assert_string_equal(e.env[1].first.c_str(), "PYTORCH_ALLOC_CONF");
+    assert_true(parse(R"({"argv":["a"],"cwd":"/w","env":{"PYTORCH_ALLOC_CONF":"x",
+                                 "PYTORCH_CUDA_ALLOC_CONF":"y"}})",
+                      why, &r));
+    assert_int_equal(r.env.size(), 2);
+    assert_string_equal(r.env[0].first.c_str(), "PYTORCH_CUDA_ALLOC_CONF");
+    assert_string_equal(r.env[1].first.c_str(), "PYTORCH_ALLOC_CONF");
 }
 
 int test_group_payload(void)

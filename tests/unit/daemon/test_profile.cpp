@@ -20,19 +20,20 @@ static SandboxLimits limits()
 
 static void parses_estimate(void **)
 {
-    Estimate e;
-    std::string why;
-    assert_true(parse_estimate(k_json, e, why));
+    auto r = parse_estimate(k_json);
+    assert_true(r.ok());
+    const Estimate &e = r.value();
     assert_int_equal(e.peak_bytes, 100);
     assert_int_equal(e.limit_bytes, 120);
     assert_true(e.fits);
     assert_string_equal(e.gpu.c_str(), "A100-40GB");
     assert_int_equal(e.gpu_memory_bytes, 42949672960ULL);
     assert_string_equal(e.breakdown_json.c_str(), "{\"weights\":100}");
-    assert_false(parse_estimate(R"({"peak_bytes": 1})", e, why));
-    assert_contains(why, "limit_bytes");
-    assert_false(parse_estimate(R"({"peak_bytes": -1, "limit_bytes": 1})", e, why));
-    assert_false(parse_estimate("not json", e, why));
+    auto missing = parse_estimate(R"({"peak_bytes": 1})");
+    assert_false(missing.ok());
+    assert_contains(missing.error().message, "limit_bytes");
+    assert_false(parse_estimate(R"({"peak_bytes": -1, "limit_bytes": 1})").ok());
+    assert_false(parse_estimate("not json").ok());
 }
 
 static void classifies(void **)
