@@ -42,7 +42,7 @@ log "estimate as a user: profile, then cache hit"
 runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e1" || { cat "$T/e1"; fail "first estimate"; }
 expect_eq "$(kv "$T/e1" name)" estimated "first outcome"
 expect_eq "$(kv "$T/e1" cached)" 0 "first is a profile"
-expect_eq "$(kv "$T/e1" gpu_memory)" 42949672960 "gpu memory from the policy"
+expect_eq "$(kv "$T/e1" gpu_memory)" 42505076736 "gpu memory from the catalog (40536 MiB)"
 runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e2" || fail "second estimate"
 expect_eq "$(kv "$T/e2" cached)" 1 "second is a cache hit"
 echo 'X = 2' >"$T/w/helper.py"
