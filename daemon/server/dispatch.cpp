@@ -1,11 +1,11 @@
 // dispatch.cpp — route a complete frame by type; answer status/stats/job_end here and hand
 // estimates to estimate_request.cpp. Every refused frame gets a ledger row and a numbered outcome.
 #include "daemon.h"
+#include "json_fields.h"
 #include "log.h"
 
 #include <ctime>
 #include <optional>
-#include <stdexcept>
 
 namespace xmem::server
 {
@@ -35,41 +35,60 @@ namespace
 
 // A Slurm account or partition name as slurmstepd saw it: optional (absent or null = NULL in
 // the ledger), a string of at most 64 printable bytes, since it ends up in reports and HTML.
-std::optional<std::string> slurm_name(const nlohmann::json &j, const char *key)
+Result<std::optional<std::string>> slurm_name(const nlohmann::json &j, const char *key)
 {
+    using R = Result<std::optional<std::string>>;
     if (!j.contains(key) || j[key].is_null())
-        return std::nullopt;
-    std::string v = j[key].get<std::string>(); // throws type_error on a non-string
+        return R::ok(std::nullopt);
+    if (!j[key].is_string())
+        return R::fail(std::string(key) + ": expected a string");
+    std::string v = j[key].get<std::string>();
     if (v.empty())
-        return std::nullopt;
+        return R::ok(std::nullopt);
     if (v.size() > 64)
-        throw std::invalid_argument(std::string(key) + " is longer than 64 bytes");
+        return R::fail(std::string(key) + " is longer than 64 bytes");
     for (unsigned char ch : v)
         if (ch < 0x20 || ch == 0x7f)
-            throw std::invalid_argument(std::string(key) + " contains a control character");
-    return v;
+            return R::fail(std::string(key) + " contains a control character");
+    return R::ok(std::move(v));
+}
+
+// The job_end body as a ledger row; the error names the first bad field.
+Result<JobRow> job_end_row(const nlohmann::json &j)
+{
+    Fields f(j);
+    JobRow row;
+    row.request_id = f.u64("request_id");
+    row.job_id = f.u64("job_id");
+    row.exit_status = (int)f.integer("exit_status");
+    row.elapsed_seconds = f.u64("elapsed_seconds");
+    row.cuda_oom = f.flag("cuda_oom");
+    if (j.contains("measured_peak_bytes") && !j["measured_peak_bytes"].is_null())
+        row.measured_peak_bytes = f.u64("measured_peak_bytes");
+    if (!f.error().empty())
+        return Result<JobRow>::fail(f.error());
+    auto account = slurm_name(j, "account");
+    if (!account.ok())
+        return Result<JobRow>::fail(account.error());
+    auto partition = slurm_name(j, "partition");
+    if (!partition.ok())
+        return Result<JobRow>::fail(partition.error());
+    row.account = std::move(account).value();
+    row.partition = std::move(partition).value();
+    return Result<JobRow>::ok(std::move(row));
 }
 
 void handle_job_end(Conn *c, const nlohmann::json &j)
 {
     Daemon *d = c->d;
-    JobRow row;
-    try {
-        row.request_id = j.at("request_id").get<uint64_t>();
-        row.job_id = j.at("job_id").get<uint64_t>();
-        row.exit_status = j.at("exit_status").get<int>();
-        row.elapsed_seconds = j.at("elapsed_seconds").get<uint64_t>();
-        row.cuda_oom = j.at("cuda_oom").get<bool>();
-        if (j.contains("measured_peak_bytes") && !j["measured_peak_bytes"].is_null())
-            row.measured_peak_bytes = j["measured_peak_bytes"].get<uint64_t>();
-        row.account = slurm_name(j, "account");
-        row.partition = slurm_name(j, "partition");
-    } catch (const std::exception &e) {
+    auto parsed = job_end_row(j);
+    if (!parsed.ok()) {
         d->metrics().count_outcome(Outcome::bad_request);
         conn_reply(c,
-                   outcome_reply(Outcome::bad_request, std::string("xmem: job_end: ") + e.what()));
+                   outcome_reply(Outcome::bad_request, "xmem: job_end: " + parsed.error().message));
         return;
     }
+    JobRow row = std::move(parsed).value();
     row.reporter_uid = c->peer.uid; // from SO_PEERCRED, whatever the body says
     // The client may leave before the ledger answers: look the Conn up again by address and
     // serial instead of trusting the pointer.

@@ -4,6 +4,7 @@
 // MemoryError; processes: EAGAIN from fork) — by the messages they produce on stderr.
 #include "verdict.h"
 #include "defaults.h"
+#include "json_fields.h"
 
 #include <nlohmann/json.hpp>
 
@@ -90,59 +91,6 @@ std::string limit_hint(Outcome o, const SandboxRun &r, const SandboxLimits &lim)
         return "xmem: profiler failed with exit status " + std::to_string(r.exit_status);
     }
 }
-
-// Reads the estimator's fields without throwing: a missing or mistyped field leaves a
-// default and the first such problem is kept, naming the field.
-class Fields
-{
-  public:
-    explicit Fields(const nlohmann::json &j) : m_j(j) {}
-
-    uint64_t u64(const char *key)
-    {
-        const nlohmann::json *v = get(key, "a non-negative number");
-        if (!v || !v->is_number() || v->get<double>() < 0)
-            return wrong(key, "a non-negative number"), 0;
-        return v->is_number_unsigned() || v->is_number_integer() ? v->get<uint64_t>()
-                                                                 : (uint64_t)v->get<double>();
-    }
-    double real(const char *key)
-    {
-        const nlohmann::json *v = get(key, "a number");
-        return v && v->is_number() ? v->get<double>() : (wrong(key, "a number"), 0.0);
-    }
-    bool flag(const char *key)
-    {
-        const nlohmann::json *v = get(key, "true or false");
-        return v && v->is_boolean() ? v->get<bool>() : (wrong(key, "true or false"), false);
-    }
-    std::string text(const char *key)
-    {
-        const nlohmann::json *v = get(key, "a string");
-        return v && v->is_string() ? v->get<std::string>() : (wrong(key, "a string"), "");
-    }
-    // Present, of any type (a JSON null counts); nullptr when missing.
-    const nlohmann::json *get(const char *key, const char *what)
-    {
-        auto it = m_j.find(key);
-        if (it == m_j.end()) {
-            wrong(key, what);
-            return nullptr;
-        }
-        return &*it;
-    }
-    const std::string &error() const { return m_error; }
-
-  private:
-    void wrong(const char *key, const char *what)
-    {
-        if (m_error.empty())
-            m_error = std::string(key) + ": expected " + what;
-    }
-
-    const nlohmann::json &m_j;
-    std::string m_error;
-};
 
 } // namespace
 
