@@ -2,7 +2,8 @@
 // addresses are mapped to simulated ones); segment_* entries are what the GPU did and go to
 // SegmentCheck, which also feeds their addresses back so best-fit ties break the same way.
 // A real segment_free of a segment the simulator still holds can only come from
-// torch.cuda.empty_cache() (no trace action of its own), so the replay calls it there.
+// torch.cuda.empty_cache() (no trace action of its own), so the replay calls it there; so
+// can a segment_unmap of expandable pages the simulator still maps.
 // With --verify every alloc's simulated block address is compared with the recorded one, a
 // recorded oom is replayed as a request that must fail at the capacity the GPU had then, and
 // the peaks are compared at the end (VerifyReport in replay.h).
@@ -44,6 +45,7 @@ class SnapshotReplay : public xmem::trace::SnapshotVisitor
         m_report.format = "snapshot";
         m_allocator.set_observer(&m_check);
         m_allocator.set_address_source(&m_check);
+        m_check.set_expandable(m_allocator.config().expandable_segments);
     }
     ~SnapshotReplay() override
     {
@@ -250,7 +252,10 @@ void SnapshotReplay::on_segment(const SnapshotEvent &ev)
         m_report.real_reserved_peak = static_cast<uint64_t>(m_real_reserved);
     m_check.on_real(SegmentRecord{xmem::trace::snapshot_action_name(ev.action), ev.addr, ev.size,
                                   ev.stream, ev.index});
-    if (ev.action == SnapshotAction::segment_free && m_check.holds_segment(ev.addr)) {
+    bool sim_still_holds =
+        (ev.action == SnapshotAction::segment_free && m_check.holds_segment(ev.addr)) ||
+        (ev.action == SnapshotAction::segment_unmap && m_check.holds_mapped(ev.addr));
+    if (sim_still_holds) {
         ++m_report.gpu_calls;
         m_allocator.empty_cache();
     }

@@ -1,5 +1,7 @@
 #include "cli/segment_check.h"
 
+#include <algorithm>
+
 namespace xmem::cli
 {
 
@@ -9,6 +11,8 @@ void SegmentCheck::on_real(const SegmentRecord &real)
 {
     if (real.action == "segment_alloc")
         m_real_addresses.push_back(real);
+    if (real.action == "segment_map")
+        m_real_map_base = real.addr;
     if (!m_report.diverged)
         m_expected.push_back(real);
 }
@@ -24,6 +28,10 @@ void SegmentCheck::on_trace(const xmem::sim::TraceEntry &entry)
         m_sim_segments[entry.addr] = entry.size;
     if (entry.action == TraceAction::segment_free)
         m_sim_segments.erase(entry.addr);
+    if (entry.action == TraceAction::segment_map)
+        map_range(entry.addr, entry.size);
+    if (entry.action == TraceAction::segment_unmap)
+        unmap_range(entry.addr, entry.size);
     if (!m_report.diverged)
         m_got.push_back(SegmentRecord{xmem::sim::to_string(entry.action), entry.addr, entry.size,
                                       entry.stream, m_event});
@@ -40,17 +48,66 @@ bool SegmentCheck::overlaps_live(uint64_t addr, uint64_t size) const
     return before->first + before->second > addr;
 }
 
+// Mapped ranges are kept merged, so a lookup is one map search.
+void SegmentCheck::map_range(uint64_t addr, uint64_t size)
+{
+    uint64_t begin = addr, end = addr + size;
+    auto it = m_sim_mapped.lower_bound(addr);
+    if (it != m_sim_mapped.begin() && std::prev(it)->second >= begin)
+        it = std::prev(it);
+    while (it != m_sim_mapped.end() && it->first <= end) {
+        begin = std::min(begin, it->first);
+        end = std::max(end, it->second);
+        it = m_sim_mapped.erase(it);
+    }
+    m_sim_mapped[begin] = end;
+}
+
+void SegmentCheck::unmap_range(uint64_t addr, uint64_t size)
+{
+    uint64_t end = addr + size;
+    auto it = m_sim_mapped.upper_bound(addr);
+    if (it != m_sim_mapped.begin())
+        it = std::prev(it);
+    while (it != m_sim_mapped.end() && it->first < end) {
+        uint64_t range_begin = it->first, range_end = it->second;
+        it = m_sim_mapped.erase(it);
+        if (range_begin < addr)
+            m_sim_mapped[range_begin] = std::min(range_end, addr);
+        if (range_end > end)
+            m_sim_mapped[end] = range_end;
+    }
+}
+
+bool SegmentCheck::holds_mapped(uint64_t addr) const
+{
+    auto it = m_sim_mapped.upper_bound(addr);
+    return it != m_sim_mapped.begin() && std::prev(it)->second > addr;
+}
+
+uint64_t SegmentCheck::synthetic_address(uint64_t size)
+{
+    uint64_t addr = m_next_synthetic;
+    m_next_synthetic += (size + (2ULL << 20) - 1) / (2ULL << 20) * (2ULL << 20);
+    return addr;
+}
+
 uint64_t SegmentCheck::next_segment_address(uint64_t size, xmem::sim::StreamId)
 {
+    if (m_expandable) {
+        std::optional<uint64_t> base = m_real_map_base;
+        m_real_map_base.reset();
+        if (base && *base != 0 && !holds_mapped(*base))
+            return *base;
+        return synthetic_address(size);
+    }
     if (!m_real_addresses.empty()) {
         SegmentRecord real = m_real_addresses.front();
         m_real_addresses.pop_front();
         if (real.addr != 0 && real.size == size && !overlaps_live(real.addr, size))
             return real.addr;
     }
-    uint64_t addr = m_next_synthetic;
-    m_next_synthetic += (size + (2ULL << 20) - 1) / (2ULL << 20) * (2ULL << 20);
-    return addr;
+    return synthetic_address(size);
 }
 
 bool SegmentCheck::same(const SegmentRecord &real, const SegmentRecord &sim)

@@ -263,6 +263,34 @@ static void snapshot_segment_free_means_empty_cache(void **)
     assert_int_equal(stat(*a, "reserved_bytes.all.current"), 0);
 }
 
+// Expandable segments: the reservation takes the recorded base, and a recorded segment_unmap
+// of pages the simulator still maps means empty_cache() (it has no trace action of its own).
+static void snapshot_segment_unmap_means_empty_cache(void **)
+{
+    const char *json = R"({"device_traces": [[
+      {"action": "segment_map", "addr": 140000000000000, "size": 20971520, "stream": 0},
+      {"action": "alloc", "addr": 140000000000000, "size": 3145728, "stream": 0},
+      {"action": "free_requested", "addr": 140000000000000, "size": 3145728, "stream": 0},
+      {"action": "free_completed", "addr": 140000000000000, "size": 3145728, "stream": 0},
+      {"action": "segment_unmap", "addr": 140000000000000, "size": 20971520, "stream": 0},
+      {"action": "segment_map", "addr": 140000000000000, "size": 20971520, "stream": 0},
+      {"action": "alloc", "addr": 140000000000000, "size": 1048577, "stream": 0}
+    ]]})";
+    auto version = xmem::sim::TorchVersion::parse("2.6");
+    auto config = xmem::sim::AllocatorConfig::parse("expandable_segments:True", version.value());
+    assert_true(config.ok());
+    xmem::sim::DeviceCachingAllocator a(config.value());
+    ReplayReport r = replay_snapshot_text(json, true, a);
+    if (r.verify.diverged)
+        print_error("diverged (%s) at %d\n", r.verify.kind.c_str(),
+                    static_cast<int>(r.verify.divergence_event));
+    assert_false(r.verify.diverged);
+    assert_int_equal(r.verify.blocks_matched, 2);
+    assert_int_equal(r.verify.compared, 3);
+    assert_int_equal(stat(a, "reserved_bytes.all.current"), 20 * MiB);
+    assert_int_equal(stat(a, "reserved_bytes.all.peak"), 20 * MiB);
+}
+
 static void snapshot_replay_reports_a_bad_device_index(void **)
 {
     auto a = allocator_for("2.6");
@@ -286,6 +314,7 @@ int run_replay_tests(void)
         cmocka_unit_test(snapshot_verify_replays_a_recorded_oom),
         cmocka_unit_test(snapshot_verify_compares_the_peaks),
         cmocka_unit_test(snapshot_segment_free_means_empty_cache),
+        cmocka_unit_test(snapshot_segment_unmap_means_empty_cache),
         cmocka_unit_test(snapshot_replay_reports_a_bad_device_index),
     };
     return cmocka_run_group_tests_name("replay", tests, NULL, NULL);
