@@ -3,6 +3,7 @@
 #include "daemon.h"
 #include "defaults.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace xmem::server
@@ -43,31 +44,27 @@ void MetricsServer::release()
         delete this;
 }
 
-bool MetricsServer::listen(const std::string &hp, std::string &err)
+Result<void> MetricsServer::listen(const std::string &hp)
 {
     auto colon = hp.rfind(':');
     std::string host = hp.substr(0, colon);
-    int port = std::stoi(hp.substr(colon + 1));
+    int port = std::atoi(hp.substr(colon + 1).c_str()); // 1..65535, checked by config.cpp
     struct sockaddr_storage addr {
     };
     int rc = uv_ip4_addr(host.c_str(), port, reinterpret_cast<sockaddr_in *>(&addr));
     if (rc != 0)
         rc = uv_ip6_addr(host.c_str(), port, reinterpret_cast<sockaddr_in6 *>(&addr));
-    if (rc != 0) {
-        err = "not an IP address: " + host;
-        return false;
-    }
+    if (rc != 0)
+        return Result<void>::fail("not an IP address: " + host);
     uv_tcp_init(m_d->loop(), &m_tcp);
     m_tcp.data = this;
     m_open = 1;
     rc = uv_tcp_bind(&m_tcp, reinterpret_cast<sockaddr *>(&addr), 0);
     if (rc == 0)
         rc = uv_listen(reinterpret_cast<uv_stream_t *>(&m_tcp), 64, on_connection);
-    if (rc != 0) {
-        err = "cannot listen on " + hp + ": " + uv_strerror(rc);
-        return false;
-    }
-    return true;
+    if (rc != 0)
+        return Result<void>::fail("cannot listen on " + hp + ": " + uv_strerror(rc));
+    return Result<void>::success();
 }
 
 void MetricsServer::close()

@@ -3,6 +3,8 @@
 #ifndef XMEMD_METRICS_HTTP_H
 #define XMEMD_METRICS_HTTP_H
 
+#include "allocator/result.h"
+
 #include <string>
 #include <uv.h>
 
@@ -15,7 +17,8 @@ class MetricsServer
 {
   public:
     explicit MetricsServer(Daemon *d) : m_d(d) {}
-    bool listen(const std::string &host_port, std::string &err);
+    // Binds and listens on HOST:PORT (checked by the config); the error says why not.
+    Result<void> listen(const std::string &host_port);
     // Closes the listener and live scrapes; the object deletes itself when all are closed.
     void close();
     // One handle (listener or scrape) finished closing.

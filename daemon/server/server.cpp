@@ -67,9 +67,8 @@ bool Daemon::start_metrics()
     if (m_cfg->metrics_listen.empty())
         return true;
     m_metrics_server = new MetricsServer(this);
-    std::string err;
-    if (!m_metrics_server->listen(m_cfg->metrics_listen, err)) {
-        log_error("metrics_listen: %s", err.c_str());
+    if (auto listening = m_metrics_server->listen(m_cfg->metrics_listen); !listening.ok()) {
+        log_error("metrics_listen: %s", listening.error().message.c_str());
         return false;
     }
     return true;
