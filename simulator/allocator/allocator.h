@@ -56,6 +56,19 @@ struct SegmentView {
     std::vector<BlockView> blocks;
 };
 
+// A segment as it stood before a partial trace began: its blocks in address order, tiling it.
+struct SeedBlock {
+    uint64_t size = 0;
+    uint64_t requested_size = 0; // allocated blocks only
+    bool allocated = false;
+};
+struct SeedSegment {
+    uint64_t addr = 0;
+    StreamId stream = 0;
+    bool small = false;
+    std::vector<SeedBlock> blocks;
+};
+
 struct MallocResult {
     bool ok = false;
     uint64_t ptr = 0;            // block address (0 on OOM)
@@ -90,6 +103,13 @@ class DeviceCachingAllocator
     // The device size cudaMalloc is checked against (0 = unlimited). A replay of a recorded
     // OOM sets it to what the GPU had at that moment, then puts the configured one back.
     void set_device_total_bytes(uint64_t bytes) { m_cfg.device_total_bytes = bytes; }
+    // Recreates SEG with its blocks, allocated ones live, and counts it in the stats: the state
+    // a prelude of mallocs and frees would have left before a partial trace began (seed.cpp).
+    // cudaMalloc'd segments only; fails, changing nothing, on a block that is not a 512 B
+    // multiple or a segment that overlaps an allocated block.
+    Result<void> seed_segment(const SeedSegment &seg);
+    // round_size of this release and configuration (allocator.md 4.2).
+    uint64_t rounded_size(uint64_t size) const { return round_size(size); }
     // Every segment, sorted by address (inspect.cpp).
     std::vector<SegmentView> segments() const;
 

@@ -57,6 +57,11 @@ struct ReplayReport {
     uint64_t real_ooms = 0;           // oom entries in the snapshot
     uint64_t real_reserved_peak = 0;  // Σ segment_alloc/map − segment_free/unmap, peak
     uint64_t real_requested_peak = 0; // Σ alloc − free_requested sizes, peak
+    // Both real peaks include the state at entry 0 when a partial trace was rebuilt; they are
+    // the recorded window's. Before recording the process held at least reserved_at_start.
+    uint64_t reserved_at_start = 0;
+    bool partial = false; // the trace did not start from an empty allocator
+    std::string rebuild;  // one line: how the state at entry 0 was rebuilt, or why it was not
     VerifyReport verify;
 };
 

@@ -9,6 +9,7 @@
 // the peaks are compared at the end (VerifyReport in replay.h).
 #include "cli/replay.h"
 
+#include "cli/partial_rebuild.h"
 #include "cli/segment_check.h"
 #include "trace/flat_map.h"
 #include "trace/snapshot_reader.h"
@@ -34,7 +35,31 @@ std::string hex(uint64_t value)
     return text;
 }
 
-class SnapshotReplay : public xmem::trace::SnapshotVisitor
+// Reads one device's entries and final segments; the replay needs the whole trace before
+// its first entry when the state there has to be rebuilt.
+class SnapshotCollector : public xmem::trace::SnapshotVisitor
+{
+  public:
+    explicit SnapshotCollector(uint32_t device) : m_device(device) {}
+    std::optional<Error> on_event(const SnapshotEvent &ev) override
+    {
+        if (ev.device == m_device)
+            events.push_back(ev);
+        return std::nullopt;
+    }
+    void on_segment(const xmem::trace::SnapshotSegment &segment) override
+    {
+        if (segment.device == m_device)
+            segments.push_back(segment);
+    }
+    std::vector<SnapshotEvent> events;
+    std::vector<xmem::trace::SnapshotSegment> segments;
+
+  private:
+    uint32_t m_device;
+};
+
+class SnapshotReplay
 {
   public:
     SnapshotReplay(const std::string &name, const SnapshotReplayOptions &options,
@@ -47,13 +72,15 @@ class SnapshotReplay : public xmem::trace::SnapshotVisitor
         m_allocator.set_address_source(&m_check);
         m_check.set_expandable(m_allocator.config().expandable_segments);
     }
-    ~SnapshotReplay() override
+    ~SnapshotReplay()
     {
         m_allocator.set_observer(nullptr);
         m_allocator.set_address_source(nullptr);
     }
 
-    std::optional<Error> on_event(const SnapshotEvent &ev) override;
+    std::optional<Error> on_event(const SnapshotEvent &ev);
+    // A partial trace: the allocator starts from the rebuilt state (partial_rebuild.h).
+    std::optional<Error> start_from(const RebuildPlan &plan);
     ReplayReport finish();
     bool stopped_by_oom() const { return m_report.oom.has_value(); }
 
@@ -114,6 +141,32 @@ std::optional<Error> SnapshotReplay::on_free(const SnapshotEvent &ev)
     auto freed = m_allocator.free(ptr);
     if (!freed.ok())
         return entry_error(ev, "the simulator refused the free: " + freed.error().message);
+    return std::nullopt;
+}
+
+std::optional<Error> SnapshotReplay::start_from(const RebuildPlan &plan)
+{
+    m_report.partial = plan.needed;
+    if (!plan.needed)
+        return std::nullopt;
+    m_report.rebuild = describe_rebuild(plan);
+    if (!plan.why_not.empty())
+        return std::nullopt;
+    for (const xmem::sim::SeedSegment &seg : plan.segments) {
+        if (auto seeded = m_allocator.seed_segment(seg); !seeded.ok())
+            return Error{"xmem: " + m_name + ": " + seeded.error().message};
+        uint64_t size = 0;
+        for (const auto &b : seg.blocks)
+            size += b.size;
+        m_check.seed_segment(seg.addr, size);
+    }
+    for (const auto &[addr, requested] : plan.live)
+        m_sim_of_real.insert(addr, addr);
+    m_real_reserved = static_cast<int64_t>(plan.reserved);
+    m_real_requested = static_cast<int64_t>(plan.requested);
+    m_report.real_reserved_peak = plan.reserved;
+    m_report.real_requested_peak = plan.requested;
+    m_report.reserved_at_start = plan.reserved;
     return std::nullopt;
 }
 
@@ -320,15 +373,26 @@ Result<ReplayReport> replay_snapshot(std::FILE *file, const std::string &name,
                                      xmem::sim::DeviceCachingAllocator &allocator,
                                      xmem::timeline::TimelineRecorder *timeline)
 {
-    SnapshotReplay replay(name, options, allocator, timeline);
-    auto summary = xmem::trace::read_snapshot(file, name, replay);
-    if (!summary.ok() && !replay.stopped_by_oom())
+    SnapshotCollector collected(options.device);
+    auto summary = xmem::trace::read_snapshot(file, name, collected);
+    if (!summary.ok())
         return Result<ReplayReport>::fail(summary.error());
-    if (summary.ok() && options.device >= summary.value().devices)
+    if (options.device >= summary.value().devices)
         return Result<ReplayReport>::fail(
             "xmem: " + name + ": --device " + std::to_string(options.device) +
             " but the snapshot has " + std::to_string(summary.value().devices) +
             " device trace(s)");
+    SnapshotReplay replay(name, options, allocator, timeline);
+    RebuildPlan plan = plan_rebuild(collected.events, collected.segments, allocator);
+    if (std::optional<Error> problem = replay.start_from(plan))
+        return Result<ReplayReport>::fail(*problem);
+    for (const SnapshotEvent &ev : collected.events) {
+        std::optional<Error> stop = replay.on_event(ev);
+        if (stop && replay.stopped_by_oom())
+            break;
+        if (stop)
+            return Result<ReplayReport>::fail(*stop);
+    }
     return Result<ReplayReport>::ok(replay.finish());
 }
 

@@ -34,6 +34,8 @@ class SegmentCheck : public xmem::sim::TraceObserver, public xmem::sim::SegmentA
     void on_trace(const xmem::sim::TraceEntry &entry) override;
     uint64_t next_segment_address(uint64_t size, xmem::sim::StreamId stream) override;
 
+    // A segment the simulator was seeded with (a partial trace's state at entry 0).
+    void seed_segment(uint64_t addr, uint64_t size) { m_sim_segments[addr] = size; }
     // The allocator maps expandable segments (its reservations ask for bases).
     void set_expandable(bool expandable) { m_expandable = expandable; }
     // Entry index the simulator is working on (for records of its side).

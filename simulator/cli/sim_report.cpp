@@ -89,10 +89,14 @@ std::string sim_report_json(const RunInfo &run, const ReplayReport &report,
         out["oom"] = nullptr;
     }
     if (report.format == "snapshot") {
-        out["snapshot"] = {{"real_reserved_peak", report.real_reserved_peak},
-                           {"real_requested_peak", report.real_requested_peak},
-                           {"real_ooms", report.real_ooms},
-                           {"frees_of_unrecorded_blocks", report.unknown_frees}};
+        out["snapshot"] = {
+            {"real_reserved_peak", report.real_reserved_peak},
+            {"real_requested_peak", report.real_requested_peak},
+            {"real_ooms", report.real_ooms},
+            {"partial", report.partial},
+            {"rebuild", report.partial ? ordered_json(report.rebuild) : ordered_json(nullptr)},
+            {"reserved_at_start", report.reserved_at_start},
+            {"frees_of_unrecorded_blocks", report.unknown_frees}};
         if (report.verify.ran)
             out["verify"] = verify_json(report.verify);
     }
@@ -129,10 +133,18 @@ void print_sim_summary(std::FILE *f, const RunInfo &run, const ReplayReport &rep
     else
         std::fprintf(f, "  out of memory     no\n");
     if (report.format == "snapshot") {
-        std::fprintf(f, "  real peak reserved %s (from the snapshot's segment events)\n",
-                     format_bytes(report.real_reserved_peak).c_str());
-        std::fprintf(f, "  real peak requested %s (from the snapshot's allocs and frees)\n",
-                     format_bytes(report.real_requested_peak).c_str());
+        if (report.partial)
+            std::fprintf(f, "  partial trace     %s\n", report.rebuild.c_str());
+        const char *window = report.partial ? "recorded window, " : "";
+        std::fprintf(f, "  real peak reserved %s (%sfrom the snapshot's segment events)\n",
+                     format_bytes(report.real_reserved_peak).c_str(), window);
+        std::fprintf(f, "  real peak requested %s (%sfrom the snapshot's allocs and frees)\n",
+                     format_bytes(report.real_requested_peak).c_str(), window);
+        if (report.partial && report.rebuild.rfind("rebuilt", 0) == 0)
+            std::fprintf(f,
+                         "  whole process     reserved at least %s before recording (the "
+                         "segments held at entry 0); earlier peaks are not in the trace\n",
+                         format_bytes(report.reserved_at_start).c_str());
         if (report.unknown_frees)
             std::fprintf(f,
                          "  note: %" PRIu64 " frees of blocks allocated before recording began; "

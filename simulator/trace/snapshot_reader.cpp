@@ -107,9 +107,20 @@ class SnapshotSax : public nlohmann::json_sax<json>
     }
 
     bool null() override { return scalar("null"); }
-    bool boolean(bool) override { return scalar("a boolean"); }
+    bool boolean(bool value) override
+    {
+        if (m_segment_level && !m_skip) {
+            segment_boolean(value);
+            return true;
+        }
+        return scalar("a boolean");
+    }
     bool number_integer(number_integer_t value) override
     {
+        if (m_segment_level && !m_skip) {
+            segment_number(value < 0 ? 0 : static_cast<uint64_t>(value));
+            return true;
+        }
         if (value < 0)
             return scalar("a negative number");
         return number(static_cast<uint64_t>(value));
@@ -136,6 +147,13 @@ class SnapshotSax : public nlohmann::json_sax<json>
 
   private:
     enum Level { k_before_root = 0, k_root = 1, k_devices = 2, k_trace = 3, k_entry = 4 };
+    // `segments` is walked with its own depth: list → segment → blocks list → block.
+    enum SegmentLevel { k_no_segments = 0, k_segment_list, k_segment, k_block_list, k_block };
+    bool segment_open(bool is_object);
+    bool segment_close();
+    void segment_number(uint64_t value);
+    void segment_string(const string_t &value);
+    void segment_boolean(bool value);
 
     bool fail(const std::string &what)
     {
@@ -163,6 +181,8 @@ class SnapshotSax : public nlohmann::json_sax<json>
     bool m_saw_root = false, m_saw_traces = false;
     uint64_t m_index = 0; // entry index in the current device trace
     Entry m_entry;
+    int m_segment_level = k_no_segments;
+    SnapshotSegment m_segment;
 };
 
 bool SnapshotSax::scalar(const char *what)
@@ -184,6 +204,10 @@ bool SnapshotSax::scalar(const char *what)
 
 bool SnapshotSax::number(uint64_t value)
 {
+    if (m_segment_level && !m_skip) {
+        segment_number(value);
+        return true;
+    }
     if (m_skip || m_level != k_entry)
         return scalar("a number");
     SnapshotEvent &ev = m_entry.event;
@@ -205,6 +229,10 @@ bool SnapshotSax::number(uint64_t value)
 
 bool SnapshotSax::string(string_t &value)
 {
+    if (m_segment_level && !m_skip) {
+        segment_string(value);
+        return true;
+    }
     if (m_skip || m_level != k_entry)
         return scalar("a string");
     if (m_key == "action") {
@@ -225,6 +253,8 @@ bool SnapshotSax::open_container(bool is_object)
         ++m_skip;
         return true;
     }
+    if (m_segment_level)
+        return segment_open(is_object);
     switch (m_level) {
     case k_before_root:
         if (!is_object)
@@ -239,6 +269,10 @@ bool SnapshotSax::open_container(bool is_object)
                 return fail("'device_traces' is an object, expected a list of per-device lists");
             m_saw_traces = true;
             m_level = k_devices;
+            return true;
+        }
+        if (m_key == "segments" && !is_object) {
+            m_segment_level = k_segment_list;
             return true;
         }
         m_skip = 1;
@@ -288,6 +322,8 @@ bool SnapshotSax::end_object()
         --m_skip;
         return true;
     }
+    if (m_segment_level)
+        return segment_close();
     if (m_level == k_entry) {
         m_level = k_trace;
         return finish_entry();
@@ -302,8 +338,76 @@ bool SnapshotSax::end_array()
         --m_skip;
         return true;
     }
+    if (m_segment_level)
+        return segment_close();
     m_level = m_level == k_trace ? k_devices : k_root;
     return true;
+}
+
+// Inside `segments`: unexpected shapes are skipped whole (a segment is a report, not the
+// trace; the replay checks what it uses).
+bool SnapshotSax::segment_open(bool is_object)
+{
+    bool expected = (m_segment_level == k_segment_list && is_object) ||
+                    (m_segment_level == k_segment && !is_object && m_key == "blocks") ||
+                    (m_segment_level == k_block_list && is_object);
+    if (!expected) {
+        m_skip = 1;
+        return true;
+    }
+    if (m_segment_level == k_segment_list)
+        m_segment = SnapshotSegment{};
+    if (m_segment_level == k_block_list)
+        m_segment.blocks.emplace_back();
+    m_key.clear();
+    ++m_segment_level;
+    return true;
+}
+
+bool SnapshotSax::segment_close()
+{
+    if (m_segment_level == k_segment)
+        m_visitor.on_segment(m_segment);
+    --m_segment_level;
+    if (m_segment_level == k_segment)
+        m_key.clear();
+    return true;
+}
+
+void SnapshotSax::segment_number(uint64_t value)
+{
+    if (m_segment_level == k_segment) {
+        if (m_key == "address")
+            m_segment.addr = value;
+        else if (m_key == "total_size")
+            m_segment.size = value;
+        else if (m_key == "stream")
+            m_segment.stream = value;
+        else if (m_key == "device")
+            m_segment.device = static_cast<uint32_t>(value);
+    } else if (m_segment_level == k_block) {
+        SnapshotBlock &b = m_segment.blocks.back();
+        if (m_key == "address")
+            b.addr = value;
+        else if (m_key == "size")
+            b.size = value;
+        else if (m_key == "requested_size")
+            b.requested_size = value;
+    }
+}
+
+void SnapshotSax::segment_string(const string_t &value)
+{
+    if (m_segment_level == k_segment && m_key == "segment_type")
+        m_segment.small = value == "small";
+    if (m_segment_level == k_block && m_key == "state")
+        m_segment.blocks.back().allocated = value == "active_allocated";
+}
+
+void SnapshotSax::segment_boolean(bool value)
+{
+    if (m_segment_level == k_segment && m_key == "is_expandable")
+        m_segment.expandable = value;
 }
 
 bool SnapshotSax::finish_entry()

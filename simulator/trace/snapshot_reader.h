@@ -2,7 +2,8 @@
 // (allocator.md 13: {"segments": [...], "device_traces": [[{action, addr, size, stream,
 // time_us, frames?}, ...], ...]}). Snapshots reach hundreds of MB, so the file is parsed
 // with nlohmann's SAX interface and every device_traces entry is handed to a visitor as it
-// is read; `frames`, `segments` and any other bulky member are skipped without being built.
+// is read; `segments` (the final state) is handed over segment by segment, without the
+// blocks' `frames`; any other bulky member is skipped without being built.
 //
 // Errors are one line: "xmem: FILE: byte N: <syntax error>" for malformed JSON and
 // "xmem: FILE: device_traces[D][I]: <what>" for a well-formed but wrong entry.
@@ -16,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xmem::trace
 {
@@ -46,12 +48,33 @@ struct SnapshotEvent {
     uint64_t device_free = 0; // oom only
 };
 
+// One block of the snapshot's final `segments` (state: active_allocated, active_pending_free,
+// inactive).
+struct SnapshotBlock {
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint64_t requested_size = 0;
+    bool allocated = false; // state "active_allocated"
+};
+// One entry of `segments`: the allocator's state when the snapshot was taken.
+struct SnapshotSegment {
+    uint32_t device = 0;
+    uint64_t addr = 0;
+    uint64_t size = 0;
+    uint64_t stream = 0;
+    bool small = false; // segment_type "small"
+    bool expandable = false;
+    std::vector<SnapshotBlock> blocks;
+};
+
 class SnapshotVisitor
 {
   public:
     virtual ~SnapshotVisitor() = default;
     // Return an Error to stop reading; its message is passed through unchanged.
     virtual std::optional<Error> on_event(const SnapshotEvent &event) = 0;
+    // One entry of `segments`, in file order (before or after the traces, as the file has it).
+    virtual void on_segment(const SnapshotSegment &segment) { (void)segment; }
 };
 
 struct SnapshotSummary {

@@ -13,9 +13,6 @@ fails=0 count=0
 for gz in "$XMEM_SRC"/tests/groundtruth/snapshots/*.json.gz; do
     name=$(basename "$gz" .json.gz)
     torch=${name##*-torch}
-    case $name in
-    *-partial-*) continue ;; # needs the partial-trace rebuild (docs/cli.md)
-    esac
     count=$((count + 1))
     zcat "$gz" >"$tmp/$name.json"
     "$bin/xmem-sim" --verify --json --torch "$torch" "$tmp/$name.json" >"$tmp/out.json"
@@ -36,6 +33,11 @@ if v["block_addresses_matched"] != allocs:
     problems.append("%d of %d block addresses matched" % (v["block_addresses_matched"], allocs))
 if v["segment_events_matched"] != segments:
     problems.append("%d of %d segment events matched" % (v["segment_events_matched"], segments))
+partial = "-partial-" in sys.argv[1]
+if out["snapshot"]["partial"] != partial:
+    problems.append("partial is %s" % out["snapshot"]["partial"])
+if partial and not (out["snapshot"]["rebuild"] or "").startswith("rebuilt the state at entry 0"):
+    problems.append("rebuild: %s" % out["snapshot"]["rebuild"])
 if v["peaks_matched"] != 2:
     problems.append("%d of 2 peaks matched" % v["peaks_matched"])
 for p in problems:

@@ -291,6 +291,50 @@ static void snapshot_segment_unmap_means_empty_cache(void **)
     assert_int_equal(stat(a, "reserved_bytes.all.peak"), 20 * MiB);
 }
 
+// Recording began with a 2 MiB block (still live at the end) and a 3 MiB one (freed during
+// the recording) in a 20 MiB segment: the state at entry 0 is rebuilt from `segments`.
+static void snapshot_partial_trace_is_rebuilt_from_the_final_segments(void **)
+{
+    const char *json = R"({"device_traces": [[
+      {"action": "free_requested", "addr": 1075838976, "size": 3145728, "stream": 0},
+      {"action": "free_completed", "addr": 1075838976, "size": 3145728, "stream": 0},
+      {"action": "alloc", "addr": 1075838976, "size": 4194304, "stream": 0}
+    ]], "segments": [
+      {"device": 0, "address": 1073741824, "total_size": 20971520, "stream": 0,
+       "segment_type": "large", "is_expandable": false, "blocks": [
+        {"address": 1073741824, "size": 2097152, "requested_size": 2097152,
+         "state": "active_allocated", "frames": [{"name": "f", "line": 1}]},
+        {"address": 1075838976, "size": 4194304, "requested_size": 4194304,
+         "state": "active_allocated"},
+        {"address": 1080033280, "size": 14680064, "requested_size": 0, "state": "inactive"}]}
+    ]})";
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(json, true, *a);
+    assert_true(r.partial);
+    assert_contains(r.rebuild, "rebuilt the state at entry 0 from the final segments: 1 segments "
+                               "(20971520 B), 2 live blocks (5242880 B requested)");
+    assert_false(r.verify.diverged);
+    assert_int_equal(r.verify.blocks_matched, 1);
+    assert_int_equal(r.verify.peaks_matched, 2);
+    assert_int_equal(r.unknown_frees, 0);
+    assert_int_equal(r.real_reserved_peak, 20 * MiB);
+    assert_int_equal(r.real_requested_peak, 6 * MiB);
+    assert_int_equal(stat(*a, "allocated_bytes.all.current"), 6 * MiB);
+    assert_true(a->check_invariants().ok());
+}
+
+static void snapshot_partial_trace_without_segments_says_why(void **)
+{
+    const char *json = R"({"device_traces": [[
+      {"action": "free_requested", "addr": 1075838976, "size": 3145728, "stream": 0}
+    ]]})";
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(json, false, *a);
+    assert_true(r.partial);
+    assert_contains(r.rebuild, "cannot rebuild the state at entry 0: the snapshot frees blocks "
+                               "allocated before recording began but has no 'segments'");
+}
+
 static void snapshot_replay_reports_a_bad_device_index(void **)
 {
     auto a = allocator_for("2.6");
@@ -315,6 +359,8 @@ int run_replay_tests(void)
         cmocka_unit_test(snapshot_verify_compares_the_peaks),
         cmocka_unit_test(snapshot_segment_free_means_empty_cache),
         cmocka_unit_test(snapshot_segment_unmap_means_empty_cache),
+        cmocka_unit_test(snapshot_partial_trace_is_rebuilt_from_the_final_segments),
+        cmocka_unit_test(snapshot_partial_trace_without_segments_says_why),
         cmocka_unit_test(snapshot_replay_reports_a_bad_device_index),
     };
     return cmocka_run_group_tests_name("replay", tests, NULL, NULL);

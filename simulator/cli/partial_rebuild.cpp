@@ -1,0 +1,171 @@
+#include "cli/partial_rebuild.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace xmem::cli
+{
+
+namespace
+{
+
+using xmem::trace::SnapshotAction;
+using xmem::trace::SnapshotEvent;
+using xmem::trace::SnapshotSegment;
+
+constexpr uint64_t k_small_segment = 2ULL << 20; // kSmallBuffer (allocator.md 4.4)
+constexpr uint64_t k_large_split = 1ULL << 20;   // kSmallSize: large blocks split above it
+
+std::string hex(uint64_t value)
+{
+    char text[24];
+    std::snprintf(text, sizeof text, "0x%" PRIx64, value);
+    return text;
+}
+
+struct StartSegment {
+    uint64_t size = 0;
+    uint64_t stream = 0;
+    bool small = false;
+};
+
+struct StartBlock {
+    uint64_t requested = 0;
+    uint64_t size = 0; // 0: not known from the final state
+};
+
+// Frees of blocks never allocated in the trace: without final segments, the only sign.
+bool frees_unrecorded_blocks(const std::vector<SnapshotEvent> &events)
+{
+    std::set<uint64_t> live;
+    for (const SnapshotEvent &ev : events) {
+        if (ev.action == SnapshotAction::alloc)
+            live.insert(ev.addr);
+        if (ev.action == SnapshotAction::free_requested && live.erase(ev.addr) == 0)
+            return true;
+    }
+    return false;
+}
+
+// Lays the live blocks of one segment down in address order, with the gaps free.
+std::string tile(uint64_t addr, const StartSegment &seg,
+                 const std::map<uint64_t, StartBlock> &blocks,
+                 const xmem::sim::DeviceCachingAllocator &allocator, RebuildPlan &plan)
+{
+    xmem::sim::SeedSegment out{addr, seg.stream, seg.small, {}};
+    const uint64_t end = addr + seg.size;
+    uint64_t pos = addr;
+    auto add_gap = [&](uint64_t gap) -> std::string {
+        if (gap == 0)
+            return "";
+        bool tail = !seg.small && gap <= k_large_split;
+        if (tail && !out.blocks.empty() && out.blocks.back().allocated) {
+            out.blocks.back().size += gap;
+            ++plan.inferred_sizes;
+            return "";
+        }
+        if (tail)
+            return "a free range of " + std::to_string(gap) + " B at " + hex(pos) +
+                   " is too small for a large-pool block";
+        out.blocks.push_back({gap, 0, false});
+        return "";
+    };
+    for (auto it = blocks.lower_bound(addr); it != blocks.end() && it->first < end; ++it) {
+        if (it->first < pos)
+            return "the block at " + hex(it->first) + " overlaps the one before it";
+        if (std::string problem = add_gap(it->first - pos); !problem.empty())
+            return problem;
+        uint64_t size =
+            it->second.size ? it->second.size : allocator.rounded_size(it->second.requested);
+        out.blocks.push_back({size, it->second.requested, true});
+        plan.requested += it->second.requested;
+        plan.live.emplace_back(it->first, it->second.requested);
+        pos = it->first + size;
+    }
+    if (pos > end)
+        return "the block ending at " + hex(pos) + " runs past its segment's end " + hex(end);
+    if (std::string problem = add_gap(end - pos); !problem.empty())
+        return problem;
+    plan.reserved += seg.size;
+    plan.segments.push_back(std::move(out));
+    return "";
+}
+
+} // namespace
+
+RebuildPlan plan_rebuild(const std::vector<SnapshotEvent> &events,
+                         const std::vector<SnapshotSegment> &final,
+                         const xmem::sim::DeviceCachingAllocator &allocator)
+{
+    RebuildPlan plan;
+    if (final.empty()) {
+        if (frees_unrecorded_blocks(events)) {
+            plan.needed = true;
+            plan.why_not = "the snapshot frees blocks allocated before recording began but has "
+                           "no 'segments' (the final state) to rebuild them from";
+        }
+        return plan;
+    }
+    std::map<uint64_t, StartSegment> segments;
+    std::map<uint64_t, StartBlock> live;
+    bool expandable = false;
+    for (const SnapshotSegment &s : final) {
+        expandable = expandable || s.expandable;
+        segments[s.addr] = StartSegment{s.size, s.stream, s.small};
+        for (const auto &b : s.blocks)
+            if (b.allocated)
+                live[b.addr] = StartBlock{b.requested_size, b.size};
+    }
+    for (auto ev = events.rbegin(); ev != events.rend(); ++ev) {
+        switch (ev->action) {
+        case SnapshotAction::alloc:
+            live.erase(ev->addr);
+            break;
+        case SnapshotAction::free_requested:
+            live[ev->addr] = StartBlock{ev->size, 0};
+            break;
+        case SnapshotAction::segment_alloc:
+            segments.erase(ev->addr);
+            break;
+        case SnapshotAction::segment_free:
+            segments[ev->addr] = StartSegment{ev->size, ev->stream, ev->size == k_small_segment};
+            break;
+        default:
+            break;
+        }
+    }
+    plan.needed = !segments.empty() || !live.empty();
+    if (!plan.needed)
+        return plan;
+    if (expandable) {
+        plan.why_not = "it uses expandable segments, whose mapped pages the final state does "
+                       "not date";
+        return plan;
+    }
+    for (const auto &[addr, seg] : segments) {
+        std::string problem = tile(addr, seg, live, allocator, plan);
+        if (!problem.empty()) {
+            plan.why_not = problem;
+            return plan;
+        }
+    }
+    if (plan.live.size() != live.size())
+        plan.why_not = std::to_string(live.size() - plan.live.size()) +
+                       " block(s) live at entry 0 lie in no segment of the final state";
+    return plan;
+}
+
+std::string describe_rebuild(const RebuildPlan &plan)
+{
+    if (!plan.why_not.empty())
+        return "cannot rebuild the state at entry 0: " + plan.why_not;
+    return "rebuilt the state at entry 0 from the final segments: " +
+           std::to_string(plan.segments.size()) + " segments (" + std::to_string(plan.reserved) +
+           " B), " + std::to_string(plan.live.size()) + " live blocks (" +
+           std::to_string(plan.requested) + " B requested), " +
+           std::to_string(plan.inferred_sizes) + " block sizes inferred from the split rule";
+}
+
+} // namespace xmem::cli
