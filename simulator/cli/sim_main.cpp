@@ -5,6 +5,7 @@
 #include "cli/sim_report.h"
 #include "timeline/html.h"
 #include "trace/format.h"
+#include "trace/pickle_reader.h"
 #include "trace/units.h"
 
 #include <cerrno>
@@ -39,13 +40,39 @@ struct OpenTrace {
     }
 };
 
-Result<bool> open_trace(const std::string &path, OpenTrace &out)
+// --from-pickle: the pickle becomes JSON in a temporary file, read like any JSON snapshot.
+Result<bool> convert_pickle(const std::string &path, OpenTrace &out)
+{
+    if (out.format != trace::TraceFormat::snapshot_pickle)
+        return Result<bool>::fail("xmem: " + path +
+                                  ": --from-pickle needs a pickled snapshot (binary pickle, "
+                                  "protocol 2 or later)");
+    auto json = trace::pickle_snapshot_to_json(out.file, path);
+    if (!json.ok())
+        return Result<bool>::fail(json.error());
+    std::FILE *converted = std::tmpfile();
+    if (!converted ||
+        std::fwrite(json.value().data(), 1, json.value().size(), converted) != json.value().size())
+        return Result<bool>::fail("xmem: " + path +
+                                  ": cannot write the converted snapshot: " + std::strerror(errno));
+    std::rewind(converted);
+    if (out.owned)
+        std::fclose(out.file);
+    out.file = converted;
+    out.owned = true;
+    out.format = trace::TraceFormat::snapshot_json;
+    return Result<bool>::ok(true);
+}
+
+Result<bool> open_trace(const std::string &path, bool from_pickle, OpenTrace &out)
 {
     out.owned = path != "-";
     out.file = out.owned ? std::fopen(path.c_str(), "rb") : stdin;
     if (!out.file)
         return Result<bool>::fail("xmem: " + path + ": cannot open trace: " + std::strerror(errno));
     out.format = trace::detect_format(out.file);
+    if (from_pickle)
+        return convert_pickle(path, out);
     switch (out.format) {
     case trace::TraceFormat::compact:
     case trace::TraceFormat::snapshot_json:
@@ -55,10 +82,9 @@ Result<bool> open_trace(const std::string &path, OpenTrace &out)
     case trace::TraceFormat::snapshot_pickle:
         return Result<bool>::fail(
             "xmem: " + path +
-            ": a pickled snapshot; export it to JSON first: python3 -c \"import "
-            "pickle,json,sys; "
-            "json.dump(pickle.load(open(sys.argv[1],'rb')),open(sys.argv[2],'w'))\" " +
-            path + " OUT.json");
+            ": a pickled snapshot; export it to JSON first, or read it with: xmem sim "
+            "--from-pickle " +
+            path);
     default:
         return Result<bool>::fail("xmem: " + path +
                                   ": unknown trace format (expected '#xmem-trace 1' or a PyTorch "
@@ -153,7 +179,7 @@ int sim_main(int argc, char **argv)
         return k_exit_ok;
     }
     OpenTrace input;
-    auto opened = open_trace(o.trace, input);
+    auto opened = open_trace(o.trace, o.from_pickle, input);
     if (!opened.ok())
         return fail(opened.error().message);
     if (o.verify && input.format != trace::TraceFormat::snapshot_json)

@@ -39,6 +39,10 @@ std::string apply_value(SimOptions &o, const std::string &name, const std::strin
         if (value.empty())
             return "--timeline needs an output file name";
         o.timeline = value;
+    } else if (name == "--from-pickle") {
+        if (value.empty())
+            return "--from-pickle needs a snapshot file";
+        o.from_pickle = true;
     } else if (name == "--device") {
         if (!parse_device(value, o.device))
             return "--device '" + value + "' is not a device index (0, 1, ...)";
@@ -49,7 +53,7 @@ std::string apply_value(SimOptions &o, const std::string &name, const std::strin
 bool takes_value(const std::string &name)
 {
     return name == "--torch" || name == "--alloc-conf" || name == "--capacity" ||
-           name == "--timeline" || name == "--device";
+           name == "--timeline" || name == "--device" || name == "--from-pickle";
 }
 
 } // namespace
@@ -87,6 +91,13 @@ Result<SimOptions> parse_sim_options(const std::vector<std::string> &args)
             std::string problem = apply_value(o, name, value);
             if (!problem.empty())
                 return usage_error(problem);
+            if (name == "--from-pickle") { // its value is the trace
+                if (have_trace)
+                    return usage_error("more than one trace given ('" + o.trace + "' and '" +
+                                       value + "')");
+                o.trace = value;
+                have_trace = true;
+            }
             continue;
         }
         if (arg.size() > 1 && arg[0] == '-')
@@ -125,6 +136,8 @@ const char *sim_usage()
            "  --verify             snapshots: compare the simulated segment allocations and frees\n"
            "                       with the real ones and report the first divergence\n"
            "  --device N           snapshots: which device_traces list to replay (default 0)\n"
+           "  --from-pickle FILE   read FILE, PyTorch's own pickled snapshot (_dump_snapshot),\n"
+           "                       with a reader that runs no code and refuses any object\n"
            "  -h, --help           this text\n"
            "\n"
            "exit status: 0 replayed (even if the job would run out of memory), 2 bad input or\n"

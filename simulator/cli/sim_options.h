@@ -19,6 +19,7 @@ struct SimOptions {
     std::optional<std::string> timeline; // --timeline OUT.html
     bool verify = false;                 // --verify (snapshots only)
     uint32_t device = 0;                 // --device N (snapshots: which device_traces entry)
+    bool from_pickle = false;            // --from-pickle FILE: TRACE is a pickled snapshot
     bool help = false;                   // --help / -h: print usage, exit 0
     std::string trace;                   // TRACE ("-" = stdin)
 };
