@@ -62,6 +62,7 @@ bench: bench-sim bench-estimate bench-daemon
 
 bench-sim: deps all
 	@$(BUILD)/bin/xmem-bench-sim
+	@$(BUILD)/bin/xmem-verify-bench
 
 # Exact capture vs plain CPU iterations (profile/analysis split), then the fast mode on the
 # same workloads in the same run.

@@ -21,67 +21,23 @@ constexpr const char *k_action_names[k_snapshot_action_count] = {
     "segment_free", "segment_map",    "segment_unmap",  "oom",
     "snapshot"};
 
-// Input iterator over a FILE* read in 1 MiB chunks; nlohmann's own FILE* adapter calls
-// fgetc per byte, which is several times slower on a multi-hundred-MB snapshot.
-class ChunkedFile
+// The whole input in memory: nlohmann's lexer is several times faster on a contiguous buffer
+// than through any iterator adapter, and the replay holds every entry anyway (a partial trace
+// is walked backwards before it is replayed).
+bool read_all(std::FILE *file, std::string &out)
 {
-  public:
-    explicit ChunkedFile(std::FILE *file) : m_file(file), m_buffer(new char[k_first_chunk])
-    {
-        fill();
+    constexpr size_t k_chunk = 1 << 20;
+    size_t used = 0;
+    for (;;) {
+        out.resize(used + k_chunk);
+        size_t n = std::fread(&out[used], 1, k_chunk, file);
+        used += n;
+        if (n < k_chunk)
+            break;
     }
-    bool at_end() const { return m_pos == m_end; }
-    char current() const { return m_buffer[m_pos]; }
-    void advance()
-    {
-        if (++m_pos == m_end)
-            fill();
-    }
-    bool read_failed() const { return m_failed; }
-
-  private:
-    void fill()
-    {
-        if (m_size < k_chunk && m_end == m_size) { // a full small read: a large input
-            m_buffer.reset(new char[k_chunk]);
-            m_size = k_chunk;
-        }
-        m_end = std::fread(m_buffer.get(), 1, m_size, m_file);
-        m_pos = 0;
-        if (m_end == 0 && std::ferror(m_file))
-            m_failed = true;
-    }
-    static constexpr size_t k_first_chunk = 64 << 10, k_chunk = 1 << 20;
-    std::FILE *m_file;
-    std::unique_ptr<char[]> m_buffer; // not a vector: no need to zero it
-    size_t m_size = k_first_chunk;
-    size_t m_pos = 0, m_end = 0;
-    bool m_failed = false;
-};
-
-class ChunkedIterator
-{
-  public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = char;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const char *;
-    using reference = char;
-
-    explicit ChunkedIterator(ChunkedFile *file = nullptr) : m_file(file) {}
-    char operator*() const { return m_file->current(); }
-    ChunkedIterator &operator++()
-    {
-        m_file->advance();
-        return *this;
-    }
-    bool operator==(const ChunkedIterator &other) const { return done() == other.done(); }
-    bool operator!=(const ChunkedIterator &other) const { return !(*this == other); }
-
-  private:
-    bool done() const { return !m_file || m_file->at_end(); }
-    ChunkedFile *m_file;
-};
+    out.resize(used);
+    return !std::ferror(file);
+}
 
 std::string printable(std::string_view text, size_t limit = 60)
 {
@@ -464,12 +420,12 @@ bool parse_snapshot_action(std::string_view name, SnapshotAction &out)
 Result<SnapshotSummary> read_snapshot(std::FILE *file, const std::string &name,
                                       SnapshotVisitor &visitor)
 {
-    ChunkedFile input(file);
-    SnapshotSax sax(name, visitor);
-    bool ok = json::sax_parse(ChunkedIterator(&input), ChunkedIterator(), &sax);
-    if (input.read_failed())
+    std::string input;
+    if (!read_all(file, input))
         return Result<SnapshotSummary>::fail("xmem: " + name +
                                              ": read error: " + std::strerror(errno));
+    SnapshotSax sax(name, visitor);
+    bool ok = json::sax_parse(input.data(), input.data() + input.size(), &sax);
     if (!ok)
         return Result<SnapshotSummary>::fail(
             sax.error().empty() ? "xmem: " + name + ": malformed JSON" : sax.error());
