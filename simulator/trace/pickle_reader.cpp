@@ -406,7 +406,9 @@ Result<std::string> Machine::run()
     auto json = to_json(m_stack.back(), 0);
     if (!json.ok())
         return Result<std::string>::fail(json.error());
-    return Result<std::string>::ok(json.value().dump());
+    // Strings from a hostile file need not be UTF-8: replace what is not, never throw.
+    return Result<std::string>::ok(
+        json.value().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 } // namespace

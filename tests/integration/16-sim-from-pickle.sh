@@ -41,6 +41,9 @@ import sys
 body = b"\x80\x04]\x940" + b"".join(b"(h%ch%cl\x940" % (i, i) for i in range(60)) + b"h<."
 sys.stdout.buffer.write(body)' >"$tmp/laughs.pickle"
 expect_error 'would expand beyond 4 values per byte' "$bin/xmem-sim" --from-pickle "$tmp/laughs.pickle"
+# Strings need not be UTF-8 in a hostile file (found by fuzzing: the JSON writer threw).
+printf '\x80\x04}\x8c\x02\xff\xfeN\x73.' >"$tmp/latin.pickle"
+expect_error "no 'device_traces'" "$bin/xmem-sim" --from-pickle "$tmp/latin.pickle"
 expect_error '--from-pickle needs a pickled snapshot' "$bin/xmem-sim" --from-pickle "$tmp/cs336.json"
 expect_error "read it with: xmem sim --from-pickle" "$bin/xmem-sim" "$pickles/cs336-torch2.6.p4.pickle"
 
