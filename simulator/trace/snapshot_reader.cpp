@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <sys/stat.h>
 #include <iterator>
 #include <memory>
 
@@ -23,19 +24,31 @@ constexpr const char *k_action_names[k_snapshot_action_count] = {
 
 // The whole input in memory: nlohmann's lexer is several times faster on a contiguous buffer
 // than through any iterator adapter, and the replay holds every entry anyway (a partial trace
-// is walked backwards before it is replayed).
-bool read_all(std::FILE *file, std::string &out)
+// is walked backwards before it is replayed). A regular file is read in one go into a buffer
+// of its size; a pipe grows the buffer by doubling. The buffer is not zeroed first.
+struct Input {
+    std::unique_ptr<char[]> data;
+    size_t size = 0;
+};
+
+bool read_all(std::FILE *file, Input &out)
 {
-    constexpr size_t k_chunk = 1 << 20;
-    size_t used = 0;
+    size_t capacity = 1 << 20;
+    struct stat st {
+    };
+    long at = std::ftell(file);
+    if (fstat(fileno(file), &st) == 0 && S_ISREG(st.st_mode) && at >= 0 && st.st_size >= at)
+        capacity = static_cast<size_t>(st.st_size - at) + 1; // +1: see the end at once
+    out.data.reset(new char[capacity]);
     for (;;) {
-        out.resize(used + k_chunk);
-        size_t n = std::fread(&out[used], 1, k_chunk, file);
-        used += n;
-        if (n < k_chunk)
+        out.size += std::fread(out.data.get() + out.size, 1, capacity - out.size, file);
+        if (out.size < capacity)
             break;
+        std::unique_ptr<char[]> bigger(new char[capacity * 2]);
+        std::memcpy(bigger.get(), out.data.get(), out.size);
+        out.data = std::move(bigger);
+        capacity *= 2;
     }
-    out.resize(used);
     return !std::ferror(file);
 }
 
@@ -420,12 +433,12 @@ bool parse_snapshot_action(std::string_view name, SnapshotAction &out)
 Result<SnapshotSummary> read_snapshot(std::FILE *file, const std::string &name,
                                       SnapshotVisitor &visitor)
 {
-    std::string input;
+    Input input;
     if (!read_all(file, input))
         return Result<SnapshotSummary>::fail("xmem: " + name +
                                              ": read error: " + std::strerror(errno));
     SnapshotSax sax(name, visitor);
-    bool ok = json::sax_parse(input.data(), input.data() + input.size(), &sax);
+    bool ok = json::sax_parse(input.data.get(), input.data.get() + input.size, &sax);
     if (!ok)
         return Result<SnapshotSummary>::fail(
             sax.error().empty() ? "xmem: " + name + ": malformed JSON" : sax.error());
