@@ -45,6 +45,18 @@ static void parses_every_option(void **)
     assert_true(parse_ok({"x", "-h", "--bogus"}).help); // help wins wherever it is
 }
 
+static void from_pickle_names_the_trace(void **)
+{
+    SimOptions o = parse_ok({"--verify", "--from-pickle", "memory.pickle"});
+    assert_true(o.from_pickle);
+    assert_string_equal(o.trace.c_str(), "memory.pickle");
+    assert_true(parse_ok({"--from-pickle=m.pickle"}).from_pickle);
+    assert_false(parse_ok({"m.json"}).from_pickle);
+    assert_contains(parse_error({"a.json", "--from-pickle", "b.pickle"}),
+                    "more than one trace given ('a.json' and 'b.pickle')");
+    assert_contains(parse_error({"--from-pickle="}), "--from-pickle needs a snapshot file");
+}
+
 static void usage_errors_are_one_line(void **)
 {
     assert_contains(parse_error({}), "xmem: sim: no trace given (see 'xmem sim --help')");
@@ -62,6 +74,7 @@ int run_sim_options_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_every_option),
+        cmocka_unit_test(from_pickle_names_the_trace),
         cmocka_unit_test(usage_errors_are_one_line),
     };
     return cmocka_run_group_tests_name("sim_options", tests, NULL, NULL);
