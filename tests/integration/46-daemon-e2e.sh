@@ -2,20 +2,11 @@
 # End to end with the real profiler: xmemd runs the built xmem-estimate on a tiny PyTorch
 # training script as a test user, answers with a signed estimate, and caches it.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
-[ -x "$B/xmem-estimate" ] || { echo "xmem-estimate is not built in $B"; exit 77; }
-"${XMEM_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null || { echo "${XMEM_PYTHON:-/usr/bin/python3} cannot import torch (make deps installs python3-torch)"; exit 77; }
 start_munged
 ensure_user xmemt1
 # The estimator finds its launcher and capture library beside itself, so it runs from the
 # build tree; the test user must be able to reach it there.
-runuser -u xmemt1 -- test -x "$B/xmem-estimate" ||
-    { echo "the build tree $XMEM_BUILD is not reachable by a test user"; exit 77; }
-# An ASan-built estimator reserves ~16 TiB of shadow address space at start: under SANITIZE=1
-# the address-space limit is raised so that the limit, not ASan, is what this test exercises.
-as_mb=32768
-nm -D "$B/xmem-estimate" 2>/dev/null | grep -q ' U __asan_' && as_mb=$((64 << 20))
-write_config "estimator: [$B/xmem-estimate, --json]" \
-             "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: $as_mb, processes: 512}"
+use_real_estimator xmemt1
 mkdir -m 0755 "$T/w"
 cat >"$T/w/tiny.py" <<'PY'
 import torch

@@ -48,15 +48,7 @@ breakdown "$T/s2" | grep -q '"cuda_alloc_conf":"expandable_segments:True"' ||
 stop_xmemd
 
 # The same request through the real estimator: the simulator must apply the setting.
-if [ ! -x "$B/xmem-estimate" ]; then echo "ok (xmem-estimate is not built in $B: real run skipped)"; exit 0; fi
-"${XMEM_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null ||
-    { echo "ok (${XMEM_PYTHON:-/usr/bin/python3} cannot import torch: real run skipped)"; exit 0; }
-runuser -u xmemt1 -- test -x "$B/xmem-estimate" ||
-    { echo "ok (the build tree is not reachable by a test user: real run skipped)"; exit 0; }
-as_mb=32768
-nm -D "$B/xmem-estimate" 2>/dev/null | grep -q ' U __asan_' && as_mb=$((64 << 20))
-write_config "estimator: [$B/xmem-estimate, --json]" \
-             "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: $as_mb, processes: 512}"
+use_real_estimator xmemt1
 # Scratch buffers of growing sizes: the native allocator gives each one above 10 MiB its own
 # segment (a freed smaller one cannot hold the next), expandable segments grow one range.
 cat >"$T/w/linear.py" <<'PY'

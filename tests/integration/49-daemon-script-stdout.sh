@@ -4,16 +4,9 @@
 # parses the estimator's stdout. Before, print("starting") gave outcome 17 (bad output), and
 # a script could print a JSON object of its choosing for the root daemon to trust.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
-[ -x "$B/xmem-estimate" ] || { echo "xmem-estimate is not built in $B"; exit 77; }
-"${XMEM_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null || { echo "${XMEM_PYTHON:-/usr/bin/python3} cannot import torch (make deps installs python3-torch)"; exit 77; }
 start_munged
 ensure_user xmemt1
-runuser -u xmemt1 -- test -x "$B/xmem-estimate" ||
-    { echo "the build tree $XMEM_BUILD is not reachable by a test user"; exit 77; }
-as_mb=32768
-nm -D "$B/xmem-estimate" 2>/dev/null | grep -q ' U __asan_' && as_mb=$((64 << 20))
-write_config "estimator: [$B/xmem-estimate, --json]" \
-             "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: $as_mb, processes: 512}"
+use_real_estimator xmemt1
 mkdir -m 0755 "$T/w"
 cat >"$T/w/loud.py" <<'PY'
 import sys, torch

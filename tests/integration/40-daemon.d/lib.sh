@@ -115,3 +115,22 @@ ensure_user() {
 }
 
 expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+
+# use_real_estimator USER [extra yaml lines...] — skips (77) unless the built xmem-estimate
+# and a python3 with torch are there and USER can reach the build tree, then writes a config
+# whose estimator is the real one. An ASan-built estimator reserves ~16 TiB of shadow address
+# space at start: under SANITIZE=1 the address-space limit is raised so that the limit, not
+# ASan, is what a test exercises.
+use_real_estimator() {
+    local user=$1
+    shift
+    [ -x "$B/xmem-estimate" ] || { echo "xmem-estimate is not built in $B"; exit 77; }
+    "${XMEM_PYTHON:-/usr/bin/python3}" -c 'import torch' 2>/dev/null ||
+        { echo "${XMEM_PYTHON:-/usr/bin/python3} cannot import torch (make deps installs python3-torch)"; exit 77; }
+    runuser -u "$user" -- test -x "$B/xmem-estimate" ||
+        { echo "the build tree $XMEM_BUILD is not reachable by a test user"; exit 77; }
+    local as_mb=32768
+    nm -D "$B/xmem-estimate" 2>/dev/null | grep -q ' U __asan_' && as_mb=$((64 << 20))
+    write_config "estimator: [$B/xmem-estimate, --json]" \
+        "limits: {wall_seconds: 300, cpu_seconds: 600, address_space_mb: $as_mb, processes: 512}" "$@"
+}
