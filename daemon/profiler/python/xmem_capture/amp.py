@@ -1,7 +1,8 @@
 """Automatic mixed precision on the CPU.
 
 autocast('cuda') becomes CPU autocast in bfloat16: the same 2-byte activations a CUDA fp16
-or bf16 run keeps; the ops CUDA autocast runs in fp32 and CPU autocast does not are made fp32
+or bf16 run keeps; autocast('cuda', dtype=torch.float32) is what CUDA makes of it, a no-op
+(autocast disabled, amp stays off), since fp32 is not a reduced precision; the ops CUDA autocast runs in fp32 and CPU autocast does not are made fp32
 by cuda_autocast.py. GradScaler keeps its real allocations (the scale and growth tracker,
 the scaled loss, inv_scale and found_inf) and does the unscale with in-place multiplies,
 because CPU has no _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_ kernels.
@@ -17,6 +18,12 @@ def amp_mode():
     return _state["amp"]
 
 
+def cuda_autocast_casts(dtype, enabled):
+    """Whether CUDA autocast with this dtype lowers anything: only fp16 and bf16 do (CUDA
+    disables autocast for any other dtype, fp32 included). The fast capture asks it too."""
+    return bool(enabled) and (dtype is None or dtype in (torch.float16, torch.bfloat16))
+
+
 def _note_asked(dtype):
     asked = "bf16" if dtype == torch.bfloat16 else "fp16"
     if _state["amp"] == "off":
@@ -29,9 +36,11 @@ def install(torch_mod, note):
     class autocast(real_autocast):
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
             if device_type == "cuda":
-                if enabled:
+                if cuda_autocast_casts(dtype, enabled):
                     _note_asked(dtype or torch.float16)
                     cuda_fp32_ops.install(note)  # CUDA's fp32 op list on top of CPU's
+                else:
+                    enabled = False  # fp32 on a GPU: nothing is cast, so nothing here either
                 device_type, dtype = "cpu", torch.bfloat16
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 

@@ -81,12 +81,13 @@ def _where(torch):
 
 
 def _refuse_autocast(torch, amp, unsupported):
-    """CPU autocast does not cast meta tensors, so AMP activations would come out fp32."""
+    """CPU autocast does not cast meta tensors, so AMP activations would come out fp32. An
+    autocast that casts nothing (dtype=torch.float32, a no-op on a GPU) runs as it is."""
     autocast = torch.autocast
 
     class fast_autocast(autocast):
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-            if device_type == "cuda" and enabled:
+            if device_type == "cuda" and amp.cuda_autocast_casts(dtype, enabled):
                 unsupported("autocast (AMP) on CUDA: its casts are not modelled on fake tensors")
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
