@@ -5,8 +5,9 @@ flags, so each test profiles exactly the construct it is about:
   --autocast fp32|fp16|bf16  the forward under torch.autocast("cuda", dtype=...) (or, with
                              --cuda-amp, torch.cuda.amp.autocast(dtype=...)); fp32 is a
                              no-op on a GPU, so its estimate must equal the plain run's.
-  --zero-grad-keep           optimizer.zero_grad(set_to_none=False): allocates nothing, and
-                             must still reach the trace as a zero_grad phase.
+  --zero-grad-keep           optimizer.zero_grad(set_to_none=False) at the top of the loop,
+                             after the batch is on the device: it allocates and frees
+                             nothing, and must still reach the trace as a zero_grad phase.
   --no-cuda                  the forgotten --cuda flag: everything stays on the host.
 """
 import argparse
@@ -40,9 +41,12 @@ def autocast():
 
 for step in range(args.steps):
     x = torch.randn(args.batch_size, args.hidden).to(device)
+    if args.zero_grad_keep:
+        opt.zero_grad(set_to_none=False)
     with autocast():
         loss = model(x).float().pow(2).mean()
     loss.backward()
     opt.step()
-    opt.zero_grad(set_to_none=not args.zero_grad_keep)
+    if not args.zero_grad_keep:
+        opt.zero_grad(set_to_none=True)
 print("done", float(loss))

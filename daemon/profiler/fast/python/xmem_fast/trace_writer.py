@@ -52,7 +52,12 @@ class TraceWriter:
         self._pending_iteration = n  # written before the next event (no empty iteration)
 
     def phase(self, name):
+        """Written now, not before the phase's first event: a phase that allocates nothing
+        (1.13's zero_grad(set_to_none=False)) is still a fact the analysis needs (the
+        set_to_none=True rewrite for 2.x looks for zero_grad marks)."""
         self._phase = name
+        if self._spool is not None:
+            self._write_markers()
 
     def kernel(self, text):
         if self._spool is not None:
