@@ -1,5 +1,6 @@
 // cache_key.cpp — hash everything that can change an estimate, including sibling modules.
 #include "cache_key.h"
+#include "defaults.h"
 #include "sha256.h"
 
 #include <algorithm>
@@ -19,11 +20,6 @@ namespace xmem::server
 
 namespace
 {
-
-// Bounds on what the key reads: a training script and its helpers are small; a "module" of
-// megabytes is data, and hashing it would let one request stall a worker thread.
-constexpr std::size_t k_max_module_files = 64;
-constexpr std::size_t k_max_file_bytes = 4u << 20;
 
 bool ends_with(const std::string &s, const char *suffix)
 {
@@ -71,12 +67,53 @@ struct FileFacts {
 // ("racy clean" in git's terms), so only a file unchanged for this long is remembered.
 // Coarse kernel clocks tick in milliseconds; 2 s also covers filesystems that keep seconds.
 constexpr int64_t k_settle_ns = 2'000'000'000;
-// Bound on remembered files: flat memory; scripts and helpers on one login node are few.
-constexpr std::size_t k_max_remembered = 4096;
+
+// Remembered facts are keyed by the file's identity (device, inode), never by the path as
+// spelled: ./f.py, ././f.py and a symlink to it are one entry, so a request cannot grow the
+// memo by respelling a path. The stamp still guards the content.
+struct FileId {
+    dev_t dev;
+    ino_t ino;
+    bool operator==(const FileId &o) const { return dev == o.dev && ino == o.ino; }
+};
+struct FileIdHash {
+    std::size_t operator()(const FileId &f) const
+    {
+        return std::hash<uint64_t>()((uint64_t)f.dev * 0x9e3779b97f4a7c15ull ^ (uint64_t)f.ino);
+    }
+};
 
 std::mutex g_facts_mutex;
-std::unordered_map<std::string, FileFacts> g_facts; // by path, as the request named it
+std::unordered_map<FileId, FileFacts, FileIdHash> g_facts;
+std::size_t g_facts_bytes = 0; // what g_facts holds, by facts_bytes()
 std::atomic<uint64_t> g_files_hashed{0};
+
+std::size_t facts_bytes(const FileFacts &f)
+{
+    std::size_t n = sizeof(FileId) + sizeof(FileFacts) + f.digest.size();
+    for (const auto &m : f.imports)
+        n += sizeof(std::string) + m.size();
+    return n;
+}
+
+// Evicts everything when an entry would overflow either bound: the memo is a speed-up, and
+// refilling it costs one hash per file, which the per-request byte bound already limits.
+void remember(const FileId &id, const FileFacts &f)
+{
+    std::size_t add = facts_bytes(f);
+    std::lock_guard<std::mutex> lock(g_facts_mutex);
+    auto it = g_facts.find(id);
+    if (it != g_facts.end()) {
+        g_facts_bytes -= facts_bytes(it->second);
+        g_facts.erase(it);
+    }
+    if (g_facts.size() >= k_key_memo_max_files || g_facts_bytes + add > k_key_memo_max_bytes) {
+        g_facts.clear();
+        g_facts_bytes = 0;
+    }
+    g_facts.emplace(id, f);
+    g_facts_bytes += add;
+}
 
 int64_t ns_of(const struct timespec &t)
 {
@@ -93,7 +130,9 @@ bool settled(const FileStamp &s)
 // The facts of a regular file; errno-style error on failure. The file is always opened, with
 // the calling thread's filesystem identity: that checks the caller may read it (and on NFS
 // revalidates its attributes, close-to-open), even when its content need not be read again.
-int file_facts(const std::string &path, FileFacts &out)
+// `budget` is what this request may still hash, in bytes: every file counts by its size,
+// remembered or not, so whether a request fits does not depend on what others asked before.
+int file_facts(const std::string &path, FileFacts &out, std::size_t &budget)
 {
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
@@ -103,10 +142,11 @@ int file_facts(const std::string &path, FileFacts &out)
         close(fd);
         return S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
     }
-    if ((std::size_t)st.st_size > k_max_file_bytes) {
+    if ((std::size_t)st.st_size > k_key_max_file_bytes || (std::size_t)st.st_size > budget) {
         close(fd);
         return EFBIG;
     }
+    budget -= (std::size_t)st.st_size;
     FileStamp stamp;
     stamp.dev = st.st_dev;
     stamp.ino = st.st_ino;
@@ -115,7 +155,7 @@ int file_facts(const std::string &path, FileFacts &out)
     stamp.ctime_ns = ns_of(st.st_ctim);
     {
         std::lock_guard<std::mutex> lock(g_facts_mutex);
-        auto it = g_facts.find(path);
+        auto it = g_facts.find(FileId{st.st_dev, st.st_ino});
         if (it != g_facts.end() && it->second.stamp == stamp) {
             out = it->second;
             close(fd);
@@ -138,12 +178,8 @@ int file_facts(const std::string &path, FileFacts &out)
     out.digest = sha256_hex(text);
     out.imports = python_imports(text);
     g_files_hashed++;
-    if (got == (std::size_t)st.st_size && settled(stamp)) {
-        std::lock_guard<std::mutex> lock(g_facts_mutex);
-        if (g_facts.size() >= k_max_remembered)
-            g_facts.clear();
-        g_facts[path] = out;
-    }
+    if (got == (std::size_t)st.st_size && settled(stamp))
+        remember(FileId{st.st_dev, st.st_ino}, out);
     return 0;
 }
 
@@ -163,6 +199,16 @@ std::string first_component(const std::string &dotted)
     return dotted.substr(i, j - i);
 }
 
+Result<std::string> too_big(const std::string &file)
+{
+    return Result<std::string>::fail(
+        "xmem: " + file + " takes the entrypoint and its local modules past " +
+        std::to_string(k_key_max_request_bytes >> 20) + " MiB (or one file past " +
+        std::to_string(k_key_max_file_bytes >> 20) +
+        " MiB), more than xmemd hashes for one request; keep data out of .py files beside the "
+        "script");
+}
+
 } // namespace
 
 std::string entrypoint_script(const std::vector<std::string> &argv, const std::string &cwd)
@@ -178,6 +224,14 @@ std::string entrypoint_script(const std::vector<std::string> &argv, const std::s
 std::vector<std::string> python_imports(const std::string &src)
 {
     std::vector<std::string> mods;
+    std::set<std::string> seen;
+    // Each name once, and no more than the key follows: a file of "import a,a,a,..." must
+    // not cost memory per mention (4 MiB of it once took 65 MiB per request).
+    auto add = [&](std::string m) {
+        if (!m.empty() && m.size() <= k_key_max_module_name &&
+            mods.size() < k_key_max_module_files && seen.insert(m).second)
+            mods.push_back(std::move(m));
+    };
     std::size_t pos = 0;
     while (pos < src.size()) {
         std::size_t eol = src.find('\n', pos);
@@ -200,11 +254,8 @@ std::vector<std::string> python_imports(const std::string &src)
                 std::string item =
                     rest.substr(p, comma == std::string::npos ? std::string::npos : comma - p);
                 auto s = item.find_first_not_of(" \t(");
-                if (s != std::string::npos) {
-                    std::string m = first_component(item.substr(s));
-                    if (!m.empty())
-                        mods.push_back(m);
-                }
+                if (s != std::string::npos)
+                    add(first_component(item.substr(s)));
                 if (comma == std::string::npos)
                     break;
                 p = comma + 1;
@@ -212,11 +263,8 @@ std::vector<std::string> python_imports(const std::string &src)
         } else if (line.rfind("from ", 0) == 0) {
             std::string rest = line.substr(5);
             auto s = rest.find_first_not_of(" \t");
-            if (s != std::string::npos) {
-                std::string m = first_component(rest.substr(s));
-                if (!m.empty())
-                    mods.push_back(m);
-            }
+            if (s != std::string::npos)
+                add(first_component(rest.substr(s)));
         }
     }
     return mods;
@@ -225,8 +273,13 @@ std::vector<std::string> python_imports(const std::string &src)
 Result<std::string> cache_key(const KeyInputs &in)
 {
     Sha256 h;
-    h.field("xmem-cache-key v2"); // v2: file digests instead of contents
+    h.field("xmem-cache-key v3"); // v3: the requesting uid
     h.field(XMEM_VERSION);
+    // The uid, not an attempt to hash everything of the user's that can change the result:
+    // a user's usercustomize.py, ~/.local site-packages, .pth files and whatever they import
+    // change what the same script allocates, and no bounded list of files covers them all.
+    // So one user's estimate is never served to another (docs/protocol.md, "Cache").
+    h.field(std::to_string(in.uid));
     h.field(in.config_fingerprint);
     h.field(std::to_string(in.argv.size()));
     for (const auto &a : in.argv)
@@ -244,7 +297,10 @@ Result<std::string> cache_key(const KeyInputs &in)
     if (script.empty())
         return Result<std::string>::ok(h.hex());
     FileFacts facts;
-    int e = file_facts(script, facts);
+    std::size_t budget = k_key_max_request_bytes;
+    int e = file_facts(script, facts, budget);
+    if (e == EFBIG)
+        return too_big(script);
     if (e != 0)
         return Result<std::string>::fail("xmem: cannot read the entrypoint " + script + ": " +
                                          strerror(e) + " (it must be a file you can read)");
@@ -254,16 +310,22 @@ Result<std::string> cache_key(const KeyInputs &in)
     std::string dir = dirname_of(script);
     std::set<std::string> seen;
     std::vector<std::string> todo = facts.imports;
-    for (std::size_t i = 0; i < todo.size() && seen.size() < k_max_module_files; i++) {
+    for (std::size_t i = 0; i < todo.size() && seen.size() < k_key_max_module_files; i++) {
         if (!seen.insert(todo[i]).second)
             continue;
         FileFacts mod;
         std::string file = join(dir, todo[i] + ".py");
-        if (file_facts(file, mod) != 0) {
+        int me = file_facts(file, mod, budget);
+        if (me != 0 && me != EFBIG) {
             file = join(dir, todo[i] + "/__init__.py");
-            if (file_facts(file, mod) != 0)
-                continue; // not local: stdlib or site-packages, covered by env and torch
+            me = file_facts(file, mod, budget);
         }
+        // A local module too big to hash must not be skipped: the key would then ignore it,
+        // and an edited module would be answered from the cache.
+        if (me == EFBIG)
+            return too_big(file);
+        if (me != 0)
+            continue; // not local: stdlib or site-packages, covered by env and torch
         h.field(file);
         h.field(mod.digest);
         for (auto &m : mod.imports)
@@ -275,6 +337,12 @@ Result<std::string> cache_key(const KeyInputs &in)
 uint64_t cache_key_files_hashed()
 {
     return g_files_hashed.load();
+}
+
+std::size_t cache_key_memo_bytes()
+{
+    std::lock_guard<std::mutex> lock(g_facts_mutex);
+    return g_facts_bytes;
 }
 
 } // namespace xmem::server

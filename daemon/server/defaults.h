@@ -83,5 +83,21 @@ constexpr int k_log_throttle_seconds = 10;
 // Metrics HTTP request bound (we only answer GET /metrics).
 constexpr std::size_t k_metrics_request_max = 8192;
 
+// ---- issue 15, findings 2, 4 and 8: the cache key's reading and memory, the ledger's bytes.
+// One file the cache key reads: a training script and its helpers are small; a "module" of
+// megabytes is data, and hashing it would let one request stall a worker thread.
+constexpr std::size_t k_key_max_file_bytes = 4u << 20;
+// All files one request's key reads, remembered or not: 12 streams hashing 256 MiB each took
+// another user's cache hit from 2 ms to 4.6 s; 16 MiB is ~30 ms of SHA-256 per request.
+constexpr std::size_t k_key_max_request_bytes = 16u << 20;
+// Local modules followed per request, and per file remembered (distinct names only).
+constexpr std::size_t k_key_max_module_files = 64;
+// A module name longer than a file name (NAME_MAX) cannot be a sibling file.
+constexpr std::size_t k_key_max_module_name = 255;
+// The memo of file digests: 4096 files, 8 MiB at most; a 4 MiB "import a,a,a,..." once took
+// 65 MiB per request, never released. Scripts and helpers on one login node are few.
+constexpr std::size_t k_key_memo_max_files = 4096;
+constexpr std::size_t k_key_memo_max_bytes = 8u << 20;
+
 } // namespace xmem::server
 #endif

@@ -118,6 +118,7 @@ void work_prepare(uv_work_t *w)
         return;
     }
     KeyInputs in;
+    in.uid = job->peer.uid;
     in.argv = job->req.argv;
     in.cwd = job->req.cwd;
     for (const auto &[k, v] : job->req.env)

@@ -107,6 +107,8 @@ static void stable_and_sensitive(void **)
     assert_true(changed([](KeyInputs &in) { in.torch = "2.1"; }));
     assert_true(changed([](KeyInputs &in) { in.steps = 4; }));
     assert_true(changed([](KeyInputs &in) { in.config_fingerprint = "g"; }));
+    // Per user: another user's Python path can change what the same script allocates.
+    assert_true(changed([](KeyInputs &in) { in.uid = 1001; }));
     // Field boundaries are length-prefixed: moving a character between fields changes it.
     KeyInputs a = base(), b = base();
     a.argv = {"python3", "train.py", "ab", "c"};
@@ -197,6 +199,47 @@ static void remembers_digests_until_a_file_changes(void **)
     assert_string_not_equal(key(in).c_str(), k3.c_str());
 }
 
+// The memo is keyed by the file, not the spelling: respelling the path reads nothing again,
+// and a file of one import repeated keeps one name, not one per mention.
+static void memo_is_per_file_and_bounded(void **)
+{
+    std::string many = "import ";
+    for (int i = 0; i < 100000; i++)
+        many += "a,";
+    many += "a\n";
+    put("rep.py", many);
+    usleep(2100 * 1000);
+    KeyInputs in = base();
+    in.argv = {"python3", "rep.py"};
+    key(in);
+    std::size_t bytes = cache_key_memo_bytes();
+    uint64_t n = cache_key_files_hashed();
+    for (const char *spelled : {"./rep.py", "././rep.py", ".//./rep.py"}) {
+        in.argv = {"python3", spelled};
+        key(in);
+    }
+    assert_int_equal(cache_key_files_hashed(), n);
+    assert_int_equal(cache_key_memo_bytes(), bytes);
+    assert_true(bytes < 64 * 1024);
+}
+
+// Local modules past the per-request bound refuse the key rather than being left out of it.
+static void refuses_past_the_request_byte_bound(void **)
+{
+    std::string big(3u << 20, '#');
+    std::string imports;
+    for (int i = 0; i < 6; i++) {
+        put("big" + std::to_string(i) + ".py", big);
+        imports += "import big" + std::to_string(i) + "\n";
+    }
+    put("huge.py", imports);
+    KeyInputs in = base();
+    in.argv = {"python3", "huge.py"};
+    auto r = cache_key(in);
+    assert_false((bool)r);
+    assert_contains(r.error().message, "more than xmemd hashes for one request");
+}
+
 int test_group_cache_key(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +250,8 @@ int test_group_cache_key(void)
         cmocka_unit_test(follows_local_modules),
         cmocka_unit_test(unreadable_script_is_an_error),
         cmocka_unit_test(remembers_digests_until_a_file_changes),
+        cmocka_unit_test(memo_is_per_file_and_bounded),
+        cmocka_unit_test(refuses_past_the_request_byte_bound),
     };
     return cmocka_run_group_tests_name("cache_key", tests, setup, teardown);
 }
