@@ -98,6 +98,14 @@ constexpr std::size_t k_key_max_module_name = 255;
 // 65 MiB per request, never released. Scripts and helpers on one login node are few.
 constexpr std::size_t k_key_memo_max_files = 4096;
 constexpr std::size_t k_key_memo_max_bytes = 8u << 20;
+// A refused request's text fields (cwd, entrypoint, script, options, message, breakdown) are
+// kept to this many bytes each: enough to see what was asked; 200 refused 964 KB requests
+// once added 185 MiB in 2.5 s, and a full disk refuses every user.
+constexpr std::size_t k_ledger_refused_field_bytes = 4096;
+// Ledger bytes one uid may write per window; beyond, its rows are summarised (outcome,
+// times and numbers kept, text fields dropped). 64 MiB an hour is ~60 000 ordinary rows.
+constexpr uint64_t k_ledger_user_bytes_per_window = 64ull << 20;
+constexpr int k_ledger_window_seconds = 3600;
 
 } // namespace xmem::server
 #endif

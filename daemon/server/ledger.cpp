@@ -131,7 +131,50 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     return Outcome::recorded;
 }
 
+bool is_answered(Outcome o)
+{
+    return o == Outcome::estimated || o == Outcome::exceeds_gpu;
+}
+
+void truncate_field(std::string &s, std::size_t max)
+{
+    if (s.size() <= max)
+        return;
+    std::string note = "...[" + std::to_string(s.size() - max) + " bytes dropped]";
+    s.resize(max);
+    s += note;
+}
+
+std::size_t text_bytes(const RequestRow &r)
+{
+    return r.user.size() + r.cwd.size() + r.entrypoint.size() + r.script.size() + r.options.size() +
+           r.gpu.size() + r.torch.size() + r.cache_key.size() + r.message.size() +
+           r.breakdown.size() + r.mode.size() + 256; // + fixed columns
+}
+
 } // namespace
+
+// Bounds what one row, and one user, may write: a refused request is kept short (its full
+// argv and env are of no use to anyone), and a user past the window's budget gets summary
+// rows (every number kept, so counts and reports stay right) instead of text.
+void Ledger::bound_row(RequestRow &r)
+{
+    if (!is_answered(r.outcome))
+        for (std::string *f :
+             {&r.cwd, &r.entrypoint, &r.script, &r.options, &r.message, &r.breakdown})
+            truncate_field(*f, k_ledger_refused_field_bytes);
+    UserWindow &w = m_user_bytes[r.uid];
+    if (r.ts - w.start >= k_ledger_window_seconds || r.ts < w.start)
+        w = UserWindow{r.ts, 0};
+    if (w.bytes + text_bytes(r) > k_ledger_user_bytes_per_window) {
+        for (std::string *f : {&r.cwd, &r.entrypoint, &r.script, &r.options, &r.breakdown})
+            f->clear();
+        r.message = "xmem: summarised: uid " + std::to_string(r.uid) + " wrote more than " +
+                    std::to_string(k_ledger_user_bytes_per_window >> 20) +
+                    " MiB to the ledger within " + std::to_string(k_ledger_window_seconds) + " s";
+    }
+    w.bytes += text_bytes(r);
+}
 
 Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
 {
@@ -204,6 +247,7 @@ void Ledger::append(RequestRow row, Done done)
 {
     auto op = std::make_unique<Op>();
     op->kind = Op::Kind::request;
+    bound_row(row);
     op->req = std::move(row);
     op->done = std::move(done);
     stage(std::move(op));

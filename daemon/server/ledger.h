@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -81,7 +82,12 @@ class Ledger
 
   private:
     struct Op;
+    struct UserWindow {
+        int64_t start = 0;
+        uint64_t bytes = 0;
+    };
     Ledger() = default;
+    void bound_row(RequestRow &row); // loop thread, before staging
     void writer_main();
     void commit_batch(std::deque<std::unique_ptr<Op>> &batch);
     void stage(std::unique_ptr<Op> op);
@@ -106,7 +112,8 @@ class Ledger
     std::deque<std::unique_ptr<Op>> m_todo, m_done;
     bool m_stop = false;
     bool m_started = false;
-    std::size_t m_pending = 0; // loop thread
+    std::size_t m_pending = 0;                  // loop thread
+    std::map<int64_t, UserWindow> m_user_bytes; // loop thread: ledger bytes per uid, window
     std::function<void()> m_closed;
 };
 

@@ -1,6 +1,7 @@
 // test-ledger.cpp — the SQLite ledger: schema version and migrations, group commit through
 // the writer thread and uv_async, job_end ownership rules, and a loop left with no handles.
 #include "ledger.h"
+#include "defaults.h"
 #include "cmocka.hpp"
 #include "test-list.h"
 
@@ -188,10 +189,51 @@ static void writes_through_the_loop(void **)
     assert_int_equal(again.value()->take_id(), first + 300);
 }
 
+// Refused rows keep a bounded prefix of their text; a uid past its window's byte budget gets
+// summary rows (numbers kept, text dropped); another uid is not affected.
+static void bounds_refused_rows_and_user_bytes(void **)
+{
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    auto r = Ledger::open(g_path);
+    assert_true((bool)r);
+    Ledger &l = *r.value();
+    l.start(&loop);
+    int done = 0;
+    std::string big(1u << 20, 'x');
+    int rows = (int)(k_ledger_user_bytes_per_window / big.size()) + 8;
+    for (int i = 0; i < rows + 1; i++) {
+        RequestRow row;
+        row.id = l.take_id();
+        row.ts = 100;
+        row.kind = "estimate";
+        row.uid = i < rows ? 1000 : 2000;
+        row.outcome = i == 0 ? Outcome::cwd_unusable : Outcome::estimated;
+        row.options = big;
+        row.peak_bytes = 9;
+        l.append(row, [&done](bool) { done++; });
+    }
+    while (done < rows + 1)
+        uv_run(&loop, UV_RUN_ONCE);
+    l.stop([] {});
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_true(scalar("SELECT length(options) FROM requests WHERE outcome=8") <
+                (int64_t)k_ledger_refused_field_bytes + 64);
+    assert_true(scalar("SELECT sum(length(options)) FROM requests WHERE uid=1000") <=
+                (int64_t)k_ledger_user_bytes_per_window);
+    assert_true(scalar("SELECT count(*) FROM requests WHERE uid=1000 AND message LIKE"
+                       " 'xmem: summarised%'") >= 8);
+    assert_int_equal(scalar("SELECT count(*) FROM requests WHERE peak_bytes=9"), rows + 1);
+    assert_int_equal(scalar("SELECT max(length(options)) FROM requests WHERE uid=2000"),
+                     big.size());
+}
+
 int test_group_ledger(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(creates_latest_schema), cmocka_unit_test(migrates_v1_and_refuses_newer),
-        cmocka_unit_test(migrates_v3_job_rows_to_v4), cmocka_unit_test(writes_through_the_loop)};
+        cmocka_unit_test(migrates_v3_job_rows_to_v4), cmocka_unit_test(writes_through_the_loop),
+        cmocka_unit_test(bounds_refused_rows_and_user_bytes)};
     return cmocka_run_group_tests_name("ledger", tests, setup, teardown);
 }
