@@ -107,5 +107,18 @@ constexpr std::size_t k_ledger_refused_field_bytes = 4096;
 constexpr uint64_t k_ledger_user_bytes_per_window = 64ull << 20;
 constexpr int k_ledger_window_seconds = 3600;
 
+// ---- issue 15, finding 7: descriptors. Under the default soft RLIMIT_NOFILE of 1024, 1100
+// idle connections starved everyone before max_connections was reached; the soft limit is
+// raised to the hard one at start (etc/xmemd.service sets LimitNOFILE=65536), and these fds
+// stay free for the ledger, MUNGE, sandbox pipes and the metrics port.
+constexpr int k_fd_reserve = 64;
+// Connections one non-root uid may hold at once: sbatch holds one per submission, an array
+// submission from a script a few; beyond, that user is answered too_many_connections.
+constexpr int k_max_connections_per_user = 64;
+// The metrics port: a Prometheus scrape is one short request; a client that holds the
+// connection longer, or a crowd of them, is closed.
+constexpr int k_metrics_timeout_ms = 5000;
+constexpr int k_metrics_max_connections = 16;
+
 } // namespace xmem::server
 #endif

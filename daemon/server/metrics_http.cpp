@@ -9,11 +9,14 @@
 namespace xmem::server
 {
 
+// One scrape: its connection and its deadline timer, two handles closed together.
 struct Scrape {
     uv_tcp_t tcp;
+    uv_timer_t timer;
     uv_write_t write;
     MetricsServer *server;
     std::string in, out;
+    int handles = 0;
     bool closing = false;
 };
 
@@ -23,6 +26,8 @@ namespace
 void scrape_closed(uv_handle_t *h)
 {
     auto *s = static_cast<Scrape *>(h->data);
+    if (--s->handles > 0)
+        return;
     MetricsServer *server = s->server;
     delete s;
     server->release();
@@ -34,6 +39,7 @@ void scrape_close(Scrape *s)
         return;
     s->closing = true;
     uv_close(reinterpret_cast<uv_handle_t *>(&s->tcp), scrape_closed);
+    uv_close(reinterpret_cast<uv_handle_t *>(&s->timer), scrape_closed);
 }
 
 } // namespace
@@ -82,12 +88,20 @@ void MetricsServer::on_connection(uv_stream_t *ls, int status)
     auto *s = new Scrape;
     s->server = self;
     uv_tcp_init(self->m_d->loop(), &s->tcp);
-    s->tcp.data = s;
-    self->m_open++;
-    if (uv_accept(ls, reinterpret_cast<uv_stream_t *>(&s->tcp)) != 0) {
+    uv_timer_init(self->m_d->loop(), &s->timer);
+    s->tcp.data = s->timer.data = s;
+    s->handles = 2;
+    self->m_open++; // one per scrape: released when both its handles are closed
+    // Accepted even when over the bound, so the kernel's backlog drains; then closed at once.
+    if (uv_accept(ls, reinterpret_cast<uv_stream_t *>(&s->tcp)) != 0 ||
+        self->m_open - 1 > k_metrics_max_connections) {
         scrape_close(s);
         return;
     }
+    // A scrape that neither asks nor drains its answer in time is closed (slow-loris bound).
+    uv_timer_start(
+        &s->timer, [](uv_timer_t *t) { scrape_close(static_cast<Scrape *>(t->data)); },
+        k_metrics_timeout_ms, 0);
     uv_read_start(
         reinterpret_cast<uv_stream_t *>(&s->tcp),
         [](uv_handle_t *h, size_t, uv_buf_t *b) {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,7 +19,36 @@ namespace xmem::server
 namespace
 {
 uint64_t g_conn_serial = 0;
+
+// Every connection is an fd: the soft limit (often 1024) would run out before max_connections
+// and starve every user, so it is raised to the hard limit, and a limit too low for
+// max_connections plus the reserve is said at start.
+void raise_fd_limit(int max_connections)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t)max_connections + (rlim_t)k_fd_reserve)
+        log_warn("the open-file limit %llu is below max_connections %d + %d in reserve; "
+                 "raise LimitNOFILE in the unit or lower max_connections",
+                 (unsigned long long)rl.rlim_cur, max_connections, k_fd_reserve);
 }
+
+// Connections the same uid holds now (root's, from slurmstepd's job_end, are not bounded).
+int connections_of(const std::set<Conn *> &conns, uid_t uid)
+{
+    int n = 0;
+    for (const Conn *c : conns)
+        n += c->peer.uid == uid;
+    return n;
+}
+} // namespace
 
 Daemon::Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts)
     : m_loop(loop), m_cfg(std::move(cfg)), m_opts(std::move(opts)),
@@ -44,6 +74,7 @@ bool Daemon::open_ledger()
 bool Daemon::listen_socket()
 {
     const std::string &path = m_cfg->socket;
+    raise_fd_limit(m_cfg->max_connections);
     uv_pipe_init(m_loop, &m_listener, 0);
     m_listener.data = this;
     m_listening = true;
@@ -111,6 +142,13 @@ void Daemon::on_connection(uv_stream_t *server, int status)
                            d->m_cfg->max_connections);
         conn_reply(c, outcome_reply(Outcome::too_many_connections,
                                     "xmem: xmemd has too many connections; retry shortly"));
+    } else if (cred.uid != 0 && connections_of(d->m_conns, cred.uid) > k_max_connections_per_user) {
+        d->m_metrics.count_outcome(Outcome::too_many_connections);
+        log_warn_throttled("maxconn-user", "uid %u holds %d connections; refusing its next",
+                           (unsigned)cred.uid, k_max_connections_per_user);
+        conn_reply(c, outcome_reply(Outcome::too_many_connections,
+                                    "xmem: you hold " + std::to_string(k_max_connections_per_user) +
+                                        " connections to xmemd already; close some and retry"));
     }
 }
 
