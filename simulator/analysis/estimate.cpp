@@ -42,6 +42,16 @@ void summarize(Estimate &e)
     e.outside_bytes = e.workspaces.outside_bytes;
     e.peak_bytes = e.context_bytes + r.reserved_peak + e.outside_bytes;
     e.fits = !r.oom && e.peak_bytes <= e.target.gpu.total_bytes;
+    e.uses_gpu = r.allocated_peak > 0;
+    if (!e.uses_gpu) {
+        e.fits_reason = "the CUDA context alone fits: the job made no GPU tensors";
+        e.warnings.push_back("xmem: warning: the job made no GPU tensors (0 B allocated); the "
+                             "estimate is the CUDA context alone. Does the script need a flag "
+                             "such as --cuda or --device cuda to use the GPU?");
+    } else
+        e.fits_reason = e.fits ? "the peak fits in the GPU's memory"
+                               : (r.oom ? "the simulated allocator ran out of memory"
+                                        : "the peak exceeds the GPU's memory");
     uint64_t bound = std::max(e.peak_bytes, e.workspace_bound_peak_bytes);
     e.limit_bytes = recommended_limit(bound, e.target.gpu.total_bytes, e.target.margin);
 }

@@ -26,6 +26,7 @@
 #include "analysis/workspaces.h"
 
 #include <string>
+#include <vector>
 
 namespace xmem::analysis
 {
@@ -58,6 +59,11 @@ struct Estimate {
     uint64_t limit_bytes = 0;
     uint64_t cache_bytes = 0; // reserved peak - live requested bytes at the peak
     bool fits = false;
+    // False when the job made no GPU tensors (allocated peak 0): a forgotten --cuda flag.
+    // `fits` then covers the CUDA context alone, which fits_reason and warnings say.
+    bool uses_gpu = true;
+    std::string fits_reason;
+    std::vector<std::string> warnings; // one line each, for the user (stderr and JSON)
 };
 
 Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline);

@@ -95,6 +95,9 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"catalog_cudnn_context_bytes", e.target.gpu.cudnn_context_bytes},
         {"outside_allocator_bytes", e.outside_bytes},
         {"fits", e.fits},
+        {"fits_reason", e.fits_reason},
+        {"uses_gpu", e.uses_gpu},
+        {"warnings", e.warnings},
         {"oom", r.oom},
         {"margin", e.target.margin},
         {"coverage", k_limit_coverage},
@@ -149,6 +152,10 @@ std::string render_human(const Estimate &e, const Timings &t)
     if (r.oom)
         std::snprintf(buf, sizeof buf, "fits: NO, the simulated allocator ran out of memory: %s\n",
                       r.oom_message.c_str());
+    else if (!e.uses_gpu)
+        std::snprintf(buf, sizeof buf, "fits: %s, but only as %s (%s on the GPU)\n",
+                      e.fits ? "yes" : "NO", e.fits_reason.c_str(),
+                      format_bytes(e.target.gpu.total_bytes).c_str());
     else
         std::snprintf(buf, sizeof buf, "fits: %s (%s on the GPU)\n", e.fits ? "yes" : "NO",
                       format_bytes(e.target.gpu.total_bytes).c_str());

@@ -8,7 +8,8 @@ flags, so each test profiles exactly the construct it is about:
   --zero-grad-keep           optimizer.zero_grad(set_to_none=False) at the top of the loop,
                              after the batch is on the device: it allocates and frees
                              nothing, and must still reach the trace as a zero_grad phase.
-  --no-cuda                  the forgotten --cuda flag: everything stays on the host.
+  --no-cuda                  the forgotten --cuda flag: everything stays on the host, and
+                             the loop counts correct predictions against host labels.
 """
 import argparse
 
@@ -45,6 +46,9 @@ for step in range(args.steps):
         opt.zero_grad(set_to_none=False)
     with autocast():
         loss = model(x).float().pow(2).mean()
+    if args.no_cuda:  # host outputs against host labels: fast mode's host-meta model met this
+        labels = torch.randint(0, args.hidden, (args.batch_size,))
+        correct = (model(x).argmax(1) == labels).sum().item()
     loss.backward()
     opt.step()
     if not args.zero_grad_keep:

@@ -139,6 +139,32 @@ static void the_limit_covers_every_workspace_factor_up_to_the_bound(void **)
     EXPECT_U64(p.value().limit_bytes, 1053 * MiB); // 1002 MiB x 1.05 = 1052.1
 }
 
+// Issue 17 class 3: a job that never touches the GPU (a forgotten --cuda flag) still "fits",
+// but the estimate says it is the CUDA context alone, with a warning line and JSON fields.
+static void a_job_without_gpu_tensors_is_warned_about(void **)
+{
+    Builder b;
+    b.meta("torch", "1.13.1").meta("zero_grad_set_to_none", "0").meta("amp", "off");
+    b.iteration(1).phase(Phase::forward).host(1, 4096, "fc|aten::linear>aten::addmm").free(1);
+    auto r = analyze(b.build(), a100(), nullptr);
+    assert_true(r.ok());
+    const Estimate &e = r.value();
+    assert_false(e.uses_gpu);
+    assert_true(e.fits);
+    EXPECT_U64(e.warnings.size(), 1);
+    EXPECT_CONTAINS(e.warnings[0], "xmem: warning: the job made no GPU tensors");
+    auto j = nlohmann::json::parse(render_json(e, {1.5, 0.01}));
+    assert_false(j["uses_gpu"].get<bool>());
+    EXPECT_CONTAINS(j["fits_reason"].get<std::string>(), "CUDA context alone");
+    EXPECT_U64(j["warnings"].size(), 1);
+    EXPECT_CONTAINS(render_human(e, {1.5, 0.01}), "fits: yes, but only as the CUDA context alone");
+
+    auto used = analyze(adam_capture(), a100(), nullptr); // a real job: no warning
+    assert_true(used.ok());
+    assert_true(used.value().uses_gpu);
+    assert_true(used.value().warnings.empty());
+}
+
 static void a_bad_alloc_conf_is_a_clear_error(void **)
 {
     Target t = a100();
@@ -156,6 +182,7 @@ int run_estimate_tests(void)
         cmocka_unit_test(a_gpu_too_small_does_not_fit),
         cmocka_unit_test(the_limit_covers_every_workspace_factor_up_to_the_bound),
         cmocka_unit_test(a_bad_alloc_conf_is_a_clear_error),
+        cmocka_unit_test(a_job_without_gpu_tensors_is_warned_about),
     };
     return cmocka_run_group_tests_name("estimate", tests, nullptr, nullptr);
 }

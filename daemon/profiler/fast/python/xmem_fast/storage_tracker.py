@@ -95,6 +95,13 @@ class StorageTracker(TorchDispatchMode):
                 raise
             self.on_unsupported(f"{self._op_name(func)} has no shape-only kernel "
                                 "(data-dependent output shape or a custom op)")
+        except RuntimeError:
+            if dev != "h" or not _has_real_tensor(args, kwargs):
+                raise
+            # Host-meta parameters met real host data: the model never went to the GPU.
+            self.on_unsupported(f"{self._op_name(func)} mixes the host model with host data: "
+                                "the job makes no GPU tensors (a forgotten --cuda flag?); "
+                                "the exact capture runs it as it is")
         if dev is None:
             dev = "h" if self.hosting else "g"
         for t in _tensors(out):
@@ -162,3 +169,7 @@ class StorageTracker(TorchDispatchMode):
         if self.host:
             for key in [k for k, ref in self.host.items() if _expired(ref)]:
                 _free_weak_ref(self.host.pop(key))
+
+
+def _has_real_tensor(args, kwargs):
+    return any(not t.is_meta for t in _tensors((args, kwargs)))
