@@ -42,6 +42,8 @@ local function one_gpu(options, gres_only)
     if gres_only then return false end
     n = n + (tonumber(g:match("(%d+)$")) or 1)
   end
+  -- A typed GPU (gpu:a100:1) stays whole, as job_submit.lua keeps it: a share has no type.
+  if xmem.gpu_type(options.gres) or (g and g ~= "" and xmem.gpu_type("gpu:" .. g)) then return false end
   return n == 1 and not shared
 end
 

@@ -74,15 +74,48 @@ local function verify_decision(cred, job_uid, policy)
   end
   local payload = out:match("\n\n(xmem%-decision v1 [^\n]*)")
   if payload == nil then return nil, "credential does not carry an xmem decision" end
-  local d = {}
-  for k, v in payload:gmatch("(%w+)=(%S+)") do d[k] = v end
-  d.uid, d.peak, d.limit, d.expires = tonumber(d.uid), tonumber(d.peak), tonumber(d.limit), tonumber(d.expires)
-  if d.uid == nil or d.limit == nil or d.expires == nil then return nil, "incomplete decision: " .. payload end
+  local d, perr = xmem.parse_decision(payload)
+  if d == nil then return nil, perr end
   if d.uid ~= job_uid then
     return nil, string.format("decision was made for uid %d, job belongs to uid %d", d.uid, job_uid)
   end
   if d.expires < os.time() then return nil, "decision expired at " .. os.date("!%Y-%m-%dT%H:%M:%SZ", d.expires) end
   return d
+end
+
+-- What sbatch --wrap submits: its own two header lines, then the command (sbatch.c).
+local WRAP_HEADER = "#!/bin/sh\n# This script was created by sbatch --wrap.\n\n"
+
+-- The SHA-256 of the job's batch script, as xmemd signs it: "-" for none (srun, salloc) and
+-- for a --wrap script, which xmemd never sees as a file. sha256sum, not Lua: slurmctld's Lua
+-- 5.1 has no bit operators, and one fork costs a few ms where arithmetic SHA-256 in Lua
+-- would hold the controller for seconds on a large script (docs/slurm.md).
+local function script_sha256(script)
+  if script == nil or script == "" or script:sub(1, #WRAP_HEADER) == WRAP_HEADER then return "-" end
+  local tmp = os.tmpname()
+  local f = io.open(tmp, "wb")
+  if not f then return nil end
+  f:write(script)
+  f:close()
+  local p = io.popen("sha256sum < " .. tmp)
+  local out = p and p:read("*a") or ""
+  if p then p:close() end
+  os.remove(tmp)
+  return out:match("^(%x+)")
+end
+
+-- Was the decision made for this job: its batch script and its GPU request? nil, or why not.
+local function decision_mismatch(d, job_desc, gres)
+  local digest = script_sha256(job_desc.script)
+  if digest == nil then return "cannot compute the batch script's SHA-256 (is sha256sum installed?)" end
+  if d.script ~= digest then
+    return string.format("decision was made for another batch script (sha256 %s, this job's %s)",
+      d.script:sub(1, 12), digest:sub(1, 12))
+  end
+  if d.gres ~= gres then
+    return string.format("decision was made for the GPU request %s, this job asks for %s", d.gres, gres)
+  end
+  return nil
 end
 
 local function add_comment(job_desc, text)
@@ -122,11 +155,17 @@ local function xmem_job_submit(job_desc, submit_uid)
   -- srun outside a job: cli_filter already turned gpu:1 into this policy's share so the
   -- step matches the allocation; the controller recomputes it from the decision.
   if kind == "shared" and env.XMEM_ORIGIN == "srun" then kind = "single" end
+  -- A share has no GPU type (shard and mps count what gres.conf configured, whatever GPU
+  -- it is on): rewriting gpu:a100:1 would drop the type, so a typed request stays whole.
+  local gpu_type = xmem.gpu_type(job_desc.tres_per_node) or xmem.gpu_type(job_desc.tres_per_job)
+    or xmem.gpu_type(job_desc.tres_per_task)
+  if kind == "single" and gpu_type then kind = "typed" end
   if kind ~= "single" then
     local why = ({ none = "no GPU requested", multi = "version 1 rewrites single-node single-GPU requests only",
-      shared = "already a GPU share" })[kind]
+      shared = "already a GPU share",
+      typed = "a share cannot keep the GPU type " .. tostring(gpu_type) .. ": the job keeps its whole GPU" })[kind]
     log("uid %d: %s (%s); request left unchanged", job_uid, why, req)
-    if kind == "multi" then slurm.log_user("xmem: %s (%s): request left unchanged", why, req) end
+    if kind == "multi" or kind == "typed" then slurm.log_user("xmem: %s (%s): request left unchanged", why, req) end
     add_comment(job_desc, string.format("xmem: policy=%s request=%s (unchanged: %s)", policy.mode, req, why))
     return slurm.SUCCESS
   end
@@ -141,6 +180,11 @@ local function xmem_job_submit(job_desc, submit_uid)
     end
   else
     local d, why = verify_decision(env.XMEM_DECISION, job_uid, policy)
+    if d ~= nil then
+      why = decision_mismatch(d, job_desc, xmem.gpu_request(job_desc.tres_per_node or "",
+        job_desc.tres_per_job or "", job_desc.tres_per_task or ""))
+      if why then d = nil end
+    end
     if d == nil then
       log("uid %d: decision ignored: %s; job keeps its original request (%s)", job_uid, why, req)
       slurm.log_user("xmem: the estimate could not be verified (%s); the job keeps its original request", why)

@@ -72,6 +72,54 @@ function M.gpus_in(tres)
   return n, shared
 end
 
+-- The GPU type of a request's gpu item ("gres:gpu:a100:1", "gres/gpu:a100", "gpu:1"), or nil.
+function M.gpu_type(tres)
+  for item in string.gmatch(tres or "", "[^,]+") do
+    local rest = item:gsub("^gres[:/]", ""):match("^gpu:(.*)$")
+    if rest then
+      local t = rest:match("^([^:]+):") or rest
+      if not t:match("^%d+$") then return t end
+      return nil
+    end
+  end
+  return nil
+end
+
+-- The single-GPU request in the canonical form a decision is bound to: "gpu:1" or
+-- "gpu:TYPE:1" (the SPANK plugin's xmem_request_gpu writes the same). Takes the request
+-- fields in order; the first one with a gpu item names the type.
+function M.gpu_request(...)
+  for _, tres in ipairs({ ... }) do
+    if tres ~= "" and (M.gpus_in(tres)) > 0 then
+      local t = M.gpu_type(tres)
+      return t and ("gpu:" .. t .. ":1") or "gpu:1"
+    end
+  end
+  return "gpu:1"
+end
+
+-- The fields of a decision payload ("xmem-decision v1 k=v k=v ..."), or nil and why. Every
+-- key is known and given once: a value smuggling a second "uid=" must not override the first.
+local DECISION_KEYS = { uid = true, request = true, peak = true, limit = true, gpu = true,
+  script = true, gres = true, expires = true }
+function M.parse_decision(payload)
+  local body = payload:match("^xmem%-decision v1 (.*)$")
+  if body == nil then return nil, "not a version 1 xmem decision" end
+  local d = {}
+  for word in body:gmatch("%S+") do
+    local k, v = word:match("^(%w+)=(%S+)$")
+    if k == nil then return nil, "malformed decision field '" .. word .. "'" end
+    if not DECISION_KEYS[k] then return nil, "unknown decision field '" .. k .. "'" end
+    if d[k] ~= nil then return nil, "decision field '" .. k .. "' given twice" end
+    d[k] = v
+  end
+  d.uid, d.peak, d.limit, d.expires = tonumber(d.uid), tonumber(d.peak), tonumber(d.limit), tonumber(d.expires)
+  if d.uid == nil or d.limit == nil or d.expires == nil or d.script == nil or d.gres == nil then
+    return nil, "incomplete decision: " .. payload
+  end
+  return d
+end
+
 local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
 
 --[[ Turns a limit into a request under the policy. Returns a table:

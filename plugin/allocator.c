@@ -228,7 +228,8 @@ static int ask_daemon(struct job_input *in, int mode)
 {
     struct xmem_estimate_request req;
     struct xmem_estimate_result res;
-    char err[512] = "", cwd[4096], entry[1024], peak[32], limit[32];
+    char err[512] = "", cwd[4096], entry[1024], peak[32], limit[32], gres[96];
+    char *script = NULL;
     int rc;
 
     memset(&req, 0, sizeof(req));
@@ -236,10 +237,14 @@ static int ask_daemon(struct job_input *in, int mode)
     if (getcwd(cwd, sizeof(cwd)) == NULL)
         snprintf(cwd, sizeof(cwd), "/");
     req.argv = (const char *const *)in->entry;
-    req.script =
-        in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap == NULL && in->cl.first_operand >= 0
-            ? in->self_argv[in->cl.first_operand]
-            : NULL;
+    /* The script sbatch sends is the one the decision is bound to (its SHA-256, read by
+     * xmemd as the user): named absolutely, since cwd below may be --chdir's. */
+    if (in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap == NULL && in->cl.first_operand >= 0) {
+        script = realpath(in->self_argv[in->cl.first_operand], NULL);
+        req.script = script ? script : in->self_argv[in->cl.first_operand];
+    }
+    if (xmem_request_gpu(&in->cl, gres, sizeof(gres)) == 0)
+        req.gres = gres;
     req.cwd = in->cl.chdir ? in->cl.chdir : cwd;
     req.env = (const char *const *)environ;
     req.partition = in->cl.partition ? in->cl.partition : getenv("SBATCH_PARTITION");
@@ -251,6 +256,7 @@ static int ask_daemon(struct job_input *in, int mode)
 
     rc = xmem_client_estimate(xmem__settings.socket, xmem__settings.timeout_s * 1000, &req, &res,
                               err, sizeof(err));
+    free(script);
     if (rc == XMEM_CLIENT_EREFUSED) {
         snprintf(err, sizeof(err), "xmem: no estimate for '%.200s': %.250s", entry,
                  res.message[0] ? res.message : res.outcome_name);

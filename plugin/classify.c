@@ -54,6 +54,60 @@ static long first_number(const char *v)
     return v ? strtol(v, NULL, 10) : 1;
 }
 
+/* The type in a GPU count value: "a100:1" and "a100" have type a100, "1" has none. */
+static void type_of(const char *v, char *type, size_t len)
+{
+    const char *colon = strchr(v, ':');
+    size_t n = colon ? (size_t)(colon - v) : strlen(v);
+    char *end;
+
+    type[0] = '\0';
+    if (colon == NULL) {
+        strtol(v, &end, 10);
+        if (end != v && *end == '\0')
+            return; /* a count only */
+    }
+    if (n > 0 && n < len) {
+        memcpy(type, v, n);
+        type[n] = '\0';
+    }
+}
+
+/* The type of the gpu item in a --gres list ("gres:gpu:a100:1,nic:1" → a100). */
+static void gres_type(const char *gres, char *type, size_t len)
+{
+    char *copy = strdup(gres), *tok, *save = NULL;
+
+    type[0] = '\0';
+    if (copy == NULL)
+        return;
+    for (tok = strtok_r(copy, ",", &save); tok != NULL; tok = strtok_r(NULL, ",", &save)) {
+        if (strncmp(tok, "gres:", 5) == 0)
+            tok += 5;
+        if (strncmp(tok, "gpu:", 4) == 0) {
+            type_of(tok + 4, type, len);
+            break;
+        }
+    }
+    free(copy);
+}
+
+int xmem_request_gpu(const struct xmem_cmdline *c, char *buf, size_t len)
+{
+    char type[64] = "";
+    int n;
+
+    if (c->gres)
+        gres_type(c->gres, type, sizeof(type));
+    else if (c->gpus || c->gpus_per_node || c->gpus_per_task)
+        type_of(c->gpus            ? c->gpus
+                : c->gpus_per_node ? c->gpus_per_node
+                                   : c->gpus_per_task,
+                type, sizeof(type));
+    n = type[0] ? snprintf(buf, len, "gpu:%s:1", type) : snprintf(buf, len, "gpu:1");
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 int xmem_request_classify(const struct xmem_cmdline *c, char *why, size_t whylen)
 {
     int shared = 0;

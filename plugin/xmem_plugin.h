@@ -123,6 +123,10 @@ enum xmem_request_kind {
     XMEM_REQ_SHARED = 3, /* already a shard/mps request: left unchanged */
 };
 int xmem_request_classify(const struct xmem_cmdline *c, char *why, size_t whylen);
+/* The GPU request in the canonical form a decision is bound to, "gpu:1" or "gpu:TYPE:1"
+ * (job_submit.lua derives the same from the job: xmem_lib.lua gpu_request). Call it for a
+ * single-GPU request; returns 0, or -1 when buf is too small. */
+int xmem_request_gpu(const struct xmem_cmdline *c, char *buf, size_t len);
 
 /* ---- job end: output files, CUDA OOM, GPU memory (jobinfo.c, run.c, oom.c, jobproc.c,
  *      nvml.c) ------------------------------------------------------------------------------ */

@@ -56,6 +56,7 @@ static json_object *estimate_body(const struct xmem_estimate_request *req, int d
     json_object_object_add(o, "env", env);
     add_str(o, "gpu", req->gpu);
     add_str(o, "partition", req->partition);
+    add_str(o, "gres", req->gres);
     add_str(o, "torch", req->torch);
     json_object_object_add(o, "steps", json_object_new_int(req->steps));
     json_object_object_add(o, "check_only", json_object_new_boolean(req->check_only != 0));

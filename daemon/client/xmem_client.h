@@ -39,6 +39,7 @@ struct xmem_estimate_request {
                                are sent (contract/request_env.h) */
     const char *gpu;        /* GPU catalog name, or NULL for the partition's / site default */
     const char *partition;  /* Slurm partition, or NULL */
+    const char *gres;       /* the GPU request, "gpu:1" or "gpu:TYPE:1", or NULL: signed */
     const char *torch;      /* target PyTorch version, or NULL for the site default */
     int steps;              /* optimizer steps to profile; 0 = default */
     int check_only;         /* 1: --xmem=check, report only */

@@ -120,5 +120,10 @@ constexpr int k_max_connections_per_user = 64;
 constexpr int k_metrics_timeout_ms = 5000;
 constexpr int k_metrics_max_connections = 16;
 
+// ---- issue 15, finding 10: decisions bound to the batch script.
+// The batch script xmemd hashes into a decision: Slurm's own default max_script_size is
+// 4 MiB, so a larger file could never be submitted as the job the decision is for.
+constexpr uint64_t k_decision_max_script_bytes = 4ull << 20;
+
 } // namespace xmem::server
 #endif

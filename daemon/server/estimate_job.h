@@ -19,6 +19,7 @@ namespace xmem::server
 struct EstimateRequest {
     std::vector<std::string> argv;
     std::string cwd, script, gpu, partition, torch;
+    std::string gres; // the job's GPU request, canonical ("gpu:1", "gpu:a100:1"): signed
     std::vector<std::pair<std::string, std::string>> env; // relevant variables only
     int steps = 0; // optimizer steps to profile; 0 = the config's
     bool check_only = false;
@@ -51,6 +52,7 @@ struct EstimateJob {
     bool cached = false;
     uint64_t id = 0;
     std::string decision;
+    std::string script_sha256; // of req.script, read as the user (prepare): signed
     SandboxRun run;
     std::atomic<bool> cancel{false};
     uv_work_t work{};

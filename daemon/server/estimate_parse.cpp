@@ -4,6 +4,8 @@
 #include "contract/request_env.h"
 #include "defaults.h"
 
+#include <algorithm>
+
 namespace xmem::server
 {
 
@@ -63,6 +65,17 @@ Result<void> parse_into(const nlohmann::json &j, EstimateRequest &r)
     r.cwd = j["cwd"].get<std::string>();
     if (j.contains("script") && j["script"].is_string())
         r.script = j["script"].get<std::string>().substr(0, k_max_path);
+    // The GPU request the decision is bound to: one word, so it cannot add payload fields.
+    if (j.contains("gres") && !j["gres"].is_null()) {
+        std::string g = j["gres"].is_string() ? j["gres"].get<std::string>() : "";
+        bool word = !g.empty() && g.size() <= 63 && std::all_of(g.begin(), g.end(), [](char c) {
+            return isalnum((unsigned char)c) || c == ':' || c == '_' || c == '-' || c == '.';
+        });
+        if (!word)
+            return Result<void>::fail(
+                "xmem: gres: expected a GPU request of letters, digits, : - _ . (at most 63)");
+        r.gres = g;
+    }
     if (j.contains("env") && !j["env"].is_null()) {
         if (!j["env"].is_object())
             return Result<void>::fail("xmem: env: expected an object of variable names to values");

@@ -117,6 +117,14 @@ void work_prepare(uv_work_t *w)
                        job->user.name + ": " + strerror(errno);
         return;
     }
+    // The decision names the batch script it was made for (job_submit.lua compares).
+    auto digest = batch_script_sha256(job->req.script, job->req.cwd);
+    if (!digest) {
+        job->outcome = Outcome::script_unreadable;
+        job->message = digest.error().message;
+        return;
+    }
+    job->script_sha256 = digest.value();
     KeyInputs in;
     in.uid = job->peer.uid;
     in.argv = job->req.argv;
@@ -177,7 +185,8 @@ void sign(EstimateJob *job)
                    (job->outcome == Outcome::exceeds_gpu ? "; does not fit this GPU" : "");
     Decision dec{job->peer.uid,       job->id,
                  job->est.peak_bytes, job->est.limit_bytes,
-                 job->est.gpu,        time(nullptr) + cfg.policy.decision_ttl_seconds};
+                 job->est.gpu,        job->script_sha256,
+                 job->req.gres,       time(nullptr) + cfg.policy.decision_ttl_seconds};
     auto cred =
         munge_sign(decision_payload(dec), cfg.munge_socket, cfg.policy.decision_ttl_seconds);
     if (!cred) {

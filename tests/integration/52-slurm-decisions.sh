@@ -10,32 +10,15 @@ t_require_lab
 command -v gcc >/dev/null || t_skip "gcc not installed"
 XMEM_LAB_NO_XMEMD=1 lab_up shard
 cd "$LAB/jobs" || t_fail "no jobs dir"
-MSOCK=$LAB/munge/munge.socket
 
-# The hostile client configuration: same cluster, only the forging plugin, no cli_filter.
-mkdir -p "$LAB/evil"
-gcc -shared -fPIC -Wall -o "$LAB/evil/forge.so" "$XMEM_SRC/tests/integration/lab/forge-spank.c" ||
-    t_fail "cannot build forge-spank.c"
-echo "required $LAB/evil/forge.so" >"$LAB/evil/plugstack.conf"
-sed -e "s|^PlugStackConfig=.*|PlugStackConfig=$LAB/evil/plugstack.conf|" -e '/^CliFilterPlugins/d' \
-    "$LAB/etc/slurm.conf" >"$LAB/evil/slurm.conf"
-chmod -R a+rX "$LAB/evil"
+lab_forge_client
 
 now=$(date +%s)
-payload() { echo "xmem-decision v1 uid=$1 request=7 peak=3221225472 limit=4294967296 gpu=A100-40GB expires=$2"; }
-# cred AS_USER PAYLOAD: a MUNGE credential made by AS_USER.
-cred() { runuser -u "$1" -- munge -S "$MSOCK" -s "$2"; }
+# A --wrap job has no batch script file: its decision names none (script=-).
+payload() { echo "xmem-decision v1 uid=$1 request=7 peak=3221225472 limit=4294967296 gpu=A100-40GB script=- gres=gpu:1 expires=$2"; }
 
-# forged_submit AS_USER CREDENTIAL: submits a held gpu:1 job carrying the credential.
-forged_submit() {
-    RUN_OUT=$(cd "$LAB/jobs" && runuser -u "$1" -- env SLURM_CONF="$LAB/evil/slurm.conf" \
-        FORGE_XMEM_MODE=auto FORGE_XMEM_LIMIT_MB=4096 FORGE_XMEM_ORIGIN=sbatch \
-        FORGE_XMEM_DECISION="$2" timeout 60 sbatch --hold -o /dev/null --gres=gpu:1 \
-        --wrap "python3 train.py" 2>&1)
-    RUN_RC=$?
-    JOB=$(lab_jobid "$RUN_OUT")
-    [ -n "$JOB" ] || t_fail "forged submission was not queued (never lose a job)"
-}
+# forged_submit AS_USER CREDENTIAL: submits a held gpu:1 --wrap job carrying the credential.
+forged_submit() { forged_sbatch "$1" "$2" --gres=gpu:1 --wrap "python3 train.py"; }
 
 # expect_ignored WHY_REGEX WHAT
 expect_ignored() {

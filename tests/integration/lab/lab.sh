@@ -23,6 +23,8 @@ LAB_GPUS=2
 LAB_SHARDS_PER_GPU=10
 LAB_MPS_PER_GPU=100
 LAB_GPU_MB=40960
+# LAB_GPU_TYPE (unset by default): a type for the lab's GPUs (gres.conf Type=, the node's
+# Gres=gpu:TYPE:N), for tests of typed requests such as --gres=gpu:a100:1.
 
 lab_log() { echo "lab: $*" >&2; }
 
@@ -69,7 +71,7 @@ lab_write_gres() {
         echo "# xmem lab: $LAB_GPUS fake GPUs (character devices 195,N), $kind sharing"
         echo "AutoDetect=off"
         for ((i = 0; i < LAB_GPUS; i++)); do
-            echo "Name=gpu File=$LAB/dev/nvidia$i"
+            echo "Name=gpu ${LAB_GPU_TYPE:+Type=$LAB_GPU_TYPE }File=$LAB/dev/nvidia$i"
             if [ "$kind" = shard ]; then
                 echo "Name=shard Count=$LAB_SHARDS_PER_GPU File=$LAB/dev/nvidia$i"
             else
@@ -174,9 +176,9 @@ lab_up() {
     node_line=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=//' -e 's/RealMemory=[0-9]*/RealMemory=2048/')
     for ((i = 0; i < LAB_GPUS; i++)); do mknod "$LAB/dev/nvidia$i" c 195 "$i"; done
     if [ "$kind" = shard ]; then
-        gres_types=gpu,shard node_gres=gpu:$LAB_GPUS,shard:$((LAB_GPUS * LAB_SHARDS_PER_GPU))
+        gres_types=gpu,shard node_gres=gpu:${LAB_GPU_TYPE:+$LAB_GPU_TYPE:}$LAB_GPUS,shard:$((LAB_GPUS * LAB_SHARDS_PER_GPU))
     else
-        gres_types=gpu,mps node_gres=gpu:$LAB_GPUS,mps:$((LAB_GPUS * LAB_MPS_PER_GPU))
+        gres_types=gpu,mps node_gres=gpu:${LAB_GPU_TYPE:+$LAB_GPU_TYPE:}$LAB_GPUS,mps:$((LAB_GPUS * LAB_MPS_PER_GPU))
     fi
     lab_render "$LAB_HERE/slurm.conf.in" "$LAB/etc/slurm.conf" LAB="$LAB" HOST="$host" \
         CTLD_PORT=$LAB_CTLD_PORT SLURMD_PORT=$LAB_SLURMD_PORT GRES_TYPES=$gres_types \

@@ -72,6 +72,34 @@ submit() {
     [ -n "$JOB" ] || t_fail "sbatch $* submitted nothing"
 }
 
+# lab_forge_client: the hostile client configuration in $LAB/evil: the same cluster, only
+# the forging plugin (forge-spank.c), no cli_filter. Needs gcc.
+lab_forge_client() {
+    mkdir -p "$LAB/evil"
+    gcc -shared -fPIC -Wall -o "$LAB/evil/forge.so" "$XMEM_SRC/tests/integration/lab/forge-spank.c" ||
+        t_fail "cannot build forge-spank.c"
+    echo "required $LAB/evil/forge.so" >"$LAB/evil/plugstack.conf"
+    sed -e "s|^PlugStackConfig=.*|PlugStackConfig=$LAB/evil/plugstack.conf|" -e '/^CliFilterPlugins/d' \
+        "$LAB/etc/slurm.conf" >"$LAB/evil/slurm.conf"
+    chmod -R a+rX "$LAB/evil"
+}
+
+# cred AS_USER PAYLOAD: a MUNGE credential made by AS_USER (root is xmemd's uid in the lab).
+cred() { runuser -u "$1" -- munge -S "$LAB/munge/munge.socket" -s "$2"; }
+
+# forged_sbatch AS_USER CREDENTIAL SBATCH_ARGS...: a held job, from $LAB/jobs, through the
+# forging client, carrying the credential as its decision; JOB = the id.
+forged_sbatch() {
+    local user=$1 credential=$2
+    shift 2
+    RUN_OUT=$(cd "$LAB/jobs" && runuser -u "$user" -- env SLURM_CONF="$LAB/evil/slurm.conf" \
+        FORGE_XMEM_MODE=auto FORGE_XMEM_LIMIT_MB=4096 FORGE_XMEM_ORIGIN=sbatch \
+        FORGE_XMEM_DECISION="$credential" timeout 60 sbatch --hold -o /dev/null "$@" 2>&1)
+    RUN_RC=$?
+    JOB=$(lab_jobid "$RUN_OUT")
+    [ -n "$JOB" ] || t_fail "forged submission was not queued (never lose a job)"
+}
+
 t_done() {
     echo "$T_NAME: $T_PASS checks passed"
 }

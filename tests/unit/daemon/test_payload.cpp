@@ -10,14 +10,23 @@ using namespace xmem::server;
 
 static void decision_line(void **)
 {
-    Decision d{1001, 42, 1073741824ULL, 1288490189ULL, "A100-40GB", 1796230000};
+    Decision d{1001,          42,          1073741824ULL,
+               1288490189ULL, "A100-40GB", std::string(64, 'a'),
+               "gpu:a100:1",  1796230000};
     assert_string_equal(decision_payload(d).c_str(),
-                        "xmem-decision v1 uid=1001 request=42 peak=1073741824 limit=1288490189 "
-                        "gpu=A100-40GB expires=1796230000");
-    Decision big{4294967294u, 18446744073709551615ULL, 0, 1ULL << 40, "H100-80GB", 0};
+                        ("xmem-decision v1 uid=1001 request=42 peak=1073741824 limit=1288490189 "
+                         "gpu=A100-40GB script=" +
+                         std::string(64, 'a') + " gres=gpu:a100:1 expires=1796230000")
+                            .c_str());
+    Decision big{4294967294u, 18446744073709551615ULL, 0, 1ULL << 40, "H100-80GB", "-", "", 0};
     assert_string_equal(decision_payload(big).c_str(),
                         "xmem-decision v1 uid=4294967294 request=18446744073709551615 peak=0 "
-                        "limit=1099511627776 gpu=H100-80GB expires=0");
+                        "limit=1099511627776 gpu=H100-80GB script=- gres=- expires=0");
+    // A value cannot carry a second field: the profiler's GPU name is one word.
+    Decision evil{1001, 1, 1, 1, "A100 uid=0 limit=1", "", "gpu:1 uid=0", 0};
+    assert_string_equal(decision_payload(evil).c_str(),
+                        "xmem-decision v1 uid=1001 request=1 peak=1 limit=1 "
+                        "gpu=A100_uid_0_limit_1 script=- gres=gpu:1_uid_0 expires=0");
 }
 
 static void estimator_command_line(void **)
@@ -68,6 +77,12 @@ static void request_validation(void **)
     assert_contains(why, "xmem: cwd:");
     assert_false(parse(R"({"argv":["a"],"cwd":"/w","gpu":"A 100"})", why));
     assert_contains(why, "xmem: gpu:");
+    // The GPU request is signed into the decision: one word, never a second field.
+    EstimateRequest g;
+    assert_true(parse(R"({"argv":["a"],"cwd":"/w","gres":"gpu:a100:1"})", why, &g));
+    assert_string_equal(g.gres.c_str(), "gpu:a100:1");
+    assert_false(parse(R"({"argv":["a"],"cwd":"/w","gres":"gpu:1 uid=0"})", why));
+    assert_contains(why, "xmem: gres:");
     assert_false(parse(R"({"argv":["a"],"cwd":"/w","iterations":-1})", why));
     assert_false(parse(R"({"argv":["a"],"cwd":"/w","deadline_ms":0})", why));
     assert_false(parse(R"({"argv":["a"],"cwd":"/w","env":{"PATH":3}})", why));

@@ -31,6 +31,32 @@ static void single_gpu_forms(void **state)
     assert_int_equal(classify(NULL, NULL, NULL, "1", "1", NULL, why), XMEM_REQ_SINGLE);
 }
 
+/* The canonical request a decision is bound to (job_submit.lua's xmem.gpu_request agrees). */
+static const char *canonical(const char *gres, const char *gpus, char *buf, size_t len)
+{
+    struct xmem_cmdline c;
+
+    memset(&c, 0, sizeof(c));
+    c.gres = gres;
+    c.gpus = gpus;
+    return xmem_request_gpu(&c, buf, len) == 0 ? buf : "(error)";
+}
+
+static void canonical_request(void **state)
+{
+    char buf[96];
+
+    (void)state;
+    assert_string_equal(canonical("gpu:1", NULL, buf, sizeof(buf)), "gpu:1");
+    assert_string_equal(canonical("gpu", NULL, buf, sizeof(buf)), "gpu:1");
+    assert_string_equal(canonical("gres:gpu:a100:1", NULL, buf, sizeof(buf)), "gpu:a100:1");
+    assert_string_equal(canonical("nic:1,gpu:a100", NULL, buf, sizeof(buf)), "gpu:a100:1");
+    assert_string_equal(canonical(NULL, "1", buf, sizeof(buf)), "gpu:1");
+    assert_string_equal(canonical(NULL, "h100:1", buf, sizeof(buf)), "gpu:h100:1");
+    assert_string_equal(canonical(NULL, "h100", buf, sizeof(buf)), "gpu:h100:1");
+    assert_string_equal(canonical("gpu:a100:1", NULL, buf, 4), "(error)");
+}
+
 static void multi_and_none(void **state)
 {
     char why[256];
@@ -50,6 +76,7 @@ int xmem_test_group_classify(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(single_gpu_forms),
         cmocka_unit_test(multi_and_none),
+        cmocka_unit_test(canonical_request),
     };
     return cmocka_run_group_tests_name("classify", tests, NULL, NULL);
 }

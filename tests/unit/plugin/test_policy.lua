@@ -29,6 +29,23 @@ n, shared = xmem.gpus_in("gres:shard:3"); eq(n, 0, "shard count"); eq(shared, tr
 eq((xmem.gpus_in(nil)), 0, "nil")
 eq((xmem.gpus_in("gres:nic:1")), 0, "other gres")
 
+-- The GPU type and the canonical request a decision is bound to.
+eq(xmem.gpu_type("gres:gpu:a100:1"), "a100", "typed"); eq(xmem.gpu_type("gres/gpu:a100"), "a100", "type, no count")
+eq(xmem.gpu_type("gres:gpu:1"), nil, "untyped"); eq(xmem.gpu_type("gres:gpu"), nil, "bare"); eq(xmem.gpu_type(nil), nil, "nil type")
+eq(xmem.gpu_request("gres:gpu:1", "", ""), "gpu:1", "canonical untyped")
+eq(xmem.gpu_request("", "gres:gpu:a100:1", ""), "gpu:a100:1", "canonical typed, per job")
+
+-- Decision payloads: every key known, each once (a smuggled "uid=" cannot override).
+local S = string.rep("a", 64)
+local d = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " gres=gpu:1 expires=9")
+eq(d and d.uid, 5, "payload uid"); eq(d and d.script, S, "payload script"); eq(d and d.gres, "gpu:1", "payload gres")
+local bad, why = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 uid=0 limit=1 script=- gres=- expires=9")
+eq(bad, nil, "repeated key refused"); eq(why, "decision field 'uid' given twice", "repeated key message")
+bad, why = xmem.parse_decision("xmem-decision v1 uid=5 limit=2 evil=1 script=- gres=- expires=9")
+eq(bad, nil, "unknown key refused"); eq(why, "unknown decision field 'evil'", "unknown key message")
+bad, why = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 expires=9")
+eq(bad, nil, "unbound decision refused"); eq(why:find("incomplete decision", 1, true), 1, "unbound message")
+
 -- Shard sizing: 12288 MiB + 10% = 13517 → 4 shards of 4096.
 local r = xmem.share(policy(), nil, 12288)
 eq(r.gres, "shard:4", "12 GiB"); eq(r.limit_mb, 13517, "margin"); eq(r.base_mb, 12288, "base")
