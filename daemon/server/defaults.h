@@ -125,5 +125,29 @@ constexpr int k_metrics_max_connections = 16;
 // 4 MiB, so a larger file could never be submitted as the job the decision is for.
 constexpr uint64_t k_decision_max_script_bytes = 4ull << 20;
 
+// ---- issue 15, findings 1, 3 and 11: the request path (what users send and profiles print).
+// JSON nesting a profile's output or a request body may have, checked by a pre-scan before
+// any parser or DOM sees the text: the real result nests 3 deep, and nlohmann's dump(),
+// copy and compare recurse once per level, so 120 000 levels overflowed the loop's stack.
+constexpr int k_json_max_depth = 32;
+// The profiler's JSON result (stdout) parsed at most this size; beyond, profile_bad_output.
+// Equal to the default capture bound: a site raising limits.output_kb still parses at most
+// this much.
+constexpr std::size_t k_profile_json_max_bytes = k_default_output_kb * 1024;
+// A GPU name from the profiler is at most this long (the longest catalog alias is 30).
+constexpr std::size_t k_gpu_name_max_bytes = 64;
+// Per-user bounds on estimates in flight (queued, waiting for an identical profile, or
+// running), so followers of an identical request count too: 400 abandoned 1 MB requests took
+// 390 MiB. Cache hits are in flight for milliseconds, and a job array bursts: 128 keeps
+// make bench-daemon's 100 concurrent clients of one user inside, and 400 outside.
+constexpr int k_max_requests_in_flight_per_user = 128;
+// Argv bytes (plus env and cwd) one user may have in flight: one maximal request
+// (XMEM_MAX_REQUEST_BYTES = 1 MiB) always fits, a flood of them does not.
+constexpr uint64_t k_max_request_bytes_in_flight_per_user = 4ull << 20;
+// `xmem status` lists at most this many in-flight requests (the rest are counted per user)
+// and at most this many bytes of each argv: 400 queued 1 MB argvs made a 384 MB reply.
+constexpr int k_status_max_entries = 50;
+constexpr std::size_t k_status_argv_bytes = 200;
+
 } // namespace xmem::server
 #endif

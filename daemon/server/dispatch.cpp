@@ -1,6 +1,7 @@
 // dispatch.cpp — route a complete frame by type; answer status/stats/job_end here and hand
 // estimates to estimate_request.cpp. Every refused frame gets a ledger row and a numbered outcome.
 #include "daemon.h"
+#include "defaults.h"
 #include "json_fields.h"
 #include "log.h"
 
@@ -106,6 +107,12 @@ void handle_job_end(Conn *c, const nlohmann::json &j)
 void dispatch_request(Conn *c, uint16_t type, const std::string &body)
 {
     Daemon *d = c->d;
+    if (!json_depth_within(body, k_json_max_depth)) {
+        refuse_frame(c, Outcome::bad_request,
+                     "xmem: request body nests deeper than " + std::to_string(k_json_max_depth) +
+                         " levels");
+        return;
+    }
     nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
         refuse_frame(c, Outcome::bad_request, "xmem: request body is not a JSON object");

@@ -68,5 +68,32 @@ class Fields
     std::string m_error;
 };
 
+// True when `text` nests objects and arrays at most `max_depth` deep. A pre-scan over the
+// bytes (skipping strings and their escapes) that builds nothing: it runs before a parser,
+// so text from a profile or a client can never make a DOM deep enough to overflow the stack
+// when it is copied, compared or dumped. Malformed text is left for the parser to refuse.
+inline bool json_depth_within(const std::string &text, int max_depth)
+{
+    int depth = 0;
+    bool in_string = false;
+    for (std::size_t i = 0; i < text.size(); i++) {
+        char ch = text[i];
+        if (in_string) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_string = false;
+        } else if (ch == '"') {
+            in_string = true;
+        } else if (ch == '{' || ch == '[') {
+            if (++depth > max_depth)
+                return false;
+        } else if (ch == '}' || ch == ']') {
+            depth--;
+        }
+    }
+    return true;
+}
+
 } // namespace xmem::server
 #endif

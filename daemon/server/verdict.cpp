@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <csignal>
 #include <cstring>
 
@@ -114,8 +115,25 @@ std::vector<std::string> estimator_argv(const std::vector<std::string> &estimato
     return a;
 }
 
+bool gpu_name_valid(const std::string &gpu)
+{
+    if (gpu.empty() || gpu.size() > k_gpu_name_max_bytes || gpu.front() == ' ' ||
+        gpu.back() == ' ' || gpu.find("  ") != gpu.npos)
+        return false;
+    for (unsigned char ch : gpu)
+        if (!isalnum(ch) && ch != '-' && ch != '_' && ch != '.' && ch != ' ')
+            return false;
+    return true;
+}
+
 Result<Estimate> parse_estimate(const std::string &text)
 {
+    if (text.size() > k_profile_json_max_bytes)
+        return Result<Estimate>::fail("larger than " + std::to_string(k_profile_json_max_bytes) +
+                                      " bytes");
+    if (!json_depth_within(text, k_json_max_depth))
+        return Result<Estimate>::fail("nested deeper than " + std::to_string(k_json_max_depth) +
+                                      " levels");
     auto j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object())
         return Result<Estimate>::fail("not a JSON object");
@@ -130,13 +148,19 @@ Result<Estimate> parse_estimate(const std::string &text)
     e.mode = f.text("mode");
     e.profile_seconds = f.real("profile_seconds");
     e.analyze_seconds = f.real("analyze_seconds");
-    if (const nlohmann::json *breakdown = f.get("breakdown", "an object"))
+    if (const nlohmann::json *breakdown = f.get("breakdown", "an object")) {
         e.breakdown_json =
             breakdown->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        e.breakdown = std::make_shared<const nlohmann::json>(*breakdown);
+    }
     if (j.contains("gpu_memory_bytes"))
         e.gpu_memory_bytes = f.u64("gpu_memory_bytes");
     if (!f.error().empty())
         return Result<Estimate>::fail(f.error());
+    if (!gpu_name_valid(e.gpu))
+        return Result<Estimate>::fail("gpu: expected a GPU name (letters, digits, - _ . and "
+                                      "single spaces, at most " +
+                                      std::to_string(k_gpu_name_max_bytes) + " bytes)");
     return Result<Estimate>::ok(std::move(e));
 }
 

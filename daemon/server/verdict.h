@@ -8,7 +8,10 @@
 
 #include "allocator/result.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,7 +28,10 @@ struct Estimate {
     std::string mode;
     double profile_seconds = 0;
     double analyze_seconds = 0;
-    std::string breakdown_json = "{}"; // kept verbatim for the reply and the ledger
+    std::string breakdown_json = "{}"; // for the ledger
+    // Parsed once, on the worker that parsed the result (depth bounded there), and shared
+    // by the cache and every reply: the loop thread never parses what a profile printed.
+    std::shared_ptr<const nlohmann::json> breakdown;
 };
 
 // estimator argv + [--gpu G] [--torch V] --steps N -- entrypoint argv
@@ -42,8 +48,15 @@ struct ProfileVerdict {
 // Classifies a finished run (limits first, then exit status, then the JSON on stdout).
 ProfileVerdict profile_verdict(const SandboxRun &run, const SandboxLimits &lim);
 
-// Parses the estimator's JSON; the error names the first missing or mistyped field.
+// Parses the estimator's JSON; the error names the first missing or mistyped field. Text
+// larger than k_profile_json_max_bytes or nested deeper than k_json_max_depth is refused
+// before it is parsed; a `gpu` outside gpu_name_valid()'s grammar is refused too.
 Result<Estimate> parse_estimate(const std::string &json);
+
+// A GPU name as the catalog spells names and aliases ("A100-40GB", "NVIDIA H100 80GB HBM3"):
+// 1..k_gpu_name_max_bytes of letters, digits, '-', '_', '.', and single inner spaces. Nothing
+// else, so a profile's `gpu` cannot carry '=', quotes or control bytes into the decision.
+bool gpu_name_valid(const std::string &gpu);
 
 } // namespace xmem::server
 #endif

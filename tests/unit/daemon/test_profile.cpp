@@ -36,6 +36,27 @@ static void parses_estimate(void **)
     assert_false(parse_estimate("not json").ok());
 }
 
+// Issue 15: what a profile prints is bounded before it is parsed, and its gpu is a name.
+static void refuses_hostile_estimate(void **)
+{
+    std::string deep(k_json);
+    std::string nest = std::string(100000, '[') + std::string(100000, ']');
+    deep.replace(deep.find("{\"weights\": 100}"), 16, nest);
+    auto r = parse_estimate(deep);
+    assert_false(r.ok());
+    assert_contains(r.error().message, "nested deeper");
+    std::string bad_gpu(k_json);
+    bad_gpu.replace(bad_gpu.find("A100-40GB"), 9, "A100 uid=0 limit=1");
+    assert_false(parse_estimate(bad_gpu).ok());
+    assert_true(gpu_name_valid("NVIDIA H100 80GB HBM3"));
+    assert_true(gpu_name_valid("A100-SXM4-40GB"));
+    assert_false(gpu_name_valid(""));
+    assert_false(gpu_name_valid(" A100"));
+    assert_false(gpu_name_valid("A100\nuid=0"));
+    assert_false(gpu_name_valid("A100\"x"));
+    assert_true(parse_estimate(k_json).value().breakdown != nullptr);
+}
+
 static void classifies(void **)
 {
     SandboxLimits l = limits();
@@ -161,10 +182,15 @@ static void sandbox_exec_failure(void **)
 int test_group_profile(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parses_estimate),         cmocka_unit_test(classifies),
-        cmocka_unit_test(sandbox_runs_and_scrubs), cmocka_unit_test(sandbox_wall_limit_kills_group),
-        cmocka_unit_test(sandbox_output_bound),    cmocka_unit_test(sandbox_file_limit),
-        cmocka_unit_test(sandbox_cpu_limit),       cmocka_unit_test(sandbox_exec_failure),
+        cmocka_unit_test(parses_estimate),
+        cmocka_unit_test(refuses_hostile_estimate),
+        cmocka_unit_test(classifies),
+        cmocka_unit_test(sandbox_runs_and_scrubs),
+        cmocka_unit_test(sandbox_wall_limit_kills_group),
+        cmocka_unit_test(sandbox_output_bound),
+        cmocka_unit_test(sandbox_file_limit),
+        cmocka_unit_test(sandbox_cpu_limit),
+        cmocka_unit_test(sandbox_exec_failure),
     };
     return cmocka_run_group_tests_name("profile", tests, nullptr, nullptr);
 }
