@@ -39,7 +39,9 @@
     X(25, cannot_switch_user, "xmemd cannot run a profile as another user")                        \
     X(26, job_end_rejected, "job_end for an unknown request or one of another user")               \
     X(30, recorded, "recorded")                                                                    \
-    X(31, answered, "answered")
+    X(31, answered, "answered")                                                                    \
+    X(32, too_many_in_flight, "the caller has too many estimates or argv bytes in flight")         \
+    X(33, client_gone, "the client left before the answer; its estimate was stopped")
 
 /* The numbers as C names, XMEM_OUTCOME_<name>, for code that only sees the wire. */
 enum xmem_outcome {

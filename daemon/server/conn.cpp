@@ -94,10 +94,13 @@ bool try_frame(Conn *c)
                      "connection)");
         return true;
     }
-    uv_read_stop(reinterpret_cast<uv_stream_t *>(&c->pipe));
     uv_timer_stop(&c->timer);
     dispatch_request(c, c->hdr.type, c->buf);
     std::string().swap(c->buf);
+    // An estimate keeps reading, only to see its client leave (on_read): work nobody waits
+    // for is then stopped. Anything else is answered and needs nothing more from the client.
+    if (!c->job && !c->closing)
+        uv_read_stop(reinterpret_cast<uv_stream_t *>(&c->pipe));
     return true;
 }
 
@@ -117,8 +120,8 @@ void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
         }
         return;
     }
-    if (nread == 0 || c->answered)
-        return;
+    if (nread == 0 || c->answered || c->job)
+        return; // bytes after a dispatched estimate are dropped (one request per connection)
     c->buf.append(buf->base, (std::size_t)nread);
     try_frame(c);
 }
@@ -179,7 +182,7 @@ void conn_close(Conn *c)
         return;
     c->closing = true;
     if (c->job) {
-        // The estimate continues and is recorded; it just has nobody to answer.
+        // Recorded without an answer; its work ends unless an identical request waits for it.
         estimate_forget_conn(c->job);
         c->job = nullptr;
     }

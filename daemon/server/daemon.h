@@ -37,6 +37,13 @@ struct Options {
     bool check_config = false; // validate and exit
 };
 
+// What one user has in flight (every estimate from its first byte to its answer, followers of
+// an identical request included), bounded by k_max_*_in_flight_per_user.
+struct UserLoad {
+    int requests = 0;
+    uint64_t bytes = 0; // argv, env, cwd and script
+};
+
 struct Peer {
     uid_t uid = (uid_t)-1;
     gid_t gid = (gid_t)-1;
@@ -86,6 +93,7 @@ class Daemon
     // Cache misses being profiled (or queued to be), by cache key: an identical request that
     // arrives meanwhile waits for this one instead of profiling the same job again.
     std::map<std::string, EstimateJob *> &leaders() { return m_leaders; }
+    std::map<uid_t, UserLoad> &user_load() { return m_user_load; }
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
@@ -118,6 +126,7 @@ class Daemon
     std::set<Conn *> m_conns;
     std::set<EstimateJob *> m_jobs;
     std::map<std::string, EstimateJob *> m_leaders;
+    std::map<uid_t, UserLoad> m_user_load;
     long m_started;
     char m_read_buf[65536];
 };
@@ -139,10 +148,14 @@ void estimate_begin(Conn *c, const nlohmann::json &body);
 void estimate_start_profile(EstimateJob *job);
 void estimate_refuse_queued(EstimateJob *job, Outcome o, const std::string &message);
 void estimate_cancel_running(Daemon *d);
-// The job's client went away: finish and record without answering.
+// The job's client went away: the job is recorded without an answer, and its work ends
+// (dropped from the queue, its profile killed) unless an identical request still waits for it.
 void estimate_forget_conn(EstimateJob *job);
 // Queued jobs whose deadline passed are answered deadline_expired.
 void estimate_sweep_deadlines(Daemon *d);
+// A bounded summary for `xmem status`: the first k_status_max_entries requests, argv cut to
+// k_status_argv_bytes with control bytes replaced, then one "N more" entry per user for the
+// rest, so the reply stays small whatever users have queued.
 nlohmann::json estimate_in_flight(const Daemon *d);
 
 } // namespace xmem::server

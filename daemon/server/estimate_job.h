@@ -38,7 +38,12 @@ struct EstimateJob {
     std::string gpu; // resolved: request, partition, or site default
     int steps = 0;   // resolved: request or config
     uint64_t received_ms = 0, deadline_ms = 0, started_ms = 0; // loop time (uv_now)
+    bool preparing = false;                                    // work_prepare is on the threadpool
     bool running = false;
+    // The client left: end the work once no follower waits for it either (finding 3).
+    bool abandoned = false;
+    uint64_t load_bytes = 0; // counted in Daemon::user_load() while in flight
+    bool load_counted = false;
     // Identical requests waiting for this one's profile (it leads; see Daemon::leaders()),
     // or the job this one waits for.
     std::vector<EstimateJob *> followers;

@@ -56,6 +56,94 @@ std::string gib(uint64_t b)
 
 void schedule_profile(EstimateJob *job);
 
+std::string client_gone_message()
+{
+    return "xmem: the client disconnected before the answer; the estimate was stopped";
+}
+
+// Bytes a request holds while in flight: what it keeps in memory for its whole life.
+uint64_t request_bytes(const EstimateRequest &r)
+{
+    uint64_t n = r.cwd.size() + r.script.size();
+    for (const auto &a : r.argv)
+        n += a.size();
+    for (const auto &[k, v] : r.env)
+        n += k.size() + v.size();
+    return n;
+}
+
+// Counts the job against its user's in-flight bounds, or says which bound it would cross.
+Result<bool> take_load(EstimateJob *job)
+{
+    UserLoad &load = job->d->user_load()[job->peer.uid];
+    uint64_t bytes = request_bytes(job->req);
+    if (load.requests >= k_max_requests_in_flight_per_user)
+        return Result<bool>::fail(
+            "xmem: you already have " + std::to_string(load.requests) +
+            " estimates in flight (the limit per user); wait for them to finish");
+    if (load.bytes + bytes > k_max_request_bytes_in_flight_per_user)
+        return Result<bool>::fail("xmem: your estimates in flight already hold " +
+                                  std::to_string(load.bytes) +
+                                  " bytes of command line and environment (limit " +
+                                  std::to_string(k_max_request_bytes_in_flight_per_user) +
+                                  " per user); wait for them to finish");
+    load.requests++;
+    load.bytes += bytes;
+    job->load_bytes = bytes;
+    job->load_counted = true;
+    return Result<bool>::ok(true);
+}
+
+void release_load(EstimateJob *job)
+{
+    if (!job->load_counted)
+        return;
+    auto &all = job->d->user_load();
+    auto it = all.find(job->peer.uid);
+    if (it == all.end())
+        return;
+    it->second.requests--;
+    it->second.bytes -= job->load_bytes;
+    if (it->second.requests <= 0)
+        all.erase(it);
+    job->load_counted = false;
+}
+
+// Whether anyone still waits for the job's answer: its own client, or a follower's.
+bool has_waiter(const EstimateJob *job)
+{
+    return job->conn || !job->followers.empty();
+}
+
+void fail_job(EstimateJob *job, Outcome o, std::string message);
+
+// Ends the work of a job nobody waits for any more. A follower stops waiting (and may leave
+// its leader with nobody); a leader that still has followers keeps going for them; otherwise
+// a queued job leaves the queue and a running profile is killed (after_profile records it).
+// A job being prepared is caught by after_prepare; one being signed or committed just ends.
+void abandon(EstimateJob *job)
+{
+    Daemon *d = job->d;
+    job->abandoned = true;
+    if (EstimateJob *leader = job->leader) {
+        auto &f = leader->followers;
+        f.erase(std::remove(f.begin(), f.end(), job), f.end());
+        job->leader = nullptr;
+        fail_job(job, Outcome::client_gone, client_gone_message());
+        if (!has_waiter(leader))
+            abandon(leader);
+        return;
+    }
+    if (has_waiter(job) || job->preparing)
+        return;
+    if (job->running) {
+        job->cancel = true;
+        return;
+    }
+    if (d->scheduler().remove(job))
+        fail_job(job, Outcome::client_gone, client_gone_message());
+}
+
 void fail_job(EstimateJob *job, Outcome o, std::string message)
 {
     job->outcome = o;
@@ -208,6 +296,7 @@ void after_prepare(uv_work_t *w, int status)
 {
     EstimateJob *job = job_of(w);
     Daemon *d = job->d;
+    job->preparing = false;
     if (status == UV_ECANCELED)
         return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
     if (job->cached) {
@@ -216,6 +305,8 @@ void after_prepare(uv_work_t *w, int status)
     }
     if (job->outcome != Outcome::estimated)
         return record(job);
+    if (job->abandoned)
+        return fail_job(job, Outcome::client_gone, client_gone_message());
     auto lead = d->leaders().find(job->key);
     if (lead != d->leaders().end()) {
         job->leader = lead->second;
@@ -251,6 +342,10 @@ void after_profile(uv_work_t *w, int)
     EstimateJob *job = job_of(w);
     Daemon *d = job->d;
     job->running = false;
+    if (job->abandoned && job->run.cancelled) {
+        job->outcome = Outcome::client_gone;
+        job->message = client_gone_message();
+    }
     d->metrics().profile_seconds.observe(job->run.wall_seconds);
     if (succeeded(job->outcome)) {
         d->metrics().analyze_seconds.observe(job->est.analyze_seconds);
@@ -282,7 +377,7 @@ nlohmann::json reply_body(const EstimateJob *job)
         r["mode"] = e.mode;
         r["profile_seconds"] = e.profile_seconds;
         r["analyze_seconds"] = e.analyze_seconds;
-        r["breakdown"] = nlohmann::json::parse(e.breakdown_json, nullptr, false);
+        r["breakdown"] = e.breakdown ? *e.breakdown : nlohmann::json::object();
         r["decision"] = job->decision;
     }
     return r;
@@ -345,6 +440,7 @@ void commit_and_answer(EstimateJob *job)
             job->conn->job = nullptr;
             conn_reply(job->conn, reply_body(job));
         }
+        release_load(job);
         d->jobs().erase(job);
         delete job;
         d->maybe_finish_drain();
@@ -356,7 +452,8 @@ void commit_and_answer(EstimateJob *job)
 bool outcome_is_the_leaders_own(Outcome o)
 {
     return o == Outcome::busy || o == Outcome::deadline_expired || o == Outcome::shutting_down ||
-           o == Outcome::sign_failed || o == Outcome::internal_error;
+           o == Outcome::sign_failed || o == Outcome::internal_error || o == Outcome::client_gone ||
+           o == Outcome::too_many_in_flight;
 }
 
 // The leader is done: its followers get its verdict (each signed and recorded for itself), or,
@@ -387,7 +484,8 @@ void release_followers(EstimateJob *leader)
         f->message = leader->message;
         f->est = leader->est;
         f->cached = succeeded(leader->outcome); // answered without a profile of its own
-        d->metrics().cache_hit();
+        if (f->cached) // a shared failure is no hit: the ratio would hide failing profiles
+            d->metrics().cache_hit();
         record(f);
     }
 }
@@ -423,6 +521,9 @@ void estimate_begin(Conn *c, const nlohmann::json &body)
     if (!req.ok())
         return fail_job(job, Outcome::bad_request, req.error().message);
     job->req = std::move(req).value();
+    auto load = take_load(job);
+    if (!load.ok())
+        return fail_job(job, Outcome::too_many_in_flight, load.error().message);
     const Config &cfg = *job->cfg;
     int deadline = job->req.deadline_ms > 0 ? job->req.deadline_ms : k_default_deadline_ms;
     job->deadline_ms = job->received_ms + (uint64_t)std::min(deadline, k_max_deadline_ms);
@@ -439,6 +540,7 @@ void estimate_begin(Conn *c, const nlohmann::json &body)
                         "xmem: this xmemd runs as uid " + std::to_string(daemon_euid()) +
                             " and can only profile for itself (run xmemd as root)");
     job->work.data = job;
+    job->preparing = true;
     uv_queue_work(d->loop(), &job->work, work_prepare, after_prepare);
 }
 
@@ -472,6 +574,7 @@ void estimate_cancel_running(Daemon *d)
 void estimate_forget_conn(EstimateJob *job)
 {
     job->conn = nullptr;
+    abandon(job);
 }
 
 void estimate_sweep_deadlines(Daemon *d)
@@ -495,20 +598,70 @@ void estimate_sweep_deadlines(Daemon *d)
                  "xmem: the request's deadline passed while it waited for a profiling slot");
 }
 
+namespace
+{
+
+// An argv as `xmem status` shows it to every user: cut short, no terminal control bytes.
+std::string status_argv(const std::vector<std::string> &argv)
+{
+    std::string s;
+    for (const auto &a : argv) {
+        s += (s.empty() ? "" : " ") + a.substr(0, k_status_argv_bytes);
+        if (s.size() >= k_status_argv_bytes)
+            break;
+    }
+    if (s.size() > k_status_argv_bytes)
+        s = s.substr(0, k_status_argv_bytes) + "...";
+    for (char &c : s)
+        if ((unsigned char)c < 0x20 || c == 0x7f)
+            c = '?';
+    return s;
+}
+
+const char *job_state(const EstimateJob *job)
+{
+    return job->running     ? "profiling"
+           : job->leader    ? "waiting for an identical profile"
+           : job->preparing ? "preparing"
+                            : "queued";
+}
+
+} // namespace
+
 nlohmann::json estimate_in_flight(const Daemon *d)
 {
     nlohmann::json a = nlohmann::json::array();
     uint64_t now = uv_now(const_cast<Daemon *>(d)->loop());
+    struct Rest {
+        std::string user;
+        int count = 0;
+        double oldest = 0;
+    };
+    std::map<uid_t, Rest> rest;
     for (const EstimateJob *job : const_cast<Daemon *>(d)->jobs()) {
-        a.push_back({{"user", job->user.name},
-                     {"uid", job->peer.uid},
-                     {"state", job->running       ? "profiling"
-                               : job->leader      ? "waiting for an identical profile"
-                               : job->key.empty() ? "preparing"
-                                                  : "queued"},
-                     {"entrypoint", joined_argv(job->req.argv)},
-                     {"seconds", (now - job->received_ms) / 1000.0}});
+        double seconds = (now - job->received_ms) / 1000.0;
+        if ((int)a.size() < k_status_max_entries) {
+            // job->user is written by the prepare worker: not read until it is done.
+            a.push_back({{"user", job->preparing ? "" : job->user.name},
+                         {"uid", job->peer.uid},
+                         {"state", job_state(job)},
+                         {"entrypoint", status_argv(job->req.argv)},
+                         {"seconds", seconds}});
+            continue;
+        }
+        Rest &r = rest[job->peer.uid];
+        if (!job->preparing)
+            r.user = job->user.name;
+        r.count++;
+        r.oldest = std::max(r.oldest, seconds);
     }
+    for (const auto &[uid, r] : rest)
+        a.push_back({{"user", r.user},
+                     {"uid", uid},
+                     {"state", std::to_string(r.count) + " more"},
+                     {"entrypoint", ""},
+                     {"count", r.count},
+                     {"seconds", r.oldest}});
     return a;
 }
 

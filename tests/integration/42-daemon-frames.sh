@@ -35,7 +35,7 @@ check never-read noreply
 log "a stalled client is cut off after the frame timeout"
 check stall truncated_frame
 
-sleep 2 # the abandoned estimate (profile of 1 s) finishes and is recorded
+sleep 2 # the abandoned estimate is stopped (its client left) and recorded
 expect_eq "$(status_field counters bad_frame)" 6 "bad_frame counter"
 expect_eq "$(status_field counters bad_request)" 3 "bad_request counter"
 expect_eq "$(status_field counters frame_too_large)" 1 "frame_too_large counter"
@@ -43,7 +43,7 @@ expect_eq "$(status_field counters truncated_frame)" 3 "truncated_frame counter 
 expect_eq "$(sql "SELECT count(*) FROM requests WHERE kind='frame' AND outcome IN (3,4,5)")" 10 "frame rows in the ledger"
 expect_eq "$(sql "SELECT count(*) FROM requests WHERE kind='frame' AND outcome_name='bad_request'")" 2 "bad bodies recorded"
 expect_eq "$(sql "SELECT count(*) FROM requests WHERE kind='estimate' AND outcome_name='bad_request'")" 1 "bad fields recorded"
-expect_eq "$(sql "SELECT outcome_name FROM requests WHERE kind='estimate' AND cwd='$T/w' AND outcome=0")" estimated "abandoned request still recorded"
+expect_eq "$(sql "SELECT outcome_name FROM requests WHERE kind='estimate' AND cwd='$T/w' AND outcome=33")" client_gone "abandoned request still recorded, and stopped"
 expect_eq "$(sql "SELECT uid FROM requests WHERE kind='frame' LIMIT 1")" 0 "frame rows carry the kernel's uid"
 expect_eq "$(status_field connections)" 1 "only the status query's connection is open"
 sleep 0.3
