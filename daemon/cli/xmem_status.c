@@ -28,6 +28,32 @@ static const char *str(json_object *o, const char *k)
     return json_object_object_get_ex(o, k, &v) ? json_object_get_string(v) : "?";
 }
 
+/* Writes `s` with every terminal control character shown as \xNN: the reply carries other
+ * users' command lines, and a raw ESC or CSI would let them move the cursor, retitle the
+ * terminal or hide lines. C0, DEL and C1 (UTF-8 C2 80..9F) are escaped; a backslash is
+ * doubled so an escape cannot be faked. */
+static void print_safe(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            printf("\\x%02x", *p);
+        else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+            printf("\\x%02x", *++p);
+        else if (*p == '\\')
+            fputs("\\\\", stdout);
+        else
+            putchar(*p);
+    }
+}
+
+/* print_safe, then spaces up to `width` bytes, as "%-*s" would. */
+static void print_padded(const char *s, int width)
+{
+    print_safe(s);
+    for (int n = (int)strlen(s); n < width; n++)
+        putchar(' ');
+}
+
 static int64_t num(json_object *o, const char *k)
 {
     json_object *v;
@@ -37,10 +63,14 @@ static int64_t num(json_object *o, const char *k)
 static void print_human(json_object *o)
 {
     json_object *cache = NULL, *counters = NULL, *inflight = NULL;
-    printf("xmemd %s (pid %s), up %lld s%s\n", str(o, "version"), str(o, "pid"),
+    printf("xmemd ");
+    print_safe(str(o, "version"));
+    printf(" (pid %lld), up %lld s%s\n", (long long)num(o, "pid"),
            (long long)num(o, "uptime_seconds"),
            json_object_get_boolean(json_object_object_get(o, "draining")) ? ", DRAINING" : "");
-    printf("config:      %s\n", str(o, "config"));
+    printf("config:      ");
+    print_safe(str(o, "config"));
+    printf("\n");
     printf("profiles:    %lld running (max %lld, %lld per user), %lld queued (max %lld)\n",
            (long long)num(o, "running"), (long long)num(o, "max_concurrent"),
            (long long)num(o, "max_per_user"), (long long)num(o, "queue_depth"),
@@ -56,9 +86,13 @@ static void print_human(json_object *o)
         printf("in flight:\n");
         for (size_t i = 0; i < json_object_array_length(inflight); i++) {
             json_object *j = json_object_array_get_idx(inflight, i);
-            printf("  %-10s %-9s %6.1f s  %s\n", str(j, "user"), str(j, "state"),
-                   json_object_get_double(json_object_object_get(j, "seconds")),
-                   str(j, "entrypoint"));
+            printf("  ");
+            print_padded(str(j, "user"), 10);
+            printf(" ");
+            print_padded(str(j, "state"), 9);
+            printf(" %6.1f s  ", json_object_get_double(json_object_object_get(j, "seconds")));
+            print_safe(str(j, "entrypoint"));
+            printf("\n");
         }
     }
     printf("requests:    %lld total\n", (long long)num(o, "requests_total"));

@@ -333,8 +333,14 @@ Result<Config> config_load(const std::string &file)
     c.fingerprint = sha256_hex(text.str());
     try {
         YAML::Node root = YAML::Load(text.str());
-        if (!root.IsNull())
-            parse_top(root, c);
+        // An empty file is refused, not read as the defaults: a file truncated by an editor
+        // or a failed copy would otherwise reload silently as another socket, ledger and
+        // limits. A site that wants the defaults runs xmemd without --config.
+        if (root.IsNull())
+            return Result<Config>::fail(file + ":1: (top level): the config has no keys (an "
+                                               "empty or truncated file?); write the keys "
+                                               "to set, as in etc/xmem.yaml");
+        parse_top(root, c);
     } catch (const ConfigError &e) {
         return Result<Config>::fail(file + ":" + std::to_string(e.line) + ": " + e.key + ": " +
                                     e.what);

@@ -149,5 +149,17 @@ constexpr uint64_t k_max_request_bytes_in_flight_per_user = 4ull << 20;
 constexpr int k_status_max_entries = 50;
 constexpr std::size_t k_status_argv_bytes = 200;
 
+// ---- issue 15, finding 11 (job_end ranges): what a job_end report may claim. A task's exit
+// code is 0..255, or 128+signal (up to 128+64) for a killed one; a job runs at most a year;
+// no GPU has 1 PiB. Anything beyond is a forged or broken report, refused as bad_request.
+constexpr int64_t k_job_end_max_exit_status = 255;
+constexpr uint64_t k_job_end_max_elapsed_seconds = 366ull * 86400;
+constexpr uint64_t k_job_end_max_peak_bytes = 1ull << 50;
+
+// ---- issue 15, finding 10: decisions bound to the batch script.
+// The batch script xmemd hashes into a decision: Slurm's own default max_script_size is
+// 4 MiB, so a larger file could never be submitted as the job the decision is for.
+constexpr uint64_t k_decision_max_script_bytes = 4ull << 20;
+
 } // namespace xmem::server
 #endif

@@ -61,13 +61,27 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
     JobRow row;
     row.request_id = f.u64("request_id");
     row.job_id = f.u64("job_id");
-    row.exit_status = (int)f.integer("exit_status");
+    int64_t exit_status = f.integer("exit_status");
     row.elapsed_seconds = f.u64("elapsed_seconds");
     row.cuda_oom = f.flag("cuda_oom");
     if (j.contains("measured_peak_bytes") && !j["measured_peak_bytes"].is_null())
         row.measured_peak_bytes = f.u64("measured_peak_bytes");
     if (!f.error().empty())
         return Result<JobRow>::fail(f.error());
+    // Ranges checked here, before any cast: a double such as 1e300 read as an integer is
+    // undefined behaviour, and a negative or absurd figure would skew every report.
+    if (exit_status < 0 || exit_status > k_job_end_max_exit_status)
+        return Result<JobRow>::fail("exit_status: expected 0.." +
+                                    std::to_string(k_job_end_max_exit_status));
+    if (!j["elapsed_seconds"].is_number_integer() ||
+        row.elapsed_seconds > k_job_end_max_elapsed_seconds)
+        return Result<JobRow>::fail("elapsed_seconds: expected an integer 0.." +
+                                    std::to_string(k_job_end_max_elapsed_seconds));
+    if (row.measured_peak_bytes && (!j["measured_peak_bytes"].is_number_integer() ||
+                                    *row.measured_peak_bytes > k_job_end_max_peak_bytes))
+        return Result<JobRow>::fail("measured_peak_bytes: expected an integer 0.." +
+                                    std::to_string(k_job_end_max_peak_bytes));
+    row.exit_status = (int)exit_status;
     auto account = slurm_name(j, "account");
     if (!account.ok())
         return Result<JobRow>::fail(account.error());

@@ -42,9 +42,13 @@ static void expect_error(const std::string &text, int line, const std::string &k
                     path + ":" + std::to_string(line) + ": " + key + ": " + what);
 }
 
-static void empty_file_gives_defaults(void **)
+// Issue 15: an empty (or comment-only) file is refused, so a truncated file cannot reload as
+// the defaults; a file with one key still gets the defaults for the rest.
+static void empty_file_is_refused(void **)
 {
-    auto r = load("");
+    expect_error("", 1, "(top level)", "the config has no keys");
+    expect_error("# only a comment\n", 1, "(top level)", "the config has no keys");
+    auto r = load("steps: 3\n");
     assert_true((bool)r);
     Config d = config_defaults();
     assert_string_equal(r.value().socket.c_str(), d.socket.c_str());
@@ -187,7 +191,7 @@ static void fingerprint_follows_content(void **)
 int test_group_config(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(empty_file_gives_defaults), cmocka_unit_test(every_key),
+        cmocka_unit_test(empty_file_is_refused),     cmocka_unit_test(every_key),
         cmocka_unit_test(errors_name_file_line_key), cmocka_unit_test(syntax_error_has_line),
         cmocka_unit_test(unreadable_file),           cmocka_unit_test(shipped_config_is_valid),
         cmocka_unit_test(renamed_keys_still_read),   cmocka_unit_test(fingerprint_follows_content),

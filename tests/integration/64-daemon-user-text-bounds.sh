@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Issue 15: what one user's text and numbers may do to the ledger and to other users.
+# Finding 4: a user cannot fill the ledger's disk with refused requests. A refused request's
+# argv, env and cwd are stored cut to a bound (defaults.h), whatever was sent.
+# Finding 11: `xmem status` shows other users' command lines with control characters escaped;
+# job_end refuses an exit status or an elapsed time out of range; an empty config is refused.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+start_munged
+write_profiler 0
+ensure_user xmemt1
+ensure_user xmemt2
+write_config
+start_xmemd
+u1=$(id -u xmemt1)
+
+# 12 requests of ~480 KB each (4 arguments of 120 KB: under the kernel's per-argument limit),
+# all refused: the working directory does not exist.
+arg=$(head -c 120000 /dev/zero | tr '\0' a)
+log "xmemt1 sends 12 refused requests of ~480 KB"
+for _ in $(seq 12); do
+    runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/missing" -- python3 train.py \
+        "$arg" "$arg" "$arg" "$arg" >"$T/r" && fail "a request in a missing directory was estimated"
+done
+expect_eq "$(kv "$T/r" name)" cwd_unusable "refusal"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE uid=$u1 AND outcome=8")" 12 "every refusal is recorded"
+stored=$(sql "SELECT sum(length(cwd)+length(entrypoint)+length(script)+length(options)+length(message))
+              FROM requests WHERE uid=$u1")
+[ "$stored" -lt 400000 ] || fail "12 refused requests stored $stored bytes of text (~5.8 MB sent)"
+
+log "job_end out of range is refused"
+mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py" && chown -R xmemt1 "$T/w"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e" || { cat "$T/e"; fail "estimate"; }
+id1=$(kv "$T/e" id)
+runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 1 100000 5 0 >"$T/j1" && fail "job_end with exit_status 100000 accepted"
+runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 1 0 -5 0 >"$T/j2" && fail "job_end with elapsed -5 accepted"
+expect_eq "$(sql "SELECT count(*) FROM jobs")" 0 "no job row from out-of-range reports"
+runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 1 137 5 0 >/dev/null || fail "a killed task's job_end (137)"
+
+log "xmem status escapes another user's terminal controls"
+sed -i 's|^sleep 0$|sleep 3|' "$T/prof.sh"
+esc=$(printf 'x\033]0;owned\007\033[2J')
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py "$esc" >/dev/null &
+EST=$!
+sleep 1
+runuser -u xmemt2 -- "$T/bin/xmem-status" -s "$SOCK" >"$T/s" || fail "xmem status"
+wait "$EST"
+grep -q 'owned' "$T/s" || fail "the in-flight request is not listed: $(cat "$T/s")"
+if grep -q "$(printf '\033')" "$T/s"; then fail "xmem status printed a raw ESC"; fi
+stop_xmemd
+
+log "an empty config is refused"
+: >"$T/empty.yaml"
+"$B/xmemd" --config "$T/empty.yaml" --check-config >"$T/c" 2>&1 && fail "an empty config passed --check-config"
+grep -q "the config has no keys" "$T/c" || fail "message: $(cat "$T/c")"
+echo "ok"
