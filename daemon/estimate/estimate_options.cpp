@@ -1,5 +1,7 @@
 #include "estimate_options.h"
 
+#include "allocator/version.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -55,13 +57,33 @@ Result<double> parse_fraction(const std::string &opt, const std::string &v)
     return Result<double>::ok(f);
 }
 
+// --torch: MAJOR.MINOR[.PATCH] of a release in k_known_torch_releases.
+Result<void> check_torch(const std::string &v)
+{
+    std::string known;
+    for (const char *r : k_known_torch_releases)
+        known += (known.empty() ? "" : ", ") + std::string(r);
+    auto parsed = sim::TorchVersion::parse(v);
+    if (!parsed.ok())
+        return Result<void>::fail(parsed.error().message + " (--torch; known: " + known + ")");
+    std::string release =
+        std::to_string(parsed.value().major) + "." + std::to_string(parsed.value().minor);
+    for (const char *r : k_known_torch_releases)
+        if (release == r)
+            return Result<void>::success();
+    return Result<void>::fail("xmem: --torch " + v + ": unknown PyTorch release (known: " + known +
+                              ")");
+}
+
 Result<void> apply(EstimateOptions &o, const std::string &name, const std::string &v)
 {
     if (name == "--gpu")
         o.gpu = v;
-    else if (name == "--torch")
+    else if (name == "--torch") {
+        if (auto k = check_torch(v); !k.ok())
+            return k;
         o.torch = v;
-    else if (name == "--alloc-conf")
+    } else if (name == "--alloc-conf")
         o.alloc_conf = v;
     else if (name == "--timeline")
         o.timeline_out = v;

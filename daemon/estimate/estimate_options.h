@@ -34,6 +34,12 @@ struct EstimateOptions {
     std::vector<std::string> warnings;
 };
 
+// The PyTorch releases --torch accepts: those whose allocator the simulator mirrors
+// (allocator.md 11; 2.9 is the newest read, 2.7-2.8 behave as 2.6). Any other (2.99, a
+// typo) is refused with this list rather than simulated as the nearest release.
+inline constexpr const char *k_known_torch_releases[] = {"1.13", "2.0", "2.1", "2.2", "2.3", "2.4",
+                                                         "2.5",  "2.6", "2.7", "2.8", "2.9"};
+
 Result<EstimateOptions> parse_options(int argc, char **argv);
 const char *usage_text();
 

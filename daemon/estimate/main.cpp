@@ -1,6 +1,7 @@
 // xmem-estimate (`xmem estimate`): profile a training job on the CPU, then predict its GPU
 // memory. main() is a list of named steps; every expected failure is one "xmem: ..." line
-// and exit status 2.
+// on stderr and exit status 2, and with --json also one {"error", "outcome"} object on
+// stdout, the outcome naming the step that failed (docs/estimate.md, "Failures").
 #include "analysis/catalog.h"
 #include "analysis/estimate.h"
 #include "analysis/limit.h"
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 namespace
@@ -28,10 +30,52 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int k_exit_ok = 0, k_exit_input = 2;
 
-int fail(const std::string &message)
+// The estimator's failure outcomes, one per step (docs/estimate.md); xmemd's request
+// outcomes (contract/outcomes.h) name what happened to a request, not which step of an
+// estimate failed, so these are the estimator's own.
+enum class Outcome { usage, target, profile, trace, analysis, output, internal_error };
+
+const char *outcome_name(Outcome o)
+{
+    switch (o) {
+    case Outcome::usage:
+        return "usage";
+    case Outcome::target:
+        return "target";
+    case Outcome::profile:
+        return "profile_failed";
+    case Outcome::trace:
+        return "bad_trace";
+    case Outcome::analysis:
+        return "analysis_failed";
+    case Outcome::output:
+        return "output_failed";
+    case Outcome::internal_error:
+        return "internal_error";
+    }
+    return "internal_error";
+}
+
+bool g_json = false; // set once from the command line, before any step runs
+
+int fail(const std::string &message, Outcome outcome)
 {
     std::fprintf(stderr, "%s\n", message.c_str());
+    if (g_json) {
+        nlohmann::json j = {{"error", message}, {"outcome", outcome_name(outcome)}};
+        std::fputs((j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(),
+                   stdout);
+    }
     return k_exit_input;
+}
+
+// --json before the training command, even on a command line that does not parse.
+bool asks_for_json(int argc, char **argv)
+{
+    for (int i = 1; i < argc && std::string(argv[i]) != "--"; ++i)
+        if (std::string(argv[i]) == "--json")
+            return true;
+    return false;
 }
 
 double seconds_since(Clock::time_point start)
@@ -58,7 +102,7 @@ Result<Target> resolve_target(const EstimateOptions &o)
     auto catalog = Catalog::load(path.value());
     if (!catalog.ok())
         return Result<Target>::fail(catalog.error());
-    auto gpu = catalog.value().find(o.gpu);
+    auto gpu = catalog.value().find_unambiguous(o.gpu);
     if (!gpu.ok())
         return Result<Target>::fail(gpu.error());
     auto torch = sim::TorchVersion::parse(o.torch);
@@ -139,14 +183,14 @@ int run(const EstimateOptions &o)
 {
     auto target = resolve_target(o);
     if (!target.ok())
-        return fail(target.error().message);
+        return fail(target.error().message, Outcome::target);
 
     Timings t;
     auto profile_start = Clock::now();
     bool temp = false;
     auto trace_path = capture(o, temp);
     if (!trace_path.ok())
-        return fail(trace_path.error().message);
+        return fail(trace_path.error().message, Outcome::profile);
     t.profile_seconds = o.trace_in.empty() ? seconds_since(profile_start) : 0.0;
 
     auto analyze_start = Clock::now();
@@ -154,17 +198,19 @@ int run(const EstimateOptions &o)
     if (temp)
         unlink(trace_path.value().c_str());
     if (!work.ok())
-        return fail(work.error().message);
+        return fail(work.error().message, Outcome::trace);
     timeline::TimelineRecorder tl;
     auto est =
         analyze(std::move(work.value()), target.value(), o.timeline_out.empty() ? nullptr : &tl);
     if (!est.ok())
-        return fail(est.error().message);
+        return fail(est.error().message, Outcome::analysis);
     t.analyze_seconds = seconds_since(analyze_start);
 
     if (!o.timeline_out.empty())
         if (auto w = write_timeline(o, est.value(), tl); !w.ok())
-            return fail(w.error().message);
+            return fail(w.error().message, Outcome::output);
+    for (const std::string &warning : est.value().warnings)
+        std::fprintf(stderr, "%s\n", warning.c_str());
     std::string text = o.json ? render_json(est.value(), t) : render_human(est.value(), t);
     std::fputs(text.c_str(), stdout);
     return k_exit_ok;
@@ -174,9 +220,10 @@ int run(const EstimateOptions &o)
 
 int main(int argc, char **argv)
 {
+    g_json = asks_for_json(argc, argv);
     auto opts = parse_options(argc, argv);
     if (!opts.ok())
-        return fail(opts.error().message);
+        return fail(opts.error().message, Outcome::usage);
     for (const std::string &line : opts.value().warnings)
         std::fprintf(stderr, "%s\n", line.c_str());
     if (opts.value().help) {
@@ -188,6 +235,7 @@ int main(int argc, char **argv)
     } catch (const std::exception &e) {
         // Only fatal start-up errors throw (ARCHITECTURE.md); say so rather than abort.
         return fail(std::string("xmem: estimate: internal error: ") + e.what() +
-                    "; please report it with the trace (--keep-trace)");
+                        "; please report it with the trace (--keep-trace)",
+                    Outcome::internal_error);
     }
 }

@@ -225,4 +225,33 @@ Result<GpuSpec> Catalog::find(const std::string &name) const
                                  " (known: " + known + "); add an entry or pick one of these");
 }
 
+std::vector<std::string> uncalibrated_terms(const GpuSpec &gpu)
+{
+    std::vector<std::string> keys;
+    for (const auto &[key, source] : gpu.sources)
+        if (lower(source).find("uncalibrated") != std::string::npos)
+            keys.push_back(key);
+    return keys;
+}
+
+Result<GpuSpec> Catalog::find_unambiguous(const std::string &name) const
+{
+    std::string want = lower(name);
+    std::vector<std::string> candidates;
+    for (const GpuSpec &gpu : m_gpus) {
+        std::string full = lower(gpu.name);
+        if (full == want)
+            return Result<GpuSpec>::ok(gpu);
+        if (full.rfind(want + "-", 0) == 0)
+            candidates.push_back(gpu.name);
+    }
+    if (candidates.size() < 2)
+        return find(name);
+    std::string list;
+    for (const std::string &c : candidates)
+        list += (list.empty() ? "" : ", ") + c;
+    return Result<GpuSpec>::fail("xmem: --gpu " + name + ": ambiguous, it could be " + list +
+                                 "; give the full name");
+}
+
 } // namespace xmem::analysis

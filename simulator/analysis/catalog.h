@@ -28,6 +28,10 @@ struct GpuSpec {
     std::map<std::string, std::string> sources; // numeric key -> where the number is from
 };
 
+// The numeric keys of GPU whose source says "uncalibrated" (a budget, not a measurement):
+// the estimate marks them so a guessed context term is not read as a measured one.
+std::vector<std::string> uncalibrated_terms(const GpuSpec &gpu);
+
 class Catalog
 {
   public:
@@ -38,6 +42,11 @@ class Catalog
 
     // Case-insensitive match of name or alias; the error lists the known names.
     Result<GpuSpec> find(const std::string &name) const;
+    // find() for a name a user typed (xmem estimate --gpu): a name that is a full name or
+    // an alias standing for one full name only is accepted; one that begins several full
+    // names (A100 -> A100-40GB, A100-80GB) is ambiguous, even where it is listed as an alias,
+    // and the error lists the candidates. H100 and V100 stay valid: one full name each.
+    Result<GpuSpec> find_unambiguous(const std::string &name) const;
     const std::vector<GpuSpec> &gpus() const { return m_gpus; }
     const std::string &path() const { return m_path; }
     // A catalog of already-checked entries (parse() uses it; tests may too).

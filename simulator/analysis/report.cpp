@@ -98,6 +98,7 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"fits_reason", e.fits_reason},
         {"uses_gpu", e.uses_gpu},
         {"warnings", e.warnings},
+        {"uncalibrated_catalog_terms", uncalibrated_terms(e.target.gpu)},
         {"oom", r.oom},
         {"margin", e.target.margin},
         {"coverage", k_limit_coverage},
@@ -173,6 +174,13 @@ std::string render_human(const Estimate &e, const Timings &t)
     line(out, "CUDA context", e.context_bytes, e.peak_bytes);
     if (e.outside_bytes)
         line(out, "outside allocator", e.outside_bytes, e.peak_bytes);
+    if (auto guessed = uncalibrated_terms(e.target.gpu); !guessed.empty()) {
+        std::string list;
+        for (const std::string &k : guessed)
+            list += (list.empty() ? "" : ", ") + k;
+        out += "uncalibrated catalog terms for " + e.target.gpu.name + ": " + list +
+               " (budgets, not measured on this GPU)\n";
+    }
     std::snprintf(buf, sizeof buf, "gradients: %s\ntime: profile %.2f s, analysis %.3f s\n",
                   e.grads.reason.c_str(), t.profile_seconds, t.analyze_seconds);
     out += buf;

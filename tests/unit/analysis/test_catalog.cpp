@@ -117,6 +117,22 @@ static void the_shipped_catalog_has_every_required_gpu(void **)
     EXPECT_U64(r.value().find("H100-80GB").value().cublas_workspace_bytes, 32 * MiB);
 }
 
+// Issue 17 class 10: --gpu A100 used to mean A100-40GB silently (it is that entry's alias).
+static void a_name_shared_by_two_gpus_is_ambiguous(void **)
+{
+    auto r = Catalog::load(std::string(XMEM_TEST_SOURCE_DIR) + "/etc/gpus.yaml");
+    assert_true(r.ok());
+    auto a100 = r.value().find_unambiguous("A100");
+    assert_false(a100.ok());
+    EXPECT_CONTAINS(a100.error().message,
+                    "xmem: --gpu A100: ambiguous, it could be A100-40GB, A100-80GB");
+    assert_false(r.value().find_unambiguous("a100").ok());
+    // An alias that stands for one full name stays valid, as do full and vendor names.
+    for (const char *name : {"H100", "V100", "A100-80GB", "a100-40gb", "NVIDIA A100-SXM4-40GB"})
+        assert_true(r.value().find_unambiguous(name).ok());
+    EXPECT_STR(r.value().find_unambiguous("H100").value().name, "H100-80GB");
+}
+
 int run_catalog_tests(void)
 {
     const struct CMUnitTest tests[] = {
@@ -124,6 +140,7 @@ int run_catalog_tests(void)
         cmocka_unit_test(errors_name_file_line_and_key),
         cmocka_unit_test(missing_file_is_an_error_not_a_crash),
         cmocka_unit_test(the_shipped_catalog_has_every_required_gpu),
+        cmocka_unit_test(a_name_shared_by_two_gpus_is_ambiguous),
     };
     return cmocka_run_group_tests_name("catalog", tests, nullptr, nullptr);
 }

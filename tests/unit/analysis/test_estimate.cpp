@@ -165,6 +165,26 @@ static void a_job_without_gpu_tensors_is_warned_about(void **)
     assert_true(used.value().warnings.empty());
 }
 
+// Issue 17 class 10: a catalog number whose source says "uncalibrated" is marked as a guess.
+static void uncalibrated_catalog_terms_are_marked(void **)
+{
+    Target t = a100();
+    t.gpu.sources = {{"context_mib", "a budget, not measured; uncalibrated"},
+                     {"total_mib", "the data sheet"}};
+    auto r = analyze(adam_capture(), t, nullptr);
+    assert_true(r.ok());
+    auto j = nlohmann::json::parse(render_json(r.value(), {1.5, 0.01}));
+    EXPECT_U64(j["uncalibrated_catalog_terms"].size(), 1);
+    EXPECT_STR(j["uncalibrated_catalog_terms"][0].get<std::string>(), "context_mib");
+    EXPECT_CONTAINS(render_human(r.value(), {1.5, 0.01}),
+                    "uncalibrated catalog terms for A100-40GB: context_mib");
+    auto measured = analyze(adam_capture(), a100(), nullptr);
+    EXPECT_U64(nlohmann::json::parse(
+                   render_json(measured.value(), {1.5, 0.01}))["uncalibrated_catalog_terms"]
+                   .size(),
+               0);
+}
+
 static void a_bad_alloc_conf_is_a_clear_error(void **)
 {
     Target t = a100();
@@ -183,6 +203,7 @@ int run_estimate_tests(void)
         cmocka_unit_test(the_limit_covers_every_workspace_factor_up_to_the_bound),
         cmocka_unit_test(a_bad_alloc_conf_is_a_clear_error),
         cmocka_unit_test(a_job_without_gpu_tensors_is_warned_about),
+        cmocka_unit_test(uncalibrated_catalog_terms_are_marked),
     };
     return cmocka_run_group_tests_name("estimate", tests, nullptr, nullptr);
 }

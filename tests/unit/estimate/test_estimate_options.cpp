@@ -74,6 +74,16 @@ static void mistakes_are_single_clear_lines(void **)
     assert_true(parse({"--help"}).ok());
 }
 
+// Issue 17 class 10: --torch 2.99 was accepted and simulated as the newest release.
+static void unknown_torch_releases_are_refused(void **)
+{
+    EXPECT_CONTAINS(parse({"--torch", "2.99", "--", "x"}).error().message,
+                    "xmem: --torch 2.99: unknown PyTorch release (known: 1.13, 2.0, 2.1");
+    EXPECT_CONTAINS(parse({"--torch", "0.4", "--", "x"}).error().message, "known: 1.13");
+    for (const char *v : {"1.13", "1.13.1", "2.0", "2.6", "2.9", "2.4.1+cu121"})
+        assert_true(parse({"--torch", v, "--", "x"}).ok());
+}
+
 int run_estimate_options_tests(void)
 {
     const struct CMUnitTest tests[] = {
@@ -81,6 +91,7 @@ int run_estimate_options_tests(void)
         cmocka_unit_test(defaults_and_trace_in),
         cmocka_unit_test(iterations_is_a_deprecated_alias),
         cmocka_unit_test(mistakes_are_single_clear_lines),
+        cmocka_unit_test(unknown_torch_releases_are_refused),
     };
     return cmocka_run_group_tests_name("options", tests, nullptr, nullptr);
 }
