@@ -156,10 +156,5 @@ constexpr int64_t k_job_end_max_exit_status = 255;
 constexpr uint64_t k_job_end_max_elapsed_seconds = 366ull * 86400;
 constexpr uint64_t k_job_end_max_peak_bytes = 1ull << 50;
 
-// ---- issue 15, finding 10: decisions bound to the batch script.
-// The batch script xmemd hashes into a decision: Slurm's own default max_script_size is
-// 4 MiB, so a larger file could never be submitted as the job the decision is for.
-constexpr uint64_t k_decision_max_script_bytes = 4ull << 20;
-
 } // namespace xmem::server
 #endif
