@@ -118,7 +118,7 @@ int main(int argc, char **argv)
     if (ok)
         log_info("stopping xmemd %s (pid %d)", XMEM_VERSION, (int)getpid());
     if (ftruncate(lock_fd, 0) != 0) {
-        // A pid left behind only makes the next start ask for --force.
+        // A pid left behind is taken over by the next start once it no longer runs.
     }
     close(lock_fd);
     if (live > 0) {

@@ -50,16 +50,23 @@ int lock_take(const std::string &path, bool force)
         close(fd);
         return -1;
     }
-    if (old_pid > 0 && old_pid != (long)getpid() && !force) {
+    // We hold the flock, so no xmemd does: a pid left in the file is a crashed daemon's. When
+    // that pid is gone (kill -9, OOM, a reboot) the lock is taken over without --force, so a
+    // crash needs no operator; a pid that still runs is another program now (pid reuse) or
+    // something we cannot judge, and only --force takes over from it.
+    bool ours = old_pid == (long)getpid();
+    bool dead = old_pid > 0 && kill((pid_t)old_pid, 0) != 0 && errno == ESRCH;
+    if (old_pid > 0 && !ours && !dead && !force) {
         fprintf(stderr,
-                "xmemd: stale lock %s left by pid %ld, which is not running; if no "
+                "xmemd: stale lock %s names pid %ld, which runs but holds no lock; if no "
                 "xmemd runs, remove it or start with --force\n",
                 path.c_str(), old_pid);
         close(fd);
         return -1;
     }
-    if (old_pid > 0 && force)
-        log_warn("taking over the stale lock %s left by pid %ld", path.c_str(), old_pid);
+    if (old_pid > 0 && !ours)
+        log_warn("taking over the stale lock %s left by pid %ld%s", path.c_str(), old_pid,
+                 dead ? ", which is not running" : " (--force)");
     char buf[32];
     int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)len, 0) != len) {

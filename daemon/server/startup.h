@@ -10,8 +10,9 @@ namespace xmem::server
 {
 
 // Takes an exclusive lock on `path` and writes our pid into it. Refuses when another xmemd
-// holds it, and — unless `force` — when a previous xmemd left it behind (stale). Returns the
-// fd (kept open for the life of the process) or -1 after printing why.
+// holds it. A pid left behind by a crashed xmemd that no longer runs is taken over (with a
+// warning); one that still runs (pid reuse) is taken over only with `force`. Returns the fd
+// (kept open for the life of the process) or -1 after printing why.
 int lock_take(const std::string &path, bool force);
 
 // The socket directory must exist, be owned by root or by us, and not be writable by group
