@@ -584,18 +584,28 @@ void estimate_sweep_deadlines(Daemon *d)
     for (EstimateJob *job : d->jobs()) {
         if (job->running || job->started_ms || !job->deadline_ms || now < job->deadline_ms)
             continue;
-        if (job->leader) { // waits for an identical profile: stop waiting
-            auto &f = job->leader->followers;
-            f.erase(std::remove(f.begin(), f.end(), job), f.end());
-            job->leader = nullptr;
+        if (job->leader) { // waits for an identical profile: stop waiting (below)
             expired.push_back(job);
         } else if (d->scheduler().remove(job)) {
             expired.push_back(job);
         }
     }
-    for (EstimateJob *job : expired)
+    std::vector<EstimateJob *> left_alone; // leaders whose last follower just expired
+    for (EstimateJob *job : expired) {
+        EstimateJob *leader = job->leader;
+        if (leader) {
+            auto &f = leader->followers;
+            f.erase(std::remove(f.begin(), f.end(), job), f.end());
+            job->leader = nullptr;
+            if (!has_waiter(leader))
+                left_alone.push_back(leader);
+        }
         fail_job(job, Outcome::deadline_expired,
                  "xmem: the request's deadline passed while it waited for a profiling slot");
+    }
+    for (EstimateJob *leader : left_alone)
+        if (d->jobs().count(leader) && leader->abandoned)
+            abandon(leader);
 }
 
 namespace
