@@ -93,8 +93,7 @@ class StorageTracker(TorchDispatchMode):
         except NotImplementedError:
             if dev is None:
                 raise
-            self.on_unsupported(f"{self._op_name(func)} has no shape-only kernel "
-                                "(data-dependent output shape or a custom op)")
+            self.on_unsupported(_no_meta_kernel(self._op_name(func), func))
         except RuntimeError:
             if dev != "h" or not _has_real_tensor(args, kwargs):
                 raise
@@ -173,3 +172,24 @@ class StorageTracker(TorchDispatchMode):
 
 def _has_real_tensor(args, kwargs):
     return any(not t.is_meta for t in _tensors((args, kwargs)))
+
+
+# ATen ops whose output size depends on the values (fast mode has none to read).
+_DATA_DEPENDENT = ("nonzero", "unique", "_unique", "_unique2", "unique_consecutive",
+                   "unique_dim", "masked_select", "repeat_interleave", "bincount", "histc",
+                   "_local_scalar_dense", "argwhere")
+
+
+def _no_meta_kernel(name, func):
+    """Why an op cannot run on meta tensors, and what the user can do, by kind of op."""
+    namespace = getattr(func, "namespace", "aten")
+    base = getattr(func, "__name__", name).split(".")[0]
+    if namespace != "aten":
+        return (f"{name} is a custom op with no Meta kernel: register one with torch.library "
+                "(impl 'Meta'), or run the exact capture (--mode exact)")
+    if base in _DATA_DEPENDENT:
+        return (f"{name} has a data-dependent output shape (fast mode has no values); "
+                "the exact capture (--mode exact) runs it")
+    return (f"{name} has no Meta (shape-only) kernel in this torch and none in xmem's "
+            "shape_kernels.py: the exact capture (--mode exact) runs it; please report it so "
+            "a shape-only kernel can be added")
