@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <unistd.h>
 #include <functional>
 #include <sstream>
 
@@ -318,6 +319,21 @@ Config config_defaults()
     c.cache_ttl_seconds = k_default_cache_ttl;
     c.cache_max_entries = k_default_cache_entries;
     return c;
+}
+
+Result<void> config_check_programs(const Config &c)
+{
+    std::string program = c.estimator.empty() ? std::string() : c.estimator[0];
+    std::string why;
+    if (access(program.c_str(), X_OK) != 0)
+        why = strerror(errno);
+    else if (!xmem::analysis::is_regular_file(program))
+        why = "not a regular file";
+    if (why.empty())
+        return Result<void>::success();
+    return Result<void>::fail((c.path.empty() ? std::string("built-in defaults") : c.path) +
+                              ": estimator: " + program + " is not an executable file (" + why +
+                              "); install xmem-estimate there or fix the key");
 }
 
 Result<Config> config_load(const std::string &file)

@@ -59,6 +59,10 @@ Result<Config> config_load(const std::string &path);
 // logging a warning per deprecated memory_gb. config_load does it; the built-in defaults
 // need it too. The error is one line "FILE[:LINE]: key: what is wrong".
 xmem::Result<void> config_read_catalog(Config &c);
+// What --check-config adds to loading: the estimator program exists and is executable. Not
+// done at load, so a reload never fails on a program being reinstalled; a missing program
+// still fails each request with spawn_failed.
+xmem::Result<void> config_check_programs(const Config &c);
 
 } // namespace xmem::server
 #endif

@@ -84,6 +84,10 @@ int main(int argc, char **argv)
     if (!opts.render_policy_out.empty())
         return render_policy(*cfg, opts.render_policy_out);
     if (opts.check_config) {
+        if (auto programs = config_check_programs(*cfg); !programs.ok()) {
+            fprintf(stderr, "xmemd: %s\n", programs.error().message.c_str());
+            return 1;
+        }
         printf("xmemd: %s: ok\n", cfg->path.empty() ? "built-in defaults" : cfg->path.c_str());
         return 0;
     }

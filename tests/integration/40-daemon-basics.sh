@@ -15,7 +15,10 @@ echo 'X = 1' >"$T/w/helper.py"
 chown -R xmemt1 "$T/w"
 
 log "config checks"
-"$B/xmemd" --config "$SRC/etc/xmem.yaml" --check-config | grep -q ": ok" || fail "shipped xmem.yaml rejected"
+# --check-config also checks that the estimator is installed: the shipped file, with its
+# install path mapped to this build tree's xmem-estimate.
+sed "s|^estimator: \[[^,]*|estimator: [$B/xmem-estimate|" "$SRC/etc/xmem.yaml" >"$T/shipped.yaml"
+"$B/xmemd" --config "$T/shipped.yaml" --check-config | grep -q ": ok" || fail "shipped xmem.yaml rejected"
 printf 'socket: %s\nmax_concurent: 3\n' "$SOCK" >"$T/bad.yaml"
 out=$("$B/xmemd" --config "$T/bad.yaml" --foreground 2>&1) && fail "bad config accepted"
 expect_eq "$out" "xmemd: $T/bad.yaml:2: max_concurent: unknown key (see etc/xmem.yaml for the keys)" "bad config message"

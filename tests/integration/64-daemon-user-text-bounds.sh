@@ -3,7 +3,8 @@
 # Finding 4: a user cannot fill the ledger's disk with refused requests. A refused request's
 # argv, env and cwd are stored cut to a bound (defaults.h), whatever was sent.
 # Finding 11: `xmem status` shows other users' command lines with control characters escaped;
-# job_end refuses an exit status or an elapsed time out of range; an empty config is refused.
+# job_end refuses an exit status or an elapsed time out of range; an empty config is refused,
+# and --check-config fails a missing estimator program.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
 start_munged
 write_profiler 0
@@ -52,4 +53,10 @@ log "an empty config is refused"
 : >"$T/empty.yaml"
 "$B/xmemd" --config "$T/empty.yaml" --check-config >"$T/c" 2>&1 && fail "an empty config passed --check-config"
 grep -q "the config has no keys" "$T/c" || fail "message: $(cat "$T/c")"
+
+log "--check-config fails a missing estimator program"
+sed "s|^estimator: .*|estimator: [$T/no-such-estimator, --json]|" "$T/xmem.yaml" >"$T/noest.yaml"
+"$B/xmemd" --config "$T/noest.yaml" --check-config >"$T/c2" 2>&1 && fail "--check-config passed a missing estimator"
+grep -q "no-such-estimator is not an executable file" "$T/c2" || fail "message: $(cat "$T/c2")"
+"$B/xmemd" --config "$T/xmem.yaml" --check-config >/dev/null || fail "--check-config refused a good config"
 echo "ok"
