@@ -9,7 +9,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <optional>
 #include <cerrno>
 #include <utility>
 #include <vector>
@@ -48,11 +47,6 @@ class Machine
     Result<std::string> run();
 
   private:
-    Result<std::string> fail(const std::string &what) const
-    {
-        return Result<std::string>::fail("xmem: " + m_name + ": byte " + std::to_string(m_op) +
-                                         ": " + what);
-    }
     bool take(size_t n, const char *&out)
     {
         if (m_data.size() - m_pos < n)
@@ -91,10 +85,21 @@ class Machine
         m_stack.resize(k - 1);
         return true;
     }
-    std::optional<std::string> step(unsigned char op, bool &stop);
-    std::optional<std::string> push_string(size_t length_bytes, Node::Kind kind);
-    std::optional<std::string> push_long(size_t length_bytes);
-    std::optional<std::string> refuse(unsigned char op);
+    // The error of the opcode at m_op: "xmem: NAME: byte N: <what>".
+    Result<void> bad(const std::string &what) const
+    {
+        return Result<void>::fail("xmem: " + m_name + ": byte " + std::to_string(m_op) + ": " +
+                                  what);
+    }
+    static Result<void> done() { return Result<void>::success(); }
+    Result<std::string> fail(const std::string &what) const
+    {
+        return Result<std::string>::fail(bad(what).error());
+    }
+    Result<void> step(unsigned char op, bool &stop);
+    Result<void> push_string(size_t length_bytes, Node::Kind kind);
+    Result<void> push_long(size_t length_bytes);
+    Result<void> refuse(unsigned char op);
     Result<nlohmann::json> to_json(const NodePtr &n, size_t depth);
     // Values emitted so far: memo references can share containers, so a small hostile file
     // could expand exponentially; a snapshot emits about one value per few bytes.
@@ -106,26 +111,26 @@ class Machine
     std::map<uint64_t, NodePtr> m_memo;
 };
 
-std::optional<std::string> Machine::push_string(size_t length_bytes, Node::Kind kind)
+Result<void> Machine::push_string(size_t length_bytes, Node::Kind kind)
 {
     uint64_t length = 0;
     const char *p = nullptr;
     if (!uint_le(length_bytes, length) || length > m_data.size() || !take(length, p))
-        return "a string runs past the end of the file";
+        return bad("a string runs past the end of the file");
     auto n = make(kind);
     n->s.assign(p, length);
     m_stack.push_back(n);
-    return std::nullopt;
+    return done();
 }
 
-std::optional<std::string> Machine::push_long(size_t length_bytes)
+Result<void> Machine::push_long(size_t length_bytes)
 {
     uint64_t length = 0;
     const char *p = nullptr;
     if (!uint_le(length_bytes, length) || length > m_data.size() || !take(length, p))
-        return "an integer runs past the end of the file";
+        return bad("an integer runs past the end of the file");
     if (length > 8)
-        return "an integer of " + std::to_string(length) + " bytes (a snapshot's fit in 8)";
+        return bad("an integer of " + std::to_string(length) + " bytes (a snapshot's fit in 8)");
     uint64_t value = 0;
     for (size_t k = length; k-- > 0;)
         value = (value << 8) | static_cast<unsigned char>(p[k]);
@@ -134,11 +139,11 @@ std::optional<std::string> Machine::push_long(size_t length_bytes)
     auto n = make(Node::integer);
     n->i = static_cast<int64_t>(value);
     m_stack.push_back(n);
-    return std::nullopt;
+    return done();
 }
 
 // What a refused opcode asked for, in words.
-std::optional<std::string> Machine::refuse(unsigned char op)
+Result<void> Machine::refuse(unsigned char op)
 {
     std::string what;
     if (op == 'c' || op == 'i') { // GLOBAL / INST: "module\nname\n"
@@ -164,13 +169,13 @@ std::optional<std::string> Machine::refuse(unsigned char op)
     char code[8];
     std::snprintf(code, sizeof code, "0x%02x", op);
     if (it == names.end())
-        return std::string("unknown pickle opcode ") + code + "; is this a memory snapshot?";
-    return std::string("the pickle asks for ") + it->second + what +
-           ", which would run code; a memory snapshot holds only dicts, lists, strings and "
-           "numbers, so the file is refused (export it to JSON with Python if you trust it)";
+        return bad(std::string("unknown pickle opcode ") + code + "; is this a memory snapshot?");
+    return bad(std::string("the pickle asks for ") + it->second + what +
+               ", which would run code; a memory snapshot holds only dicts, lists, strings and "
+               "numbers, so the file is refused (export it to JSON with Python if you trust it)");
 }
 
-std::optional<std::string> Machine::step(unsigned char op, bool &stop)
+Result<void> Machine::step(unsigned char op, bool &stop)
 {
     const char *p = nullptr;
     uint64_t u = 0;
@@ -178,43 +183,43 @@ std::optional<std::string> Machine::step(unsigned char op, bool &stop)
     std::vector<NodePtr> items;
     switch (op) {
     case 0x80: // PROTO
-        return take(1, p) ? std::nullopt : std::optional<std::string>("truncated PROTO");
+        return take(1, p) ? done() : bad("truncated PROTO");
     case 0x95: // FRAME
-        return take(8, p) ? std::nullopt : std::optional<std::string>("truncated FRAME");
+        return take(8, p) ? done() : bad("truncated FRAME");
     case '.': // STOP
         stop = true;
-        return std::nullopt;
+        return done();
     case '(':
         m_stack.push_back(make(Node::mark));
-        return std::nullopt;
+        return done();
     case '}':
         m_stack.push_back(make(Node::dict));
-        return std::nullopt;
+        return done();
     case ']':
     case ')':
     case 0x8f: // EMPTY_SET
         m_stack.push_back(make(Node::list));
-        return std::nullopt;
+        return done();
     case 'N':
         m_stack.push_back(make(Node::none));
-        return std::nullopt;
+        return done();
     case 0x88:
     case 0x89: {
         auto n = make(Node::boolean);
         n->i = op == 0x88;
         m_stack.push_back(n);
-        return std::nullopt;
+        return done();
     }
     case 'J':
     case 'K':
     case 'M': {
         size_t width = op == 'J' ? 4 : op == 'K' ? 1 : 2;
         if (!uint_le(width, u))
-            return "truncated integer";
+            return bad("truncated integer");
         auto n = make(Node::integer);
         n->i = op == 'J' ? static_cast<int32_t>(static_cast<uint32_t>(u)) : static_cast<int64_t>(u);
         m_stack.push_back(n);
-        return std::nullopt;
+        return done();
     }
     case 0x8a: // LONG1
         return push_long(1);
@@ -222,14 +227,14 @@ std::optional<std::string> Machine::step(unsigned char op, bool &stop)
         return push_long(4);
     case 'G': { // BINFLOAT, big-endian
         if (!take(8, p))
-            return "truncated float";
+            return bad("truncated float");
         uint64_t bits = 0;
         for (size_t k = 0; k < 8; ++k)
             bits = (bits << 8) | static_cast<unsigned char>(p[k]);
         auto n = make(Node::real);
         std::memcpy(&n->f, &bits, sizeof bits);
         m_stack.push_back(n);
-        return std::nullopt;
+        return done();
     }
     case 'X':
         return push_string(4, Node::text);
@@ -249,95 +254,94 @@ std::optional<std::string> Machine::step(unsigned char op, bool &stop)
         return push_string(8, Node::bytes);
     case 0x94: // MEMOIZE
         if (m_stack.empty())
-            return "MEMOIZE on an empty stack";
+            return bad("MEMOIZE on an empty stack");
         m_memo[m_memo.size()] = m_stack.back();
-        return std::nullopt;
+        return done();
     case 'q':
     case 'r':
         if (!uint_le(op == 'q' ? 1 : 4, u) || m_stack.empty())
-            return "bad BINPUT";
+            return bad("bad BINPUT");
         m_memo[u] = m_stack.back();
-        return std::nullopt;
+        return done();
     case 'h':
     case 'j': {
         if (!uint_le(op == 'h' ? 1 : 4, u))
-            return "truncated BINGET";
+            return bad("truncated BINGET");
         auto it = m_memo.find(u);
         if (it == m_memo.end())
-            return "BINGET of memo " + std::to_string(u) + ", which was never stored";
+            return bad("BINGET of memo " + std::to_string(u) + ", which was never stored");
         m_stack.push_back(it->second);
-        return std::nullopt;
+        return done();
     }
     case '0': // POP
         if (m_stack.empty())
-            return "POP on an empty stack";
+            return bad("POP on an empty stack");
         m_stack.pop_back();
-        return std::nullopt;
+        return done();
     case '1': // POP_MARK
-        return pop_to_mark(items) ? std::nullopt
-                                  : std::optional<std::string>("POP_MARK without MARK");
+        return pop_to_mark(items) ? done() : bad("POP_MARK without MARK");
     case '2': // DUP
         if (m_stack.empty())
-            return "DUP on an empty stack";
+            return bad("DUP on an empty stack");
         m_stack.push_back(m_stack.back());
-        return std::nullopt;
+        return done();
     case 'a': // APPEND
         if (!pop(a) || m_stack.empty() || m_stack.back()->kind != Node::list)
-            return "APPEND without a list";
+            return bad("APPEND without a list");
         m_stack.back()->items.push_back(a);
-        return std::nullopt;
+        return done();
     case 'e':  // APPENDS
     case 0x90: // ADDITEMS
         if (!pop_to_mark(items) || m_stack.empty() || m_stack.back()->kind != Node::list)
-            return "APPENDS without a list";
+            return bad("APPENDS without a list");
         for (auto &item : items)
             m_stack.back()->items.push_back(item);
-        return std::nullopt;
+        return done();
     case 's': // SETITEM
         if (!pop(b) || !pop(a) || m_stack.empty() || m_stack.back()->kind != Node::dict)
-            return "SETITEM without a dict";
+            return bad("SETITEM without a dict");
         m_stack.back()->entries.emplace_back(a, b);
-        return std::nullopt;
+        return done();
     case 'u': // SETITEMS
         if (!pop_to_mark(items) || items.size() % 2 || m_stack.empty() ||
             m_stack.back()->kind != Node::dict)
-            return "SETITEMS without a dict";
+            return bad("SETITEMS without a dict");
         for (size_t k = 0; k < items.size(); k += 2)
             m_stack.back()->entries.emplace_back(items[k], items[k + 1]);
-        return std::nullopt;
+        return done();
     case 't':   // TUPLE
     case 'l':   // LIST
     case 0x91:  // FROZENSET
     case 'd': { // DICT
         if (!pop_to_mark(items))
-            return "a container without MARK";
+            return bad("a container without MARK");
         auto n = make(op == 'd' ? Node::dict : Node::list);
         if (op == 'd') {
             if (items.size() % 2)
-                return "DICT with an odd number of items";
+                return bad("DICT with an odd number of items");
             for (size_t k = 0; k < items.size(); k += 2)
                 n->entries.emplace_back(items[k], items[k + 1]);
         } else {
             n->items = std::move(items);
         }
         m_stack.push_back(n);
-        return std::nullopt;
+        return done();
     }
     case 0x85:
     case 0x86:
     case 0x87: {
         size_t count = op - 0x84u;
         if (m_stack.size() < count)
-            return "TUPLE on a short stack";
+            return bad("TUPLE on a short stack");
         auto n = make(Node::list);
         for (size_t k = m_stack.size() - count; k < m_stack.size(); ++k) {
             if (m_stack[k]->kind == Node::mark)
-                return "TUPLE over a MARK";
+                return bad("TUPLE over a MARK");
             n->items.push_back(m_stack[k]);
         }
         m_stack.resize(m_stack.size() - count);
         m_stack.push_back(n);
-        return std::nullopt;
+        return done();
     }
     default:
         return refuse(op);
@@ -398,8 +402,9 @@ Result<std::string> Machine::run()
         const char *p = nullptr;
         if (!take(1, p))
             return fail("the pickle ends without STOP");
-        if (std::optional<std::string> problem = step(static_cast<unsigned char>(*p), stop))
-            return fail(*problem);
+        Result<void> stepped = step(static_cast<unsigned char>(*p), stop);
+        if (!stepped.ok())
+            return Result<std::string>::fail(stepped.error());
     }
     if (m_stack.size() != 1)
         return fail("the pickle leaves " + std::to_string(m_stack.size()) + " values, not one");
