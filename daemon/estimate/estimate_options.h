@@ -35,10 +35,11 @@ struct EstimateOptions {
 };
 
 // The PyTorch releases --torch accepts: those whose allocator the simulator mirrors
-// (allocator.md 11; 2.9 is the newest read, 2.7-2.8 behave as 2.6). Any other (2.99, a
-// typo) is refused with this list rather than simulated as the nearest release.
-inline constexpr const char *k_known_torch_releases[] = {"1.13", "2.0", "2.1", "2.2", "2.3", "2.4",
-                                                         "2.5",  "2.6", "2.7", "2.8", "2.9"};
+// (allocator.md 11; 2.9 is the newest read, 2.7-2.8 behave as 2.6 and 2.10-2.11 as 2.9,
+// releases users run today). Any other (2.99, a typo) is refused with this list rather
+// than simulated as the nearest release.
+inline constexpr const char *k_known_torch_releases[] = {
+    "1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11"};
 
 Result<EstimateOptions> parse_options(int argc, char **argv);
 const char *usage_text();
