@@ -50,16 +50,18 @@ int main(int argc, char **argv)
             return 0;
         }
     Options opt;
-    if (auto err = parse_args(argc, argv, opt)) {
-        std::cerr << *err << "\n";
+    auto parsed = parse_args(argc, argv, opt);
+    if (!parsed.ok()) {
+        std::cerr << parsed.error().message << "\n";
         return 2;
     }
     auto catalog = load_sources(opt);
     if (!catalog.ok())
         return fail(catalog.error().message);
     std::vector<JobRecord> jobs;
-    if (auto err = load_jobs(opt, catalog.value(), jobs))
-        return fail(*err);
+    auto loaded = load_jobs(opt, catalog.value(), jobs);
+    if (!loaded.ok())
+        return fail(loaded.error().message);
     std::string text = render(build_report(opt, jobs));
     if (opt.output.empty() || opt.output == "-") {
         std::cout << text;

@@ -74,8 +74,8 @@ std::string format_day(int64_t ts);
 std::optional<GroupBy> parse_group(const std::string &s);
 const char *group_name(GroupBy g);
 std::optional<Format> parse_format(const std::string &s);
-// Returns the error (one line, starting "xmem: ") or nothing.
-std::optional<std::string> parse_args(int argc, char **argv, Options &opt);
+// Fills `opt` or fails with the error (one line, starting "xmem: ").
+xmem::Result<void> parse_args(int argc, char **argv, Options &opt);
 
 // (1 - granted/capacity) x elapsed hours for a packed job; 0 otherwise.
 double gpu_hours_freed(const JobRecord &j);
@@ -91,9 +91,9 @@ std::string html_escape(const std::string &s);
 // --catalog). Sets opt.db; returns the catalog (a GPU's capacity is its total_memory_mib)
 // or the one error line.
 xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt);
-// Fills `jobs` or returns the error line.
-std::optional<std::string> load_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
-                                     std::vector<JobRecord> &jobs);
+// Fills `jobs` or fails with the error line.
+xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
+                             std::vector<JobRecord> &jobs);
 
 std::string render_table(const Report &r);
 std::string render_csv(const Report &r);

@@ -112,7 +112,7 @@ std::optional<Format> parse_format(const std::string &s)
     return std::nullopt;
 }
 
-std::optional<std::string> parse_args(int argc, char **argv, Options &opt)
+xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
 {
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i], val;
@@ -123,13 +123,14 @@ std::optional<std::string> parse_args(int argc, char **argv, Options &opt)
                      name == "--format" || name == "-o" || name == "--output" ||
                      name == "--config" || name == "--catalog";
         if (!takes)
-            return "xmem: report: unknown option '" + a + "' (see xmem report --help)";
+            return xmem::Result<void>::fail("xmem: report: unknown option '" + a +
+                                            "' (see xmem report --help)");
         if (inline_val)
             val = a.substr(eq + 1);
         else if (i + 1 < argc)
             val = argv[++i];
         else
-            return "xmem: report: " + name + " needs a value";
+            return xmem::Result<void>::fail("xmem: report: " + name + " needs a value");
         if (name == "--db")
             opt.db = val;
         else if (name == "--config")
@@ -141,25 +142,27 @@ std::optional<std::string> parse_args(int argc, char **argv, Options &opt)
         else if (name == "--since" || name == "--until") {
             auto ts = parse_date(val, name == "--until");
             if (!ts)
-                return "xmem: report: " + name + " '" + val +
-                       "' is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC)";
+                return xmem::Result<void>::fail(
+                    "xmem: report: " + name + " '" + val +
+                    "' is not a date (YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC)");
             (name == "--since" ? opt.since : opt.until) = ts;
         } else if (name == "--by") {
             auto g = parse_group(val);
             if (!g)
-                return "xmem: report: cannot group by '" + val +
-                       "' (use user, account, partition or gpu)";
+                return xmem::Result<void>::fail("xmem: report: cannot group by '" + val +
+                                                "' (use user, account, partition or gpu)");
             opt.by = *g;
         } else {
             auto f = parse_format(val);
             if (!f)
-                return "xmem: report: unknown format '" + val + "' (use table, csv, json or html)";
+                return xmem::Result<void>::fail("xmem: report: unknown format '" + val +
+                                                "' (use table, csv, json or html)");
             opt.format = *f;
         }
     }
     if (opt.since && opt.until && *opt.since >= *opt.until)
-        return std::string("xmem: report: --since is not before --until");
-    return std::nullopt;
+        return xmem::Result<void>::fail("xmem: report: --since is not before --until");
+    return xmem::Result<void>::success();
 }
 
 double gpu_hours_freed(const JobRecord &j)

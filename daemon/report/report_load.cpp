@@ -88,31 +88,34 @@ xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt)
     return catalog;
 }
 
-std::optional<std::string> load_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
-                                     std::vector<JobRecord> &jobs)
+xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
+                             std::vector<JobRecord> &jobs)
 {
     struct stat sb;
     if (stat(opt.db.c_str(), &sb) != 0)
-        return "xmem: report: no ledger at " + opt.db + " (give --db PATH)";
+        return xmem::Result<void>::fail("xmem: report: no ledger at " + opt.db +
+                                        " (give --db PATH)");
     sqlite3 *db = nullptr;
     if (sqlite3_open_v2(opt.db.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
         std::string why = db ? sqlite3_errmsg(db) : "out of memory";
         sqlite3_close(db);
-        return "xmem: report: cannot open " + opt.db + " read-only: " + why;
+        return xmem::Result<void>::fail("xmem: report: cannot open " + opt.db +
+                                        " read-only: " + why);
     }
     sqlite3_busy_timeout(db, 5000);
-    std::optional<std::string> err;
+    auto result = xmem::Result<void>::success();
     std::map<std::string, uint64_t> capacities; // GPU name in the ledger -> bytes
     // A file that is not SQLite (or is locked past the timeout) is an error, not a report.
     if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) !=
         SQLITE_OK) {
-        err = "xmem: report: " + opt.db + ": " + sqlite3_errmsg(db);
+        auto failed =
+            xmem::Result<void>::fail("xmem: report: " + opt.db + ": " + sqlite3_errmsg(db));
         sqlite3_close(db);
-        return err;
+        return failed;
     }
     if (!has_column(db, "jobs", "job_id") || !has_column(db, "requests", "limit_bytes")) {
         sqlite3_close(db); // an empty or never-migrated ledger: an empty report
-        return std::nullopt;
+        return xmem::Result<void>::success();
     }
     // Account and partition come from the job end (schema 4). Rows written before it, or by
     // a plugin that did not know them, fall back to the partition named at submission (the
@@ -126,7 +129,7 @@ std::optional<std::string> load_jobs(const Options &opt, const xmem::analysis::C
                       " FROM jobs j JOIN requests r ON r.id = j.request_id ORDER BY j.ts";
     sqlite3_stmt *st = nullptr;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
-        err = "xmem: report: " + opt.db + ": " + sqlite3_errmsg(db);
+        result = xmem::Result<void>::fail("xmem: report: " + opt.db + ": " + sqlite3_errmsg(db));
     } else {
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -154,11 +157,12 @@ std::optional<std::string> load_jobs(const Options &opt, const xmem::analysis::C
             jobs.push_back(std::move(j));
         }
         if (rc != SQLITE_DONE)
-            err = "xmem: report: " + opt.db + ": " + sqlite3_errmsg(db);
+            result =
+                xmem::Result<void>::fail("xmem: report: " + opt.db + ": " + sqlite3_errmsg(db));
     }
     sqlite3_finalize(st);
     sqlite3_close(db);
-    return err;
+    return result;
 }
 
 } // namespace xmem_report

@@ -22,7 +22,7 @@ static void rejects_bad_dates(void **)
         assert_false(parse_date(bad, false).has_value());
 }
 
-static std::optional<std::string> parse(std::vector<const char *> args, Options &opt)
+static xmem::Result<void> parse(std::vector<const char *> args, Options &opt)
 {
     args.insert(args.begin(), "xmem-report");
     return parse_args((int)args.size(), const_cast<char **>(args.data()), opt);
@@ -31,10 +31,10 @@ static std::optional<std::string> parse(std::vector<const char *> args, Options 
 static void options_parse_and_fail_in_one_line(void **)
 {
     Options opt;
-    assert_false(parse({"--db", "/x.sqlite", "--by=account", "--format", "csv", "--since",
-                        "2026-01-01", "--until", "2026-01-31", "-o", "out.csv"},
-                       opt)
-                     .has_value());
+    assert_true(parse({"--db", "/x.sqlite", "--by=account", "--format", "csv", "--since",
+                       "2026-01-01", "--until", "2026-01-31", "-o", "out.csv"},
+                      opt)
+                    .ok());
     assert_string_equal(opt.db.c_str(), "/x.sqlite");
     assert_true(opt.by == GroupBy::account);
     assert_true(opt.format == Format::csv);
@@ -46,10 +46,11 @@ static void options_parse_and_fail_in_one_line(void **)
                                           {"--frobnicate"},
                                           {"--since", "2026-02-01", "--until", "2026-01-01"}}) {
         Options o;
-        auto err = parse(bad, o);
-        assert_true(err.has_value());
-        assert_true(err->rfind("xmem: report: ", 0) == 0);
-        assert_true(err->find('\n') == std::string::npos);
+        auto r = parse(bad, o);
+        assert_false(r.ok());
+        const std::string &err = r.error().message;
+        assert_true(err.rfind("xmem: report: ", 0) == 0);
+        assert_true(err.find('\n') == std::string::npos);
     }
 }
 

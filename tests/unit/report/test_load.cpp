@@ -96,9 +96,9 @@ static std::vector<JobRecord> load()
     Options opt;
     opt.db = g_db;
     std::vector<JobRecord> jobs;
-    auto err = load_jobs(opt, one_gpu_catalog(), jobs);
-    if (err)
-        fail_msg("%s", err->c_str());
+    auto loaded = load_jobs(opt, one_gpu_catalog(), jobs);
+    if (!loaded.ok())
+        fail_msg("%s", loaded.error().message.c_str());
     return jobs;
 }
 
@@ -155,7 +155,7 @@ static void capacity_from_the_configs_catalog(void **)
         fail_msg("%s", loaded.error().message.c_str());
     assert_string_equal(opt.db.c_str(), g_db.c_str());
     std::vector<JobRecord> jobs;
-    assert_false(load_jobs(opt, loaded.value(), jobs).has_value());
+    assert_true(load_jobs(opt, loaded.value(), jobs).ok());
     assert_int_equal(jobs.size(), 1);
     assert_int_equal(jobs[0].capacity_bytes, 20480ull << 20);
     Report r = build_report(opt, jobs);
@@ -175,7 +175,7 @@ static void alias_matched_as_the_catalog_does(void **)
     auto catalog = load_sources(opt);
     assert_true(catalog.ok());
     std::vector<JobRecord> jobs;
-    assert_false(load_jobs(opt, catalog.value(), jobs).has_value());
+    assert_true(load_jobs(opt, catalog.value(), jobs).ok());
     assert_int_equal(jobs[0].capacity_bytes, 40536ull << 20);
     assert_true(jobs[0].packed);
 }
