@@ -29,14 +29,15 @@ int xmem_capture_start(const char *path)
 {
     if (path == nullptr || *path == '\0')
         return fail("xmem: no trace path given (set --out)");
-    std::string err;
     if (recorder().recording())
         return fail("xmem: capture already started");
-    if (!recorder().open(path, &err))
-        return fail(err);
-    if (!xmem::capture::install_torch_hooks(&err)) {
+    xmem::Result<void> opened = recorder().open(path);
+    if (!opened.ok())
+        return fail(opened.error().message);
+    xmem::Result<void> hooked = xmem::capture::install_torch_hooks();
+    if (!hooked.ok()) {
         recorder().abandon();
-        return fail(err);
+        return fail(hooked.error().message);
     }
     return 0;
 }
@@ -127,8 +128,8 @@ void xmem_capture_reset_device_peak(void)
 
 int xmem_capture_finish(void)
 {
-    std::string err;
-    return recorder().finish(&err) ? 0 : fail(err);
+    xmem::Result<void> finished = recorder().finish();
+    return finished.ok() ? 0 : fail(finished.error().message);
 }
 
 void xmem_capture_abandon(void)

@@ -49,16 +49,17 @@ static void after_fork_child()
     recorder().mutex().unlock();
 }
 
-bool Recorder::open(const std::string &path, std::string *err)
+Result<void> Recorder::open(const std::string &path)
 {
     static bool fork_handlers =
         (pthread_atfork(before_fork, after_fork_parent, after_fork_child), true);
     (void)fork_handlers;
     std::lock_guard<std::mutex> lock(m_mu);
-    if (!m_writer.open(path, err))
-        return false;
+    Result<void> opened = m_writer.open(path);
+    if (!opened.ok())
+        return opened;
     m_recording = true;
-    return true;
+    return Result<void>::success();
 }
 
 // The thread's device (set per torch call by the Python device mode), with two host rules
@@ -267,15 +268,14 @@ void Recorder::reset_gpu_peak()
     m_totals.peak_gpu_bytes = m_totals.live_gpu_bytes;
 }
 
-bool Recorder::finish(std::string *err)
+Result<void> Recorder::finish()
 {
     std::lock_guard<std::mutex> lock(m_mu);
     if (!m_recording) {
-        *err = "xmem: capture is not recording (finished twice?)";
-        return false;
+        return Result<void>::fail("xmem: capture is not recording (finished twice?)");
     }
     m_recording = false;
-    return m_writer.finish(m_totals.allocs, m_totals.frees, m_totals.live_bytes, err);
+    return m_writer.finish(m_totals.allocs, m_totals.frees, m_totals.live_bytes);
 }
 
 void Recorder::abandon()

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "allocator/result.h"
 #include "trace_writer.h"
 
 namespace xmem::capture
@@ -50,7 +51,7 @@ struct Totals {
 class Recorder
 {
   public:
-    bool open(const std::string &path, std::string *err);
+    Result<void> open(const std::string &path);
     bool recording() const { return m_recording; }
 
     // Allocator callbacks. on_free of a pointer never seen (allocated before recording began,
@@ -73,7 +74,7 @@ class Recorder
 
     Totals totals();
     void reset_gpu_peak();
-    bool finish(std::string *err);
+    Result<void> finish();
     void abandon();
     // After fork() in the child: stop recording so a DataLoader worker never writes the trace.
     void disown_after_fork();

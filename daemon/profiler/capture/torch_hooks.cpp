@@ -113,22 +113,22 @@ class RecordingAllocator final : public at::Allocator
 
 } // namespace
 
-bool install_torch_hooks(std::string *err)
+Result<void> install_torch_hooks()
 {
     static bool installed = false;
     if (installed)
-        return true;
+        return Result<void>::success();
     at::Allocator *base = c10::GetDefaultCPUAllocator();
     if (c10::GetCPUAllocator() != base) {
-        *err = "xmem: another CPU allocator is installed (mimalloc/profiler?); run without it";
-        return false;
+        return Result<void>::fail(
+            "xmem: another CPU allocator is installed (mimalloc/profiler?); run without it");
     }
     // Never destroyed: tensors carry its deleter until the process ends.
     static auto *wrapper = new RecordingAllocator(base);
     c10::SetCPUAllocator(wrapper, /*priority=*/1);
     at::addGlobalCallback(at::RecordFunctionCallback(&on_op_start, &on_op_end).needsInputs(false));
     installed = true;
-    return true;
+    return Result<void>::success();
 }
 
 } // namespace xmem::capture

@@ -3,13 +3,13 @@
 // torch_hooks.cpp includes torch headers (LibTorch TUs are slow and memory-hungry).
 #pragma once
 
-#include <string>
+#include "allocator/result.h"
 
 namespace xmem::capture
 {
 
 // Wraps c10's CPU allocator (every thread, exact nbytes) and registers the global op callback.
-// Idempotent. Returns false and sets *err when another allocator with higher priority is set.
-bool install_torch_hooks(std::string *err);
+// Idempotent. Fails when another allocator with higher priority is set.
+Result<void> install_torch_hooks();
 
 } // namespace xmem::capture

@@ -50,19 +50,18 @@ TraceWriter::~TraceWriter()
         ::close(m_fd);
 }
 
-bool TraceWriter::open(const std::string &final_path, std::string *err)
+Result<void> TraceWriter::open(const std::string &final_path)
 {
     m_final_path = final_path;
     m_spool_path = final_path + ".spool";
     m_fd = ::open(m_spool_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (m_fd < 0) {
-        *err = "xmem: " + m_spool_path + ": " + std::strerror(errno) +
-               " (is the directory of --out writable?)";
-        return false;
+        return Result<void>::fail("xmem: " + m_spool_path + ": " + std::strerror(errno) +
+                                  " (is the directory of --out writable?)");
     }
     m_buf.assign(k_buffer_bytes, 0);
     m_used = 0;
-    return true;
+    return Result<void>::success();
 }
 
 void TraceWriter::meta(std::string_view key, std::string_view value)
@@ -162,20 +161,19 @@ void TraceWriter::memory_fraction(double fraction)
     encode().fraction(fraction);
 }
 
-bool TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, std::string *err)
+Result<void> TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes)
 {
     if (m_fd < 0) {
-        *err = "xmem: trace was not opened";
-        return false;
+        return Result<void>::fail("xmem: trace was not opened");
     }
     encode().totals(allocs, frees, live_bytes);
     bool ok = flush();
     ::close(m_fd);
     m_fd = -1;
     if (!ok) {
-        *err = "xmem: " + m_spool_path + ": " + std::strerror(m_saved_errno);
+        std::string message = "xmem: " + m_spool_path + ": " + std::strerror(m_saved_errno);
         abandon();
-        return false;
+        return Result<void>::fail(std::move(message));
     }
 
     std::string tmp_path = m_final_path + ".tmp";
@@ -208,11 +206,12 @@ bool TraceWriter::finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, s
         ok = false;
     }
     if (!ok) {
-        *err =
+        std::string message =
             "xmem: " + m_final_path + ": " + std::strerror(saved) + " (is there room on the disk?)";
         ::unlink(tmp_path.c_str());
+        return Result<void>::fail(std::move(message));
     }
-    return ok;
+    return Result<void>::success();
 }
 
 void TraceWriter::abandon()

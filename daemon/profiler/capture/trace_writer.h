@@ -8,6 +8,7 @@
 // into place, so a reader never sees a truncated trace under the final name.
 #pragma once
 
+#include "allocator/result.h"
 #include "trace/records.h"
 
 #include <cstdint>
@@ -27,8 +28,8 @@ class TraceWriter
     TraceWriter(const TraceWriter &) = delete;
     TraceWriter &operator=(const TraceWriter &) = delete;
 
-    // Opens FINAL_PATH.spool for the events. Returns false and sets *err on failure.
-    bool open(const std::string &final_path, std::string *err);
+    // Opens FINAL_PATH.spool for the events; the error names the spool file and the fix.
+    Result<void> open(const std::string &final_path);
     bool is_open() const { return m_fd >= 0; }
 
     // Metadata is kept in memory and written first by finish(); a repeated key replaces the
@@ -44,8 +45,8 @@ class TraceWriter
     void empty_cache();
     void memory_fraction(double fraction);
 
-    // Writes the final trace and removes the spool. Returns false and sets *err on an I/O error.
-    bool finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes, std::string *err);
+    // Writes the final trace and removes the spool; fails on an I/O error.
+    Result<void> finish(uint64_t allocs, uint64_t frees, uint64_t live_bytes);
     // Drops the spool without writing a trace (the capture failed).
     void abandon();
 

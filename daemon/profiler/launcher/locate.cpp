@@ -5,6 +5,7 @@
 #include <cstring>
 #include <sched.h>
 #include <unistd.h>
+#include <utility>
 
 namespace xmem::profile
 {
@@ -59,27 +60,28 @@ bool is_python_name(const std::string &name)
 
 } // namespace
 
-bool locate_shim(ShimPaths *paths, std::string *err)
+xmem::Result<ShimPaths> locate_shim()
 {
+    ShimPaths shim;
     bool build_tree = real_path(self_dir()) == real_path(XMEM_BUILD_BINDIR);
-    paths->python_dir = build_tree ? XMEM_SOURCE_PYDIR : XMEM_DATADIR "/python";
-    paths->capture_lib =
+    shim.python_dir = build_tree ? XMEM_SOURCE_PYDIR : XMEM_DATADIR "/python";
+    shim.capture_lib =
         std::string(build_tree ? XMEM_BUILD_LIBDIR : XMEM_PKGLIBDIR) + "/libxmem-capture.so";
     if (const char *v = std::getenv("XMEM_PROFILER_PYDIR"); v && *v)
-        paths->python_dir = v;
+        shim.python_dir = v;
     if (const char *v = std::getenv("XMEM_CAPTURE_LIB"); v && *v)
-        paths->capture_lib = v;
-    if (!is_file(paths->python_dir + "/sitecustomize.py")) {
-        *err = "xmem: " + paths->python_dir +
-               "/sitecustomize.py: not found (reinstall xmem or set XMEM_PROFILER_PYDIR)";
-        return false;
+        shim.capture_lib = v;
+    if (!is_file(shim.python_dir + "/sitecustomize.py")) {
+        return xmem::Result<ShimPaths>::fail(
+            "xmem: " + shim.python_dir +
+            "/sitecustomize.py: not found (reinstall xmem or set XMEM_PROFILER_PYDIR)");
     }
-    if (!is_file(paths->capture_lib)) {
-        *err = "xmem: " + paths->capture_lib +
-               ": not found (was xmem built with LibTorch? make deps && make)";
-        return false;
+    if (!is_file(shim.capture_lib)) {
+        return xmem::Result<ShimPaths>::fail(
+            "xmem: " + shim.capture_lib +
+            ": not found (was xmem built with LibTorch? make deps && make)");
     }
-    return true;
+    return xmem::Result<ShimPaths>::ok(std::move(shim));
 }
 
 std::string find_python(const std::string &requested)

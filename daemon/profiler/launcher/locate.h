@@ -2,6 +2,8 @@
 // with torch, and the command line to run.
 #pragma once
 
+#include "allocator/result.h"
+
 #include <string>
 #include <vector>
 
@@ -16,7 +18,7 @@ struct ShimPaths {
 // In a build tree (this executable sits in the build's bin/) the package comes from the
 // source tree and the library from the build's lib/; installed, from XMEM_DATADIR and the
 // package library directory. XMEM_PROFILER_PYDIR / XMEM_CAPTURE_LIB override either.
-bool locate_shim(ShimPaths *paths, std::string *err);
+xmem::Result<ShimPaths> locate_shim();
 
 // --python, then $XMEM_PYTHON, then /usr/bin/python3 (Debian's torch lives there), then PATH.
 std::string find_python(const std::string &requested);

@@ -148,12 +148,12 @@ int main(int argc, char **argv)
         return k_exit_usage;
     }
 
-    ShimPaths paths;
-    std::string err;
-    if (!locate_shim(&paths, &err)) {
-        std::fprintf(stderr, "%s\n", err.c_str());
+    xmem::Result<ShimPaths> located = locate_shim();
+    if (!located.ok()) {
+        std::fprintf(stderr, "%s\n", located.error().message.c_str());
         return k_exit_failed;
     }
+    const ShimPaths &paths = located.value();
     Command cmd = resolve_command(opts.command, find_python(opts.python));
     ChildResult result = run_child(make_child_spec(opts, paths, cmd));
     int status = report(opts, cmd, result);

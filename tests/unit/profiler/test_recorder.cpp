@@ -21,8 +21,7 @@ int setup(void **state)
     auto *f = new Fixture;
     f->dir = xmem_test_temp_dir();
     f->path = f->dir + "/t.trace";
-    std::string err;
-    if (!f->rec.open(f->path, &err))
+    if (!f->rec.open(f->path).ok())
         return -1;
     Recorder::set_thread_dev(Dev::unset);
     *state = f;
@@ -42,8 +41,7 @@ int teardown(void **state)
 
 std::string finish(Fixture *f)
 {
-    std::string err;
-    assert_true(f->rec.finish(&err));
+    assert_true(f->rec.finish().ok());
     std::string text = xmem_test_read_file(f->path);
     return text.substr(text.find('\n') + 1); // drop the header line
 }
@@ -93,8 +91,7 @@ static void an_address_reused_without_our_free_closes_the_old_storage(void **sta
     auto t = f->rec.totals();
     assert_int_equal(t.frees, 1);
     assert_int_equal(t.live_bytes, 32);
-    std::string err;
-    assert_true(f->rec.finish(&err));
+    assert_true(f->rec.finish().ok());
     assert_string_equal(xmem_test_read_file(f->path).c_str(),
                         "#xmem-trace 1\nM missed_frees 1\nS 1 |aten::empty\nA 1 8 g 0 1\nF 1\n"
                         "A 2 32 g 0 1\nZ 2 1 32\n");
@@ -170,9 +167,9 @@ static void finishing_twice_is_an_error(void **state)
 {
     auto *f = static_cast<Fixture *>(*state);
     finish(f);
-    std::string err;
-    assert_false(f->rec.finish(&err));
-    assert_true(err.rfind("xmem: ", 0) == 0);
+    auto r = f->rec.finish();
+    assert_false(r.ok());
+    assert_true(r.error().message.rfind("xmem: ", 0) == 0);
     int a = 0;
     f->rec.on_alloc(&a, 8, {}); // after finish nothing is recorded
     assert_int_equal(f->rec.totals().allocs, 0);

@@ -22,9 +22,9 @@ static void formats_integers(void **state)
 
 static void writes_metadata_before_events_and_z_last(void **state)
 {
-    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace";
     TraceWriter w;
-    assert_true(w.open(path, &err));
+    assert_true(w.open(path).ok());
     w.phase("setup");
     w.string_def(1, "fc|aten::addmm");
     w.alloc(1, 4000, 'g', 1);
@@ -34,7 +34,7 @@ static void writes_metadata_before_events_and_z_last(void **state)
     w.free(2);
     w.meta("steps", "1");
     w.meta("torch", "2.1.0"); // a later value replaces the earlier one
-    assert_true(w.finish(2, 1, 4000, &err));
+    assert_true(w.finish(2, 1, 4000).ok());
     assert_string_equal(xmem_test_read_file(path).c_str(),
                         "#xmem-trace 1\nM torch 2.1.0\nM steps 1\nP setup\nS 1 fc|aten::addmm\n"
                         "A 1 4000 g 0 1\nI 1\nA 2 3072 h 0 0\nF 2\nZ 2 1 4000\n");
@@ -45,13 +45,13 @@ static void writes_metadata_before_events_and_z_last(void **state)
 
 static void newlines_in_text_cannot_split_records(void **state)
 {
-    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace";
     TraceWriter w;
-    assert_true(w.open(path, &err));
+    assert_true(w.open(path).ok());
     w.meta("argv", "train.py --name a\nb");
     w.string_def(1, "x\ny");
     w.kernel("c conv\nx=1");
-    assert_true(w.finish(0, 0, 0, &err));
+    assert_true(w.finish(0, 0, 0).ok());
     assert_string_equal(
         xmem_test_read_file(path).c_str(),
         "#xmem-trace 1\nM argv train.py --name a b\nS 1 x y\nK c conv x=1\nZ 0 0 0\n");
@@ -61,15 +61,15 @@ static void newlines_in_text_cannot_split_records(void **state)
 
 static void many_events_survive_buffer_flushes(void **state)
 {
-    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace";
     TraceWriter w;
-    assert_true(w.open(path, &err));
+    assert_true(w.open(path).ok());
     const uint64_t n = 200000; // ~4 MiB of records: several 1 MiB buffer flushes
     for (uint64_t i = 1; i <= n; ++i)
         w.alloc(i, i * 64, 'g', 0);
     for (uint64_t i = 1; i <= n; ++i)
         w.free(i);
-    assert_true(w.finish(n, n, 0, &err));
+    assert_true(w.finish(n, n, 0).ok());
     std::string text = xmem_test_read_file(path);
     size_t lines = 0;
     for (char c : text)
@@ -83,22 +83,23 @@ static void many_events_survive_buffer_flushes(void **state)
 static void unwritable_directory_is_a_clear_error(void **state)
 {
     TraceWriter w;
-    std::string err;
-    assert_false(w.open("/nonexistent-dir/t.trace", &err));
+    auto r = w.open("/nonexistent-dir/t.trace");
+    assert_false(r.ok());
+    const std::string &err = r.error().message;
     assert_true(err.rfind("xmem: /nonexistent-dir/t.trace.spool: ", 0) == 0);
     assert_true(err.find("writable") != std::string::npos);
 }
 
 static void memory_fractions_are_plain_decimals(void **state)
 {
-    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace";
     TraceWriter w;
-    assert_true(w.open(path, &err));
+    assert_true(w.open(path).ok());
     w.memory_fraction(0.5);
     w.memory_fraction(0.00001);
     w.memory_fraction(1.0);
     w.memory_fraction(2.0); // clamped: the allocator rejects a fraction above 1
-    assert_true(w.finish(0, 0, 0, &err));
+    assert_true(w.finish(0, 0, 0).ok());
     assert_string_equal(xmem_test_read_file(path).c_str(),
                         "#xmem-trace 1\nX 0.5\nX 0.00001\nX 1\nX 1\nZ 0 0 0\n");
     unlink(path.c_str());
@@ -112,9 +113,8 @@ static void writes_what_the_simulator_writer_writes(void **state)
     using xmem::trace::Device;
     using xmem::trace::Phase;
     std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", sim_path = dir + "/s.trace";
-    std::string err;
     TraceWriter w;
-    assert_true(w.open(path, &err));
+    assert_true(w.open(path).ok());
     w.meta("torch", "2.1.0");
     w.string_def(1, "fc|aten::addmm");
     w.kernel("fc conv x=1,3,8,8 g=1");
@@ -127,7 +127,7 @@ static void writes_what_the_simulator_writer_writes(void **state)
     w.memory_fraction(0.0);
     w.empty_cache();
     w.free(8);
-    assert_true(w.finish(2, 1, 4000, &err));
+    assert_true(w.finish(2, 1, 4000).ok());
 
     auto made = xmem::trace::CompactTraceWriter::create(sim_path);
     assert_true(made.ok());
@@ -153,9 +153,9 @@ static void writes_what_the_simulator_writer_writes(void **state)
 
 static void abandon_leaves_nothing(void **state)
 {
-    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace", err;
+    std::string dir = xmem_test_temp_dir(), path = dir + "/t.trace";
     TraceWriter w;
-    assert_true(w.open(path, &err));
+    assert_true(w.open(path).ok());
     w.alloc(1, 8, 'g', 0);
     w.abandon();
     assert_int_equal(access((path + ".spool").c_str(), F_OK), -1);
