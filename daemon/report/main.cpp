@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iostream>
 
-using namespace xmem_report;
+using namespace xmem::report;
 
 namespace
 {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace xmem_report
+namespace xmem::report
 {
 
 // One finished job joined with the decision it ran under.
@@ -100,5 +100,5 @@ std::string render_csv(const Report &r);
 std::string render_json(const Report &r);
 std::string render_html(const Report &r);
 
-} // namespace xmem_report
+} // namespace xmem::report
 #endif

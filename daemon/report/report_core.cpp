@@ -6,7 +6,7 @@
 #include <cstring>
 #include <ctime>
 
-namespace xmem_report
+namespace xmem::report
 {
 
 namespace
@@ -194,7 +194,7 @@ void Totals::add(const JobRecord &j)
     requested_bytes += (double)j.capacity_bytes;
     granted_bytes += (double)j.granted_bytes;
     estimated_bytes += (double)j.estimate_bytes;
-    gpu_hours_freed += xmem_report::gpu_hours_freed(j);
+    gpu_hours_freed += xmem::report::gpu_hours_freed(j);
     if (j.measured_bytes && *j.measured_bytes > 0) {
         measured_jobs++;
         measured_bytes += (double)*j.measured_bytes;
@@ -292,4 +292,4 @@ std::string html_escape(const std::string &s)
     return out;
 }
 
-} // namespace xmem_report
+} // namespace xmem::report

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace xmem_report
+namespace xmem::report
 {
 
 namespace
@@ -133,4 +133,4 @@ std::string render_html(const Report &r)
     return h;
 }
 
-} // namespace xmem_report
+} // namespace xmem::report

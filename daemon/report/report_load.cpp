@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
-namespace xmem_report
+namespace xmem::report
 {
 
 namespace
@@ -165,4 +165,4 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
     return result;
 }
 
-} // namespace xmem_report
+} // namespace xmem::report

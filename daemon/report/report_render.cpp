@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-namespace xmem_report
+namespace xmem::report
 {
 
 namespace
@@ -129,4 +129,4 @@ std::string render_json(const Report &r)
     return out + "]}\n";
 }
 
-} // namespace xmem_report
+} // namespace xmem::report

@@ -3,7 +3,7 @@
 #include "report.h"
 #include "test-list.h"
 
-using namespace xmem_report;
+using namespace xmem::report;
 
 static void csv_quotes_only_when_needed(void **)
 {

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-using namespace xmem_report;
+using namespace xmem::report;
 
 static const uint64_t k_gib = 1ull << 30;
 

@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
-using namespace xmem_report;
+using namespace xmem::report;
 
 static std::string g_db;
 
