@@ -24,7 +24,11 @@ DEB_PACKAGES := build-essential cmake pkg-config \
 	libuv1-dev libyaml-cpp-dev libcmocka-dev libsqlite3-dev sqlite3 nlohmann-json3-dev \
 	libtorch-dev python3-torch python3-torchvision libopenblas0-pthread \
 	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 libjson-c-dev \
-	chromium clang-format
+	chromium clang-format python3-venv python3-pip
+
+# The project's own Python environment for tests and benches: PyTorch 2.x from PyPI and the
+# Hugging Face stack, pinned in tests/venv/requirements.lock. Debian's torch 1.13 stays too.
+VENV       ?= $(CURDIR)/.venv
 
 .PHONY: all deps configure test test-unit test-integration bench bench-sim bench-estimate \
 	bench-accuracy bench-daemon install uninstall clean demo format format-check
@@ -48,6 +52,7 @@ deps:
 		if [ "$$(id -u)" != 0 ]; then echo "xmem: make deps needs root (sudo make deps)"; exit 1; fi; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
 	fi
+	@tests/venv/install.sh $(VENV)
 
 test: deps all
 	@$(MAKE) --no-print-directory format-check test-unit test-integration
@@ -56,7 +61,7 @@ test-unit:
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-integration:
-	@XMEM_BUILD=$(abspath $(BUILD)) tests/integration/run-all.sh
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) tests/integration/run-all.sh
 
 bench: bench-sim bench-estimate bench-daemon
 
@@ -67,14 +72,14 @@ bench-sim: deps all
 # Exact capture vs plain CPU iterations (profile/analysis split), then the fast mode on the
 # same workloads in the same run.
 bench-estimate: deps all
-	@XMEM_BUILD=$(abspath $(BUILD)) bench/estimate.sh
-	@XMEM_BUILD=$(abspath $(BUILD)) bench/fast.sh --no-exact --no-plain
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/estimate.sh
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/fast.sh --no-exact --no-plain
 
 bench-accuracy: deps all
-	@XMEM_BUILD=$(abspath $(BUILD)) bench/accuracy.sh
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/accuracy.sh
 
 bench-daemon: deps all
-	@XMEM_BUILD=$(abspath $(BUILD)) bench/daemon.sh
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/daemon.sh
 
 # The Slurm demo (issue: sbatch --xmem), then a replay of a bundled trace through the simulator.
 demo: deps all

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the project's Python environment (requirements.lock) into VENV, from a wheel cache
+# outside the tree, so that a second run, a clean clone and CI download nothing.
+#   tests/venv/install.sh VENV
+# Quiet when VENV already matches the lock. XMEM_WHEEL_CACHE overrides the cache folder.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+venv=${1:?usage: tests/venv/install.sh VENV}
+lock=$here/requirements.lock
+cache=${XMEM_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/xmem/wheels}
+stamp=$venv/.xmem-lock
+want=$(sha256sum <"$lock" | cut -d' ' -f1)
+
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$venv/bin/python" ]; then
+  exit 0
+fi
+if [ ! -x /usr/bin/python3 ] || ! /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  echo "xmem: /usr/bin/python3 cannot make a venv (apt-get install python3-venv)" >&2
+  exit 1
+fi
+echo "xmem: installing the Python environment ($lock) into $venv"
+mkdir -p "$cache"
+[ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+pip=("$venv/bin/python" -m pip --disable-pip-version-check -q)
+# Offline first: every wheel already cached means nothing is downloaded.
+if ! "${pip[@]}" download --no-index --find-links "$cache" --no-deps --require-hashes \
+  -r "$lock" -d "$cache" >/dev/null 2>&1; then
+  echo "xmem: downloading the wheels requirements.lock names into $cache (several GB, once)"
+  "${pip[@]}" download --no-deps --require-hashes -r "$lock" -d "$cache"
+fi
+"${pip[@]}" install --no-index --find-links "$cache" --no-deps --require-hashes -r "$lock"
+echo "$want" >"$stamp"
