@@ -43,6 +43,9 @@ ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Com
     spec.env = {
         {"PYTHONPATH", chained_pythonpath(paths.python_dir)},
         {"XMEM_CAPTURE_LIB", paths.capture_lib},
+        {"XMEM_CAPTURE_LIB_TORCH", paths.capture_lib_torch},
+        {"XMEM_CAPTURE_SRC", paths.capture_src},
+        {"XMEM_CAPTURE_INCLUDE", paths.capture_include},
         {"XMEM_TRACE_OUT", absolute(opts.out)},
         {"XMEM_STEPS", std::to_string(opts.steps)},
         {"XMEM_THREADS", threads},
