@@ -41,6 +41,9 @@ check "$tmp/debian.json" "not j['torch_newer_than_known']" "no newer-torch note"
 PATH="$tmp/bare/bin:/usr/bin:$PATH" expect 2 "^xmem: $tmp/bare/bin/python3 cannot import torch \(.*\); activate the job's environment, or pass --python" \
     estimate -- python3 "$tmp/t.py"
 [ "$(grep -c '^xmem: ' "$tmp/err")" = 2 ] || { echo "FAIL: expected the line and the estimate's summary:"; cat "$tmp/err"; fails=$((fails + 1)); }
+# --mode auto does not retry such a job with the exact capture: it would fail alike.
+PATH="$tmp/bare/bin:/usr/bin:$PATH" expect 2 "cannot import torch" "$bin/xmem" estimate --steps 2 -- python3 "$tmp/t.py"
+grep -q 'falling back' "$tmp/err" && { echo "FAIL: fell back to the exact capture:"; cat "$tmp/err"; fails=$((fails + 1)); }
 # None on PATH at all.
 PATH="/usr/bin" expect 2 "^xmem: python3.99: not found on the job's PATH \(activate the job's environment, or pass --python\)$" \
     estimate -- python3.99 "$tmp/t.py"

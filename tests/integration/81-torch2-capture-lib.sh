@@ -3,7 +3,7 @@
 # xmem was built with gets its own library, built on first use into the per-user cache
 # (concurrent first uses build it once); the trace has the tiny MLP's exact storages; a second
 # run reuses the cached file; Debian's torch 1.13 uses the shipped library; no compiler is one
-# line naming it and the fix.
+# line naming it and the fix (xmem-profile exit status 4).
 source "$(dirname "$0")/20-capture-common.bash"
 source "$(dirname "$0")/80-torch2-common.bash"
 command -v c++ >/dev/null || { echo "no C++ compiler"; exit 77; }
@@ -68,7 +68,7 @@ echo "ok: torch 1.13 uses the shipped library"
 rc=0
 XDG_CACHE_HOME=$TMP/nocc CXX=/nonexistent/c++ profile "$TMP/e.trace" 2>"$TMP/e.err" || rc=$?
 cat "$TMP/e.err"
-[ "$rc" = 1 ] && [ "$(wc -l <"$TMP/e.err")" = 1 ] &&
+[ "$rc" = 4 ] && [ "$(wc -l <"$TMP/e.err")" = 1 ] &&
     grep -qx "xmem: cannot build the capture library for torch $venv_torch: no C++ compiler (/nonexistent/c++ not found; install g++, or set CXX)" "$TMP/e.err" ||
     { echo "FAILED: missing compiler is not one clear line"; exit 1; }
 [ ! -e "$TMP/e.trace" ] && [ -z "$(ls "$TMP/nocc/xmem/capture/"*.so 2>/dev/null)" ] || { echo "FAILED: left a trace or library"; exit 1; }
@@ -80,7 +80,7 @@ chmod +x "$TMP/badcc"
 rc=0
 XDG_CACHE_HOME=$TMP/badcache CXX=$TMP/badcc profile "$TMP/g.trace" 2>"$TMP/g.err" || rc=$?
 cat "$TMP/g.err"
-[ "$rc" = 1 ] && [ "$(grep -c '^xmem: ' "$TMP/g.err")" = 2 ] &&
+[ "$rc" = 4 ] && [ "$(grep -c '^xmem: ' "$TMP/g.err")" = 2 ] &&
     grep -qx "xmem: building the capture library for torch $venv_torch failed: x.cpp:3:1: error: boom (with $TMP/badcc -std=c++20; set CXX to a compiler that supports it)" "$TMP/g.err" ||
     { echo "FAILED: a failing compile is not its first error"; exit 1; }
 [ -z "$(ls -A "$TMP/badcache/xmem/capture" | grep -v '\.lock$')" ] || { echo "FAILED: a failed build left files"; exit 1; }
@@ -90,6 +90,6 @@ echo "ok: a failing compile names its first error"
 mkdir -p "$TMP/shared/xmem/capture" && chmod 777 "$TMP/shared/xmem/capture"
 rc=0
 XDG_CACHE_HOME=$TMP/shared profile "$TMP/f.trace" 2>"$TMP/f.err" || rc=$?
-[ "$rc" = 1 ] && grep -q "^xmem: $TMP/shared/xmem/capture: not yours alone" "$TMP/f.err" ||
+[ "$rc" = 4 ] && grep -q "^xmem: $TMP/shared/xmem/capture: not yours alone" "$TMP/f.err" ||
     { cat "$TMP/f.err"; echo "FAILED: a world-writable cache was used"; exit 1; }
 echo "ok: a shared writable cache is refused"

@@ -130,13 +130,18 @@ def _status(line):
             pass
 
 
+# Exit status of a process whose environment cannot run a capture (no torch, no capture
+# library): xmem-profile passes it on, and xmem-estimate then tries no other capture.
+EXIT_ENVIRONMENT = 4
+
+
 def _give_up(message):
     """Before a Session exists: the one line the launcher prints (through the status pipe,
-    else stderr), and exit 1."""
+    else stderr), and exit EXIT_ENVIRONMENT."""
     _status("fail " + message)
     sys.stderr.write(message + "\n")
     sys.stderr.flush()
-    os._exit(1)
+    os._exit(EXIT_ENVIRONMENT)
 
 
 def _import_torch():
