@@ -16,7 +16,7 @@ write_mlp "$tmp/t.py"
 estimate() { "$bin/xmem" estimate --mode exact --steps 2 --json "$@"; }
 
 # The venv first on PATH, as `source venv/bin/activate` leaves it.
-PATH="$venv/bin:/usr/bin:$PATH" expect 0 '"python"' estimate -- python "$tmp/t.py"
+PATH="$venv/bin:/usr/bin:$PATH" expect 0 '"python"' estimate --keep-trace "$tmp/venv.xtrace" -- python "$tmp/t.py"
 cp "$tmp/out" "$tmp/venv.json"
 check "$tmp/venv.json" "j['python'] == '$venv/bin/python'" "the venv's interpreter named"
 check "$tmp/venv.json" "j['torch_version'] == '$venv_torch'" "the venv's torch named"
@@ -26,6 +26,11 @@ if /usr/bin/python3 -c "import sys; v=tuple(map(int, '$venv_torch'.split('+')[0]
 else
     check "$tmp/venv.json" "not j['torch_newer_than_known'] and '$venv_torch'.startswith(j['torch'])" "rules of the job's torch"
 fi
+# xmem sim defaults to the trace's torch the same way.
+expect 0 '"torch_source"' "$bin/xmem" sim --json "$tmp/venv.xtrace"
+cp "$tmp/out" "$tmp/sim.json"
+check "$tmp/sim.json" "j['torch'] == '$(json "$tmp/venv.json" "j['torch']")'" "sim applies the same rules as the estimate"
+check "$tmp/sim.json" "j['torch_source'].startswith('trace metadata')" "sim names where its torch came from"
 # An explicit --torch still wins.
 PATH="$venv/bin:/usr/bin:$PATH" expect 0 '"torch": "2.4"' estimate --torch 2.4 -- python "$tmp/t.py"
 
