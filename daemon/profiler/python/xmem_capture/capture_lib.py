@@ -62,7 +62,7 @@ def _fits(shipped, built_for, torch):
 
 def _source_files(src, include):
     """The capture sources and every header they include from xmem (not torch's or the
-    system's), by name relative to their directory, in a stable order."""
+    system's: those are not under SRC or INCLUDE), as {path: content}."""
     found, todo = {}, [os.path.join(src, name) for name in SOURCES]
     while todo:
         path = todo.pop()
