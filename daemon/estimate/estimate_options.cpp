@@ -20,11 +20,22 @@ struct OptionSpec {
 };
 
 const OptionSpec k_options[] = {
-    {"--gpu", Arg::text},        {"--torch", Arg::text},       {"--alloc-conf", Arg::text},
-    {"--steps", Arg::count},     {"--iterations", Arg::count}, {"--json", Arg::none},
-    {"--timeline", Arg::text},   {"--trace-in", Arg::text},    {"--keep-trace", Arg::text},
-    {"--catalog", Arg::text},    {"--threads", Arg::count},    {"--timeout", Arg::count},
-    {"--margin", Arg::fraction}, {"--mode", Arg::text},        {"--help", Arg::none},
+    {"--gpu", Arg::text},
+    {"--torch", Arg::text},
+    {"--alloc-conf", Arg::text},
+    {"--steps", Arg::count},
+    {"--iterations", Arg::count},
+    {"--json", Arg::none},
+    {"--timeline", Arg::text},
+    {"--trace-in", Arg::text},
+    {"--keep-trace", Arg::text},
+    {"--catalog", Arg::text},
+    {"--threads", Arg::count},
+    {"--timeout", Arg::count},
+    {"--budget", Arg::count},
+    {"--margin", Arg::fraction},
+    {"--mode", Arg::text},
+    {"--help", Arg::none},
     {"-h", Arg::none},
 };
 
@@ -114,6 +125,8 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
                 o.warnings.push_back("xmem: --iterations is now --steps");
         } else if (name == "--threads")
             o.threads = n.value();
+        else if (name == "--budget")
+            o.budget_seconds = n.value();
         else
             o.timeout_seconds = n.value();
     }
@@ -128,13 +141,16 @@ const char *usage_text()
            "                     [--steps N] [--json] [--timeline OUT.html]\n"
            "                     [--trace-in TRACE | -- COMMAND ARGS...]\n"
            "                     [--catalog gpus.yaml] [--keep-trace PATH] [--threads N]\n"
-           "                     [--timeout SECONDS] [--margin FRACTION] [--mode fast|exact|auto]\n"
+           "                     [--timeout SECONDS] [--budget SECONDS] [--margin FRACTION]\n"
+           "                     [--mode fast|exact|auto]\n"
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
            "then predicts its peak GPU memory on NAME and recommends a hard memory limit.\n"
            "--torch picks the PyTorch release whose allocator is simulated (default: the\n"
            "job's own, which the trace records). --trace-in analyses an existing trace.\n"
            "--mode fast runs the job on fake tensors (no compute, no memory), exact runs it for\n"
-           "real on the CPU, auto (default) tries fast and falls back to exact.\n";
+           "real on the CPU, auto (default) tries fast and falls back to exact.\n"
+           "--timeout bounds the wait for each optimizer step after the first, --budget the\n"
+           "whole profile, set-up before the first step included (xmem-profile's defaults).\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)

@@ -26,6 +26,7 @@ struct EstimateOptions {
     std::string catalog;
     unsigned threads = 0;         // 0 = the profiler's default
     unsigned timeout_seconds = 0; // 0 = the profiler's default
+    unsigned budget_seconds = 0;  // 0 = the profiler's default
     std::optional<double> margin; // overrides k_limit_margin
     std::vector<std::string> command;
     // Which capture profiles the command (docs/fast-mode.md): "fast" (xmem-profile-fast,

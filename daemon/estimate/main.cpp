@@ -171,7 +171,8 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
         out = tmp.value();
         is_temp = true;
     }
-    ProfileRequest req{profiler.value(), out, o.steps, o.threads, o.timeout_seconds, o.command};
+    ProfileRequest req{profiler.value(), out,      o.steps, o.threads, o.timeout_seconds,
+                       o.budget_seconds, o.command};
     auto ran = run_profile_mode(o, req);
     if (!ran.ok()) {
         if (is_temp)

@@ -25,6 +25,10 @@ std::vector<std::string> profiler_argv(const ProfileRequest &req)
         args.push_back("--timeout");
         args.push_back(std::to_string(req.timeout_seconds));
     }
+    if (req.budget_seconds) {
+        args.push_back("--budget");
+        args.push_back(std::to_string(req.budget_seconds));
+    }
     args.push_back("--");
     args.insert(args.end(), req.command.begin(), req.command.end());
     return args;
@@ -66,7 +70,7 @@ Result<void> run_profiler(const ProfileRequest &req, int *exit_status)
                                         : "signal " + std::to_string(WTERMSIG(status));
     std::string name = req.profiler.substr(req.profiler.rfind('/') + 1);
     return Result<void>::fail("xmem: profiling the job failed (" + name + " " + how +
-                              "); see its message above, fix the job or pass --trace-in");
+                              "); its message above says why");
 }
 
 Result<std::string> make_temp_trace_path()

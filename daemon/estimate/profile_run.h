@@ -16,6 +16,7 @@ struct ProfileRequest {
     unsigned steps = XMEM_DEFAULT_STEPS;
     unsigned threads = 0; // 0: profiler default
     unsigned timeout_seconds = 0;
+    unsigned budget_seconds = 0;
     std::vector<std::string> command;
 };
 

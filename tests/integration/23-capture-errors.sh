@@ -15,11 +15,17 @@ expect_fail() {
 }
 
 start=$(date +%s)
-expect_fail 1 '^xmem: never_steps.py: no optimizer step within 5 s \(does the script call optimizer.step\(\)\?\)$' \
-    "$PROFILE" --out "$TMP/never.trace" --timeout 5 -- python3 "$WORKLOADS/never_steps.py"
+expect_fail 1 '^xmem: never_steps.py: no optimizer step within the profile.s budget of 5 s \(if it sets up, evaluates or loads data for long before training, raise --budget' \
+    "$PROFILE" --out "$TMP/never.trace" --budget 5 -- python3 "$WORKLOADS/never_steps.py"
 took=$(( $(date +%s) - start ))
-[ "$took" -lt 30 ] || { echo "FAILED: the 5 s timeout took $took s"; exit 1; }
+[ "$took" -lt 30 ] || { echo "FAILED: the 5 s budget took $took s"; exit 1; }
 [ ! -e "$TMP/never.trace" ] || { echo "FAILED: a trace was left after the timeout"; exit 1; }
+grep -q '  | evaluating before training' "$TMP/err" || { echo "FAILED: no stderr tail after the timeout"; exit 1; }
+
+# Slow set-up before the first step is bounded by the budget, not the per-step timeout.
+"$PROFILE" --out "$TMP/slow.trace" --timeout 2 -- python3 "$WORKLOADS/slow_setup.py" 2>"$TMP/err" ||
+    { cat "$TMP/err"; echo "FAILED: 4 s of set-up was cut by the 2 s step timeout"; exit 1; }
+[ -s "$TMP/slow.trace" ] || { echo "FAILED: no trace after slow set-up"; exit 1; }
 
 expect_fail 1 'ValueError: shape mismatch in my_custom_head' \
     "$PROFILE" --out "$TMP/crash.trace" -- "$WORKLOADS/crashes.py"

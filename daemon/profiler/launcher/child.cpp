@@ -158,6 +158,60 @@ void classify_exit(int wstatus, bool done, ChildResult *result)
         result->outcome = done ? Outcome::done : Outcome::exited;
 }
 
+// The clocks the launcher waits on (docs/capture.md, "Timeouts"). Before the first step only
+// the whole run's budget applies: set-up, a checkpoint load, an evaluation pass or a data
+// warm-up may take long. From the first step on, the next one is also due within timeout_s.
+// A first-use library build stops both clocks (it has its own limit, k_build_limit_s); once
+// the script has exited, only a short drain of the pipes remains.
+class Watch
+{
+  public:
+    Watch(Clock::time_point start, const ChildSpec &spec)
+        : m_timeout(std::chrono::seconds(spec.timeout_s)),
+          m_budget(start + std::chrono::seconds(spec.budget_s))
+    {
+    }
+
+    Clock::time_point next() const
+    {
+        if (reaped)
+            return m_drain;
+        if (building)
+            return m_build_start + std::chrono::seconds(k_build_limit_s);
+        return std::min(m_step, m_budget);
+    }
+    bool on_budget() const { return !reaped && !building && m_budget <= m_step; }
+
+    void stepped() { m_step = Clock::now() + m_timeout; }
+    void build(bool started)
+    {
+        building = started;
+        Clock::time_point now = Clock::now();
+        if (started) {
+            m_build_start = now;
+            return;
+        }
+        m_budget += now - m_build_start;
+        if (m_step != Clock::time_point::max())
+            m_step += now - m_build_start;
+    }
+    void exited()
+    {
+        reaped = true;
+        m_drain = Clock::now() + std::chrono::milliseconds(k_drain_ms);
+    }
+
+    bool building = false;
+    bool reaped = false;
+
+  private:
+    Clock::duration m_timeout;
+    Clock::time_point m_budget;
+    Clock::time_point m_step = Clock::time_point::max();
+    Clock::time_point m_build_start{};
+    Clock::time_point m_drain{};
+};
+
 } // namespace
 
 ChildResult run_child(const ChildSpec &spec)
@@ -188,16 +242,16 @@ ChildResult run_child(const ChildSpec &spec)
 
     struct pollfd fds[2] = {{status_pipe[0], POLLIN, 0}, {stderr_pipe[0], POLLIN, 0}};
     std::string pending;
-    bool done = false, reaped = false, timed_out = false;
+    bool done = false, timed_out = false;
     int open_fds = 2, last_steps = 0, wstatus = 0;
-    bool was_building = false;
-    auto timeout = std::chrono::seconds(spec.timeout_s);
-    Clock::time_point deadline = start + timeout;
+    Watch watch(start, spec);
     while (open_fds > 0 && !g_interrupted) {
         auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+            std::chrono::duration_cast<std::chrono::milliseconds>(watch.next() - Clock::now())
+                .count();
         if (left <= 0) {
-            timed_out = !reaped;
+            timed_out = !watch.reaped;
+            result.budget_spent = timed_out && watch.on_budget();
             break;
         }
         int n = poll(fds, 2, static_cast<int>(std::min<long long>(left, 200)));
@@ -212,29 +266,27 @@ ChildResult run_child(const ChildSpec &spec)
                 --open_fds;
             }
         }
-        if (result.steps != last_steps && !reaped) { // progress: the next step gets a full timeout
+        if (result.steps != last_steps && !watch.reaped) {
             last_steps = result.steps;
-            deadline = Clock::now() + timeout;
+            watch.stepped();
+            if (spec.progress)
+                std::fprintf(stderr, "xmem: %s: step %d of %d after %.1f s\n", spec.name.c_str(),
+                             result.steps, spec.steps, seconds_since(start));
         }
-        if (result.building != was_building && !reaped) { // a build is not a slow step
-            was_building = result.building;
-            deadline =
-                Clock::now() + (was_building ? std::chrono::seconds(k_build_limit_s) : timeout);
-        }
+        if (result.building != watch.building && !watch.reaped)
+            watch.build(result.building);
         // Forked DataLoader workers inherit both pipes, so EOF may come late: once the script
         // itself has exited, only drain what is already in the pipes.
-        if (!reaped && waitpid(pid, &wstatus, WNOHANG) == pid) {
-            reaped = true;
-            deadline = Clock::now() + std::chrono::milliseconds(k_drain_ms);
-        }
+        if (!watch.reaped && waitpid(pid, &wstatus, WNOHANG) == pid)
+            watch.exited();
     }
     for (auto &f : fds)
         if (f.fd >= 0)
             close(f.fd);
 
-    if (!reaped && (timed_out || g_interrupted))
+    if (!watch.reaped && (timed_out || g_interrupted))
         stop_group(pid, &wstatus);
-    else if (!reaped)
+    else if (!watch.reaped)
         waitpid(pid, &wstatus, 0);
     kill(-pid, SIGKILL); // DataLoader workers or other leftovers of the group
     classify_exit(wstatus, done, &result);

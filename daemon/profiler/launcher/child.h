@@ -22,7 +22,13 @@ struct ChildSpec {
     std::vector<std::string> argv;
     std::vector<std::pair<std::string, std::string>> env; // added to (or replacing) ours
     int timeout_s = 120; // longest wait for the next optimizer step
+    int budget_s = 540;  // longest the whole run may take, a library build not counted
     bool verbose = false;
+    // Print "xmem: NAME: step N of STEPS after S s" on our stderr as steps finish (a long
+    // exact capture is otherwise silent for minutes).
+    bool progress = false;
+    std::string name; // the script, for the progress lines
+    int steps = 0;    // steps asked for, for the progress lines
 };
 
 enum class Outcome {
@@ -30,7 +36,7 @@ enum class Outcome {
     exited,      // exited 0 without saying done (script ended before --steps steps)
     failed,      // non-zero exit or killed by a signal
     shim_failed, // the shim sent "fail TEXT"
-    timed_out,   // no step within timeout_s
+    timed_out,   // no step within timeout_s, or the whole budget_s spent (budget_spent)
     interrupted, // xmem-profile itself got SIGINT/SIGTERM
     not_started, // fork/exec failed
 };
@@ -40,11 +46,12 @@ constexpr int k_build_limit_s = 600;
 
 struct ChildResult {
     Outcome outcome = Outcome::not_started;
-    int exit_code = -1;    // when it exited
-    int signal = 0;        // when a signal killed it
-    int steps = 0;         // last step reported
-    bool building = false; // between "build" and "built"
-    std::string message;   // shim's fail text, or why it did not start
+    int exit_code = -1;        // when it exited
+    int signal = 0;            // when a signal killed it
+    int steps = 0;             // last step reported
+    bool building = false;     // between "build" and "built"
+    bool budget_spent = false; // timed out on budget_s rather than timeout_s
+    std::string message;       // shim's fail text, or why it did not start
     std::string stderr_tail;
     double seconds = 0;
 };

@@ -42,7 +42,11 @@ ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Com
     ChildSpec spec;
     spec.argv = cmd.argv;
     spec.timeout_s = opts.timeout_s;
+    spec.budget_s = budget_for(opts);
     spec.verbose = opts.verbose;
+    spec.progress = opts.verbose || isatty(STDERR_FILENO);
+    spec.name = cmd.name;
+    spec.steps = opts.steps;
     std::string threads = std::to_string(opts.threads > 0 ? opts.threads : available_cpus());
     spec.env = {
         {"PYTHONPATH", chained_pythonpath(paths.python_dir)},
@@ -74,6 +78,34 @@ void remove_leftovers(const std::string &out)
 {
     unlink((out + ".spool").c_str());
     unlink((out + ".tmp").c_str());
+}
+
+// Says which clock ran out and what each likely cause needs; the script's stderr tail shows
+// where it was (an evaluation pass, a data warm-up, a loop that never steps).
+void report_timeout(const Options &opts, const char *name, const ChildResult &r)
+{
+    if (r.building)
+        std::fprintf(stderr,
+                     "xmem: %s: building the capture library for the job's torch took over %d s "
+                     "(is the machine overloaded? try again, or run once with -v)\n",
+                     name, k_build_limit_s);
+    else if (r.steps == 0)
+        std::fprintf(stderr,
+                     "xmem: %s: no optimizer step within the profile's budget of %d s (if it sets "
+                     "up, evaluates or loads data for long before training, raise --budget; if "
+                     "it updates parameters without torch.optim several times a step, mark each "
+                     "step with torch.cuda.nvtx.mark(\"xmem.step\"): docs/capture.md)\n",
+                     name, budget_for(opts));
+    else if (r.budget_spent)
+        std::fprintf(stderr,
+                     "xmem: %s: the profile's budget of %d s ran out after %d of %d optimizer "
+                     "steps (raise --budget, or profile fewer --steps)\n",
+                     name, budget_for(opts), r.steps, opts.steps);
+    else
+        std::fprintf(stderr,
+                     "xmem: %s: no optimizer step within %d s after step %d (raise --timeout)\n",
+                     name, opts.timeout_s, r.steps);
+    print_stderr_tail(r);
 }
 
 // One line saying what happened (and, for a failing script, what it printed last).
@@ -113,18 +145,7 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r)
         print_stderr_tail(r);
         return k_exit_failed;
     case Outcome::timed_out:
-        if (r.steps == 0)
-            std::fprintf(stderr,
-                         "xmem: %s: no optimizer step within %d s (does the script call "
-                         "optimizer.step()?)\n",
-                         name, opts.timeout_s);
-        else
-            std::fprintf(
-                stderr,
-                "xmem: %s: no optimizer step within %d s after step %d (raise --timeout?)\n", name,
-                opts.timeout_s, r.steps);
-        if (opts.verbose)
-            print_stderr_tail(r);
+        report_timeout(opts, name, r);
         return k_exit_failed;
     case Outcome::interrupted:
         std::fprintf(stderr, "xmem: %s: interrupted; no trace written\n", name);

@@ -39,6 +39,7 @@ const IntOption k_int_options[] = {
     {"--steps", &Options::steps, 1, k_max_steps},
     {"--threads", &Options::threads, 1, k_max_threads},
     {"--timeout", &Options::timeout_s, 1, k_max_timeout_s},
+    {"--budget", &Options::budget_s, 1, k_max_timeout_s},
 };
 
 } // namespace
@@ -46,7 +47,7 @@ const IntOption k_int_options[] = {
 const char *usage_text()
 {
     return "usage: xmem-profile --out TRACE [--steps N] [--threads N] [--timeout SECONDS]\n"
-           "                    [--python PATH] [--verbose] -- COMMAND ARGS...\n"
+           "                    [--budget SECONDS] [--python PATH] [--verbose] -- COMMAND ARGS...\n"
            "Runs a PyTorch training command on the CPU with CUDA faked, records every tensor\n"
            "allocation and free of its first N optimizer steps (default 3) into TRACE, and exits.\n"
            "  --out TRACE        trace file to write (docs/trace-format.md)\n"
@@ -54,6 +55,8 @@ const char *usage_text()
            "  --threads N        CPU threads for torch (default: all CPUs this process may use)\n"
            "  --timeout SECONDS  fail when no optimizer step completes within this time (default "
            "120)\n"
+           "  --budget SECONDS   fail when the whole run, set-up included, takes longer (default\n"
+           "                     540, or TIMEOUT x (STEPS + 1) when that is more)\n"
            "  --python PATH      interpreter for python/python3/*.py commands (default:\n"
            "                     $XMEM_PYTHON, else the command's own, found on PATH)\n"
            "  --verbose          show the script's stderr as it runs\n";

@@ -1,11 +1,13 @@
 // Command line of xmem-profile:
-//   xmem-profile --out TRACE [--steps N] [--threads N] [--timeout SECONDS] [--python PATH]
+//   xmem-profile --out TRACE [--steps N] [--threads N] [--timeout SECONDS] [--budget SECONDS]
+//                [--python PATH]
 //                -- COMMAND ARGS...
 #pragma once
 
 // A relative path: the launcher is built on its own, without the daemon's targets.
 #include "../../contract/defaults.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,10 @@ namespace xmem::profile
 constexpr int k_default_steps = XMEM_DEFAULT_STEPS; // reasons in contract/defaults.h
 constexpr int k_max_steps = XMEM_MAX_STEPS;
 constexpr int k_default_timeout_s = 120; // resnet50 bs 32 takes ~20-50 s per CPU iteration
+// The whole profile, set-up and evaluation before the first step included: below xmemd's
+// default wall limit (600 s, daemon/server/defaults.h), so a slow job gets this launcher's
+// hint and its stderr rather than the sandbox's kill. A first-use library build is not counted.
+constexpr int k_default_budget_s = 540;
 constexpr int k_max_timeout_s = 24 * 3600;
 constexpr int k_max_threads = 1024;
 
@@ -24,10 +30,22 @@ struct Options {
     int steps = k_default_steps;
     int threads = 0; // 0: every CPU this process may run on (docs/capture.md, "Threads")
     int timeout_s = k_default_timeout_s;
+    int budget_s = 0;     // 0: budget_for(), below
     std::string python;   // empty: XMEM_PYTHON, then /usr/bin/python3, then python3 on PATH
     bool verbose = false; // forward the script's stderr live instead of only on failure
     std::vector<std::string> command;
 };
+
+// The whole run's budget when --budget is not given: k_default_budget_s, or more when --timeout
+// was raised for slow steps, so that a raised per-step timeout is not undercut.
+inline int budget_for(const Options &o)
+{
+    if (o.budget_s > 0)
+        return o.budget_s;
+    long derived = static_cast<long>(o.timeout_s) * (o.steps + 1);
+    return static_cast<int>(
+        std::min<long>(std::max<long>(k_default_budget_s, derived), k_max_timeout_s));
+}
 
 enum class ParseStatus { ok, help, version, error };
 

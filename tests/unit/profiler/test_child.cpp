@@ -6,11 +6,12 @@ using namespace xmem::profile;
 
 namespace
 {
-ChildResult run_sh(const char *script, int timeout_s = 10)
+ChildResult run_sh(const char *script, int timeout_s = 10, int budget_s = 20)
 {
     ChildSpec spec;
     spec.argv = {"/bin/sh", "-c", script};
     spec.timeout_s = timeout_s;
+    spec.budget_s = budget_s;
     spec.env = {{"XMEM_TEST_VALUE", "42"}};
     return run_child(spec);
 }
@@ -32,9 +33,30 @@ static void environment_reaches_the_child(void **state)
 
 static void no_step_times_out(void **state)
 {
-    ChildResult r = run_sh("sleep 30", 1);
+    ChildResult r = run_sh("sleep 30", 1, 1);
     assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::timed_out));
-    assert_true(r.seconds < 6); // 1 s timeout + SIGTERM grace, not the 30 s sleep
+    assert_true(r.budget_spent);
+    assert_true(r.seconds < 6); // 1 s budget + SIGTERM grace, not the 30 s sleep
+}
+
+// Set-up before the first step (an evaluation pass, a data warm-up) is bounded by the whole
+// run's budget, not cut by the per-step timeout.
+static void slow_setup_is_not_a_slow_step(void **state)
+{
+    ChildResult r =
+        run_sh("sleep 1.5; echo step 1 >&$XMEM_STATUS_FD; echo done >&$XMEM_STATUS_FD", 1, 10);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+}
+
+// Steps that each come in time still end at the budget, which says so.
+static void budget_bounds_the_whole_run(void **state)
+{
+    ChildResult r = run_sh("for i in 1 2 3 4 5 6 7 8; do sleep 0.5; echo step $i >&$XMEM_STATUS_FD;"
+                           " done; echo done >&$XMEM_STATUS_FD",
+                           1, 2);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::timed_out));
+    assert_true(r.budget_spent);
+    assert_true(r.steps >= 2 && r.steps < 8);
 }
 
 static void progress_resets_the_timeout(void **state)
@@ -106,6 +128,8 @@ int xmem_test_group_child(void)
         cmocka_unit_test(done_after_steps),
         cmocka_unit_test(environment_reaches_the_child),
         cmocka_unit_test(no_step_times_out),
+        cmocka_unit_test(slow_setup_is_not_a_slow_step),
+        cmocka_unit_test(budget_bounds_the_whole_run),
         cmocka_unit_test(progress_resets_the_timeout),
         cmocka_unit_test(build_pauses_the_timeout),
         cmocka_unit_test(crash_keeps_the_stderr_tail),
