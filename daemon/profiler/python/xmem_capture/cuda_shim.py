@@ -189,6 +189,10 @@ def install(torch_mod, native, note):
         cuda.nvtx.range = _null_context
     # Argument parsing rejects a fake stream before any torch function mode runs.
     torch_mod.Tensor.record_stream = lambda self, stream: None
+    # RNNs on CUDA tensors flatten their weights with a CUDA-only kernel (2.x CUDA builds ask
+    # it); unflattened weights take the same bytes, and the CPU kernels run the RNN.
+    if hasattr(torch_mod, "_use_cudnn_rnn_flatten_weight"):
+        torch_mod._use_cudnn_rnn_flatten_weight = lambda: False
     _install_data_parallel(torch_mod, note)
     accelerator.install(torch_mod, values)
 
