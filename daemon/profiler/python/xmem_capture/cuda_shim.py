@@ -14,8 +14,22 @@ import types
 
 import torch
 
+from . import accelerator
+
 _GPU_NAME = os.environ.get("XMEM_GPU_NAME", "xmem virtual GPU (CPU capture)")
 _GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
+
+
+def target_capability():
+    """(major, minor) of the GPU the job will run on: XMEM_GPU_CAPABILITY ("8.0", set by
+    xmem-estimate from the GPU catalog), else an A100's 8.0. It decides what the script sees
+    (bf16 support, SDPA backends), as on that GPU."""
+    text = os.environ.get("XMEM_GPU_CAPABILITY", "8.0")
+    major, _, minor = text.partition(".")
+    if not (major.isdigit() and (minor.isdigit() or not minor)):
+        raise SystemExit(f"xmem: XMEM_GPU_CAPABILITY: invalid value: {text!r} "
+                         "(use MAJOR.MINOR, e.g. 8.0)")
+    return int(major), int(minor or 0)
 
 
 class Event:
@@ -60,6 +74,9 @@ class Stream:
     def synchronize(self):
         pass
 
+    def is_capturing(self):
+        return False  # no CUDA graph is ever being captured (optimizers ask in step())
+
     def __eq__(self, other):
         return isinstance(other, Stream)
 
@@ -80,8 +97,15 @@ class _Properties(types.SimpleNamespace):
 
 
 def _properties(device=None):
-    return _Properties(name=_GPU_NAME, total_memory=_GPU_MEMORY, major=8, minor=0,
-                       multi_processor_count=108, is_integrated=0, is_multi_gpu_board=0)
+    major, minor = target_capability()
+    return _Properties(name=_GPU_NAME, total_memory=_GPU_MEMORY, major=major, minor=minor,
+                       multi_processor_count=108, is_integrated=0, is_multi_gpu_board=0,
+                       L2_cache_size=40 << 20, warp_size=32)
+
+
+def _is_bf16_supported(including_emulation=True):
+    """As torch.cuda answers on the target GPU: native from Ampere (8.0) on, emulated before."""
+    return target_capability()[0] >= 8 or bool(including_emulation)
 
 
 def install(torch_mod, native, note):
@@ -121,9 +145,10 @@ def install(torch_mod, native, note):
         "set_device": lambda device: None,
         "get_device_name": lambda device=None: _GPU_NAME,
         "get_device_properties": _properties,
-        "get_device_capability": lambda device=None: (8, 0),
-        "get_arch_list": lambda: ["sm_80"],
-        "is_bf16_supported": lambda *a, **k: True,
+        "get_device_capability": lambda device=None: target_capability(),
+        "get_arch_list": lambda: ["sm_%d%d" % target_capability()],
+        "is_bf16_supported": _is_bf16_supported,
+        "is_current_stream_capturing": lambda: False,
         "synchronize": lambda device=None: None,
         "empty_cache": empty_cache,
         "set_per_process_memory_fraction": set_fraction,
@@ -164,7 +189,12 @@ def install(torch_mod, native, note):
         cuda.nvtx.range = _null_context
     # Argument parsing rejects a fake stream before any torch function mode runs.
     torch_mod.Tensor.record_stream = lambda self, stream: None
+    # RNNs on CUDA tensors flatten their weights with a CUDA-only kernel (2.x CUDA builds ask
+    # it); unflattened weights take the same bytes, and the CPU kernels run the RNN.
+    if hasattr(torch_mod, "_use_cudnn_rnn_flatten_weight"):
+        torch_mod._use_cudnn_rnn_flatten_weight = lambda: False
     _install_data_parallel(torch_mod, note)
+    accelerator.install(torch_mod, values)
 
 
 class _DataParallel(torch.nn.Module):
