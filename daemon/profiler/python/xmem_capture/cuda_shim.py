@@ -1,7 +1,8 @@
 """A CPU stand-in for the parts of torch.cuda a training script touches.
 
 Queries answer as one GPU would (the name and memory come from XMEM_GPU_NAME /
-XMEM_GPU_MEMORY when set); memory statistics come from the capture library's running totals
+XMEM_GPU_MEMORY when set, the compute capability from XMEM_GPU_CAPABILITY through
+xmem_gpu/target.py); memory statistics come from the capture library's running totals
 of device ('g') storages; timing, streams and events work on the host clock; seeding is a
 no-op because torch.manual_seed already seeds the CPU generator (and calls
 torch.cuda.manual_seed_all, which must not recurse). What cannot work is listed in
@@ -9,10 +10,12 @@ docs/capture.md.
 """
 import contextlib
 import os
+import sys
 import time
 import types
 
 import torch
+from xmem_gpu import target
 
 from . import accelerator
 
@@ -20,16 +23,13 @@ _GPU_NAME = os.environ.get("XMEM_GPU_NAME", "xmem virtual GPU (CPU capture)")
 _GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
 
 
-def target_capability():
-    """(major, minor) of the GPU the job will run on: XMEM_GPU_CAPABILITY ("8.0", set by
-    xmem-estimate from the GPU catalog), else an A100's 8.0. It decides what the script sees
-    (bf16 support, SDPA backends), as on that GPU."""
-    text = os.environ.get("XMEM_GPU_CAPABILITY", "8.0")
-    major, _, minor = text.partition(".")
-    if not (major.isdigit() and (minor.isdigit() or not minor)):
-        raise SystemExit(f"xmem: XMEM_GPU_CAPABILITY: invalid value: {text!r} "
-                         "(use MAJOR.MINOR, e.g. 8.0)")
-    return int(major), int(minor or 0)
+def _check_capability():
+    """A bad XMEM_GPU_CAPABILITY stops the capture before the script runs, in one line."""
+    try:
+        target.capability()
+    except ValueError as e:
+        sys.stderr.write(f"{e}\n")
+        os._exit(1)
 
 
 class Event:
@@ -97,7 +97,7 @@ class _Properties(types.SimpleNamespace):
 
 
 def _properties(device=None):
-    major, minor = target_capability()
+    major, minor = target.capability()
     return _Properties(name=_GPU_NAME, total_memory=_GPU_MEMORY, major=major, minor=minor,
                        multi_processor_count=108, is_integrated=0, is_multi_gpu_board=0,
                        L2_cache_size=40 << 20, warp_size=32)
@@ -105,11 +105,12 @@ def _properties(device=None):
 
 def _is_bf16_supported(including_emulation=True):
     """As torch.cuda answers on the target GPU: native from Ampere (8.0) on, emulated before."""
-    return target_capability()[0] >= 8 or bool(including_emulation)
+    return target.capability()[0] >= 8 or bool(including_emulation)
 
 
 def install(torch_mod, native, note):
     """Replaces torch.cuda's device-facing functions. NOTE(key, value) records metadata."""
+    _check_capability()
     cuda = torch_mod.cuda
 
     def memory_allocated(device=None):
@@ -145,8 +146,8 @@ def install(torch_mod, native, note):
         "set_device": lambda device: None,
         "get_device_name": lambda device=None: _GPU_NAME,
         "get_device_properties": _properties,
-        "get_device_capability": lambda device=None: target_capability(),
-        "get_arch_list": lambda: ["sm_%d%d" % target_capability()],
+        "get_device_capability": lambda device=None: target.capability(),
+        "get_arch_list": lambda: ["sm_%d%d" % target.capability()],
         "is_bf16_supported": _is_bf16_supported,
         "is_current_stream_capturing": lambda: False,
         "synchronize": lambda device=None: None,
