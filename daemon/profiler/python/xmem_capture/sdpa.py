@@ -2,10 +2,10 @@
 
 On a GPU, SDPA runs flash, memory-efficient, cuDNN or math attention, chosen by the
 GPU's compute capability, the dtype and the shapes (xmem_gpu/sdpa.py, the one chooser
-both captures call). Their memory differs by the T x T attention matrix: math materialises it (and keeps it
-for backward), the fused kernels keep only the output and a float32 logsumexp [B, H, T]. The
-CPU's own SDPA choice follows CPU rules, so on device tensors this runs the CPU kernel whose
-memory matches the GPU's choice:
+both captures call). Their memory differs by the T x T attention matrix: math
+materialises it (and keeps it for backward), the fused kernels keep only the output and a
+float32 logsumexp [B, H, T]. The CPU's own SDPA choice follows CPU rules, so on device
+tensors this runs the CPU kernel whose memory matches the GPU's choice:
 
 * math: aten::_scaled_dot_product_attention_math, the same composite a GPU runs (fp16/bf16
   inputs upcast to fp32, the dropout mask materialised);
