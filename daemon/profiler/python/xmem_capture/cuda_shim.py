@@ -17,7 +17,7 @@ import types
 import torch
 from xmem_gpu import target
 
-from . import accelerator
+from . import accelerator, eager
 
 _GPU_NAME = os.environ.get("XMEM_GPU_NAME", "xmem virtual GPU (CPU capture)")
 _GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
@@ -196,10 +196,12 @@ def install(torch_mod, native, note):
         torch_mod._use_cudnn_rnn_flatten_weight = lambda: False
     _install_data_parallel(torch_mod, note)
     accelerator.install(torch_mod, values)
+    eager.install(torch_mod, note)
 
 
-class _DataParallel(torch.nn.Module):
-    """nn.DataParallel on one (virtual) device is the module itself."""
+class DataParallel(torch.nn.Module):
+    """nn.DataParallel on one (virtual) device: scatter to one device copies host tensor
+    inputs to cuda:0 (device inputs stay as they are), then the module runs on them."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0):
         super().__init__()
@@ -209,9 +211,21 @@ class _DataParallel(torch.nn.Module):
         self.dim = dim
 
     def forward(self, *inputs, **kwargs):
-        return self.module(*inputs, **kwargs)
+        return self.module(*_to_device(inputs), **_to_device(kwargs))
+
+
+def _to_device(obj):
+    """What DataParallel's scatter makes of its inputs with one device: tensors on cuda:0,
+    inside tuples, lists and dicts as well."""
+    if isinstance(obj, torch.Tensor):
+        return obj.cuda()
+    if isinstance(obj, (tuple, list)) and not hasattr(obj, "_fields"):
+        return type(obj)(_to_device(v) for v in obj)
+    if isinstance(obj, dict):
+        return type(obj)((k, _to_device(v)) for k, v in obj.items())
+    return obj
 
 
 def _install_data_parallel(torch_mod, note):
-    torch_mod.nn.DataParallel = _DataParallel
-    torch_mod.nn.parallel.DataParallel = _DataParallel
+    torch_mod.nn.DataParallel = DataParallel
+    torch_mod.nn.parallel.DataParallel = DataParallel
