@@ -28,9 +28,8 @@ _noted = set()
 
 def _asked_dtype(dtype):
     """The dtype a GPU run computes in: under autocast the one the script asked for."""
-    if not torch.is_autocast_enabled("cpu"):
-        return dtype
-    return torch.float16 if amp.amp_mode() == "fp16" else torch.bfloat16
+    asked = amp.cuda_autocast_dtype()
+    return asked if asked is not None and torch.is_autocast_enabled("cpu") else dtype
 
 
 def _autocast_inputs(tensors):
