@@ -45,7 +45,7 @@ grep -q '^P optimizer$' "$TMP/marker.trace" || fail "no optimizer phase for the 
 echo "ok: torch.cuda.nvtx.mark('xmem.step') counts steps, without a warning"
 
 if [ -x "$XMEM_BUILD/bin/xmem-profile-fast" ] && $PY -c 'import torch' 2>/dev/null; then
-    run "$XMEM_BUILD/bin/xmem-profile-fast" --python "$PY" --out "$TMP/fast.trace" --timeout 60 -- python3 "$TMP/wordlm.py" >/dev/null
+    profile "$XMEM_BUILD/bin/xmem-profile-fast" "$PY" "$TMP/fast.trace" "$TMP/wordlm.py" >/dev/null
     [ "$(meta "$TMP/fast.trace" steps)" = 3 ] && [ "$(meta "$TMP/fast.trace" step_rule)" = backward ] ||
         fail "fast: manual-update steps not found"
     [ -n "$(meta "$TMP/fast.trace" warning_steps)" ] || fail "fast: no steps warning"
