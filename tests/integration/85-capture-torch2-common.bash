@@ -16,6 +16,13 @@ ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
 export XMEM_PYTHON=$VPY # what `python` in a job's command runs (xmem-estimate's profiler)
 TMP=$(mktemp -d /tmp/xmem-capture2-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# Without XMEM_CAPTURE_LIB, the library xmem-profile finds must load into the venv's torch.
+if [ -z "${XMEM_CAPTURE_LIB:-}" ]; then
+    "$PROFILE" --python "$VPY" --out "$TMP/probe.trace" --timeout 120 -- python -c \
+        'import torch; torch.optim.SGD([torch.zeros(1, requires_grad=True)]).step()' \
+        >"$TMP/probe.out" 2>&1 ||
+        { echo "no capture library for the venv's torch ($(grep -m1 '^xmem:' "$TMP/probe.out")): set XMEM_CAPTURE_LIB"; exit 77; }
+fi
 
 # profile PROFILER PYTHON TRACE SCRIPT ARGS...: SCRIPT under PROFILER with PYTHON; the job's
 # stdout is this function's; a failure prints the profiler's message and fails the test.
