@@ -17,7 +17,7 @@ import types
 import torch
 from xmem_gpu import target
 
-from . import accelerator, eager
+from . import accelerator, devices, eager
 
 _GPU_NAME = os.environ.get("XMEM_GPU_NAME", "xmem virtual GPU (CPU capture)")
 _GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
@@ -193,6 +193,7 @@ def install(torch_mod, native, note):
         cuda.nvtx.range = _null_context
     # Argument parsing rejects a fake stream before any torch function mode runs.
     torch_mod.Tensor.record_stream = lambda self, stream: None
+    torch_mod.Generator = Generator
     # RNNs on CUDA tensors flatten their weights with a CUDA-only kernel (2.x CUDA builds ask
     # it); unflattened weights take the same bytes, and the CPU kernels run the RNN.
     if hasattr(torch_mod, "_use_cudnn_rnn_flatten_weight"):
@@ -200,6 +201,33 @@ def install(torch_mod, native, note):
     _install_data_parallel(torch_mod, note)
     accelerator.install(torch_mod, values)
     eager.install(torch_mod, note)
+
+
+class _GeneratorType(type(torch.Generator)):
+    """Generators torch makes itself (torch.default_generator) stay torch.Generator
+    instances to isinstance()."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, torch._C.Generator)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, torch._C.Generator)
+
+
+class Generator(torch._C.Generator, metaclass=_GeneratorType):
+    """torch.Generator(device='cuda'): a CPU generator (the capture's tensors are CPU
+    tensors underneath) that reports the device the script asked for."""
+
+    def __new__(cls, device="cpu"):
+        return super().__new__(cls, "cpu")
+
+    def __init__(self, device="cpu"):
+        cuda = devices.is_cuda_spec(device) or devices._is_ordinal(device)
+        self._xmem_device = torch.device("cuda", 0) if cuda else torch.device("cpu")
+
+    @property
+    def device(self):
+        return self._xmem_device
 
 
 class DataParallel(torch.nn.Module):
