@@ -33,11 +33,20 @@ def _asked_dtype(dtype):
 
 
 def _autocast_inputs(tensors):
-    """CUDA autocast casts fp32 q, k, v to the reduced dtype before SDPA (real copies)."""
+    """CUDA autocast casts fp32 q, k, v and a float mask to the reduced dtype before SDPA
+    (real copies; a boolean mask stays)."""
     if not torch.is_autocast_enabled("cpu"):
         return tensors
     low = torch.get_autocast_dtype("cpu")
     return [t.to(low) if t is not None and t.dtype == torch.float32 else t for t in tensors]
+
+
+def _additive_mask(mask, dtype):
+    """SDPA turns a boolean mask into an additive one of the query's dtype before any backend
+    runs (convert_boolean_attn_mask in ATen's attention.cpp), on a GPU as here."""
+    if mask is None or mask.dtype != torch.bool:
+        return mask
+    return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask.logical_not(), float("-inf"))
 
 
 def _stand_in(t, dtype):
@@ -95,8 +104,9 @@ def scaled_dot_product_attention(mode, func, args, kwargs):
     _note(mode.native, backend, reason, dropout_p)
 
     def run():
-        qc, kc, vc = _autocast_inputs([q, k, v])
-        return _run(backend, qc, kc, vc, mask, dropout_p, is_causal, scale, enable_gqa)
+        qc, kc, vc, maskc = _autocast_inputs([q, k, v, mask])
+        maskc = _additive_mask(maskc, qc.dtype)
+        return _run(backend, qc, kc, vc, maskc, dropout_p, is_causal, scale, enable_gqa)
 
     return mode.run_on(devices.GPU, run, (), {})
 
