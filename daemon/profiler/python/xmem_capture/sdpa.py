@@ -13,7 +13,7 @@ tensors this runs the CPU kernel whose memory matches the GPU's choice:
   output + logsumexp and no T x T. Not reproduced: the efficient kernel pads its logsumexp to a
   multiple of 32 queries, the GPU backward kernels' own scratch (flash's fp32 dq accumulator),
   and dropout (the CPU kernel has none; a GPU keeps only a 16-byte RNG state, so the CPU runs
-  without dropout and the trace says so).
+  without dropout and the trace notes it, `M sdpa_dropout`).
 
 Under autocast, q, k and v are cast to the autocast dtype first, as CUDA autocast does; the
 chooser sees the dtype the script asked for (fp16 or bf16). Each backend taken is written to
@@ -90,9 +90,9 @@ def _note(native, backend, reason, dropout_p):
         _noted.add(key)
         native.meta(key, reason)
     if dropout_p and backend != "math" and "dropout" not in _noted:
-        _noted.add("dropout")
-        native.meta("warning_sdpa_dropout", f"SDPA ({backend}) ran without dropout on the CPU; "
-                    "a GPU keeps only a 16-byte RNG state for it, so memory is unchanged")
+        _noted.add("dropout")  # a note, not a warning: the memory is the same
+        native.meta("sdpa_dropout", f"{backend} ran without dropout on the CPU; a GPU keeps "
+                    "only a 16-byte RNG state for it")
 
 
 def scaled_dot_product_attention(mode, func, args, kwargs):
