@@ -14,7 +14,9 @@ inputs to fp32 (real copies, as `cached_cast` makes them), or set `dtype=float32
 "fp32_set_opt_dtype" ops, then call the op with autocast off. Being dispatcher kernels, they
 also apply inside composite functions (nn.MultiheadAttention's softmax) and autograd records
 the casts, so what is saved for backward has the dtype a CUDA run saves. The same holds for
-the few ops only CUDA lowers (mv, addmv, addr): their kernels cast fp32 inputs to bf16.
+upsampling and rms_norm (fp32 on CUDA), and for the few ops only CUDA lowers (mv, addmv,
+addr): their kernels cast fp32 inputs to bf16. The lists were checked against the dispatcher
+of torch 2.14 (ops with an AutocastCUDA kernel and none at AutocastCPU).
 Checked on torch 1.13 and 2.14: CPU autocast in 2.x still leaves all of these as 1.13 does.
 
 Lists: PyTorch's aten/src/ATen/autocast_mode.cpp (CUDA fp32 and fp32_set_opt_dtype
@@ -34,6 +36,13 @@ FP32_OPS = (
     "rsqrt", "pow.Tensor_Scalar", "pow.Tensor_Tensor", "pow.Scalar", "softplus",
     "cosine_similarity", "logsumexp", "dist", "acos", "asin", "cosh", "erfinv", "sinh", "tan",
     "renorm",
+)
+# Also fp32 on CUDA, left in bf16 by CPU autocast; some are missing from older torch.
+FP32_OPS_IF_PRESENT = (
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_linear1d",
+    "upsample_bilinear2d", "upsample_bicubic2d", "upsample_trilinear3d",
+    "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+    "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa", "rms_norm",
 )
 # CUDA sets dtype=float32 on these when the caller gave none.
 SET_DTYPE_OPS = ("softmax.int", "log_softmax.int")
@@ -95,6 +104,9 @@ def install(note):
     lib = torch.library.Library("aten", "IMPL", "AutocastCPU")
     for name in FP32_OPS:
         lib.impl(name, _fp32_kernel(_op(name)))
+    for name in FP32_OPS_IF_PRESENT:
+        if hasattr(torch.ops.aten, name):
+            lib.impl(name, _fp32_kernel(_op(name)))
     for name in SET_DTYPE_OPS:
         lib.impl(name, _set_dtype_kernel(_op(name)))
     for name in LOWER_OPS:
