@@ -242,19 +242,7 @@ class DataParallel(torch.nn.Module):
         self.dim = dim
 
     def forward(self, *inputs, **kwargs):
-        return self.module(*_to_device(inputs), **_to_device(kwargs))
-
-
-def _to_device(obj):
-    """What DataParallel's scatter makes of its inputs with one device: tensors on cuda:0,
-    inside tuples, lists and dicts as well."""
-    if isinstance(obj, torch.Tensor):
-        return obj.cuda()
-    if isinstance(obj, (tuple, list)) and not hasattr(obj, "_fields"):
-        return type(obj)(_to_device(v) for v in obj)
-    if isinstance(obj, dict):
-        return type(obj)((k, _to_device(v)) for k, v in obj.items())
-    return obj
+        return self.module(*devices.to_device_tree(inputs), **devices.to_device_tree(kwargs))
 
 
 def _install_data_parallel(torch_mod, note):
