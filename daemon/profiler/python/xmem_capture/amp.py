@@ -2,10 +2,16 @@
 
 autocast('cuda') becomes CPU autocast in bfloat16: the same 2-byte activations a CUDA fp16
 or bf16 run keeps; autocast('cuda', dtype=torch.float32) is what CUDA makes of it, a no-op
-(autocast disabled, amp stays off), since fp32 is not a reduced precision; the ops CUDA autocast runs in fp32 and CPU autocast does not are made fp32
-by cuda_autocast.py. GradScaler keeps its real allocations (the scale and growth tracker,
-the scaled loss, inv_scale and found_inf) and does the unscale with in-place multiplies,
-because CPU has no _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_ kernels.
+(autocast disabled, amp stays off), since fp32 is not a reduced precision. Where CUDA's op
+lists differ from CPU's (ops CUDA keeps in fp32, ops only CUDA lowers), cuda_autocast.py
+registers CPU kernels that do what CUDA does.
+
+GradScaler: torch 2.3+ (torch.amp.GradScaler) has CPU kernels for
+_amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_, so torch's own
+GradScaler('cuda') runs as it is, its state on the device: every allocation and the scale
+updates of a GPU run. Older torch (1.13) has them only for CUDA; there the GradScaler below
+keeps the real allocations (the scale and growth tracker, the scaled loss, inv_scale and
+found_inf) and unscales with in-place multiplies, the scale constant.
 """
 import torch
 
@@ -30,37 +36,81 @@ def _note_asked(dtype):
         _state["amp"] = asked
 
 
+def cuda_autocast_dtype():
+    """The dtype of the CUDA autocast region the script is in (float16 or bfloat16), or None
+    outside one: what a GPU computes in, where the CPU computes in bfloat16."""
+    return _state.get("cuda_dtype")
+
+
 def install(torch_mod, note):
     real_autocast = torch_mod.autocast
 
     class autocast(real_autocast):
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-            if device_type == "cuda":
+            self._cuda_dtype = None
+            self._is_cuda = device_type == "cuda"
+            if self._is_cuda:
                 if cuda_autocast_casts(dtype, enabled):
-                    _note_asked(dtype or torch.float16)
+                    self._cuda_dtype = dtype or torch.float16
+                    _note_asked(self._cuda_dtype)
                     cuda_fp32_ops.install(note)  # CUDA's fp32 op list on top of CPU's
                 else:
                     enabled = False  # fp32 on a GPU: nothing is cast, so nothing here either
                 device_type, dtype = "cpu", torch.bfloat16
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
+        def __enter__(self):
+            self._outer_cuda_dtype = _state.get("cuda_dtype")
+            if self._is_cuda:
+                _state["cuda_dtype"] = self._cuda_dtype
+            return super().__enter__()
+
+        def __exit__(self, *exc):
+            _state["cuda_dtype"] = self._outer_cuda_dtype
+            return super().__exit__(*exc)
+
     class cuda_autocast(autocast):
         def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
             super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
+    _install_queries(torch_mod)
     torch_mod.autocast = autocast
     torch_mod.amp.autocast = autocast
     torch_mod.amp.autocast_mode.autocast = autocast
     torch_mod.cuda.amp.autocast = cuda_autocast
     if hasattr(torch_mod.cuda.amp, "autocast_mode"):
         torch_mod.cuda.amp.autocast_mode.autocast = cuda_autocast
+    note("amp_mapping", "autocast(cuda)->autocast(cpu,bfloat16)")
+    if hasattr(torch_mod.amp, "GradScaler"):
+        note("grad_scaler", "torch (CPU kernels of the unscale and scale update)")
+        return
     torch_mod.cuda.amp.GradScaler = GradScaler
     if hasattr(torch_mod.cuda.amp, "grad_scaler"):
         torch_mod.cuda.amp.grad_scaler.GradScaler = GradScaler
-    if hasattr(torch_mod.amp, "GradScaler"):
-        torch_mod.amp.GradScaler = GradScaler
-    note("amp_mapping", "autocast(cuda)->autocast(cpu,bfloat16)")
     note("grad_scaler", "cpu-unscale-inplace (no non-finite check, scale constant)")
+
+
+def _install_queries(torch_mod):
+    """torch.is_autocast_enabled / get_autocast_dtype for CUDA (2.x; no argument means CUDA)
+    answer what the script's CUDA autocast asked, not the (never entered) real CUDA state:
+    user code and torch.utils.checkpoint's recomputation read them."""
+    if not hasattr(torch_mod, "get_autocast_dtype"):
+        return  # torch 1.13: no per-device queries
+    enabled, dtype_of = torch_mod.is_autocast_enabled, torch_mod.get_autocast_dtype
+
+    def is_autocast_enabled(device_type="cuda"):
+        if device_type == "cuda":
+            return cuda_autocast_dtype() is not None and enabled("cpu")
+        return enabled(device_type)
+
+    def get_autocast_dtype(device_type):
+        if device_type == "cuda" and cuda_autocast_dtype() is not None:
+            return cuda_autocast_dtype()
+        return dtype_of(device_type)
+
+    torch_mod.is_autocast_enabled = is_autocast_enabled
+    torch_mod.get_autocast_dtype = get_autocast_dtype
+    torch_mod.get_autocast_gpu_dtype = lambda: get_autocast_dtype("cuda")
 
 
 class GradScaler:

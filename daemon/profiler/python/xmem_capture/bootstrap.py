@@ -52,6 +52,10 @@ class Session:
         if z is not None:
             note("zero_grad_set_to_none", int(z))
         note("amp", amp.amp_mode())
+        if self.tracker:
+            note("step_rule", self.tracker.step_rule)
+            if self.tracker.step_rule == "backward":
+                note("warning_steps", BACKWARD_RULE_WARNING)
 
     def finish(self):
         if self.finished:
@@ -78,12 +82,19 @@ class Session:
         """The script ended on its own: keep a shorter trace if it stepped at all."""
         if self.finished:
             return
+        if self.tracker and not self.failed:
+            self.tracker.close_open_step()
         if self.failed or not self.tracker or self.tracker.steps_done == 0:
             self.finished = True
             self.native.abandon()
             return
         self.finish()
 
+
+BACKWARD_RULE_WARNING = (
+    "the script built no torch.optim optimizer, so each backward() and the update after it "
+    "counted as one step; if a step makes several, call "
+    "torch.cuda.nvtx.mark(\"xmem.step\") after each update")
 
 EXACT_DEVICE_RULE = ("identity: cuda factories/copies and ops on g tensors are g; "
                      "DataLoader fetch and host-only ops are h")
@@ -204,7 +215,7 @@ def arm():
         env = _parse_env()
     torch = _import_torch()
     from .native import Native, CaptureError
-    from . import amp, cuda_shim, devices
+    from . import amp, cuda_shim, devices, sdpa
 
     native = Native(_capture_library(torch))
     session = None
@@ -212,6 +223,7 @@ def arm():
         session = start_session(native, torch, env, CaptureError, "exact", EXACT_DEVICE_RULE)
     cuda_shim.install(torch, native, native.meta)
     amp.install(torch, native.meta)
+    sdpa.install()
     _install_load(torch, devices)
     devices.install_thread_hook(native)
     devices.enter_thread_mode(native)
@@ -254,22 +266,7 @@ def _install_load(torch, devices):
         with devices.host_scope():
             result = original(f, to_host if cuda is not False else map_location, *args, **kwargs)
         if cuda or (cuda is None and any(saved_on_cuda)):
-            result = _to_device_tree(result)
+            result = devices.to_device_tree(result)
         return result
 
     torch.load = load
-
-
-def _to_device_tree(obj):
-    """Copies every tensor of a loaded object (state dicts, lists, tuples) to the device."""
-    import torch
-    if isinstance(obj, torch.Tensor):
-        return obj.cuda()
-    if isinstance(obj, dict):
-        out = type(obj)((k, _to_device_tree(v)) for k, v in obj.items())
-        if hasattr(obj, "_metadata"):  # state dicts carry it; load_state_dict needs it
-            out._metadata = obj._metadata
-        return out
-    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-        return type(obj)(_to_device_tree(v) for v in obj)
-    return obj
