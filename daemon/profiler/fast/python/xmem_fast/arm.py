@@ -21,6 +21,7 @@ def arm():
     from .trace_writer import TraceWriter, CaptureError
     from .storage_tracker import Attribution, StorageTracker
     from .device_mode import FastDeviceMode
+    from xmem_gpu import target
 
     writer = TraceWriter()
     session = bootstrap.start_session(writer, torch, env, CaptureError, "fast", FAST_DEVICE_RULE)
@@ -28,6 +29,10 @@ def arm():
     def unsupported(why):
         session.fail(UNSUPPORTED + why + _where(torch))
 
+    try:
+        capability = target.capability()
+    except ValueError as e:
+        session.fail(str(e))
     attribution = Attribution()
     tracker = StorageTracker(writer, attribution, unsupported)
     cuda_shim.install(torch, writer, writer.meta)
@@ -46,7 +51,7 @@ def arm():
 
     session.finish = finish
     # Function mode outermost (device boundary), dispatch mode below autograd (storages).
-    device_mode = FastDeviceMode(tracker, attribution)
+    device_mode = FastDeviceMode(tracker, attribution, capability)
     device_mode.__enter__()
     tracker.__enter__()
     _install_thread_hook(device_mode)
