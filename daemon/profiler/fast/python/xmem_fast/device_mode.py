@@ -26,9 +26,22 @@ class FastDeviceMode(TorchFunctionMode):
         self.tracker = tracker
         self.attribution = attribution
         self.capability = capability  # the target GPU's (major, minor): xmem_gpu/target.py
+        self.autocast = None  # xmem_fast.autocast.Autocast on torch 2.x (arm.py)
+
+    def _autocast(self, func, policy, args, kwargs):
+        """CUDA autocast's casts, attributed to the call that makes them (autocast.py)."""
+        previous = self.attribution.call
+        self.attribution.call = _call_name(func)
+        try:
+            return self.autocast.cast(policy, args, kwargs)
+        finally:
+            self.attribution.call = previous
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        policy = self.autocast.policy(func) if self.autocast is not None else None
+        if policy is not None:
+            args, kwargs = self._autocast(func, policy, args, kwargs)
         special = _SPECIAL.get(func)
         if special is not None:
             return special(self, args, kwargs)
@@ -169,9 +182,27 @@ def _scaled_dot_product_attention(mode, args, kwargs):
     previous = mode.attribution.call
     mode.attribution.call = "aten::scaled_dot_product_attention"
     try:
-        return attention.scaled_dot_product_attention(mode.capability, *args, **kwargs)
+        with torch._C.DisableTorchFunction():  # its ops are named as parts of this call
+            return attention.scaled_dot_product_attention(mode.capability, *args, **kwargs)
     finally:
         mode.attribution.call = previous
+
+
+def install_attention(mode):
+    """F.scaled_dot_product_attention is also called from inside torch's Python code
+    (F.multi_head_attention_forward), where no torch function mode is active: the name itself
+    is rebound, so every caller that looks it up at call time meets the chooser."""
+    if _SDPA is None:
+        return
+
+    def scaled_dot_product_attention(*args, **kwargs):
+        if not mode.on_device(args[0] if args else kwargs["query"]):
+            return _SDPA(*args, **kwargs)
+        if mode.autocast is not None and torch.is_autocast_enabled("cuda"):
+            args, kwargs = mode._autocast(_SDPA, "lower", args, kwargs)
+        return _scaled_dot_product_attention(mode, args, kwargs)
+
+    torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
 
 
 def _parse_to(mode, args, kwargs):
