@@ -23,4 +23,12 @@ for f in fails:
     print("FAILED:", f)
 sys.exit(1 if fails else 0)
 PY
+# Under AMP, the in-projection inside F.multi_head_attention_forward takes fp16 weight copies
+# (F.linear rebound for autocast); checked to fail with `linear` left out of the rebinding.
+"$FAST" --python "$VPY" --out "$TMP/amp.trace" --steps 3 --timeout 120 -- python \
+    "$WORKLOADS/transformer.py" --arch gpt --layers 2 --hidden 64 --heads 4 --seq 32 --vocab 1000 \
+    --amp >"$TMP/out" 2>&1 || { echo "FAILED: AMP capture:"; tail -20 "$TMP/out"; exit 1; }
+grep -q '^S [0-9]* blocks\.0\.attn|aten::linear>aten::_to_copy$' "$TMP/amp.trace" ||
+    { echo "FAILED: AMP: no fp16 copies for nn.MultiheadAttention's projections"; exit 1; }
+echo "ok: AMP casts inside nn.MultiheadAttention"
 echo "all checks passed"
