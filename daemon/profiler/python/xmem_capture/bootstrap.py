@@ -178,7 +178,7 @@ def arm():
         env = _parse_env()
     torch = _import_torch()
     from .native import Native, CaptureError
-    from . import amp, cuda_shim, devices
+    from . import amp, cuda_shim, devices, sdpa
 
     native = Native(lib)
     session = None
@@ -186,6 +186,7 @@ def arm():
         session = start_session(native, torch, env, CaptureError, "exact", EXACT_DEVICE_RULE)
     cuda_shim.install(torch, native, native.meta)
     amp.install(torch, native.meta)
+    sdpa.install()
     _install_load(torch, devices)
     devices.install_thread_hook(native)
     devices.enter_thread_mode(native)
