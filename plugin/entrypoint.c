@@ -20,13 +20,10 @@ void xmem_argv_free(char **argv)
     free(argv);
 }
 
-static int push(char ***argv, int *n, const char *w, size_t len)
+int xmem_argv_push(char ***argv, int *n, const char *w, size_t len)
 {
-    char **nv;
+    char **nv = realloc(*argv, sizeof(*nv) * (size_t)(*n + 2));
 
-    if (*n >= XMEM_PLUGIN_MAX_ARGV)
-        return -1;
-    nv = realloc(*argv, sizeof(*nv) * (size_t)(*n + 2));
     if (nv == NULL)
         return -1;
     *argv = nv;
@@ -35,6 +32,12 @@ static int push(char ***argv, int *n, const char *w, size_t len)
         return -1;
     nv[++*n] = NULL;
     return 0;
+}
+
+/* A word of a command line: at most XMEM_PLUGIN_MAX_ARGV of them. */
+static int push(char ***argv, int *n, const char *w, size_t len)
+{
+    return *n >= XMEM_PLUGIN_MAX_ARGV ? -1 : xmem_argv_push(argv, n, w, len);
 }
 
 char **xmem_words_split(const char *line, int *np)

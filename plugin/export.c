@@ -25,20 +25,6 @@ const char *xmem_export_spec(const struct xmem_cmdline *c, const char *sbatch_ex
     return "ALL";
 }
 
-static int push_copy(char ***env, int *n, const char *kv, size_t len)
-{
-    char **nv = realloc(*env, sizeof(*nv) * (size_t)(*n + 2));
-
-    if (nv == NULL)
-        return -1;
-    *env = nv;
-    nv[*n] = strndup(kv, len);
-    if (nv[*n] == NULL)
-        return -1;
-    nv[++*n] = NULL;
-    return 0;
-}
-
 /* Removes an earlier NAME=... from env, so the last item for a name wins. */
 static void drop_name(char **env, int *n, const char *name, size_t len)
 {
@@ -73,7 +59,7 @@ static int add_item(char ***env, int *n, char *const *environ_, const char *item
             const char *q = strchr(*e, '=');
             if (q != NULL) {
                 drop_name(*env, n, *e, (size_t)(q - *e));
-                if (push_copy(env, n, *e, strlen(*e)) < 0)
+                if (xmem_argv_push(env, n, *e, strlen(*e)) < 0)
                     return -1;
             }
         }
@@ -81,9 +67,9 @@ static int add_item(char ***env, int *n, char *const *environ_, const char *item
     }
     drop_name(*env, n, item, name_len);
     if (eq != NULL)
-        return push_copy(env, n, item, len);
+        return xmem_argv_push(env, n, item, len);
     from = lookup(environ_, item, name_len);
-    return from ? push_copy(env, n, from, strlen(from)) : 0;
+    return from ? xmem_argv_push(env, n, from, strlen(from)) : 0;
 }
 
 char **xmem_export_env(const char *spec, char *const *environ_)

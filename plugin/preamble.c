@@ -19,9 +19,9 @@
 
 /* Commands that only change the shell's own state. */
 static const char *const env_commands[] = {
-    "module", "ml",      "source",   ".",     "export",  "unset", "cd",
-    "pushd",  "popd",    "set",      "shopt", "umask",   "declare", "typeset",
-    "alias",  "unalias", "readonly", "true",  ":",       NULL,
+    "module", "ml",      "source",   ".",     "export", "unset",   "cd",
+    "pushd",  "popd",    "set",      "shopt", "umask",  "declare", "typeset",
+    "alias",  "unalias", "readonly", "true",  ":",      NULL,
 };
 
 /* Commands a line may substitute: they read, and change nothing. */
@@ -34,9 +34,9 @@ static const struct {
     const char *word;
     int delta;
 } block_words[] = {
-    {"if", 1},    {"case", 1},  {"for", 1}, {"while", 1}, {"until", 1}, {"select", 1},
-    {"{", 1},     {"fi", -1},   {"esac", -1}, {"done", -1}, {"}", -1},  {"function", 0},
-    {"then", 0},  {"else", 0},  {"elif", 0}, {"do", 0},
+    {"if", 1},   {"case", 1}, {"for", 1},   {"while", 1}, {"until", 1}, {"select", 1},
+    {"{", 1},    {"fi", -1},  {"esac", -1}, {"done", -1}, {"}", -1},    {"function", 0},
+    {"then", 0}, {"else", 0}, {"elif", 0},  {"do", 0},
 };
 
 #define MAX_SEGMENTS 32

@@ -99,6 +99,8 @@ int xmem_cmdline_read_self(char ***argv, int *argc, char *err, size_t errlen);
  * ; & | < > or #. Returns a malloc'd NULL-terminated argv, or NULL on error/empty. */
 char **xmem_words_split(const char *line, int *n);
 void xmem_argv_free(char **argv);
+/* Appends a copy of w[0..len) to a malloc'd NULL-terminated argv of *n words; 0 or -1. */
+int xmem_argv_push(char ***argv, int *n, const char *w, size_t len);
 /* 1 when a word is a shell assignment, NAME=value. */
 int xmem_word_is_assignment(const char *w);
 

@@ -148,7 +148,7 @@ std::vector<std::string> preamble_argv(const std::vector<ScriptLine> &preamble,
 {
     if (preamble.empty())
         return argv;
-    std::vector<std::string> out = {k_preamble_shell, "--noprofile", "--norc", "-c",
+    std::vector<std::string> out = {k_preamble_shell,          "--noprofile", "--norc", "-c",
                                     preamble_script(preamble), k_argv0};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;

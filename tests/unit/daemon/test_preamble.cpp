@@ -45,9 +45,8 @@ static void estimator_inherits_what_the_preamble_set(void **)
 
 static void failing_line_is_named(void **)
 {
-    std::vector<ScriptLine> pre = {{3, "export A=1"},
-                                   {7, "source /nonexistent/venv/bin/activate"},
-                                   {8, "export NEVER=1"}};
+    std::vector<ScriptLine> pre = {
+        {3, "export A=1"}, {7, "source /nonexistent/venv/bin/activate"}, {8, "export NEVER=1"}};
     auto r = run_with(pre, "echo estimator ran");
     assert_int_equal(r.exit_status, 121);
     assert_true(r.out.find("estimator ran") == std::string::npos);
@@ -90,8 +89,7 @@ static void request_fields(void **)
     std::vector<std::string> names;
     for (const auto &[k, v] : r.value().env)
         names.push_back(k);
-    std::vector<std::string> want = {"CONDA_PREFIX", "HF_HUB_OFFLINE", "OMP_NUM_THREADS",
-                                     "PATH"};
+    std::vector<std::string> want = {"CONDA_PREFIX", "HF_HUB_OFFLINE", "OMP_NUM_THREADS", "PATH"};
     assert_true(names == want);
     assert_int_equal(r.value().preamble.size(), 1);
     assert_int_equal(r.value().preamble[0].line, 4);

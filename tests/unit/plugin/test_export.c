@@ -102,8 +102,10 @@ static void cmdline_and_script_export(void **state)
 int xmem_test_group_export(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(all_is_the_default),   cmocka_unit_test(none_exports_nothing),
-        cmocka_unit_test(explicit_lists),       cmocka_unit_test(spec_order),
+        cmocka_unit_test(all_is_the_default),
+        cmocka_unit_test(none_exports_nothing),
+        cmocka_unit_test(explicit_lists),
+        cmocka_unit_test(spec_order),
         cmocka_unit_test(cmdline_and_script_export),
     };
     return cmocka_run_group_tests_name("export", tests, NULL, NULL);

@@ -69,19 +69,19 @@ static void work_lines_are_skipped(void **state)
 
 static void classify_script(void **state)
 {
-    const char *script = "#!/bin/bash\n"                      /* 1 */
-                         "#SBATCH --gres=gpu:1\n"             /* 2 */
-                         "\n"                                 /* 3 */
-                         "module load cuda/12.4\n"            /* 4 */
-                         "srun hostname\n"                    /* 5 */
-                         "source /venv/bin/activate\n"        /* 6 */
-                         "if [ -d data ]; then\n"             /* 7 */
-                         "  export DATA=data\n"               /* 8 */
-                         "fi\n"                               /* 9 */
-                         "export A=1 \\\n  B=2\n"             /* 10-11 */
-                         "python prepare.py\n"                /* 12 */
-                         "python train.py --epochs 1\n"       /* 13 */
-                         "export AFTER=1\n";                  /* 14 */
+    const char *script = "#!/bin/bash\n"                /* 1 */
+                         "#SBATCH --gres=gpu:1\n"       /* 2 */
+                         "\n"                           /* 3 */
+                         "module load cuda/12.4\n"      /* 4 */
+                         "srun hostname\n"              /* 5 */
+                         "source /venv/bin/activate\n"  /* 6 */
+                         "if [ -d data ]; then\n"       /* 7 */
+                         "  export DATA=data\n"         /* 8 */
+                         "fi\n"                         /* 9 */
+                         "export A=1 \\\n  B=2\n"       /* 10-11 */
+                         "python prepare.py\n"          /* 12 */
+                         "python train.py --epochs 1\n" /* 13 */
+                         "export AFTER=1\n";            /* 14 */
     struct xmem_preamble p;
 
     (void)state;
