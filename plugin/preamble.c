@@ -112,16 +112,17 @@ static int redirect_harmless(const char *p)
 }
 
 /*
- * Splits a line into simple commands at unquoted ; && || (up to max). Returns 0, or 1 when
- * the line has a construct that does work or cannot be judged: a pipe, a background &, an
- * input redirection or here-document, an output redirection to a file, an impure
- * substitution, an unclosed quote, too many commands.
+ * Splits a line into simple commands at unquoted ; & | && || (up to max), so that a block
+ * word is seen on any line. Returns 0, or 1 when the line has a construct that does work or
+ * cannot be judged: a pipe, a background &, an input redirection or here-document, an output
+ * redirection to a file, an impure substitution, a subshell or array parenthesis, an unclosed
+ * quote, too many commands.
  */
 static int split_line(const char *line, struct segment *seg, int max, int *nseg)
 {
     const char *p = line, *start = line;
     char quote = 0;
-    int depth = 0; /* inside $( ) */
+    int depth = 0, work = 0; /* depth: inside $( ) */
 
     *nseg = 0;
     for (; *p != '\0'; p++) {
@@ -134,8 +135,7 @@ static int split_line(const char *line, struct segment *seg, int max, int *nseg)
             continue;
         }
         if (*p == '$' && p[1] == '(' && p[2] != '(') {
-            if (!substitution_pure(p + 2, ')'))
-                return 1;
+            work |= !substitution_pure(p + 2, ')');
             depth++;
             p++;
             continue;
@@ -159,17 +159,15 @@ static int split_line(const char *line, struct segment *seg, int max, int *nseg)
             quote = *p;
         } else if (*p == '#' && (p == line || p[-1] == ' ' || p[-1] == '\t')) {
             break; /* a comment ends the line */
-        } else if (*p == '<') {
-            return 1;
+        } else if (*p == '<' || *p == '(' || *p == ')') {
+            work = 1; /* input, here-documents, subshells, arrays: not a simple command */
         } else if (*p == '>' || (*p == '&' && p[1] == '>')) {
-            if (!redirect_harmless(p))
-                return 1;
+            work |= !redirect_harmless(p);
             while (p[1] == '>' || p[1] == '&')
                 p++;
         } else if (*p == ';' || *p == '&' || *p == '|') {
             int twice = p[1] == *p;
-            if (*p != ';' && !twice)
-                return 1; /* a pipe or a background job */
+            work |= *p != ';' && !twice; /* a pipe or a background job */
             if (*nseg >= max)
                 return 1;
             seg[(*nseg)++] = (struct segment){start, (size_t)(p - start)};
@@ -180,7 +178,7 @@ static int split_line(const char *line, struct segment *seg, int max, int *nseg)
     if (quote != 0 || depth != 0 || *nseg >= max)
         return 1;
     seg[(*nseg)++] = (struct segment){start, (size_t)(p - start)};
-    return 0;
+    return work;
 }
 
 /* The words of one simple command; *n = 0 for a blank one. NULL only when it cannot split. */
@@ -310,11 +308,10 @@ static int classify_line(const char *line, int lineno, void *arg)
     if (*line == '\0' || *line == '#' || *line == '\r')
         return 0; /* blank, comment, #!, #SBATCH */
     in_block = st->depth > 0;
-    if (split_line(line, seg, MAX_SEGMENTS, &nseg) == 0) {
-        st->depth += block_change(seg, nseg, &block);
-        if (st->depth < 0)
-            st->depth = 0;
-    }
+    split_line(line, seg, MAX_SEGMENTS, &nseg); /* segments even when the line does work */
+    st->depth += block_change(seg, nseg, &block);
+    if (st->depth < 0)
+        st->depth = 0;
     in_block |= block || st->depth > 0;
     kept = !in_block && xmem_preamble_line_sets_env(line);
     if (kept)

@@ -58,6 +58,9 @@ static void work_lines_are_skipped(void **state)
         "ulimit -v unlimited",
         "cat <<EOF",
         "export X='unclosed",
+        "(cd data && make)",
+        "export X=)",
+        "f() { module load x; }",
         NULL,
     };
     (void)state;
@@ -80,25 +83,33 @@ static void classify_script(void **state)
                          "fi\n"                         /* 9 */
                          "export A=1 \\\n  B=2\n"       /* 10-11 */
                          "python prepare.py\n"          /* 12 */
-                         "python train.py --epochs 1\n" /* 13 */
-                         "export AFTER=1\n";            /* 14 */
+                         "setup() {\n"                  /* 13 */
+                         "  module load x\n"            /* 14 */
+                         "}\n"                          /* 15 */
+                         "if ls | grep -q x; then\n"    /* 16 */
+                         "  cd x\n"                     /* 17 */
+                         "fi\n"                         /* 18 */
+                         "python train.py --epochs 1\n" /* 19 */
+                         "export AFTER=1\n";            /* 20 */
     struct xmem_preamble p;
 
     (void)state;
-    assert_int_equal(xmem_preamble_classify(script, 13, &p), 0);
+    assert_int_equal(xmem_preamble_classify(script, 19, &p), 0);
     assert_int_equal(p.nkept, 3);
     assert_int_equal(p.kept[0].line, 4);
     assert_string_equal(p.kept[0].text, "module load cuda/12.4");
     assert_int_equal(p.kept[1].line, 6);
     assert_int_equal(p.kept[2].line, 10);
     assert_string_equal(p.kept[2].text, "export A=1   B=2");
-    assert_int_equal(p.nskipped, 5);
+    assert_int_equal(p.nskipped, 11);
     assert_int_equal(p.skipped[0].line, 5);
     assert_string_equal(p.skipped[0].text, "srun hostname");
     assert_int_equal(p.skipped[1].line, 7); /* the whole block */
     assert_int_equal(p.skipped[2].line, 8);
     assert_int_equal(p.skipped[3].line, 9);
     assert_int_equal(p.skipped[4].line, 12);
+    for (int i = 5; i < 11; i++) /* the function and the if with a pipe, every line */
+        assert_int_equal(p.skipped[i].line, 13 + (i - 5));
     xmem_preamble_free(&p);
 }
 
