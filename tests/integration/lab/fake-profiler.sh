@@ -29,6 +29,7 @@ if [ -n "$report" ]; then
         echo "user=$(id -un)"
         echo "pwd=$(pwd)"
         echo "cuda=${CUDA_VISIBLE_DEVICES-unset}"
+        echo "modules=${LOADEDMODULES:-}"
         [ -z "$torch" ] || echo "torch=$(python -c 'import torch; print(torch.__version__)' 2>&1 | tail -n 1)"
     } >"$report"
 fi
