@@ -65,15 +65,24 @@ std::string shell_functions(const std::vector<ScriptLine> &preamble)
     return s;
 }
 
-// The stderr line before the marker: what the shell or the command said.
+// The stderr line before the marker: what the shell or the command said. Lines of a
+// preamble's `set -x` trace ("+ xmem_failed 5 1") are passed over.
 std::string said_before(const std::string &err, std::size_t marker_at)
 {
-    std::size_t end = err.find_last_not_of("\n", marker_at == 0 ? 0 : marker_at - 1);
-    if (end == std::string::npos || marker_at == 0)
-        return "";
-    std::size_t start = err.rfind('\n', end);
-    std::string line = err.substr(start == std::string::npos ? 0 : start + 1,
-                                  end + 1 - (start == std::string::npos ? 0 : start + 1));
+    std::string line;
+    std::size_t end = marker_at;
+    while (end > 0) {
+        std::size_t last = err.find_last_not_of("\n", end - 1);
+        if (last == std::string::npos)
+            return "";
+        std::size_t start = err.rfind('\n', last);
+        start = start == std::string::npos ? 0 : start + 1;
+        line = err.substr(start, last + 1 - start);
+        if (line[0] != '+')
+            break;
+        line.clear();
+        end = start;
+    }
     std::string prefix = std::string(k_argv0) + ": line ";
     if (line.rfind(prefix, 0) == 0) { // "xmem-preamble: line 7: x: not found" → "x: not found"
         std::size_t colon = line.find(": ", prefix.size());
@@ -129,7 +138,8 @@ bool preamble_changes_directory(const std::vector<ScriptLine> &preamble)
 
 std::string preamble_script(const std::vector<ScriptLine> &preamble)
 {
-    std::string s = "xmem_failed() { printf '\\n" + std::string(k_marker) +
+    // `set +x` first, silently: a preamble's `set -x` must not trace the marker's printf.
+    std::string s = "xmem_failed() { { set +x; } 2>/dev/null; printf '\\n" + std::string(k_marker) +
                     "%s %s\\n' \"$1\" \"$2\" >&2; exit " +
                     std::to_string(k_preamble_failed_status) + "; }\n";
     s += shell_functions(preamble);

@@ -1,10 +1,12 @@
 // test_preamble.cpp — the batch script's preamble: the request fields, the environment it
 // leaves to the estimator in the sandbox, and the one line that names a failing line.
 #include "cmocka.hpp"
+#include "contract/request_env.h"
 #include "estimate_job.h"
 #include "preamble.h"
 #include "test-list.h"
 
+#include <cstring>
 #include <unistd.h>
 
 using namespace xmem::server;
@@ -59,6 +61,14 @@ static void failing_line_is_named(void **)
     assert_true(msg->find("xmem-preamble: line") == std::string::npos); // bash's own numbering
     assert_true(msg->find('\n') == std::string::npos);
 
+    // A preamble's `set -x` traces the lines; the message still quotes the error.
+    pre = {{3, "set -x"}, {4, "cd /nonexistent-dir"}};
+    r = run_with(pre, "true");
+    msg = preamble_failure(r, pre);
+    assert_true(msg.has_value());
+    assert_contains(*msg, "line 4 failed");
+    assert_contains(*msg, "/nonexistent-dir: No such file or directory (check that the directory");
+
     std::vector<ScriptLine> mod = {{2, "module load no-such-module/1.0"}};
     r = run_with(mod, "true");
     msg = preamble_failure(r, mod);
@@ -103,6 +113,25 @@ static void request_fields(void **)
     }
 }
 
+// The one definition the client and xmemd share (contract/request_env.h).
+static void env_whitelist(void **)
+{
+    auto kept = [](const char *name) { return xmem_request_env_kept(name, strlen(name)) != 0; };
+    for (const char *yes :
+         {"PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV", "PYTHONPATH",
+          "LD_LIBRARY_PATH", "MODULEPATH", "_LMFILES_", "PYTORCH_CUDA_ALLOC_CONF", "TORCH_HOME",
+          "HF_HUB_OFFLINE", "HF_HOME", "TRANSFORMERS_OFFLINE", "OMP_NUM_THREADS"})
+        if (!kept(yes))
+            fail_msg("%s should be kept", yes);
+    for (const char *no : {"HOME", "LD_PRELOAD", "LD_AUDIT", "BASH_ENV", "ENV",
+                           "CUDA_VISIBLE_DEVICES", "HF_TOKEN", "HF_HUB_TOKEN", "CONDA_API_KEY",
+                           "PYTORCH_SECRET", "CONDA_", "PATH2", "1PATH", "PA-TH", ""})
+        if (kept(no))
+            fail_msg("%s should not be kept", no);
+    std::string long_name = "HF_" + std::string(XMEM_REQUEST_ENV_MAX_NAME, 'A');
+    assert_false(kept(long_name.c_str()));
+}
+
 int test_group_preamble(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +140,7 @@ int test_group_preamble(void)
         cmocka_unit_test(failing_line_is_named),
         cmocka_unit_test(estimator_status_121_is_not_a_preamble),
         cmocka_unit_test(request_fields),
+        cmocka_unit_test(env_whitelist),
     };
     return cmocka_run_group_tests_name("preamble", tests, nullptr, nullptr);
 }
