@@ -9,10 +9,7 @@
 # which writes down the environment it was started in.
 T_NAME=55-slurm-preamble-venv
 . "$(dirname "$0")/lab/testlib.sh"
-t_require_lab
-[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
-id xmemt1 >/dev/null 2>&1 || t_skip "no second user xmemt1 (the daemon tests' user)"
-[ -x /bin/bash ] || t_skip "no /bin/bash (the preamble's shell)"
+t_require_preamble_lab
 XMEM_LAB_PROFILER=fake lab_up shard
 J=$LAB/jobs
 R=$LAB/fake
@@ -52,19 +49,12 @@ $train
 SH
 }
 
-# as_user ARGS...: sbatch as xmemt1 from the jobs directory, held; JOB = the id.
-as_user() {
-    RUN_OUT=$(cd "$J" && runuser -u xmemt1 -- env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin \
-        "$@" 2>&1)
-    RUN_RC=$?
-    echo "\$ $* -> $RUN_RC" >&2
-    JOB=$(lab_jobid "$RUN_OUT")
-    [ -n "$JOB" ] || t_fail "sbatch $* submitted nothing (never lose a job)"
-}
+# as_user [VAR=value...] sbatch ...: submitted as xmemt1 (testlib.sh submit_as).
+as_user() { submit_as xmemt1 "$@"; }
 report() { sed -n "s/^$1=//p" "$R/report" 2>/dev/null; }
 
 job venv-a >"$J/a.sh"
-as_user env HF_HOME=/scratch/hf timeout 60 sbatch --hold --xmem a.sh
+as_user HF_HOME=/scratch/hf timeout 60 sbatch --hold --xmem a.sh
 expect_out "xmem: estimate for A100-40GB" "the preamble's job is estimated"
 [ -f "$R/report" ] || t_fail "the estimator did not run (no report)"
 [ "$(report python)" = "$J/venv-a/bin/python" ] || t_fail "python resolved to '$(report python)', not the venv's"
@@ -84,14 +74,14 @@ t_ok "work lines named in one line and not run; job resized (shard:2)"
 # The same script with another venv: the preamble is in the cache key, so it profiles again.
 rm -f "$R/report"
 job venv-b >"$J/b.sh"
-as_user env HF_HOME=/scratch/hf timeout 60 sbatch --hold --xmem b.sh
+as_user HF_HOME=/scratch/hf timeout 60 sbatch --hold --xmem b.sh
 expect_no_out "\(cached\)" "a different venv must not reuse the first estimate"
 [ "$(report python)" = "$J/venv-b/bin/python" ] || t_fail "second venv: python is '$(report python)'"
 t_ok "another venv is profiled again, with its own python"
 
 # --export=NONE: none of the submission's environment reaches the profile.
 rm -f "$R/report"
-as_user env HF_HOME=/scratch/hf timeout 60 sbatch --hold --export=NONE --xmem b.sh
+as_user HF_HOME=/scratch/hf timeout 60 sbatch --hold --export=NONE --xmem b.sh
 [ -f "$R/report" ] || t_fail "--export=NONE: the estimator did not run"
 [ "$(report hf_home)" = "" ] || t_fail "--export=NONE: HF_HOME '$(report hf_home)' reached the profile"
 [ "$(report python)" = "$J/venv-b/bin/python" ] || t_fail "--export=NONE: the preamble's venv was not used"

@@ -7,10 +7,7 @@
 # stand-in whose `module load NAME` appends NAME to LOADEDMODULES and fails for unknown names.
 T_NAME=56-slurm-preamble-module
 . "$(dirname "$0")/lab/testlib.sh"
-t_require_lab
-[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
-id xmemt1 >/dev/null 2>&1 || t_skip "no second user xmemt1 (the daemon tests' user)"
-[ -x /bin/bash ] || t_skip "no /bin/bash (the preamble's shell)"
+t_require_preamble_lab
 XMEM_LAB_PROFILER=fake lab_up shard
 J=$LAB/jobs
 R=$LAB/fake
@@ -42,14 +39,7 @@ python train.py --fake-limit-mb=5000 --fake-report=$R/report
 SH
 }
 touch "$J/train.py"
-as_user() {
-    RUN_OUT=$(cd "$J" && runuser -u xmemt1 -- env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin \
-        MODULESHOME="$M" "$@" 2>&1)
-    RUN_RC=$?
-    echo "\$ $* -> $RUN_RC" >&2
-    JOB=$(lab_jobid "$RUN_OUT")
-    [ -n "$JOB" ] || t_fail "sbatch $* submitted nothing (never lose a job)"
-}
+as_user() { submit_as xmemt1 MODULESHOME="$M" "$@"; }
 
 job python/3.11 >"$J/ok.sh"
 as_user timeout 60 sbatch --hold --xmem ok.sh
