@@ -149,7 +149,7 @@ static int find_preamble(struct job_input *in, int line, int source, char *err, 
 }
 
 /* The request's copy of preamble lines (pointers into lines); NULL when n is 0. */
-static struct xmem_script_line *request_lines(const struct xmem_line *lines, int n)
+static struct xmem_script_line *request_lines(struct xmem_line *lines, int n)
 {
     struct xmem_script_line *out = n > 0 ? calloc((size_t)n, sizeof(*out)) : NULL;
 
@@ -158,6 +158,19 @@ static struct xmem_script_line *request_lines(const struct xmem_line *lines, int
         out[i].text = lines[i].text;
     }
     return out;
+}
+
+/* Skipped lines are only shown: cut them to what xmemd accepts, and show bytes outside
+ * printable ASCII as '?', so a Latin-1 comment cannot make the request invalid JSON text. */
+static void displayable_lines(struct xmem_line *lines, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (strlen(lines[i].text) > XMEM_MAX_SCRIPT_LINE_BYTES)
+            lines[i].text[XMEM_MAX_SCRIPT_LINE_BYTES] = '\0';
+        for (unsigned char *c = (unsigned char *)lines[i].text; *c != '\0'; c++)
+            if (*c < 0x20 || *c >= 0x7f)
+                *c = '?';
+    }
 }
 
 /* Fills in->entry from the script, --wrap or command; on failure err says what to do. */
@@ -287,8 +300,12 @@ static int ask_daemon(struct job_input *in, int mode)
     req.env = (const char *const *)(env ? env : environ);
     req.preamble = request_lines(in->pre.kept, in->pre.nkept);
     req.preamble_count = req.preamble ? in->pre.nkept : 0;
+    /* At most what xmemd accepts, rather than lose the estimate over lines only shown. */
+    displayable_lines(in->pre.skipped, in->pre.nskipped);
     req.skipped = request_lines(in->pre.skipped, in->pre.nskipped);
     req.skipped_count = req.skipped ? in->pre.nskipped : 0;
+    if (req.skipped_count > XMEM_MAX_PREAMBLE_LINES)
+        req.skipped_count = XMEM_MAX_PREAMBLE_LINES;
     req.partition = in->cl.partition ? in->cl.partition : getenv("SBATCH_PARTITION");
     req.steps = xmem__settings.steps;
     req.check_only = mode == XMEM_MODE_CHECK;

@@ -130,11 +130,10 @@ constexpr uint64_t k_decision_max_script_bytes = 4ull << 20;
 // any parser or DOM sees the text: the real result nests 3 deep, and nlohmann's dump(),
 // copy and compare recurse once per level, so 120 000 levels overflowed the loop's stack.
 constexpr int k_json_max_depth = 32;
-// The batch script's preamble (preamble.cpp). A request carries at most this many lines
-// (kept and skipped alike), each at most this long: a preamble is a few module/source lines,
-// and every line is echoed to the user and stored in the ledger.
-constexpr std::size_t k_max_preamble_lines = 256;
-constexpr std::size_t k_max_script_line_bytes = 4096;
+// The batch script's preamble (preamble.cpp): lines per list and bytes per line a request
+// may carry (contract/defaults.h says why).
+constexpr std::size_t k_max_preamble_lines = XMEM_MAX_PREAMBLE_LINES;
+constexpr std::size_t k_max_script_line_bytes = XMEM_MAX_SCRIPT_LINE_BYTES;
 // The shell that runs it: bash, since `module` and `conda activate` are bash functions and
 // batch scripts are bash scripts in practice. Absolute: the sandbox execs without a PATH search.
 constexpr const char *k_preamble_shell = "/bin/bash";
