@@ -295,14 +295,72 @@ static int push_line(struct xmem_line **list, int *n, int lineno, const char *te
     return 0;
 }
 
+/* The end of the leading NAME=value words of a line (quotes kept as written), or line. */
+static const char *assignments_end(const char *line)
+{
+    const char *p = line, *end = line;
+
+    for (;;) {
+        const char *w = p;
+        char quote = 0, *word;
+        int assignment;
+
+        while (*p != '\0' && (quote || (*p != ' ' && *p != '\t'))) {
+            if (*p == '\\' && !quote && p[1] != '\0')
+                p++;
+            else if (*p == quote)
+                quote = 0;
+            else if (!quote && (*p == '\'' || *p == '"'))
+                quote = *p;
+            p++;
+        }
+        word = strndup(w, (size_t)(p - w));
+        assignment = word != NULL && p > w && xmem_word_is_assignment(word);
+        free(word);
+        if (!assignment)
+            return end;
+        end = p;
+        while (*p == ' ' || *p == '\t')
+            p++;
+    }
+}
+
+/* "OMP_NUM_THREADS=4 python train.py" sets the variable for the training command: kept as
+ * "export OMP_NUM_THREADS=4" at the entrypoint's line, so the profile sees it too. */
+static int entry_assignments(struct xmem_preamble *p, const char *line, int lineno)
+{
+    const char *end;
+    char *text;
+    int rc = 0;
+
+    while (*line == ' ' || *line == '\t')
+        line++;
+    end = assignments_end(line);
+    if (end == line)
+        return 0;
+    text = malloc((size_t)(end - line) + sizeof("export "));
+    if (text == NULL)
+        return -1;
+    memcpy(text, "export ", 7);
+    memcpy(text + 7, line, (size_t)(end - line));
+    text[7 + (end - line)] = '\0';
+    if (xmem_preamble_line_sets_env(text))
+        rc = push_line(&p->kept, &p->nkept, lineno, text);
+    free(text);
+    return rc;
+}
+
 static int classify_line(const char *line, int lineno, void *arg)
 {
     struct classify_state *st = arg;
     struct segment seg[MAX_SEGMENTS];
     int nseg, block = 0, in_block, kept;
 
-    if (lineno >= st->end_line)
+    if (lineno >= st->end_line) {
+        if (lineno == st->end_line && st->depth == 0 && entry_assignments(st->p, line, lineno) < 0)
+            return -1;
         return 1;
+    }
     while (*line == ' ' || *line == '\t')
         line++;
     if (*line == '\0' || *line == '#' || *line == '\r')

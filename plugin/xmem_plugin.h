@@ -160,8 +160,9 @@ struct xmem_preamble {
  * export/unset, cd, set, assignments, ... (docs/slurm.md lists them). */
 int xmem_preamble_line_sets_env(const char *line);
 /* Classifies the lines of text before end_line (1-based; the entrypoint's line). Lines
- * inside a multi-line if/for/while/case/{ } block are skipped with it. 0, or -1 when out
- * of memory. */
+ * inside a multi-line if/for/while/case/{ } block are skipped with it. Assignments that
+ * start the end_line itself ("OMP_NUM_THREADS=4 python train.py") are kept as an export at
+ * that line. 0, or -1 when out of memory. */
 int xmem_preamble_classify(const char *text, int end_line, struct xmem_preamble *p);
 void xmem_preamble_free(struct xmem_preamble *p);
 

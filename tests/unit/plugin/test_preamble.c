@@ -113,6 +113,27 @@ static void classify_script(void **state)
     xmem_preamble_free(&p);
 }
 
+static void entrypoint_assignments_are_kept(void **state)
+{
+    const char *script = "#!/bin/bash\n"
+                         "PYTHONPATH=\"$PWD/src\" OMP_NUM_THREADS=4 srun python train.py\n";
+    const char *impure = "#!/bin/bash\nN=$(nproc) python train.py\n";
+    struct xmem_preamble p;
+
+    (void)state;
+    assert_int_equal(xmem_preamble_classify(script, 2, &p), 0);
+    assert_int_equal(p.nkept, 1);
+    assert_int_equal(p.kept[0].line, 2);
+    assert_string_equal(p.kept[0].text, "export PYTHONPATH=\"$PWD/src\" OMP_NUM_THREADS=4");
+    xmem_preamble_free(&p);
+    assert_int_equal(xmem_preamble_classify(impure, 2, &p), 0);
+    assert_int_equal(p.nkept, 0); /* $(nproc) runs a command: not run */
+    xmem_preamble_free(&p);
+    assert_int_equal(xmem_preamble_classify("python train.py\n", 1, &p), 0);
+    assert_int_equal(p.nkept + p.nskipped, 0);
+    xmem_preamble_free(&p);
+}
+
 static void directive_preamble_ends_at_training(void **state)
 {
     const char *script = "#!/bin/bash\n"                  /* 1 */
@@ -136,6 +157,7 @@ int xmem_test_group_preamble(void)
         cmocka_unit_test(environment_lines_are_kept),
         cmocka_unit_test(work_lines_are_skipped),
         cmocka_unit_test(classify_script),
+        cmocka_unit_test(entrypoint_assignments_are_kept),
         cmocka_unit_test(directive_preamble_ends_at_training),
     };
     return cmocka_run_group_tests_name("preamble", tests, NULL, NULL);
