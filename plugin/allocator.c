@@ -113,10 +113,11 @@ struct job_input {
     struct xmem_cmdline cl;
     char **self_argv; /* /proc/self/cmdline */
     int self_argc;
-    char *script_text;  /* batch script or --wrap text */
-    char **sbatch_opts; /* "#SBATCH" words of the script */
-    char **entry;       /* the entrypoint command */
-    char where[512];    /* "train.sbatch line 7 (#XMEM)" */
+    char *script_text;        /* batch script or --wrap text */
+    char **sbatch_opts;       /* "#SBATCH" words of the script */
+    char **entry;             /* the entrypoint command */
+    struct xmem_preamble pre; /* the script's lines before it */
+    char where[512];          /* "train.sbatch line 7 (#XMEM)" */
 };
 
 static void job_input_free(struct job_input *in)
@@ -124,7 +125,52 @@ static void job_input_free(struct job_input *in)
     xmem_argv_free(in->self_argv);
     xmem_argv_free(in->sbatch_opts);
     xmem_argv_free(in->entry);
+    xmem_preamble_free(&in->pre);
     free(in->script_text);
+}
+
+/* The lines before the job starts training: before the entrypoint line; for an #XMEM line
+ * (which may sit at the top), before the line that runs the command it names, else before
+ * the first line that runs python, or the directive, whichever comes later. */
+static int find_preamble(struct job_input *in, int line, int source, char *err, size_t errlen)
+{
+    int end = line;
+
+    if (source == XMEM_ENTRY_DIRECTIVE) {
+        int runs = xmem_entrypoint_training_line(in->script_text, in->entry);
+        int training = xmem_entrypoint_training_line(in->script_text, NULL);
+        end = runs > 0 ? runs : training > end ? training : end;
+    }
+    if (xmem_preamble_classify(in->script_text, end, &in->pre) < 0) {
+        snprintf(err, errlen, "xmem: out of memory reading the batch script's preamble");
+        return -1;
+    }
+    return 0;
+}
+
+/* The request's copy of preamble lines (pointers into lines); NULL when n is 0. */
+static struct xmem_script_line *request_lines(struct xmem_line *lines, int n)
+{
+    struct xmem_script_line *out = n > 0 ? calloc((size_t)n, sizeof(*out)) : NULL;
+
+    for (int i = 0; out != NULL && i < n; i++) {
+        out[i].line = lines[i].line;
+        out[i].text = lines[i].text;
+    }
+    return out;
+}
+
+/* Skipped lines are only shown: cut them to what xmemd accepts, and show bytes outside
+ * printable ASCII as '?', so a Latin-1 comment cannot make the request invalid JSON text. */
+static void displayable_lines(struct xmem_line *lines, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (strlen(lines[i].text) > XMEM_MAX_SCRIPT_LINE_BYTES)
+            lines[i].text[XMEM_MAX_SCRIPT_LINE_BYTES] = '\0';
+        for (unsigned char *c = (unsigned char *)lines[i].text; *c != '\0'; c++)
+            if (*c < 0x20 || *c >= 0x7f)
+                *c = '?';
+    }
 }
 
 /* Fills in->entry from the script, --wrap or command; on failure err says what to do. */
@@ -163,7 +209,7 @@ static int find_entrypoint(struct job_input *in, char *err, size_t errlen)
         }
         snprintf(in->where, sizeof(in->where), "%s line %d%s", name, line,
                  source == XMEM_ENTRY_DIRECTIVE ? " (#XMEM)" : "");
-        return 0;
+        return find_preamble(in, line, source, err, errlen);
     }
     if (c->first_operand < 0) {
         snprintf(err, errlen,
@@ -228,8 +274,8 @@ static int ask_daemon(struct job_input *in, int mode)
 {
     struct xmem_estimate_request req;
     struct xmem_estimate_result res;
-    char err[512] = "", cwd[4096], entry[1024], peak[32], limit[32], gres[96];
-    char *script = NULL;
+    char err[1024] = "", cwd[4096], entry[1024], peak[32], limit[32], gres[96];
+    char *script = NULL, **env = NULL;
     int rc;
 
     memset(&req, 0, sizeof(req));
@@ -246,7 +292,20 @@ static int ask_daemon(struct job_input *in, int mode)
     if (xmem_request_gpu(&in->cl, gres, sizeof(gres)) == 0)
         req.gres = gres;
     req.cwd = in->cl.chdir ? in->cl.chdir : cwd;
-    req.env = (const char *const *)environ;
+    /* What the job itself would get: sbatch's --export semantics (salloc and srun pass the
+     * whole environment). */
+    env = in->cl.command == XMEM_CMD_SBATCH
+              ? xmem_export_env(xmem_export_spec(&in->cl, getenv("SBATCH_EXPORT")), environ)
+              : NULL;
+    req.env = (const char *const *)(env ? env : environ);
+    req.preamble = request_lines(in->pre.kept, in->pre.nkept);
+    req.preamble_count = req.preamble ? in->pre.nkept : 0;
+    /* At most what xmemd accepts, rather than lose the estimate over lines only shown. */
+    displayable_lines(in->pre.skipped, in->pre.nskipped);
+    req.skipped = request_lines(in->pre.skipped, in->pre.nskipped);
+    req.skipped_count = req.skipped ? in->pre.nskipped : 0;
+    if (req.skipped_count > XMEM_MAX_PREAMBLE_LINES)
+        req.skipped_count = XMEM_MAX_PREAMBLE_LINES;
     req.partition = in->cl.partition ? in->cl.partition : getenv("SBATCH_PARTITION");
     req.steps = xmem__settings.steps;
     req.check_only = mode == XMEM_MODE_CHECK;
@@ -257,8 +316,15 @@ static int ask_daemon(struct job_input *in, int mode)
     rc = xmem_client_estimate(xmem__settings.socket, xmem__settings.timeout_s * 1000, &req, &res,
                               err, sizeof(err));
     free(script);
+    xmem_argv_free(env);
+    free((void *)req.preamble);
+    free((void *)req.skipped);
+    if (res.skipped[0] != '\0')
+        slurm_info("xmem: not run before the profile (they do work, not set the environment): "
+                   "%s",
+                   res.skipped);
     if (rc == XMEM_CLIENT_EREFUSED) {
-        snprintf(err, sizeof(err), "xmem: no estimate for '%.200s': %.250s", entry,
+        snprintf(err, sizeof(err), "xmem: no estimate for '%.200s': %.511s", entry,
                  res.message[0] ? res.message : res.outcome_name);
         return estimate_failed(err);
     }

@@ -159,6 +159,8 @@ static void record(struct xmem_cmdline *c, const char *name, size_t len, char sh
         c->gpus_per_task = val;
     else if (name && IS("wrap"))
         c->wrap = val;
+    else if (name && IS("export"))
+        c->export_env = val;
     else if (name && IS("xmem")) {
         c->xmem = val ? val : "";
         c->xmem_given = 1;
@@ -261,6 +263,8 @@ void xmem_cmdline_apply_script(struct xmem_cmdline *c, char **script_argv, int n
         KEEP(ntasks);
         KEEP(nodes);
 #undef KEEP
+        /* Not KEEP: SBATCH_EXPORT comes between the script and the command line. */
+        c->script_export_env = s.export_env;
         if (!c->xmem_given && s.xmem_given) {
             c->xmem = s.xmem;
             c->xmem_given = 1;

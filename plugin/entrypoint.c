@@ -20,13 +20,10 @@ void xmem_argv_free(char **argv)
     free(argv);
 }
 
-static int push(char ***argv, int *n, const char *w, size_t len)
+int xmem_argv_push(char ***argv, int *n, const char *w, size_t len)
 {
-    char **nv;
+    char **nv = realloc(*argv, sizeof(*nv) * (size_t)(*n + 2));
 
-    if (*n >= XMEM_PLUGIN_MAX_ARGV)
-        return -1;
-    nv = realloc(*argv, sizeof(*nv) * (size_t)(*n + 2));
     if (nv == NULL)
         return -1;
     *argv = nv;
@@ -35,6 +32,12 @@ static int push(char ***argv, int *n, const char *w, size_t len)
         return -1;
     nv[++*n] = NULL;
     return 0;
+}
+
+/* A word of a command line: at most XMEM_PLUGIN_MAX_ARGV of them. */
+static int push(char ***argv, int *n, const char *w, size_t len)
+{
+    return *n >= XMEM_PLUGIN_MAX_ARGV ? -1 : xmem_argv_push(argv, n, w, len);
 }
 
 char **xmem_words_split(const char *line, int *np)
@@ -117,7 +120,7 @@ static int is_trainer(const char *word)
     return 1;
 }
 
-static int is_assignment(const char *w)
+int xmem_word_is_assignment(const char *w)
 {
     const char *eq = strchr(w, '=');
 
@@ -137,10 +140,10 @@ static int skip_wrappers(char *const *argv, int n)
     while (i < n) {
         const char *b = base_name(argv[i]);
 
-        if (is_assignment(argv[i]) || strcmp(b, "exec") == 0 || strcmp(b, "time") == 0) {
+        if (xmem_word_is_assignment(argv[i]) || strcmp(b, "exec") == 0 || strcmp(b, "time") == 0) {
             i++;
         } else if (strcmp(b, "env") == 0) {
-            for (i++; i < n && (is_assignment(argv[i]) || argv[i][0] == '-'); i++) {
+            for (i++; i < n && (xmem_word_is_assignment(argv[i]) || argv[i][0] == '-'); i++) {
                 /* env -u NAME, -C DIR, -S STRING take a separate value */
                 if (strcmp(argv[i], "-u") == 0 || strcmp(argv[i], "-C") == 0 ||
                     strcmp(argv[i], "-S") == 0 || strcmp(argv[i], "--unset") == 0 ||
@@ -190,9 +193,8 @@ char **xmem_entrypoint_from_argv(char *const *argv, int n)
     return i < 0 ? NULL : copy_from(argv, i, n);
 }
 
-/* Calls fn for each logical line (backslash-newline joined); stops when fn returns non-zero. */
-static int each_line(const char *text, int (*fn)(const char *line, int lineno, void *arg),
-                     void *arg)
+int xmem_script_each_line(const char *text, int (*fn)(const char *line, int lineno, void *arg),
+                          void *arg)
 {
     const char *p = text;
     int lineno = 0, rc = 0;
@@ -271,7 +273,7 @@ int xmem_entrypoint_find(const char *text, char ***argv, int *line, int *source)
     *argv = NULL;
     *line = 0;
     *source = XMEM_ENTRY_NONE;
-    if (each_line(text, find_line, &st) < 0)
+    if (xmem_script_each_line(text, find_line, &st) < 0)
         return -1;
     if (st.argv != NULL) {
         xmem_argv_free(st.scanned);
@@ -287,6 +289,47 @@ int xmem_entrypoint_find(const char *text, char ***argv, int *line, int *source)
         return 0;
     }
     return -1;
+}
+
+struct training_state {
+    char *const *argv; /* the command to find, or NULL for any python/torchrun */
+    int line;
+};
+
+static int same_words(char *const *a, char *const *b)
+{
+    for (; *a != NULL && *b != NULL; a++, b++)
+        if (strcmp(*a, *b) != 0)
+            return 0;
+    return *a == NULL && *b == NULL;
+}
+
+static int training_line(const char *line, int lineno, void *arg)
+{
+    struct training_state *st = arg;
+    char **words;
+    int n, i, found;
+
+    while (*line == ' ' || *line == '\t')
+        line++;
+    if (*line == '#')
+        return 0;
+    words = xmem_words_split(line, &n);
+    if (words == NULL)
+        return 0;
+    i = skip_wrappers(words, n);
+    found = i >= 0 && (st->argv ? same_words(words + i, st->argv) : is_trainer(words[i]));
+    xmem_argv_free(words);
+    if (found)
+        st->line = lineno;
+    return found;
+}
+
+int xmem_entrypoint_training_line(const char *text, char *const *argv)
+{
+    struct training_state st = {argv, 0};
+
+    return xmem_script_each_line(text, training_line, &st) < 0 ? 0 : st.line;
 }
 
 struct sbatch_state {
@@ -328,7 +371,7 @@ char **xmem_script_sbatch_options(const char *text, int *n)
 {
     struct sbatch_state st = {0};
 
-    each_line(text, sbatch_line, &st);
+    xmem_script_each_line(text, sbatch_line, &st);
     if (st.failed) {
         xmem_argv_free(st.argv);
         st.argv = NULL;

@@ -76,9 +76,11 @@ struct xmem_cmdline {
     const char *gpus;      /* -G/--gpus */
     const char *gpus_per_node;
     const char *gpus_per_task;
-    const char *ntasks; /* -n/--ntasks */
-    const char *nodes;  /* -N/--nodes */
-    int first_operand;  /* index in argv of the script/command, or -1 */
+    const char *ntasks;            /* -n/--ntasks */
+    const char *nodes;             /* -N/--nodes */
+    const char *export_env;        /* --export on the command line */
+    const char *script_export_env; /* --export in an #SBATCH line */
+    int first_operand;             /* index in argv of the script/command, or -1 */
 };
 
 int xmem_command_kind(const char *argv0);
@@ -97,6 +99,10 @@ int xmem_cmdline_read_self(char ***argv, int *argc, char *err, size_t errlen);
  * ; & | < > or #. Returns a malloc'd NULL-terminated argv, or NULL on error/empty. */
 char **xmem_words_split(const char *line, int *n);
 void xmem_argv_free(char **argv);
+/* Appends a copy of w[0..len) to a malloc'd NULL-terminated argv of *n words; 0 or -1. */
+int xmem_argv_push(char ***argv, int *n, const char *w, size_t len);
+/* 1 when a word is a shell assignment, NAME=value. */
+int xmem_word_is_assignment(const char *w);
 
 enum xmem_entry_source {
     XMEM_ENTRY_NONE = 0,
@@ -111,8 +117,54 @@ enum xmem_entry_source {
 int xmem_entrypoint_find(const char *text, char ***argv, int *line, int *source);
 /* The entrypoint of a command: strips srun (and its options), exec, env, VAR=value. */
 char **xmem_entrypoint_from_argv(char *const *argv, int n);
+/* The line of the first command (not comment) that runs argv, behind srun, exec, env or
+ * assignments, word for word; with argv NULL, the first that runs python or torchrun. 0 if
+ * none. Where the job starts training when an #XMEM line names the entrypoint. */
+int xmem_entrypoint_training_line(const char *text, char *const *argv);
+/* Calls fn for each logical line (backslash-newline joined) with its first line number;
+ * stops when fn returns non-zero and returns that (-1: out of memory). */
+int xmem_script_each_line(const char *text, int (*fn)(const char *line, int lineno, void *arg),
+                          void *arg);
 /* Collects the words of every "#SBATCH ..." line in a script (malloc'd argv). */
 char **xmem_script_sbatch_options(const char *text, int *n);
+
+/* ---- the job's environment (export.c) ------------------------------------------------------ */
+
+/* The --export value in force: the command line's, else SBATCH_EXPORT, else the script's,
+ * else "ALL" (sbatch's order). */
+const char *xmem_export_spec(const struct xmem_cmdline *c, const char *sbatch_export);
+/* The environment sbatch exports to the job for that value, from the submission's
+ * environment: a malloc'd NULL-terminated "NAME=value" list (free with xmem_argv_free), or
+ * NULL when out of memory. */
+char **xmem_export_env(const char *spec, char *const *environ_);
+
+/* ---- the batch script's preamble (preamble.c) ----------------------------------------------- */
+
+/* A line of a batch script: 1-based number and text (backslash-newlines joined). */
+struct xmem_line {
+    int line;
+    char *text;
+};
+
+/* The lines before the entrypoint, split in the ones that set the job's environment (run
+ * by xmemd before the profile) and the ones that do work (not run; named to the user).
+ * Blank and comment lines are in neither. */
+struct xmem_preamble {
+    struct xmem_line *kept;
+    int nkept;
+    struct xmem_line *skipped;
+    int nskipped;
+};
+
+/* 1 when a line only sets up the environment: module, source/., conda/mamba activate,
+ * export/unset, cd, set, assignments, ... (docs/slurm.md lists them). */
+int xmem_preamble_line_sets_env(const char *line);
+/* Classifies the lines of text before end_line (1-based; the entrypoint's line). Lines
+ * inside a multi-line if/for/while/case/{ } block are skipped with it. Assignments that
+ * start the end_line itself ("OMP_NUM_THREADS=4 python train.py") are kept as an export at
+ * that line. 0, or -1 when out of memory. */
+int xmem_preamble_classify(const char *text, int end_line, struct xmem_preamble *p);
+void xmem_preamble_free(struct xmem_preamble *p);
 
 /* ---- GPU request classification (classify.c) ---------------------------------------------- */
 

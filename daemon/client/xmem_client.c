@@ -10,22 +10,31 @@
 #include "contract/request_env.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The environment a request carries; the daemon re-filters anyway. */
-static const char *const relevant_env[] = {XMEM_REQUEST_ENV_NAMES, NULL};
-
+/* The environment a request carries (contract/request_env.h); the daemon re-filters anyway. */
 static int env_relevant(const char *kv, size_t *keylen)
 {
     const char *eq = strchr(kv, '=');
     if (!eq)
         return 0;
     *keylen = (size_t)(eq - kv);
-    for (const char *const *k = relevant_env; *k; k++)
-        if (strlen(*k) == *keylen && strncmp(*k, kv, *keylen) == 0)
-            return 1;
-    return 0;
+    return xmem_request_env_kept(kv, *keylen);
+}
+
+/* [{"line": N, "text": "..."}, ...] */
+static json_object *script_lines(const struct xmem_script_line *lines, int n)
+{
+    json_object *a = json_object_new_array();
+    for (int i = 0; i < n; i++) {
+        json_object *l = json_object_new_object();
+        json_object_object_add(l, "line", json_object_new_int(lines[i].line));
+        json_object_object_add(l, "text", json_object_new_string(lines[i].text));
+        json_object_array_add(a, l);
+    }
+    return a;
 }
 
 static void add_str(json_object *o, const char *key, const char *v)
@@ -44,16 +53,23 @@ static json_object *estimate_body(const struct xmem_estimate_request *req, int d
     add_str(o, "script", req->script);
     add_str(o, "cwd", req->cwd);
     json_object *env = json_object_new_object();
-    for (const char *const *e = req->env; e && *e; e++) {
+    int kept = 0;
+    for (const char *const *e = req->env; e && *e && kept < XMEM_REQUEST_ENV_MAX_VARS; e++) {
         size_t kl;
         if (!env_relevant(*e, &kl))
             continue;
-        char key[XMEM_REQUEST_ENV_MAX_NAME];
+        char key[XMEM_REQUEST_ENV_MAX_NAME + 1];
         memcpy(key, *e, kl);
         key[kl] = '\0';
         json_object_object_add(env, key, json_object_new_string(*e + kl + 1));
+        kept++;
     }
     json_object_object_add(o, "env", env);
+    if (req->preamble_count > 0)
+        json_object_object_add(o, "preamble", script_lines(req->preamble, req->preamble_count));
+    if (req->skipped_count > 0)
+        json_object_object_add(o, "preamble_skipped",
+                               script_lines(req->skipped, req->skipped_count));
     add_str(o, "gpu", req->gpu);
     add_str(o, "partition", req->partition);
     add_str(o, "gres", req->gres);
@@ -117,6 +133,30 @@ static int parse_reply(const char *socket_path, const char *text, json_object **
     return get_int(o, "outcome", -1);
 }
 
+/* "line 5 'srun hostname', line 7 'python prepare.py'" from the reply's preamble_skipped. */
+static void skipped_summary(json_object *o, char *buf, size_t cap)
+{
+    json_object *a, *l, *v;
+    size_t used = 0;
+
+    buf[0] = '\0';
+    if (!json_object_object_get_ex(o, "preamble_skipped", &a) ||
+        !json_object_is_type(a, json_type_array))
+        return;
+    for (size_t i = 0; i < json_object_array_length(a) && used + 1 < cap; i++) {
+        l = json_object_array_get_idx(a, i);
+        const char *text = get_str(l, "text");
+        int line = json_object_object_get_ex(l, "line", &v) ? json_object_get_int(v) : 0;
+        int n = snprintf(buf + used, cap - used, "%sline %d '%.80s'", i ? ", " : "", line,
+                         text ? text : "");
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+    if (used >= cap && cap > 4)
+        memcpy(buf + cap - 4, "...", 4);
+}
+
 static void fill_result(json_object *o, struct xmem_estimate_result *res)
 {
     res->outcome = get_int(o, "outcome", -1);
@@ -131,6 +171,7 @@ static void fill_result(json_object *o, struct xmem_estimate_result *res)
     copy_str(res->entrypoint, sizeof(res->entrypoint), get_str(o, "entrypoint"));
     copy_str(res->decision, sizeof(res->decision), get_str(o, "decision"));
     copy_str(res->message, sizeof(res->message), get_str(o, "message"));
+    skipped_summary(o, res->skipped, sizeof(res->skipped));
 }
 
 int xmem_client_estimate(const char *socket_path, int deadline_ms,

@@ -30,6 +30,12 @@ enum xmem_client_error {
     XMEM_CLIENT_EINVAL = -6,    /* bad arguments from the caller */
 };
 
+/* One line of a batch script: its 1-based number and its text (continuations joined). */
+struct xmem_script_line {
+    int line;
+    const char *text;
+};
+
 struct xmem_estimate_request {
     const char *const
         *argv;          /* entrypoint command, NULL-terminated, e.g. {"python3","train.py",NULL} */
@@ -43,6 +49,13 @@ struct xmem_estimate_request {
     const char *torch;      /* target PyTorch version, or NULL for the site default */
     int steps;              /* optimizer steps to profile; 0 = default */
     int check_only;         /* 1: --xmem=check, report only */
+    /* The batch script's preamble (docs/protocol.md): lines that set the environment, run
+     * by xmemd as the user before the profile, and the lines before the entrypoint it does
+     * not run (they do work). NULL/0 when there is none. */
+    const struct xmem_script_line *preamble;
+    int preamble_count;
+    const struct xmem_script_line *skipped;
+    int skipped_count;
 };
 
 struct xmem_estimate_result {
@@ -58,6 +71,7 @@ struct xmem_estimate_result {
     char entrypoint[512];
     char decision[2048]; /* MUNGE credential signing the decision; "" when none */
     char message[512];   /* one line for the user */
+    char skipped[512];   /* preamble lines not run: "line 5 'srun hostname', ..."; "" if none */
 };
 
 /* Ask for an estimate. On XMEM_CLIENT_EREFUSED the result carries the outcome and message. */

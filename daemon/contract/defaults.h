@@ -20,4 +20,11 @@
  * most common data-centre GPU of the clusters xmem was calibrated on. */
 #define XMEM_DEFAULT_GPU "A100-40GB"
 
+/* A batch script's preamble in a request: at most this many kept lines and this many skipped
+ * lines, each at most this long. A preamble is a few module/source lines; every line is
+ * echoed to the user and stored in the ledger. The plugin sends at most this many skipped
+ * lines (they are only shown); xmemd refuses a request beyond either bound. */
+#define XMEM_MAX_PREAMBLE_LINES 256
+#define XMEM_MAX_SCRIPT_LINE_BYTES 4096
+
 #endif

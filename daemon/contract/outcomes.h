@@ -41,7 +41,8 @@
     X(30, recorded, "recorded")                                                                    \
     X(31, answered, "answered")                                                                    \
     X(32, too_many_in_flight, "the caller has too many estimates or argv bytes in flight")         \
-    X(33, client_gone, "the client left before the answer; its estimate was stopped")
+    X(33, client_gone, "the client left before the answer; its estimate was stopped")              \
+    X(34, preamble_failed, "a line of the batch script's environment preamble failed")
 
 /* The numbers as C names, XMEM_OUTCOME_<name>, for code that only sees the wire. */
 enum xmem_outcome {

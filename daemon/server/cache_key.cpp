@@ -273,7 +273,7 @@ std::vector<std::string> python_imports(const std::string &src)
 Result<std::string> cache_key(const KeyInputs &in)
 {
     Sha256 h;
-    h.field("xmem-cache-key v3"); // v3: the requesting uid
+    h.field("xmem-cache-key v4"); // v3: the requesting uid; v4: the preamble
     h.field(XMEM_VERSION);
     // The uid, not an attempt to hash everything of the user's that can change the result:
     // a user's usercustomize.py, ~/.local site-packages, .pth files and whatever they import
@@ -289,6 +289,13 @@ Result<std::string> cache_key(const KeyInputs &in)
         h.field(k);
         h.field(v);
     }
+    // The preamble decides the interpreter and libraries as much as PATH does (two jobs
+    // that activate different venvs must not share an estimate).
+    h.field(std::to_string(in.preamble.size()));
+    for (const auto &[line, text] : in.preamble) {
+        h.field(std::to_string(line));
+        h.field(text);
+    }
     h.field(in.gpu);
     h.field(in.torch);
     h.field(std::to_string(in.steps));
@@ -301,6 +308,13 @@ Result<std::string> cache_key(const KeyInputs &in)
     int e = file_facts(script, facts, budget);
     if (e == EFBIG)
         return too_big(script);
+    if (e != 0 && in.preamble_changes_dir) {
+        static std::atomic<uint64_t> unique{0};
+        h.field("not cached: the entrypoint is where the preamble cd'd");
+        h.field(std::to_string(getpid()) + "." + std::to_string(time(nullptr)) + "." +
+                std::to_string(unique.fetch_add(1)));
+        return Result<std::string>::ok(h.hex());
+    }
     if (e != 0)
         return Result<std::string>::fail("xmem: cannot read the entrypoint " + script + ": " +
                                          strerror(e) + " (it must be a file you can read)");

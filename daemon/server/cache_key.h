@@ -25,7 +25,12 @@ struct KeyInputs {
     unsigned uid = 0; // the requester, from SO_PEERCRED: estimates are per user (cache_key)
     std::vector<std::string> argv;
     std::string cwd;
-    std::map<std::string, std::string> env; // already filtered to the relevant variables
+    std::map<std::string, std::string> env;            // already filtered to the relevant variables
+    std::vector<std::pair<int, std::string>> preamble; // the script's environment lines, run first
+    // The preamble may cd elsewhere: an entrypoint script not found from cwd is then not a
+    // refusal but a key that matches nothing (the script cannot be hashed, so the answer
+    // must not be reused).
+    bool preamble_changes_dir = false;
     std::string gpu;
     std::string torch;
     int steps = 0;

@@ -130,6 +130,19 @@ constexpr uint64_t k_decision_max_script_bytes = 4ull << 20;
 // any parser or DOM sees the text: the real result nests 3 deep, and nlohmann's dump(),
 // copy and compare recurse once per level, so 120 000 levels overflowed the loop's stack.
 constexpr int k_json_max_depth = 32;
+// The batch script's preamble (preamble.cpp): lines per list and bytes per line a request
+// may carry (contract/defaults.h says why).
+constexpr std::size_t k_max_preamble_lines = XMEM_MAX_PREAMBLE_LINES;
+constexpr std::size_t k_max_script_line_bytes = XMEM_MAX_SCRIPT_LINE_BYTES;
+// The shell that runs it: bash, since `module` and `conda activate` are bash functions and
+// batch scripts are bash scripts in practice. Absolute: the sandbox execs without a PATH search.
+constexpr const char *k_preamble_shell = "/bin/bash";
+// The exit status of the preamble shell when a line failed (with a marker line on stderr, so
+// an estimator that exits with the same status is not taken for it).
+constexpr int k_preamble_failed_status = 121;
+// What a failing line's message quotes of the line and of what the shell said.
+constexpr std::size_t k_preamble_said_max_bytes = 200;
+
 // The profiler's JSON result (stdout) parsed at most this size; beyond, profile_bad_output.
 // Equal to the default capture bound: a site raising limits.output_kb still parses at most
 // this much.

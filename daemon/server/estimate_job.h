@@ -5,6 +5,7 @@
 #define XMEMD_ESTIMATE_JOB_H
 
 #include "daemon.h"
+#include "preamble.h"
 #include "verdict.h"
 #include "user.h"
 
@@ -20,8 +21,10 @@ struct EstimateRequest {
     std::vector<std::string> argv;
     std::string cwd, script, gpu, partition, torch;
     std::string gres; // the job's GPU request, canonical ("gpu:1", "gpu:a100:1"): signed
-    std::vector<std::pair<std::string, std::string>> env; // relevant variables only
-    int steps = 0; // optimizer steps to profile; 0 = the config's
+    std::vector<std::pair<std::string, std::string>> env; // relevant variables, by name
+    std::vector<ScriptLine> preamble; // the batch script's environment lines, run first
+    std::vector<ScriptLine> skipped;  // its lines before the entrypoint that are not run
+    int steps = 0;                    // optimizer steps to profile; 0 = the config's
     bool check_only = false;
     int deadline_ms = 0;
 };

@@ -12,7 +12,6 @@ namespace xmem::server
 namespace
 {
 
-const char *const k_relevant_env[] = {XMEM_REQUEST_ENV_NAMES};
 constexpr std::size_t k_max_argv = 1024;
 constexpr std::size_t k_max_path = 4096;
 
@@ -40,6 +39,52 @@ Result<void> opt_name(const nlohmann::json &j, const char *key, std::string &out
 bool has_nul(const std::string &s)
 {
     return s.find('\0') != std::string::npos;
+}
+
+// The kept variables (contract/request_env.h), in name order (a JSON object's order here):
+// stable cache keys. Others are ignored, as the protocol says.
+Result<void> parse_env(const nlohmann::json &j, EstimateRequest &r)
+{
+    if (!j.contains("env") || j["env"].is_null())
+        return Result<void>::success();
+    if (!j["env"].is_object())
+        return Result<void>::fail("xmem: env: expected an object of variable names to values");
+    for (const auto &[k, v] : j["env"].items()) {
+        if (!xmem_request_env_kept(k.data(), k.size()) || r.env.size() >= XMEM_REQUEST_ENV_MAX_VARS)
+            continue;
+        if (!v.is_string() || has_nul(v.get<std::string>()))
+            return Result<void>::fail("xmem: env." + k + ": expected a string");
+        r.env.emplace_back(k, v.get<std::string>());
+    }
+    return Result<void>::success();
+}
+
+// [{"line": N, "text": "..."}]: script lines, one line each (no NUL, CR or newline).
+Result<void> parse_lines(const nlohmann::json &j, const char *key, std::vector<ScriptLine> &out)
+{
+    if (!j.contains(key) || j[key].is_null())
+        return Result<void>::success();
+    auto bad = [key]() {
+        return Result<void>::fail(std::string("xmem: ") + key + ": expected at most " +
+                                  std::to_string(k_max_preamble_lines) +
+                                  " {\"line\": N, \"text\": \"...\"} objects, each text one line "
+                                  "of at most " +
+                                  std::to_string(k_max_script_line_bytes) + " bytes");
+    };
+    if (!j[key].is_array() || j[key].size() > k_max_preamble_lines)
+        return bad();
+    for (const auto &l : j[key]) {
+        if (!l.is_object() || !l.contains("line") || !l["line"].is_number_integer() ||
+            !l.contains("text") || !l["text"].is_string())
+            return bad();
+        int64_t line = l["line"].get<int64_t>();
+        std::string text = l["text"].get<std::string>();
+        if (line < 1 || line > INT32_MAX || text.size() > k_max_script_line_bytes ||
+            text.find_first_of(std::string("\0\r\n", 3)) != std::string::npos)
+            return bad();
+        out.push_back({(int)line, std::move(text)});
+    }
+    return Result<void>::success();
 }
 
 // Fills r from the body; the first invalid field is the error.
@@ -76,17 +121,12 @@ Result<void> parse_into(const nlohmann::json &j, EstimateRequest &r)
                 "xmem: gres: expected a GPU request of letters, digits, : - _ . (at most 63)");
         r.gres = g;
     }
-    if (j.contains("env") && !j["env"].is_null()) {
-        if (!j["env"].is_object())
-            return Result<void>::fail("xmem: env: expected an object of variable names to values");
-        for (const char *k : k_relevant_env) // fixed order: stable cache keys
-            if (j["env"].contains(k)) {
-                if (!j["env"][k].is_string() || has_nul(j["env"][k].get<std::string>()))
-                    return Result<void>::fail(std::string("xmem: env.") + k +
-                                              ": expected a string");
-                r.env.emplace_back(k, j["env"][k].get<std::string>());
-            }
-    }
+    if (auto env = parse_env(j, r); !env.ok())
+        return env;
+    for (auto [key, out] :
+         {std::pair{"preamble", &r.preamble}, std::pair{"preamble_skipped", &r.skipped}})
+        if (auto lines = parse_lines(j, key, *out); !lines.ok())
+            return lines;
     for (auto [key, out] : {std::pair{"gpu", &r.gpu}, std::pair{"partition", &r.partition},
                             std::pair{"torch", &r.torch}})
         if (auto named = opt_name(j, key, *out); !named.ok())

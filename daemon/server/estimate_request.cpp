@@ -69,6 +69,9 @@ uint64_t request_bytes(const EstimateRequest &r)
         n += a.size();
     for (const auto &[k, v] : r.env)
         n += k.size() + v.size();
+    for (const auto *lines : {&r.preamble, &r.skipped})
+        for (const auto &l : *lines)
+            n += l.text.size();
     return n;
 }
 
@@ -219,6 +222,9 @@ void work_prepare(uv_work_t *w)
     in.cwd = job->req.cwd;
     for (const auto &[k, v] : job->req.env)
         in.env[k] = v;
+    for (const auto &l : job->req.preamble)
+        in.preamble.emplace_back(l.line, l.text);
+    in.preamble_changes_dir = preamble_changes_directory(job->req.preamble);
     in.gpu = job->gpu;
     in.torch = job->req.torch.empty() ? job->cfg->torch : job->req.torch;
     in.steps = job->steps;
@@ -250,13 +256,19 @@ void work_profile(uv_work_t *w)
     spec.user = job->user;
     spec.cwd = job->req.cwd;
     std::string torch = job->req.torch.empty() ? cfg.torch : job->req.torch;
-    spec.argv = estimator_argv(cfg.estimator, job->gpu, torch, job->steps, job->req.argv);
+    spec.argv = preamble_argv(job->req.preamble, estimator_argv(cfg.estimator, job->gpu, torch,
+                                                                job->steps, job->req.argv));
     spec.env = sandbox_environment(job->user, job->req.env);
     spec.limits = cfg.limits;
     int64_t left = (int64_t)job->deadline_ms - (int64_t)job->started_ms;
     spec.wall_ms =
         (int)std::max<int64_t>(1, std::min<int64_t>(cfg.limits.wall_seconds * 1000LL, left));
     job->run = sandbox_run(spec, &job->cancel);
+    if (auto failed = preamble_failure(job->run, job->req.preamble)) {
+        job->outcome = Outcome::preamble_failed;
+        job->message = *failed;
+        return;
+    }
     ProfileVerdict v = profile_verdict(job->run, cfg.limits);
     job->outcome = v.outcome;
     job->message = v.message;
@@ -360,11 +372,21 @@ void after_profile(uv_work_t *w, int)
     record(job);
 }
 
+nlohmann::json script_lines_json(const std::vector<ScriptLine> &lines)
+{
+    nlohmann::json a = nlohmann::json::array();
+    for (const auto &l : lines)
+        a.push_back({{"line", l.line}, {"text", l.text}});
+    return a;
+}
+
 nlohmann::json reply_body(const EstimateJob *job)
 {
     nlohmann::json r = outcome_reply(job->outcome, job->message);
     r["request_id"] = job->id;
     r["entrypoint"] = joined_argv(job->req.argv);
+    if (!job->req.skipped.empty())
+        r["preamble_skipped"] = script_lines_json(job->req.skipped);
     if (succeeded(job->outcome) || job->outcome == Outcome::sign_failed) {
         const Estimate &e = job->est;
         r["cached"] = job->cached;
@@ -404,6 +426,10 @@ RequestRow ledger_row(const EstimateJob *job, uint64_t now_ms)
                           {"deadline_ms", job->req.deadline_ms}};
     for (const auto &[k, v] : job->req.env)
         opt["env"][k] = v;
+    if (!job->req.preamble.empty())
+        opt["preamble"] = script_lines_json(job->req.preamble);
+    if (!job->req.skipped.empty())
+        opt["preamble_skipped"] = script_lines_json(job->req.skipped);
     row.options = opt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     row.outcome = job->outcome;
     row.cached = job->cached;

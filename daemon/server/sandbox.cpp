@@ -293,13 +293,18 @@ sandbox_environment(const UserIdentity &u,
     env.push_back("LOGNAME=" + u.name);
     env.push_back("SHELL=" + u.shell);
     env.push_back("LANG=C.UTF-8");
-    // No GPU may be used while profiling on a login node, whatever the stack.
-    env.push_back("CUDA_VISIBLE_DEVICES=");
-    env.push_back("HIP_VISIBLE_DEVICES=");
-    env.push_back("ROCR_VISIBLE_DEVICES=");
-    env.push_back("NVIDIA_VISIBLE_DEVICES=void");
-    env.push_back("XMEM_PROFILING=1");
+    for (const auto &kv : sandbox_forced_variables())
+        env.push_back(kv);
     return env;
+}
+
+const std::vector<std::string> &sandbox_forced_variables()
+{
+    // No GPU may be used while profiling on a login node, whatever the stack.
+    static const std::vector<std::string> forced = {
+        "CUDA_VISIBLE_DEVICES=", "HIP_VISIBLE_DEVICES=", "ROCR_VISIBLE_DEVICES=",
+        "NVIDIA_VISIBLE_DEVICES=void", "XMEM_PROFILING=1"};
+    return forced;
 }
 
 SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)

@@ -45,6 +45,10 @@ std::vector<std::string>
 sandbox_environment(const UserIdentity &u,
                     const std::vector<std::pair<std::string, std::string>> &allowed);
 
+// "NAME=value" of the variables every profile gets whatever the job sets: no GPU visible,
+// XMEM_PROFILING=1. The preamble sets them again after the job's own lines (preamble.cpp).
+const std::vector<std::string> &sandbox_forced_variables();
+
 // Runs the child to completion or until a limit/cancel; never throws.
 SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel);
 

@@ -5,16 +5,34 @@
 #   --fake-limit-mb=N   limit (default 12288)     --fake-peak-mb=N   peak (default limit*9/10)
 #   --fake-sleep=S      sleep S seconds first (a slow or hung profile)
 #   --fake-fail         exit 3 with a message (a crashing training script)
-limit=12288 peak= sleep=0
+#   --fake-report=FILE  write the environment it runs in to FILE (which python, the venv,
+#                       the user, the directory): what a batch script's preamble left
+#   --fake-torch        add the torch version that python imports to the report
+limit=12288 peak= sleep=0 report= torch=
 for a in "$@"; do
     case $a in
     --fake-limit-mb=*) limit=${a#*=} ;;
     --fake-peak-mb=*) peak=${a#*=} ;;
     --fake-sleep=*) sleep=${a#*=} ;;
+    --fake-report=*) report=${a#*=} ;;
+    --fake-torch) torch=1 ;;
     --fake-fail) echo "fake-profiler: training script failed (--fake-fail)" >&2; exit 3 ;;
     esac
 done
 [ -n "$peak" ] || peak=$((limit * 9 / 10))
+if [ -n "$report" ]; then
+    {
+        echo "python=$(command -v python)"
+        echo "prefix=$(python -c 'import sys; print(sys.prefix)' 2>&1)"
+        echo "virtual_env=${VIRTUAL_ENV:-}"
+        echo "hf_home=${HF_HOME:-}"
+        echo "user=$(id -un)"
+        echo "pwd=$(pwd)"
+        echo "cuda=${CUDA_VISIBLE_DEVICES-unset}"
+        echo "modules=${LOADEDMODULES:-}"
+        [ -z "$torch" ] || echo "torch=$(python -c 'import torch; print(torch.__version__)' 2>&1 | tail -n 1)"
+    } >"$report"
+fi
 [ "$sleep" = 0 ] || sleep "$sleep"
 fits=true
 [ "$limit" -le 40960 ] || fits=false

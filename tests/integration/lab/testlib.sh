@@ -100,6 +100,29 @@ forged_sbatch() {
     [ -n "$JOB" ] || t_fail "forged submission was not queued (never lose a job)"
 }
 
+# t_require_preamble_lab: what the preamble tests (55, 56) need beyond a lab: xmemd, the
+# second user xmemt1 they submit as, and the preamble's shell.
+t_require_preamble_lab() {
+    t_require_lab
+    [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+    id xmemt1 >/dev/null 2>&1 || t_skip "no second user xmemt1 (the daemon tests' user)"
+    [ -x /bin/bash ] || t_skip "no /bin/bash (the preamble's shell)"
+}
+
+# submit_as USER [VAR=value...] COMMAND...: runs COMMAND (sbatch ...) as USER from
+# $LAB/jobs, with a plain PATH, the lab's SLURM_CONF and the given variables; JOB = the id
+# (fails the test if none: a job is never lost).
+submit_as() {
+    local user=$1
+    shift
+    RUN_OUT=$(cd "$LAB/jobs" && runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" \
+        PATH=/usr/bin:/bin "$@" 2>&1)
+    RUN_RC=$?
+    echo "\$ $* -> $RUN_RC" >&2
+    JOB=$(lab_jobid "$RUN_OUT")
+    [ -n "$JOB" ] || t_fail "$* submitted nothing (never lose a job)"
+}
+
 t_done() {
     echo "$T_NAME: $T_PASS checks passed"
 }

@@ -13,6 +13,7 @@
     X(payload)                                                                                     \
     X(scheduler)                                                                                   \
     X(profile)                                                                                     \
+    X(preamble)                                                                                    \
     X(ledger)
 
 #define X(name) int test_group_##name(void);

@@ -14,6 +14,8 @@
     X(cmdline)                                                                                     \
     X(entrypoint)                                                                                  \
     X(classify)                                                                                    \
+    X(export)                                                                                      \
+    X(preamble)                                                                                    \
     X(oom)                                                                                         \
     X(jobinfo)                                                                                     \
     X(sampler)
