@@ -60,3 +60,19 @@ grep -q '^capability (9, 0) True 9$' "$TMP/estimate.err" || fail "xmem-estimate 
 [ "$(json "$TMP/h100.json" "j['category_peak_bytes']['weights'] >= $params")" = True ] || fail "weights not estimated"
 [ "$(json "$TMP/h100.json" "j['torch']")" != "" ] || fail "no torch in the estimate"
 echo "ok: estimated for H100: peak $(json "$TMP/h100.json" "j['peak_bytes']") B"
+
+# Module.to(device=..., dtype=...): in torch 2.x its argument parsing is a torch function, and
+# the shim must not rewrite that device to the host (the parameters would stay host memory).
+cat >"$TMP/to_kw.py" <<'PY'
+import torch
+m = torch.nn.Linear(512, 512).to(device="cuda", dtype=torch.float32)
+print("param device", next(m.parameters()).device, flush=True)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for _ in range(3):
+    m(torch.randn(8, 512, device="cuda")).sum().backward(); opt.step(); opt.zero_grad()
+PY
+capture "$TMP/to_kw.trace" "$TMP/to_kw.py" >"$TMP/to_kw.out"
+grep -q '^param device cuda:0$' "$TMP/to_kw.out" || fail "Module.to(device='cuda', dtype=...) left the parameters on the host"
+peak=$(peak_g "$TMP/to_kw.trace")
+[ "$peak" -ge $(( 2 * 512 * 513 * 4 )) ] || fail "device peak $peak B below the parameters and gradients of to(device=..., dtype=...)"
+echo "ok: Module.to with keywords moves the parameters (device peak $peak B)"

@@ -200,7 +200,15 @@ def _get_device(mode, func, args, kwargs):
     return 0 if mode.dev_of(args[0]) == GPU else -1
 
 
+def _parse_to(mode, func, args, kwargs):
+    """Module.to's argument parsing, a torch function in 2.x: the device stays the one the
+    script named (the generic path would rewrite `device='cuda'` to the host), so that
+    Tensor.to (_to) moves each parameter across the boundary."""
+    return func(*args, **kwargs)
+
+
 _SPECIAL = {
+    torch._C._nn._parse_to: _parse_to,
     _TensorBase.cuda: _cuda,
     _TensorBase.cpu: _cpu,
     _TensorBase.to: _to,
