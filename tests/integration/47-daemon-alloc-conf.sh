@@ -64,10 +64,18 @@ for step in range(3):
     opt.zero_grad(set_to_none=True)
 PY
 chown xmemt1 "$T/w/linear.py"
+# Expandable segments are a torch 2.x allocator (torch 1.13 itself refuses the option, and so
+# does the estimate for a 1.13 job): the job runs the project venv's torch, first on its PATH.
+venv=${XMEM_VENV:-$XMEM_SRC/.venv}
+runuser -u xmemt1 -- "$venv/bin/python" -c 'import torch' 2>/dev/null || {
+    echo "test user xmemt1 cannot import torch from $venv (make deps; the checkout must be readable by other users)"
+    exit 77
+}
+job_path=PATH=$venv/bin:/usr/bin:/bin
 start_xmemd
-log "the real estimate with and without expandable segments"
-estimate_as "$T/r0" -- python3 linear.py
-estimate_as "$T/r1" PYTORCH_ALLOC_CONF=expandable_segments:True -- python3 linear.py
+log "the real estimate with and without expandable segments (torch 2.x from $venv)"
+estimate_as "$T/r0" "$job_path" -- python3 linear.py
+estimate_as "$T/r1" "$job_path" PYTORCH_ALLOC_CONF=expandable_segments:True -- python3 linear.py
 native=$(kv "$T/r0" peak); expandable=$(kv "$T/r1" peak)
 echo "peak: native $native, expandable segments $expandable"
 [ "$expandable" -gt 0 ] && [ "$expandable" -lt "$native" ] ||

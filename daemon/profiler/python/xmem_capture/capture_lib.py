@@ -12,6 +12,7 @@ named), XMEM_CAPTURE_LIB_TORCH ("VERSION ABI" it was built against), XMEM_CAPTUR
 XMEM_CAPTURE_INCLUDE (the sources and the simulator headers they include; unset when the
 user named the library: it is then used as it is).
 """
+import atexit
 import fcntl
 import hashlib
 import os
@@ -94,6 +95,11 @@ def source_hash(src, include):
     return h.hexdigest()[:16]
 
 
+class NoCache(Exception):
+    """The per-user cache cannot be created (a user without a writable home, as service
+    accounts and some clusters' batch users are); the text says why, in one line."""
+
+
 def cache_dir():
     """Per user, never shared: a library another user could write would run in this job."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -101,8 +107,7 @@ def cache_dir():
     try:
         os.makedirs(path, mode=0o700, exist_ok=True)
     except OSError as e:
-        raise BuildError(f"xmem: {path}: cannot create the capture cache ({e.strerror}; "
-                         "set XDG_CACHE_HOME to a directory of yours)") from None
+        raise NoCache(f"{path}: {e.strerror}") from None
     for d in (os.path.dirname(path), path):
         st = os.stat(d)
         if st.st_uid != os.geteuid() or st.st_mode & 0o022:
@@ -116,7 +121,10 @@ def _cached_build(torch, src, include, say):
     version = torch.__version__
     abi = cxx11_abi(torch)
     safe = re.sub(r"[^A-Za-z0-9._+-]", "_", version)
-    directory = cache_dir()
+    try:
+        directory = cache_dir()
+    except NoCache as why:
+        return _private_build(torch, src, include, say, why)
     target = os.path.join(directory,
                           f"libxmem-capture-torch{safe}-abi{abi}-{source_hash(src, include)}.so")
     if os.path.isfile(target):
@@ -195,3 +203,18 @@ def _compile(torch, src, include, target):
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _private_build(torch, src, include, say, why):
+    """No cache: build into a directory of this process alone, removed at exit (the library
+    stays mapped), so the profile still runs, at the price of a build each time."""
+    directory = tempfile.mkdtemp(prefix="xmem-capture-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    target = os.path.join(directory, "libxmem-capture.so")
+    _check_toolchain(torch)
+    say(f"build xmem: no capture cache ({why}); building the capture library for torch "
+        f"{torch.__version__} for this run only (create ~/.cache or set XDG_CACHE_HOME to "
+        "keep it)")
+    _compile(torch, src, include, target)
+    say("built")
+    return target
