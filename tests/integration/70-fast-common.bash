@@ -12,11 +12,14 @@ fast_capture() {
     run "$FAST" --out "$trace" --timeout 300 "$@"
 }
 
-# estimate_field TRACE KEY: a top-level number of xmem-estimate's JSON for TRACE (H100-80GB).
+# estimate_field TRACE KEY [ARGS...]: a top-level number of xmem-estimate's JSON for TRACE
+# (H100-80GB; the trace's own torch unless ARGS say --torch).
 estimate_field() {
-    "$ESTIMATE" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --gpu H100-80GB --trace-in "$1" >"$TMP/estimate.json" 2>"$TMP/estimate.err" || {
-        echo "FAILED: xmem-estimate on $1" >&2; cat "$TMP/estimate.err" >&2; exit 1; }
-    $PY -c "import json; print(json.load(open('$TMP/estimate.json'))['$2'])"
+    local trace=$1 key=$2
+    shift 2
+    "$ESTIMATE" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --gpu H100-80GB "$@" --trace-in "$trace" >"$TMP/estimate.json" 2>"$TMP/estimate.err" || {
+        echo "FAILED: xmem-estimate on $trace" >&2; cat "$TMP/estimate.err" >&2; exit 1; }
+    $PY -c "import json; print(json.load(open('$TMP/estimate.json'))['$key'])"
 }
 
 # agree WHAT EXACT FAST TOLERANCE: fails unless FAST is within TOLERANCE (fraction) of EXACT.
