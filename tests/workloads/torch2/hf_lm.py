@@ -57,14 +57,22 @@ def build(args):
     return model, cfg.vocab_size
 
 
-def main():
+def arguments(argv=None):
     p = parser(__doc__, batch=2)
     p.add_argument("--arch", choices=["gpt2", "llama", "bert"], required=True)
     p.add_argument("--size", choices=list(SIZES), default="tiny")
     p.add_argument("--seq", type=int, default=32)
     p.add_argument("--lora", action="store_true")
     p.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32", help="the weights' dtype")
-    args = p.parse_args()
+    return p.parse_args(argv)
+
+
+def build_model(args):
+    return build(args)[0]
+
+
+def main():
+    args = arguments()
     device = training_device()
     model, vocab = build(args)
     model.to(device)

@@ -24,14 +24,23 @@ class RandomTokens(torch.utils.data.Dataset):
         return {"input_ids": self.ids[i], "labels": self.ids[i]}
 
 
-def main():
+CONFIG = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000)
+
+
+def arguments(argv=None):
     p = parser(__doc__, batch=2)
     p.add_argument("--seq", type=int, default=32)
-    args = p.parse_args()
-    cfg = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=1000)
-    model = transformers.AutoModelForCausalLM.from_config(cfg)
+    return p.parse_args(argv)
+
+
+def build_model(args):
+    return transformers.AutoModelForCausalLM.from_config(CONFIG)
+
+
+def main():
+    args = arguments()
     with tempfile.TemporaryDirectory(prefix="hf-trainer-") as out:
-        train(model, cfg, args, out)
+        train(build_model(args), CONFIG, args, out)
 
 
 def train(model, cfg, args, out):

@@ -41,14 +41,22 @@ def build(name, classes, checkpointing):
     return model
 
 
-def main():
+def arguments(argv=None):
     p = parser(__doc__, batch=2)
     p.add_argument("--model", required=True)
     p.add_argument("--image-size", type=int, default=224)
     p.add_argument("--classes", type=int, default=1000)
-    args = p.parse_args()
+    return p.parse_args(argv)
+
+
+def build_model(args):
+    return build(args.model, args.classes, args.checkpointing)
+
+
+def main():
+    args = arguments()
     device = training_device(torch.accelerator.current_accelerator())
-    model = build(args.model, args.classes, args.checkpointing).to(device)
+    model = build_model(args).to(device)
     if args.compile:
         model = torch.compile(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)

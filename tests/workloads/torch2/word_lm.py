@@ -22,14 +22,25 @@ class RNNModel(nn.Module):
         return self.decoder(out), state
 
 
-def main():
+OPTIMIZER_STATES = 0  # plain SGD by hand: no state per parameter
+
+
+def arguments(argv=None):
     p = parser(__doc__, batch=20)
     p.add_argument("--bptt", type=int, default=35)
     p.add_argument("--hidden", type=int, default=200)
     p.add_argument("--vocab", type=int, default=10000)
-    args = p.parse_args()
+    return p.parse_args(argv)
+
+
+def build_model(args):
+    return RNNModel(args.vocab, args.hidden, 2)
+
+
+def main():
+    args = arguments()
     device = training_device()
-    model = RNNModel(args.vocab, args.hidden, 2).to(device)
+    model = build_model(args).to(device)
     criterion = nn.NLLLoss()
     lr = 20.0
     state = None
