@@ -52,6 +52,8 @@ workload() {
     estimate "$@" || rc=$?
     if [ $rc -ne 0 ]; then
         echo "FAIL $mode $name: xmem-estimate exit $rc: $(grep -m1 '^xmem:' "$TMP/$name-$mode.err" || tail -n 1 "$TMP/$name-$mode.err")"
+        sed 's/^[ |]*//' "$TMP/$name-$mode.err" | grep -E '^[A-Za-z_.]*(Error|Exception)\b' | tail -n 1 |
+            sed 's/^/     job: /'
         fails=$((fails + 1)); return 1
     fi
     checked "$@"
@@ -76,11 +78,12 @@ checked() {
         fails=$((fails + 1)); return 1
     fi
     echo "ok   $mode $name: peak $((peak / 1048576)) MiB (model alone $((lower / 1048576)) MiB)"
+    touch "$TMP/$name-$mode.ok"
 }
 
-# agree NAME: the fast and exact estimates of NAME (both run) within 3 %.
+# agree NAME: the fast and exact estimates of NAME within 3 % (when both passed their checks).
 agree() {
-    [ -s "$TMP/$1-fast.json" ] && [ -s "$TMP/$1-exact.json" ] || { echo "skip agree $1: a mode failed"; return 0; }
+    [ -e "$TMP/$1-fast.ok" ] && [ -e "$TMP/$1-exact.ok" ] || { echo "skip agree $1: a mode failed"; return 0; }
     local f e
     f=$(field "$1" fast peak_bytes) e=$(field "$1" exact peak_bytes)
     if "$VPY" -c "import sys; sys.exit(0 if abs($f - $e) <= 0.03 * $e else 1)"; then
