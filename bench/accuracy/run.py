@@ -223,7 +223,8 @@ def report_side_by_side(rows, peers, constant):
                ("MemTracker", "peer-memtracker"), ("accelerate", "peer-accelerate")]
     cells = {}
     for r in rows + peers:
-        cells[(r["model"], r["batch"], r["split"])] = r.get("estimate", r.get("figure"))
+        if "model" in r:
+            cells[(r["model"], r["batch"], r["split"])] = r.get("estimate", r.get("figure"))
     runs = sorted({(r["model"], r["batch"], r["measured"]) for r in rows + peers if "model" in r})
     if not any(split != "test-real" for (_, _, split) in cells):
         return
@@ -255,7 +256,7 @@ def report_side_by_side(rows, peers, constant):
     for name, _ in columns:
         summary += f" {'':>11s} {100 * statistics.median(errors[name]):6.1f}" if errors[name] else f" {'':>11s} {'-':>6s}"
     for name, v in plus_const.items():
-        summary += f" {100 * statistics.median(v):+9.1f}" if v else ""
+        summary += f" {100 * statistics.median(v):9.1f}" if v else ""
     print(summary)
     print()
 
