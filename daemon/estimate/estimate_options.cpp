@@ -57,20 +57,15 @@ Result<double> parse_fraction(const std::string &opt, const std::string &v)
     return Result<double>::ok(f);
 }
 
-// --torch: MAJOR.MINOR[.PATCH] of a release in k_known_torch_releases.
+// --torch: MAJOR.MINOR[.PATCH] of a release the simulator knows (allocator/version.h).
 Result<void> check_torch(const std::string &v)
 {
-    std::string known;
-    for (const char *r : k_known_torch_releases)
-        known += (known.empty() ? "" : ", ") + std::string(r);
+    std::string known = sim::known_releases_text();
     auto parsed = sim::TorchVersion::parse(v);
     if (!parsed.ok())
         return Result<void>::fail(parsed.error().message + " (--torch; known: " + known + ")");
-    std::string release =
-        std::to_string(parsed.value().major) + "." + std::to_string(parsed.value().minor);
-    for (const char *r : k_known_torch_releases)
-        if (release == r)
-            return Result<void>::success();
+    if (sim::is_known_release(parsed.value()))
+        return Result<void>::success();
     return Result<void>::fail("xmem: --torch " + v + ": unknown PyTorch release (known: " + known +
                               ")");
 }
@@ -135,8 +130,9 @@ const char *usage_text()
            "                     [--catalog gpus.yaml] [--keep-trace PATH] [--threads N]\n"
            "                     [--timeout SECONDS] [--margin FRACTION] [--mode fast|exact|auto]\n"
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
-           "then predicts its peak GPU memory on NAME with PyTorch VERSION and recommends a\n"
-           "hard memory limit. --trace-in analyses an existing xmem trace instead.\n"
+           "then predicts its peak GPU memory on NAME and recommends a hard memory limit.\n"
+           "--torch picks the PyTorch release whose allocator is simulated (default: the\n"
+           "job's own, which the trace records). --trace-in analyses an existing trace.\n"
            "--mode fast runs the job on fake tensors (no compute, no memory), exact runs it for\n"
            "real on the CPU, auto (default) tries fast and falls back to exact.\n";
 }

@@ -14,7 +14,9 @@ namespace xmem::estimate
 
 struct EstimateOptions {
     std::string gpu = XMEM_DEFAULT_GPU;
-    std::string torch = "2.6";
+    // --torch: the release whose allocator rules apply. Unset: the job's own torch, which
+    // the trace records (docs/estimate.md, "Which PyTorch").
+    std::optional<std::string> torch;
     std::optional<std::string> alloc_conf; // unset: the job's PYTORCH_CUDA_ALLOC_CONF
     unsigned steps = XMEM_DEFAULT_STEPS;   // optimizer steps profiled
     bool json = false;
@@ -33,13 +35,6 @@ struct EstimateOptions {
     // One line each for the user, printed before anything runs (deprecated spellings).
     std::vector<std::string> warnings;
 };
-
-// The PyTorch releases --torch accepts: those whose allocator the simulator mirrors
-// (allocator.md 11; 2.9 is the newest read, 2.7-2.8 behave as 2.6 and 2.10-2.11 as 2.9,
-// releases users run today). Any other (2.99, a typo) is refused with this list rather
-// than simulated as the nearest release.
-inline constexpr const char *k_known_torch_releases[] = {
-    "1.13", "2.0", "2.1", "2.2", "2.3", "2.4", "2.5", "2.6", "2.7", "2.8", "2.9", "2.10", "2.11"};
 
 Result<EstimateOptions> parse_options(int argc, char **argv);
 const char *usage_text();

@@ -11,6 +11,7 @@
 #include "profile_run.h"
 #include "analysis/report.h"
 #include "timeline/html.h"
+#include "torch_choice.h"
 #include "trace/units.h"
 
 #include <chrono>
@@ -105,11 +106,24 @@ Result<Target> resolve_target(const EstimateOptions &o)
     auto gpu = catalog.value().find_unambiguous(o.gpu);
     if (!gpu.ok())
         return Result<Target>::fail(gpu.error());
-    auto torch = sim::TorchVersion::parse(o.torch);
-    if (!torch.ok())
-        return Result<Target>::fail(torch.error().message + " (--torch)");
-    Target t{gpu.value(), torch.value(), job_alloc_conf(o), o.margin.value_or(k_limit_margin)};
+    // The torch rules come from the trace (apply_torch), once there is one.
+    Target t{gpu.value(), sim::TorchVersion{}, job_alloc_conf(o),
+             o.margin.value_or(k_limit_margin)};
     return Result<Target>::ok(std::move(t));
+}
+
+// --torch, else the job's torch from the trace; NOTE gets the line saying it was newer than
+// every release simulated.
+Result<void> apply_torch(const EstimateOptions &o, const Workload &work, Target &target,
+                         std::string &note)
+{
+    auto choice = choose_torch(o.torch, work.meta_value("torch"));
+    if (!choice.ok())
+        return Result<void>::fail(choice.error());
+    target.torch = choice.value().rules;
+    target.torch_newer_than_known = choice.value().newer_than_known;
+    note = choice.value().note;
+    return Result<void>::success();
 }
 
 // --mode fast|auto: xmem-profile-fast first; auto runs the exact capture whenever the fast
@@ -199,11 +213,16 @@ int run(const EstimateOptions &o)
         unlink(trace_path.value().c_str());
     if (!work.ok())
         return fail(work.error().message, Outcome::trace);
+    std::string torch_note;
+    if (auto applied = apply_torch(o, work.value(), target.value(), torch_note); !applied.ok())
+        return fail(applied.error().message, Outcome::target);
     timeline::TimelineRecorder tl;
     auto est =
         analyze(std::move(work.value()), target.value(), o.timeline_out.empty() ? nullptr : &tl);
     if (!est.ok())
         return fail(est.error().message, Outcome::analysis);
+    if (!torch_note.empty())
+        est.value().warnings.insert(est.value().warnings.begin(), torch_note);
     t.analyze_seconds = seconds_since(analyze_start);
 
     if (!o.timeline_out.empty())

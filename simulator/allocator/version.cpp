@@ -2,6 +2,7 @@
 #include "allocator/version.h"
 
 #include <charconv>
+#include <iterator>
 
 namespace xmem::sim
 {
@@ -19,6 +20,11 @@ bool take_number(std::string_view &s, int *out)
     s.remove_prefix(static_cast<size_t>(p - s.data()));
     return true;
 }
+
+// allocator.md 11, oldest first; the last is newest_known_release().
+constexpr TorchVersion k_known_releases[] = {{1, 13}, {2, 0},  {2, 1}, {2, 2}, {2, 3},
+                                             {2, 4},  {2, 5},  {2, 6}, {2, 7}, {2, 8},
+                                             {2, 9},  {2, 10}, {2, 11}};
 
 Result<TorchVersion> bad_version(std::string_view s, const char *why)
 {
@@ -80,6 +86,41 @@ VersionProfile profile_for(TorchVersion v)
     p.requested_bytes = v2;
     p.device_counters = v2;
     return p;
+}
+
+bool is_known_release(TorchVersion v)
+{
+    for (TorchVersion k : k_known_releases)
+        if (k == v)
+            return true;
+    return false;
+}
+
+TorchVersion newest_known_release()
+{
+    return *std::prev(std::end(k_known_releases));
+}
+
+std::string known_releases_text()
+{
+    std::string text;
+    for (TorchVersion k : k_known_releases)
+        text += (text.empty() ? "" : ", ") + k.str();
+    return text;
+}
+
+Result<JobTorch> rules_for_job_torch(std::string_view job_version)
+{
+    auto v = TorchVersion::parse(job_version);
+    if (!v.ok())
+        return Result<JobTorch>::fail(v.error());
+    if (is_known_release(v.value()))
+        return Result<JobTorch>::ok(JobTorch{v.value(), false});
+    if (v.value().at_least(newest_known_release().major, newest_known_release().minor))
+        return Result<JobTorch>::ok(JobTorch{newest_known_release(), true});
+    return Result<JobTorch>::fail("xmem: torch version '" + std::string(job_version) +
+                                  "': not a release xmem knows (known: " + known_releases_text() +
+                                  "; pass --torch)");
 }
 
 } // namespace xmem::sim

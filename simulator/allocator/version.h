@@ -53,4 +53,21 @@ struct VersionProfile {
 
 VersionProfile profile_for(TorchVersion v);
 
+// The releases whose allocator the simulator mirrors (allocator.md 11): 2.9 is the newest
+// read; 2.7-2.8 behave as 2.6 and 2.10-2.11 as 2.9, releases users ran when it was read.
+// --torch accepts only these ("2.99" is a typo more often than a release), listed by
+// known_releases_text() in its messages.
+bool is_known_release(TorchVersion v);
+TorchVersion newest_known_release();
+std::string known_releases_text(); // "1.13, 2.0, ..., 2.11"
+
+// The rules for a job's own torch (the trace's `M torch`): its release when known; a release
+// newer than every known one gets the newest known rules, with newer_than_known set so the
+// caller says so; an older or malformed one is an error.
+struct JobTorch {
+    TorchVersion rules;
+    bool newer_than_known = false;
+};
+Result<JobTorch> rules_for_job_torch(std::string_view job_version);
+
 } // namespace xmem::sim

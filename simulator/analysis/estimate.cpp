@@ -77,13 +77,22 @@ Result<uint64_t> workspace_bound_peak(const Workload &work, const WorkspacePolic
     return Result<uint64_t>::ok(e.target.gpu.context_bytes + worst + e.workspaces.outside_bytes);
 }
 
+// `M python` is "PATH VERSION" (docs/trace-format.md); the path may hold spaces, the
+// version does not.
+std::string interpreter_path(std::string_view meta)
+{
+    size_t space = meta.rfind(' ');
+    return std::string(space == std::string_view::npos ? meta : meta.substr(0, space));
+}
+
 } // namespace
 
 Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline)
 {
     Estimate e;
     e.target = target;
-    e.capture_torch = std::string(work.meta_value("torch"));
+    e.torch_version = std::string(work.meta_value("torch"));
+    e.python = interpreter_path(work.meta_value("python"));
     e.capture_mode = work.meta_value("capture") == "fast" ? "fast" : "exact";
     e.amp = work.meta_value("amp").empty() ? "off" : std::string(work.meta_value("amp"));
     e.iterations = count_iterations(work);

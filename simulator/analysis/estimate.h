@@ -36,11 +36,14 @@ struct Target {
     sim::TorchVersion torch;
     std::string alloc_conf; // PYTORCH_CUDA_ALLOC_CONF of the job ("" = defaults)
     double margin = 0;      // limit margin (k_limit_margin unless overridden)
+    // The job's torch is newer than every release simulated: `torch` is the newest's rules.
+    bool torch_newer_than_known = false;
 };
 
 struct Estimate {
     Target target;
-    std::string capture_torch; // metadata of the trace
+    std::string torch_version; // the job's torch (`M torch` of the trace), e.g. "2.14.1"
+    std::string python;        // the interpreter that ran the job (`M python`), a path
     std::string capture_mode;  // "fast" or "exact": the capture that wrote the trace
     std::string amp;           // off, fp16, bf16
     uint32_t iterations = 0;   // optimizer steps in the trace

@@ -80,7 +80,9 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"gpu", e.target.gpu.name},
         {"gpu_total_bytes", e.target.gpu.total_bytes},
         {"torch", e.target.torch.str()},
-        {"capture_torch", e.capture_torch},
+        {"torch_newer_than_known", e.target.torch_newer_than_known},
+        {"torch_version", e.torch_version},
+        {"python", e.python},
         {"amp", e.amp},
         {"iterations", e.iterations},
         {"peak_bytes", e.peak_bytes},
@@ -135,15 +137,17 @@ std::string render_human(const Estimate &e, const Timings &t)
     const ReplayResult &r = e.replay;
     std::string out;
     char buf[512];
-    std::snprintf(buf, sizeof buf,
-                  "xmem estimate: %s, PyTorch %s%s (captured with %s, %u iterations, amp %s)\n",
-                  e.target.gpu.name.c_str(), e.target.torch.str().c_str(),
-                  e.target.alloc_conf.empty()
-                      ? ""
-                      : (", PYTORCH_CUDA_ALLOC_CONF=" + e.target.alloc_conf).c_str(),
-                  e.capture_torch.empty() ? "unknown torch" : e.capture_torch.c_str(), e.iterations,
-                  e.amp.c_str());
+    std::snprintf(
+        buf, sizeof buf,
+        "xmem estimate: %s, PyTorch %s%s (captured with torch %s, %u iterations, amp "
+        "%s)\n",
+        e.target.gpu.name.c_str(), e.target.torch.str().c_str(),
+        e.target.alloc_conf.empty() ? ""
+                                    : (", PYTORCH_CUDA_ALLOC_CONF=" + e.target.alloc_conf).c_str(),
+        e.torch_version.empty() ? "unknown" : e.torch_version.c_str(), e.iterations, e.amp.c_str());
     out += buf;
+    if (!e.python.empty())
+        out += "interpreter " + e.python + "\n";
     std::snprintf(buf, sizeof buf, "peak GPU memory   %s  (as nvidia-smi would show it)\n",
                   format_bytes(e.peak_bytes).c_str());
     out += buf;

@@ -92,23 +92,26 @@ Result<bool> open_trace(const std::string &path, bool from_pickle, OpenTrace &ou
     }
 }
 
-// --torch wins, then the trace's own `M torch`, then the default release.
+// --torch wins, then the trace's own `M torch` (a release newer than every one simulated
+// gets the newest's rules, and the source says so), then the default release.
 Result<sim::TorchVersion> choose_torch(const SimOptions &o, const std::string *from_trace,
                                        RunInfo &run)
 {
-    std::string text = k_default_torch;
-    run.torch_source = "default";
-    if (o.torch) {
-        text = *o.torch;
-        run.torch_source = "--torch";
-    } else if (from_trace) {
-        text = *from_trace;
-        run.torch_source = "trace metadata";
+    if (!o.torch && from_trace) {
+        auto job = sim::rules_for_job_torch(*from_trace);
+        if (!job.ok())
+            return Result<sim::TorchVersion>::fail(job.error());
+        run.torch_source = job.value().newer_than_known
+                               ? "trace metadata " + *from_trace + ", newer than any simulated"
+                               : "trace metadata";
+        run.torch = job.value().rules.str();
+        return Result<sim::TorchVersion>::ok(job.value().rules);
     }
+    std::string text = o.torch ? *o.torch : k_default_torch;
+    run.torch_source = o.torch ? "--torch" : "default";
     auto version = sim::TorchVersion::parse(text);
     if (!version.ok())
-        return Result<sim::TorchVersion>::fail(version.error().message +
-                                               (o.torch ? "" : " (override with --torch)"));
+        return Result<sim::TorchVersion>::fail(version.error().message);
     run.torch = version.value().str();
     return version;
 }

@@ -3,6 +3,9 @@
 set -euo pipefail
 : "${XMEM_BUILD:?}" "${XMEM_SRC:?}"
 PY=/usr/bin/python3
+# These tests capture with Debian's torch 1.13: `python3` in a job resolves on its PATH
+# (docs/capture.md, "Which interpreter"), so /usr/bin comes first, as in a job run there.
+export PATH="/usr/bin:$PATH"
 PROFILE=$XMEM_BUILD/bin/xmem-profile
 WORKLOADS=$XMEM_SRC/tests/workloads
 CHECK="$PY $WORKLOADS/check_trace.py"

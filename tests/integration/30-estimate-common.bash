@@ -1,6 +1,8 @@
 # Shared by the 3x estimate tests: logged commands with checked exit status, JSON field
 # access through the system Python, and a small hand-written trace that needs no profiler.
 bin=$XMEM_BUILD/bin
+# Jobs run Debian's torch 1.13: `python3` resolves on the job's PATH, so /usr/bin comes first.
+export PATH="/usr/bin:$PATH"
 tmp=$(mktemp -d /tmp/xmem-it3x.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fails=0

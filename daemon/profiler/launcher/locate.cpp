@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <sched.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
 
@@ -84,50 +85,98 @@ xmem::Result<ShimPaths> locate_shim()
     return xmem::Result<ShimPaths>::ok(std::move(shim));
 }
 
-std::string find_python(const std::string &requested)
+std::string python_override(const std::string &requested)
 {
     if (!requested.empty())
         return requested;
-    if (const char *v = std::getenv("XMEM_PYTHON"); v && *v)
-        return v;
-    if (access("/usr/bin/python3", X_OK) == 0)
-        return "/usr/bin/python3";
-    return "python3";
+    const char *v = std::getenv("XMEM_PYTHON");
+    return v && *v ? v : "";
 }
 
-Command resolve_command(const std::vector<std::string> &command, const std::string &python)
+std::string search_path(const std::string &name, const std::string &path_env)
+{
+    size_t start = 0;
+    while (start <= path_env.size()) {
+        size_t colon = path_env.find(':', start);
+        if (colon == std::string::npos)
+            colon = path_env.size();
+        std::string dir = path_env.substr(start, colon - start);
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+        struct stat st {
+        };
+        if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+            access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        start = colon + 1;
+    }
+    return {};
+}
+
+namespace
+{
+
+// The interpreter for a command whose interpreter is written WRITTEN (python3, /v/bin/python).
+xmem::Result<std::string> pick_python(const std::string &written, const std::string &override,
+                                      const std::string &path_env)
+{
+    if (!override.empty())
+        return xmem::Result<std::string>::ok(override);
+    if (written.find('/') != std::string::npos)
+        return xmem::Result<std::string>::ok(written);
+    std::string found = search_path(written, path_env);
+    if (found.empty())
+        return xmem::Result<std::string>::fail(
+            "xmem: " + written +
+            ": not found on the job's PATH (activate the job's environment, or pass --python)");
+    return xmem::Result<std::string>::ok(found);
+}
+
+// The script's name for messages: the first argument after the interpreter that is not an
+// option.
+std::string script_name(const std::vector<std::string> &args_after_python)
+{
+    for (size_t i = 0; i < args_after_python.size(); ++i) {
+        const std::string &a = args_after_python[i];
+        if (a == "-m" && i + 1 < args_after_python.size())
+            return args_after_python[i + 1];
+        if (a == "-c")
+            return "python -c";
+        if (!a.empty() && a[0] != '-')
+            return base_name(a);
+    }
+    return {};
+}
+
+} // namespace
+
+xmem::Result<Command> resolve_command(const std::vector<std::string> &command,
+                                      const std::string &override, const std::string &path_env)
 {
     Command cmd;
     const std::string &first = command.front();
+    cmd.name = base_name(first);
+    std::vector<std::string> args;
     if (is_python_name(base_name(first))) {
-        cmd.argv.push_back(python);
-        cmd.argv.insert(cmd.argv.end(), command.begin() + 1, command.end());
+        args.assign(command.begin() + 1, command.end());
+        auto python = pick_python(first, override, path_env);
+        if (!python.ok())
+            return xmem::Result<Command>::fail(python.error());
+        cmd.python = python.value();
     } else if (ends_with(first, ".py")) {
-        cmd.argv.push_back(python);
-        cmd.argv.insert(cmd.argv.end(), command.begin(), command.end());
+        args = command;
+        auto python = pick_python("python3", override, path_env);
+        if (!python.ok())
+            return xmem::Result<Command>::fail(python.error());
+        cmd.python = python.value();
     } else {
         cmd.argv = command;
+        return xmem::Result<Command>::ok(std::move(cmd));
     }
-    // Name the script: the first argument after the interpreter that is not an option.
-    cmd.name = base_name(first);
-    if (cmd.argv.front() == python) {
-        for (size_t i = 1; i < cmd.argv.size(); ++i) {
-            const std::string &a = cmd.argv[i];
-            if (a == "-m" && i + 1 < cmd.argv.size()) {
-                cmd.name = cmd.argv[i + 1];
-                break;
-            }
-            if (a == "-c") {
-                cmd.name = "python -c";
-                break;
-            }
-            if (!a.empty() && a[0] != '-') {
-                cmd.name = base_name(a);
-                break;
-            }
-        }
-    }
-    return cmd;
+    cmd.argv.push_back(cmd.python);
+    cmd.argv.insert(cmd.argv.end(), args.begin(), args.end());
+    if (std::string script = script_name(args); !script.empty())
+        cmd.name = script;
+    return xmem::Result<Command>::ok(std::move(cmd));
 }
 
 int available_cpus()

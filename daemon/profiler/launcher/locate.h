@@ -20,16 +20,28 @@ struct ShimPaths {
 // package library directory. XMEM_PROFILER_PYDIR / XMEM_CAPTURE_LIB override either.
 xmem::Result<ShimPaths> locate_shim();
 
-// --python, then $XMEM_PYTHON, then /usr/bin/python3 (Debian's torch lives there), then PATH.
-std::string find_python(const std::string &requested);
+// --python, else $XMEM_PYTHON, else "": no override, the job's own interpreter runs
+// (resolve_command).
+std::string python_override(const std::string &requested);
+
+// NAME (no slash) looked up in the directories of PATH_ENV as execvp would: the first
+// executable file; "" when there is none.
+std::string search_path(const std::string &name, const std::string &path_env);
 
 struct Command {
     std::vector<std::string> argv;
-    std::string name; // what messages call it: the script's file name
+    std::string name;   // what messages call it: the script's file name
+    std::string python; // the interpreter that runs it; "" for a command that is not Python
 };
 
-// `python`/`python3[.X]` is replaced by the torch interpreter; a `.py` file is run with it.
-Command resolve_command(const std::vector<std::string> &command, const std::string &python);
+// The interpreter the job itself would use (docs/capture.md, "Which interpreter"):
+// `python`, `python3`, `python3.X` resolve on PATH_ENV (the job's PATH: an activated venv or
+// conda env comes first), an interpreter written with a slash stays as written, and a `.py`
+// file runs with `python3` from PATH_ENV. OVERRIDE (--python, $XMEM_PYTHON), when set,
+// replaces the interpreter of all three. Other commands run as given. An interpreter not on
+// PATH_ENV is one line naming it and the fix.
+xmem::Result<Command> resolve_command(const std::vector<std::string> &command,
+                                      const std::string &override, const std::string &path_env);
 
 // CPUs this process may run on (sched_getaffinity), at least 1.
 int available_cpus();

@@ -154,9 +154,16 @@ int main(int argc, char **argv)
         return k_exit_failed;
     }
     const ShimPaths &paths = located.value();
-    Command cmd = resolve_command(opts.command, find_python(opts.python));
-    ChildResult result = run_child(make_child_spec(opts, paths, cmd));
-    int status = report(opts, cmd, result);
+    // No PATH at all: the search path execvp would fall back to.
+    const char *path_env = std::getenv("PATH");
+    auto cmd = resolve_command(opts.command, python_override(opts.python),
+                               path_env ? path_env : "/usr/local/bin:/usr/bin:/bin");
+    if (!cmd.ok()) {
+        std::fprintf(stderr, "%s\n", cmd.error().message.c_str());
+        return k_exit_failed;
+    }
+    ChildResult result = run_child(make_child_spec(opts, paths, cmd.value()));
+    int status = report(opts, cmd.value(), result);
     remove_leftovers(absolute(opts.out));
     return status;
 }

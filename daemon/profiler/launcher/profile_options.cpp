@@ -54,8 +54,8 @@ const char *usage_text()
            "  --threads N        CPU threads for torch (default: all CPUs this process may use)\n"
            "  --timeout SECONDS  fail when no optimizer step completes within this time (default "
            "120)\n"
-           "  --python PATH      interpreter with torch (default: $XMEM_PYTHON or "
-           "/usr/bin/python3)\n"
+           "  --python PATH      interpreter for python/python3/*.py commands (default:\n"
+           "                     $XMEM_PYTHON, else the command's own, found on PATH)\n"
            "  --verbose          show the script's stderr as it runs\n";
 }
 

@@ -28,7 +28,7 @@ static void full_command_line(void **)
     assert_true(r.ok());
     const EstimateOptions &o = r.value();
     EXPECT_STR(o.gpu, "H100-80GB");
-    EXPECT_STR(o.torch, "2.4");
+    EXPECT_STR(*o.torch, "2.4");
     EXPECT_STR(*o.alloc_conf, "expandable_segments:True");
     EXPECT_U64(o.steps, 4);
     assert_true(o.warnings.empty());
@@ -46,6 +46,7 @@ static void defaults_and_trace_in(void **)
     EXPECT_STR(r.value().gpu, "A100-40GB");
     EXPECT_U64(r.value().steps, 3);
     assert_false(r.value().alloc_conf.has_value());
+    assert_false(r.value().torch.has_value()); // the job's own, from the trace
 }
 
 // --iterations is the older name of --steps: still accepted, with one warning line however

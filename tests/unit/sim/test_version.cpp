@@ -49,12 +49,29 @@ static void profile_follows_spec_table(void **)
     assert_true(p113.grammar == ConfGrammar::v1_13 && p20.grammar == ConfGrammar::v2);
 }
 
+// --torch accepts the table's releases; a job's newer torch gets the newest known rules.
+static void known_releases_and_job_torch(void **)
+{
+    EXPECT_STR(newest_known_release().str(), "2.11");
+    assert_true(is_known_release(version("1.13")) && is_known_release(version("2.10")));
+    assert_false(is_known_release(version("2.12")));
+    EXPECT_CONTAINS(known_releases_text(), "1.13, 2.0, 2.1, ");
+    auto same = rules_for_job_torch("2.6.0+cu124");
+    assert_true(same.ok() && !same.value().newer_than_known);
+    EXPECT_STR(same.value().rules.str(), "2.6");
+    auto newer = rules_for_job_torch("2.14.1");
+    assert_true(newer.ok() && newer.value().newer_than_known);
+    EXPECT_STR(newer.value().rules.str(), "2.11");
+    assert_false(rules_for_job_torch("0.4.1").ok());
+}
+
 int run_version_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(parses_release_strings),
         cmocka_unit_test(rejects_bad_and_unsupported),
         cmocka_unit_test(profile_follows_spec_table),
+        cmocka_unit_test(known_releases_and_job_torch),
     };
     return cmocka_run_group_tests_name("version", tests, nullptr, nullptr);
 }

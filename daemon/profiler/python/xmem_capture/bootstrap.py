@@ -10,6 +10,7 @@ import platform
 import sys
 
 _session = None
+_status_fd = None  # the launcher's status pipe (_parse_env), for lines before a Session exists
 
 
 class Session:
@@ -115,16 +116,34 @@ def _parse_env():
     status_fd = int(fd) if fd and fd.isdigit() else None
     if status_fd is not None:
         os.set_inheritable(status_fd, False)  # grandchildren must not hold the launcher's pipe
+    global _status_fd
+    _status_fd = status_fd
     return out, steps, threads, status_fd
+
+
+def _status(line):
+    if _status_fd is not None:
+        try:
+            os.write(_status_fd, (line + "\n").encode(errors="replace"))
+        except OSError:
+            pass
+
+
+def _give_up(message):
+    """Before a Session exists: the one line the launcher prints (through the status pipe,
+    else stderr), and exit 1."""
+    _status("fail " + message)
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+    os._exit(1)
 
 
 def _import_torch():
     try:
         import torch
     except ImportError as e:
-        sys.stderr.write(f"xmem: {sys.executable} cannot import torch ({e}); "
-                         "use --python with an interpreter that has torch\n")
-        os._exit(1)
+        _give_up(f"xmem: {sys.executable} cannot import torch ({e}); activate the job's "
+                 "environment, or pass --python with an interpreter that has torch")
     return torch
 
 
