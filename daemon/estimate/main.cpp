@@ -153,6 +153,17 @@ Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
     return run_profiler(req);
 }
 
+// The profilers answer torch.cuda's capability queries, and pick SDPA kernels, as the target
+// GPU would (docs/capture.md): they read its compute capability from the environment.
+void export_target_capability(const Target &target)
+{
+    const auto &gpu = target.gpu;
+    if (gpu.cc_major <= 0)
+        return;
+    std::string cc = std::to_string(gpu.cc_major) + "." + std::to_string(gpu.cc_minor);
+    setenv("XMEM_GPU_CAPABILITY", cc.c_str(), 1);
+}
+
 // Profiles the command into a trace; returns the trace path (the caller removes a temp).
 Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
 {
@@ -199,6 +210,7 @@ int run(const EstimateOptions &o)
     if (!target.ok())
         return fail(target.error().message, Outcome::target);
 
+    export_target_capability(target.value());
     Timings t;
     auto profile_start = Clock::now();
     bool temp = false;

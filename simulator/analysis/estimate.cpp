@@ -33,6 +33,15 @@ uint32_t count_iterations(const Workload &work)
     return n;
 }
 
+// `M warning_<what> TEXT`: the capture saw something the user should know (how steps were
+// found, a GPU kernel it could not match); each becomes one warning line of the estimate.
+void note_capture_warnings(const Workload &work, Estimate &e)
+{
+    for (const auto &[key, value] : work.meta)
+        if (key.rfind("warning_", 0) == 0)
+            e.warnings.push_back("xmem: warning: " + value);
+}
+
 void summarize(Estimate &e)
 {
     const ReplayResult &r = e.replay;
@@ -96,6 +105,7 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     e.capture_mode = work.meta_value("capture") == "fast" ? "fast" : "exact";
     e.amp = work.meta_value("amp").empty() ? "off" : std::string(work.meta_value("amp"));
     e.iterations = count_iterations(work);
+    note_capture_warnings(work, e);
 
     e.input_copies = add_input_copies(work);
     e.filter = drop_cpu_only(work);

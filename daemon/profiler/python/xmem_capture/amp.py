@@ -2,10 +2,16 @@
 
 autocast('cuda') becomes CPU autocast in bfloat16: the same 2-byte activations a CUDA fp16
 or bf16 run keeps; autocast('cuda', dtype=torch.float32) is what CUDA makes of it, a no-op
-(autocast disabled, amp stays off), since fp32 is not a reduced precision; the ops CUDA autocast runs in fp32 and CPU autocast does not are made fp32
-by cuda_autocast.py. GradScaler keeps its real allocations (the scale and growth tracker,
-the scaled loss, inv_scale and found_inf) and does the unscale with in-place multiplies,
-because CPU has no _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_ kernels.
+(autocast disabled, amp stays off), since fp32 is not a reduced precision. Where CUDA's op
+lists differ from CPU's (ops CUDA keeps in fp32, ops only CUDA lowers), cuda_autocast.py
+registers CPU kernels that do what CUDA does.
+
+GradScaler: torch 2.3+ (torch.amp.GradScaler) has CPU kernels for
+_amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_, so torch's own
+GradScaler('cuda') runs as it is, its state on the device: every allocation and the scale
+updates of a GPU run. Older torch (1.13) has them only for CUDA; there the GradScaler below
+keeps the real allocations (the scale and growth tracker, the scaled loss, inv_scale and
+found_inf) and unscales with in-place multiplies, the scale constant.
 """
 import torch
 
@@ -54,12 +60,13 @@ def install(torch_mod, note):
     torch_mod.cuda.amp.autocast = cuda_autocast
     if hasattr(torch_mod.cuda.amp, "autocast_mode"):
         torch_mod.cuda.amp.autocast_mode.autocast = cuda_autocast
+    note("amp_mapping", "autocast(cuda)->autocast(cpu,bfloat16)")
+    if hasattr(torch_mod.amp, "GradScaler"):
+        note("grad_scaler", "torch (CPU kernels of the unscale and scale update)")
+        return
     torch_mod.cuda.amp.GradScaler = GradScaler
     if hasattr(torch_mod.cuda.amp, "grad_scaler"):
         torch_mod.cuda.amp.grad_scaler.GradScaler = GradScaler
-    if hasattr(torch_mod.amp, "GradScaler"):
-        torch_mod.amp.GradScaler = GradScaler
-    note("amp_mapping", "autocast(cuda)->autocast(cpu,bfloat16)")
     note("grad_scaler", "cpu-unscale-inplace (no non-finite check, scale constant)")
 
 

@@ -51,6 +51,10 @@ class Session:
         if z is not None:
             note("zero_grad_set_to_none", int(z))
         note("amp", amp.amp_mode())
+        if self.tracker:
+            note("step_rule", self.tracker.step_rule)
+            if self.tracker.step_rule == "backward":
+                note("warning_steps", BACKWARD_RULE_WARNING)
 
     def finish(self):
         if self.finished:
@@ -77,12 +81,19 @@ class Session:
         """The script ended on its own: keep a shorter trace if it stepped at all."""
         if self.finished:
             return
+        if self.tracker and not self.failed:
+            self.tracker.close_open_step()
         if self.failed or not self.tracker or self.tracker.steps_done == 0:
             self.finished = True
             self.native.abandon()
             return
         self.finish()
 
+
+BACKWARD_RULE_WARNING = (
+    "the script built no torch.optim optimizer, so each backward() and the update after it "
+    "counted as one step; if a step makes several, call "
+    "torch.cuda.nvtx.mark(\"xmem.step\") after each update")
 
 EXACT_DEVICE_RULE = ("identity: cuda factories/copies and ops on g tensors are g; "
                      "DataLoader fetch and host-only ops are h")
@@ -186,7 +197,7 @@ def arm():
         env = _parse_env()
     torch = _import_torch()
     from .native import Native, CaptureError
-    from . import amp, cuda_shim, devices
+    from . import amp, cuda_shim, devices, sdpa
 
     native = Native(lib)
     session = None
@@ -194,6 +205,7 @@ def arm():
         session = start_session(native, torch, env, CaptureError, "exact", EXACT_DEVICE_RULE)
     cuda_shim.install(torch, native, native.meta)
     amp.install(torch, native.meta)
+    sdpa.install()
     _install_load(torch, devices)
     devices.install_thread_hook(native)
     devices.enter_thread_mode(native)

@@ -1,7 +1,8 @@
 """A CPU stand-in for the parts of torch.cuda a training script touches.
 
 Queries answer as one GPU would (the name and memory come from XMEM_GPU_NAME /
-XMEM_GPU_MEMORY when set); memory statistics come from the capture library's running totals
+XMEM_GPU_MEMORY when set, the compute capability from XMEM_GPU_CAPABILITY through
+xmem_gpu/target.py); memory statistics come from the capture library's running totals
 of device ('g') storages; timing, streams and events work on the host clock; seeding is a
 no-op because torch.manual_seed already seeds the CPU generator (and calls
 torch.cuda.manual_seed_all, which must not recurse). What cannot work is listed in
@@ -9,13 +10,26 @@ docs/capture.md.
 """
 import contextlib
 import os
+import sys
 import time
 import types
 
 import torch
+from xmem_gpu import target
+
+from . import accelerator, eager
 
 _GPU_NAME = os.environ.get("XMEM_GPU_NAME", "xmem virtual GPU (CPU capture)")
 _GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
+
+
+def _check_capability():
+    """A bad XMEM_GPU_CAPABILITY stops the capture before the script runs, in one line."""
+    try:
+        target.capability()
+    except ValueError as e:
+        sys.stderr.write(f"{e}\n")
+        os._exit(1)
 
 
 class Event:
@@ -60,6 +74,9 @@ class Stream:
     def synchronize(self):
         pass
 
+    def is_capturing(self):
+        return False  # no CUDA graph is ever being captured (optimizers ask in step())
+
     def __eq__(self, other):
         return isinstance(other, Stream)
 
@@ -80,12 +97,20 @@ class _Properties(types.SimpleNamespace):
 
 
 def _properties(device=None):
-    return _Properties(name=_GPU_NAME, total_memory=_GPU_MEMORY, major=8, minor=0,
-                       multi_processor_count=108, is_integrated=0, is_multi_gpu_board=0)
+    major, minor = target.capability()
+    return _Properties(name=_GPU_NAME, total_memory=_GPU_MEMORY, major=major, minor=minor,
+                       multi_processor_count=108, is_integrated=0, is_multi_gpu_board=0,
+                       L2_cache_size=40 << 20, warp_size=32)
+
+
+def _is_bf16_supported(including_emulation=True):
+    """As torch.cuda answers on the target GPU: native from Ampere (8.0) on, emulated before."""
+    return target.capability()[0] >= 8 or bool(including_emulation)
 
 
 def install(torch_mod, native, note):
     """Replaces torch.cuda's device-facing functions. NOTE(key, value) records metadata."""
+    _check_capability()
     cuda = torch_mod.cuda
 
     def memory_allocated(device=None):
@@ -121,9 +146,10 @@ def install(torch_mod, native, note):
         "set_device": lambda device: None,
         "get_device_name": lambda device=None: _GPU_NAME,
         "get_device_properties": _properties,
-        "get_device_capability": lambda device=None: (8, 0),
-        "get_arch_list": lambda: ["sm_80"],
-        "is_bf16_supported": lambda *a, **k: True,
+        "get_device_capability": lambda device=None: target.capability(),
+        "get_arch_list": lambda: ["sm_%d%d" % target.capability()],
+        "is_bf16_supported": _is_bf16_supported,
+        "is_current_stream_capturing": lambda: False,
         "synchronize": lambda device=None: None,
         "empty_cache": empty_cache,
         "set_per_process_memory_fraction": set_fraction,
@@ -164,11 +190,18 @@ def install(torch_mod, native, note):
         cuda.nvtx.range = _null_context
     # Argument parsing rejects a fake stream before any torch function mode runs.
     torch_mod.Tensor.record_stream = lambda self, stream: None
+    # RNNs on CUDA tensors flatten their weights with a CUDA-only kernel (2.x CUDA builds ask
+    # it); unflattened weights take the same bytes, and the CPU kernels run the RNN.
+    if hasattr(torch_mod, "_use_cudnn_rnn_flatten_weight"):
+        torch_mod._use_cudnn_rnn_flatten_weight = lambda: False
     _install_data_parallel(torch_mod, note)
+    accelerator.install(torch_mod, values)
+    eager.install(torch_mod, note)
 
 
-class _DataParallel(torch.nn.Module):
-    """nn.DataParallel on one (virtual) device is the module itself."""
+class DataParallel(torch.nn.Module):
+    """nn.DataParallel on one (virtual) device: scatter to one device copies host tensor
+    inputs to cuda:0 (device inputs stay as they are), then the module runs on them."""
 
     def __init__(self, module, device_ids=None, output_device=None, dim=0):
         super().__init__()
@@ -178,9 +211,21 @@ class _DataParallel(torch.nn.Module):
         self.dim = dim
 
     def forward(self, *inputs, **kwargs):
-        return self.module(*inputs, **kwargs)
+        return self.module(*_to_device(inputs), **_to_device(kwargs))
+
+
+def _to_device(obj):
+    """What DataParallel's scatter makes of its inputs with one device: tensors on cuda:0,
+    inside tuples, lists and dicts as well."""
+    if isinstance(obj, torch.Tensor):
+        return obj.cuda()
+    if isinstance(obj, (tuple, list)) and not hasattr(obj, "_fields"):
+        return type(obj)(_to_device(v) for v in obj)
+    if isinstance(obj, dict):
+        return type(obj)((k, _to_device(v)) for k, v in obj.items())
+    return obj
 
 
 def _install_data_parallel(torch_mod, note):
-    torch_mod.nn.DataParallel = _DataParallel
-    torch_mod.nn.parallel.DataParallel = _DataParallel
+    torch_mod.nn.DataParallel = DataParallel
+    torch_mod.nn.parallel.DataParallel = DataParallel

@@ -211,6 +211,14 @@ _SPECIAL = {
     _getter("device"): _device,
 }
 
+
+
+def register_special(func, handler):
+    """Routes FUNC through HANDLER(mode, func, args, kwargs), as the calls above are: how
+    other modules (sdpa.py) give a call the GPU's behaviour."""
+    _SPECIAL[func] = handler
+
+
 # Calls that never allocate a storage (getters, shape queries, views): they skip the device
 # lookup, and they are most of the calls a training step makes.
 _NO_ALLOC_METHODS = (

@@ -5,6 +5,15 @@ with gradients on, zero_grad, backward or step) and ends when optimizer step n r
 docs/trace-format.md. Phases: data (DataLoader fetch and the batch's .cuda()), forward (from
 the outermost module call), backward (torch.autograd.backward/grad), optimizer (step),
 zero_grad (Optimizer/Module.zero_grad), other (between, e.g. the LR scheduler).
+
+What ends a step (`step_rule`, written to the trace's metadata), first that applies:
+* `marker`: the script calls torch.cuda.nvtx.mark("xmem.step") after each update (harmless
+  on a GPU); from the first marker on, only markers count;
+* `optimizer`: a torch.optim optimizer's step() returns;
+* `backward`: no torch.optim optimizer was built when the outermost backward returned (a
+  loop that updates parameters by hand, `p.data.add_(p.grad, alpha=-lr)`): the step ends when
+  the next training-loop event starts (batch, forward with gradients, zero_grad, backward),
+  or when the script ends; what runs in between is the `optimizer` phase.
 """
 import functools
 import inspect
@@ -16,6 +25,8 @@ import torch
 from . import devices
 from .kernels import KernelRecorder
 
+STEP_MARKER = "xmem.step"
+
 
 class Tracker:
     def __init__(self, native, steps, on_step, on_last_step):
@@ -26,6 +37,10 @@ class Tracker:
         self.on_step = on_step
         self.on_last_step = on_last_step
         self.zero_grad_set_to_none = None
+        self.step_rule = "optimizer"
+        self.optimizers_built = 0
+        self._update_pending = False  # backward rule: a backward returned, its step is open
+        self._backward_depth = 0  # reentrant checkpointing runs backward inside backward
         self._module_stack = []
         self._names = weakref.WeakKeyDictionary()  # module -> (interned path id, path)
         self._kernels = KernelRecorder(native)
@@ -35,6 +50,37 @@ class Tracker:
         if self.iteration == 0:
             self.iteration = 1
             self.native.iteration(1)
+
+    def loop_event(self):
+        """A training-loop event starts: under the backward rule it closes the open step."""
+        if self._update_pending and self._backward_depth == 0:
+            self._update_pending = False
+            self.step_finished()
+        self.begin_training()
+
+    def backward_returned(self):
+        """The outermost backward returned: with no torch.optim optimizer, what follows is the
+        script's own update (the optimizer phase), and under the backward rule the step stays
+        open until the next loop event."""
+        if self.optimizers_built:
+            return
+        self.phase("optimizer")
+        if self.step_rule != "marker":
+            self.step_rule = "backward"
+            self._update_pending = True
+
+    def marker(self):
+        """torch.cuda.nvtx.mark("xmem.step"): the script says a step ended here."""
+        self.step_rule = "marker"
+        self._update_pending = False
+        self.begin_training()
+        self.step_finished()
+
+    def close_open_step(self):
+        """The script ended: an update after the last backward completes a step."""
+        if self._update_pending:
+            self._update_pending = False
+            self.steps_done += 1
 
     def phase(self, name):
         self.native.phase(name)
@@ -69,8 +115,8 @@ class Tracker:
 
     def forward_pre_hook(self, module, inputs):
         if not self._module_stack:
-            if self.iteration == 0 and torch.is_grad_enabled():
-                self.begin_training()
+            if torch.is_grad_enabled():
+                self.loop_event()
             self.phase("forward" if self.iteration > 0 else "setup")
         nid, path = self._name(module)
         self._module_stack.append((module, nid))
@@ -90,6 +136,7 @@ class Tracker:
         self._wrap_zero_grad(torch_mod)
         self._wrap_optimizer_init(torch_mod)
         self._wrap_dataloader(torch_mod)
+        self._wrap_marker(torch_mod)
 
     # -- training-loop entry points ----------------------------------------------------------
     def _wrap_backward(self, torch_mod):
@@ -99,11 +146,18 @@ class Tracker:
 
             @functools.wraps(original)
             def wrapper(*args, __original=original, **kwargs):
-                tracker.begin_training()
+                tracker.loop_event()
                 tracker.phase("backward")
                 tracker._module_stack.clear()  # a forward that raised never popped
                 tracker.native.set_module(0)
-                return __original(*args, **kwargs)
+                tracker._backward_depth += 1
+                try:
+                    result = __original(*args, **kwargs)
+                finally:
+                    tracker._backward_depth -= 1
+                if tracker._backward_depth == 0:
+                    tracker.backward_returned()
+                return result
 
             setattr(torch_mod.autograd, name, wrapper)
 
@@ -116,7 +170,7 @@ class Tracker:
             def zero_grad(self, *args, **kwargs):
                 if tracker.zero_grad_set_to_none is None:
                     tracker.zero_grad_set_to_none = bool(kwargs.get("set_to_none", args[0] if args else default))
-                tracker.begin_training()
+                tracker.loop_event()
                 tracker.phase("zero_grad")
                 try:
                     return original(self, *args, **kwargs)
@@ -136,11 +190,14 @@ class Tracker:
         @functools.wraps(original_init)
         def __init__(self, *args, **kwargs):
             original_init(self, *args, **kwargs)
+            tracker.optimizers_built += 1
             if "step" in self.__dict__:
                 return
 
             def step(opt, *a, **k):
-                tracker.begin_training()
+                if tracker.step_rule == "marker":
+                    return type(opt).step(opt, *a, **k)
+                tracker.loop_event()
                 tracker.phase("optimizer")
                 out = type(opt).step(opt, *a, **k)
                 tracker.step_finished()
@@ -157,9 +214,22 @@ class Tracker:
 
         @functools.wraps(original)
         def __next__(self):
-            tracker.begin_training()
+            tracker.loop_event()
             tracker.phase("data")
             with devices.host_scope():
                 return original(self)
 
         base.__next__ = __next__
+
+    def _wrap_marker(self, torch_mod):
+        """torch.cuda.nvtx.mark("xmem.step") ends a step; other marks stay no-ops."""
+        nvtx = getattr(torch_mod.cuda, "nvtx", None)
+        if nvtx is None:
+            return
+        tracker = self
+
+        def mark(msg, *args, **kwargs):
+            if msg == STEP_MARKER:
+                tracker.marker()
+
+        nvtx.mark = mark

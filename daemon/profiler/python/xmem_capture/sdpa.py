@@ -1,0 +1,109 @@
+"""F.scaled_dot_product_attention on device tensors, with the memory of the GPU's kernel.
+
+On a GPU, SDPA runs flash, memory-efficient, cuDNN or math attention, chosen by the
+GPU's compute capability, the dtype and the shapes (xmem_gpu/sdpa.py, the one chooser
+both captures call). Their memory differs by the T x T attention matrix: math
+materialises it (and keeps it for backward), the fused kernels keep only the output and a
+float32 logsumexp [B, H, T]. The CPU's own SDPA choice follows CPU rules, so on device
+tensors this runs the CPU kernel whose memory matches the GPU's choice:
+
+* math: aten::_scaled_dot_product_attention_math, the same composite a GPU runs (fp16/bf16
+  inputs upcast to fp32, the dropout mask materialised);
+* flash, efficient, cuDNN: aten::_scaled_dot_product_flash_attention_for_cpu, which keeps
+  output + logsumexp and no T x T. Not reproduced: the efficient kernel pads its logsumexp to a
+  multiple of 32 queries, the GPU backward kernels' own scratch (flash's fp32 dq accumulator),
+  and dropout (the CPU kernel has none; a GPU keeps only a 16-byte RNG state, so the CPU runs
+  without dropout and the trace says so).
+
+Under autocast, q, k and v are cast to the autocast dtype first, as CUDA autocast does; the
+chooser sees the dtype the script asked for (fp16 or bf16). Each backend taken is written to
+the trace once (`M sdpa_<backend> <reason>`).
+"""
+import torch
+
+from . import amp, devices
+
+_noted = set()
+
+
+def _asked_dtype(dtype):
+    """The dtype a GPU run computes in: under autocast the one the script asked for."""
+    if not torch.is_autocast_enabled("cpu"):
+        return dtype
+    return torch.float16 if amp.amp_mode() == "fp16" else torch.bfloat16
+
+
+def _autocast_inputs(tensors):
+    """CUDA autocast casts fp32 q, k, v to the reduced dtype before SDPA (real copies)."""
+    if not torch.is_autocast_enabled("cpu"):
+        return tensors
+    low = torch.get_autocast_dtype("cpu")
+    return [t.to(low) if t is not None and t.dtype == torch.float32 else t for t in tensors]
+
+
+def _stand_in(t, dtype):
+    """A storage-free tensor with T's geometry and the GPU-side dtype, for the chooser."""
+    out = torch.empty_strided(t.shape, t.stride(), dtype=dtype, device="meta")
+    return out.requires_grad_(t.requires_grad)
+
+
+def _choose(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
+    from xmem_gpu import sdpa as chooser, target
+    dtype = _asked_dtype(q.dtype)
+    if dtype != q.dtype:
+        q, k, v = (_stand_in(t, dtype) for t in (q, k, v))
+    return chooser.choose_backend(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                  is_causal=is_causal, scale=scale, enable_gqa=enable_gqa,
+                                  capability=target.capability())
+
+
+def _arguments(args, kwargs):
+    names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale",
+             "enable_gqa")
+    defaults = (None, None, None, None, 0.0, False, None, False)
+    given = dict(zip(names, args))
+    given.update(kwargs)
+    return [given.get(n, d) for n, d in zip(names, defaults)]
+
+
+def _run(backend, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
+    aten = torch.ops.aten
+    with torch.autocast("cpu", enabled=False):
+        if backend == "math":
+            return aten._scaled_dot_product_attention_math(
+                q, k, v, mask, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
+        return aten._scaled_dot_product_flash_attention_for_cpu(
+            q, k, v, 0.0, is_causal, attn_mask=mask, scale=scale)[0]
+
+
+def _note(native, backend, reason, dropout_p):
+    key = "sdpa_" + backend
+    if key not in _noted:
+        _noted.add(key)
+        native.meta(key, reason)
+    if dropout_p and backend != "math" and "dropout" not in _noted:
+        _noted.add("dropout")
+        native.meta("warning_sdpa_dropout", f"SDPA ({backend}) ran without dropout on the CPU; "
+                    "a GPU keeps only a 16-byte RNG state for it, so memory is unchanged")
+
+
+def scaled_dot_product_attention(mode, func, args, kwargs):
+    """DeviceMode's handler: device inputs take the GPU's backend; host inputs run as is."""
+    q, k, v, mask, dropout_p, is_causal, scale, enable_gqa = _arguments(args, kwargs)
+    if mode.dev_of_args((q, k, v), {}) != devices.GPU:
+        return mode.run_on(devices.HOST, func, args, kwargs)
+    backend, reason = _choose(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa)
+    _note(mode.native, backend, reason, dropout_p)
+
+    def run():
+        qc, kc, vc = _autocast_inputs([q, k, v])
+        return _run(backend, qc, kc, vc, mask, dropout_p, is_causal, scale, enable_gqa)
+
+    return mode.run_on(devices.GPU, run, (), {})
+
+
+def install():
+    """Routes F.scaled_dot_product_attention (torch 2.0+) through the handler above."""
+    function = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+    if function is not None:
+        devices.register_special(function, scaled_dot_product_attention)

@@ -1,0 +1,70 @@
+# Shared by the exact-capture torch 2.x tests 85-89 (sourced; not a test itself: run-all.sh
+# runs *.sh). They run the project venv's torch 2.x (XMEM_VENV, default $XMEM_SRC/.venv)
+# under xmem-profile; the capture library for that torch is $XMEM_CAPTURE_LIB when set,
+# else the one xmem-profile finds (docs/capture.md). Tests 20-34 keep covering torch 1.13.
+set -euo pipefail
+: "${XMEM_BUILD:?}" "${XMEM_SRC:?}"
+VENV=${XMEM_VENV:-$XMEM_SRC/.venv}
+VPY=$VENV/bin/python
+PY=/usr/bin/python3
+PROFILE=$XMEM_BUILD/bin/xmem-profile
+ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
+[ -x "$PROFILE" ] && [ -x "$ESTIMATE" ] || { echo "xmem-profile/xmem-estimate not built"; exit 77; }
+[ -x "$VPY" ] || { echo "no venv python at $VPY (set XMEM_VENV)"; exit 77; }
+"$VPY" -c 'import sys, torch; sys.exit(0 if int(torch.__version__.split(".")[0]) >= 2 else 1)' 2>/dev/null ||
+    { echo "$VPY has no torch 2.x"; exit 77; }
+export XMEM_PYTHON=$VPY # what `python` in a job's command runs (xmem-estimate's profiler)
+TMP=$(mktemp -d /tmp/xmem-capture2-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+# Logs and runs a command; on failure prints its output and fails the test.
+run() {
+    local rc=0
+    echo "+ $*" >&2
+    "$@" >"$TMP/out" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        echo "FAILED (exit $rc): $*" >&2
+        cat "$TMP/out" >&2
+        exit 1
+    fi
+    cat "$TMP/out"
+}
+
+# capture TRACE SCRIPT ARGS...: the script under xmem-profile with the venv's python.
+capture() {
+    local trace=$1
+    shift
+    run "$PROFILE" --python "$VPY" --out "$trace" --timeout 300 -- python "$@"
+}
+
+# estimate JSON ARGS...: xmem-estimate --json (exact mode) into JSON; ARGS end with the job.
+estimate() {
+    local out=$1
+    shift
+    echo "+ xmem-estimate --mode exact --json $*" >&2
+    "$ESTIMATE" --mode exact --json "$@" >"$out" 2>"$TMP/estimate.err" ||
+        { echo "FAILED: xmem-estimate $*"; tail -n 20 "$TMP/estimate.err"; exit 1; }
+}
+
+# json FILE EXPR: the Python expression EXPR over the JSON object `j` in FILE.
+json() {
+    $PY -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# meta TRACE KEY: the value of the trace's `M KEY` line ("" when absent).
+meta() {
+    awk -v k="$2" '$1=="M" && $2==k {sub(/^M [^ ]+ /, ""); print; exit}' "$1"
+}
+
+# peak_g TRACE [ITERATION]: the largest sum of live device ('g') bytes, over the whole trace
+# or within one iteration (storages live at its start included).
+peak_g() {
+    awk -v want="${2:-0}" '$1=="I"{it=$2} $1=="A" && $4=="g"{live[$2]=$3; cur+=$3}
+        $1=="F" && ($2 in live){cur-=live[$2]; delete live[$2]}
+        (want==0 || it==want) && cur>pk {pk=cur} END{print pk+0}' "$1"
+}
+
+fail() {
+    echo "FAILED: $*"
+    exit 1
+}

@@ -1,0 +1,14 @@
+# Shared by the torch 2.x fast-mode tests 90-95 (sourced; not a test itself: run-all.sh runs
+# *.sh). They need the project venv's torch 2.x (XMEM_VENV, default $XMEM_SRC/.venv); the
+# 70-78 tests keep covering the system torch 1.13.
+set -euo pipefail
+: "${XMEM_BUILD:?}" "${XMEM_SRC:?}"
+VENV=${XMEM_VENV:-$XMEM_SRC/.venv}
+VPY=$VENV/bin/python
+[ -x "$VPY" ] || { echo "no venv python at $VPY (set XMEM_VENV)"; exit 77; }
+"$VPY" -c 'import sys, torch; sys.exit(0 if int(torch.__version__.split(".")[0]) >= 2 else 1)' 2>/dev/null ||
+    { echo "$VPY has no torch 2.x"; exit 77; }
+FAST=$XMEM_BUILD/bin/xmem-profile-fast
+WORKLOADS=$XMEM_SRC/tests/workloads
+TMP=$(mktemp -d /tmp/xmem-fast2-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
