@@ -26,12 +26,12 @@ class Priority(unittest.TestCase):
     def test_sm80_bf16_takes_flash(self):
         self.assertEqual(choose(*qkv()), "flash")
 
-    def test_sm70_bf16_has_only_math(self):
-        name, why = sdpa.choose_backend(*qkv(), capability=(7, 0))
+    def test_sm75_bf16_has_only_math(self):
+        name, why = sdpa.choose_backend(*qkv(), capability=(7, 5))
         self.assertEqual(name, "math")
-        self.assertIn("sm70", why)
+        self.assertIn("sm75", why)
 
-    def test_sm70_fp16_takes_efficient(self):
+    def test_sm75_fp16_takes_efficient(self):
         self.assertEqual(choose(*qkv(dtype=torch.float16), capability=(7, 5)), "efficient")
 
     def test_fp32_takes_efficient_with_or_without_mask(self):

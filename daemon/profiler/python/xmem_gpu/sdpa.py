@@ -85,10 +85,13 @@ def priority_order(sm):
 
 
 def _prefers_cudnn(sm):
+    if sm not in ((9, 0), (10, 0)):
+        return False
     if os.environ.get("TORCH_CUDNN_SDPA_DEPRIORITIZED", "0") not in ("", "0"):
         return False
+    # Asked only here: torch.backends.cudnn checks the device's capability when first asked.
     version = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
-    return bool(version) and version >= 90900 and sm in ((9, 0), (10, 0))
+    return bool(version) and version >= 90900
 
 
 def _reason(backend, passed_over):

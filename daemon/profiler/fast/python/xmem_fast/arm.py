@@ -20,7 +20,8 @@ def arm():
     from xmem_capture import amp, cuda_shim, devices
     from .trace_writer import TraceWriter, CaptureError
     from .storage_tracker import Attribution, StorageTracker
-    from .device_mode import FastDeviceMode
+    from .device_mode import FastDeviceMode, install_attention
+    from xmem_gpu import target
 
     writer = TraceWriter()
     session = bootstrap.start_session(writer, torch, env, CaptureError, "fast", FAST_DEVICE_RULE)
@@ -28,11 +29,17 @@ def arm():
     def unsupported(why):
         session.fail(UNSUPPORTED + why + _where(torch))
 
+    try:
+        capability = target.capability()
+    except ValueError as e:
+        session.fail(str(e))
     attribution = Attribution()
     tracker = StorageTracker(writer, attribution, unsupported)
     cuda_shim.install(torch, writer, writer.meta)
-    amp.install(torch, writer.meta)
-    _refuse_autocast(torch, amp, unsupported)
+    torch2 = int(torch.__version__.split(".")[0]) >= 2
+    if not torch2:  # 1.13: no CUDA autocast on meta tensors, so AMP falls back
+        amp.install(torch, writer.meta)
+        _refuse_autocast(torch, amp, unsupported)
     bootstrap._install_load(torch, devices)
     _install_record_function(torch, attribution)
     _refuse_saving_device_tensors(torch, tracker, unsupported)
@@ -46,7 +53,10 @@ def arm():
 
     session.finish = finish
     # Function mode outermost (device boundary), dispatch mode below autograd (storages).
-    device_mode = FastDeviceMode(tracker, attribution)
+    device_mode = FastDeviceMode(tracker, attribution, capability)
+    if torch2:
+        _install_cuda_autocast(torch, amp, writer.meta, device_mode)
+        install_attention(device_mode)
     device_mode.__enter__()
     tracker.__enter__()
     _install_thread_hook(device_mode)
@@ -78,6 +88,26 @@ def _where(torch):
         if not frame.filename.startswith(skip) and not frame.filename.startswith("<"):
             return f" at {frame.filename}:{frame.lineno}"
     return ""
+
+
+def _install_cuda_autocast(torch, amp, note, device_mode):
+    """torch 2.x: torch.autocast('cuda') runs as it is (the shim's torch.cuda says a GPU is
+    there) and the device mode applies CUDA's casts to device tensors (autocast.py);
+    torch's own GradScaler runs on the device tensors (Meta kernels for its unscale and
+    scale update; .item() of found_inf reads 0: no inf found)."""
+    from .autocast import Autocast
+    device_mode.autocast = Autocast(device_mode.on_device)
+    autocast = torch.amp.autocast_mode.autocast
+    real_init = autocast.__init__
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if device_type == "cuda" and amp.cuda_autocast_casts(dtype, enabled):
+            amp._note_asked(dtype or torch.float16)
+        real_init(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+    autocast.__init__ = __init__
+    note("amp_mapping", "autocast(cuda) on fake device tensors: CUDA's op lists")
+    note("grad_scaler", "torch (Meta kernels; no inf found)")
 
 
 def _refuse_autocast(torch, amp, unsupported):

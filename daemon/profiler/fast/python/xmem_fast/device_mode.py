@@ -13,19 +13,35 @@ from torch.overrides import TorchFunctionMode
 
 from xmem_capture.devices import is_cuda_spec, _is_ordinal, _TensorBase, _getter
 
+from . import attention
+
 _META = torch.device("meta")
 _CPU = torch.device("cpu")
 _CUDA0 = torch.device("cuda", 0)
 
 
 class FastDeviceMode(TorchFunctionMode):
-    def __init__(self, tracker, attribution):
+    def __init__(self, tracker, attribution, capability):
         super().__init__()
         self.tracker = tracker
         self.attribution = attribution
+        self.capability = capability  # the target GPU's (major, minor): xmem_gpu/target.py
+        self.autocast = None  # xmem_fast.autocast.Autocast on torch 2.x (arm.py)
+
+    def _autocast(self, func, policy, args, kwargs):
+        """CUDA autocast's casts, attributed to the call that makes them (autocast.py)."""
+        previous = self.attribution.call
+        self.attribution.call = _call_name(func)
+        try:
+            return self.autocast.cast(policy, args, kwargs)
+        finally:
+            self.attribution.call = previous
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        policy = self.autocast.policy(func) if self.autocast is not None else None
+        if policy is not None:
+            args, kwargs = self._autocast(func, policy, args, kwargs)
         special = _SPECIAL.get(func)
         if special is not None:
             return special(self, args, kwargs)
@@ -159,6 +175,42 @@ def _get_device(mode, args, kwargs):
     return 0 if mode.on_device(args[0]) else -1
 
 
+def _scaled_dot_product_attention(mode, args, kwargs):
+    """The backend the target GPU takes, not the math path meta tensors would take."""
+    if not mode.on_device(args[0]):
+        return _SDPA(*args, **kwargs)
+    previous = mode.attribution.call
+    mode.attribution.call = "aten::scaled_dot_product_attention"
+    try:
+        with torch._C.DisableTorchFunction():  # its ops are named as parts of this call
+            return attention.scaled_dot_product_attention(mode.capability, *args, **kwargs)
+    finally:
+        mode.attribution.call = previous
+
+
+def install_attention(mode):
+    """F.scaled_dot_product_attention is also called from inside torch's Python code
+    (F.multi_head_attention_forward), where no torch function mode is active: the name itself
+    is rebound, so every caller that looks it up at call time meets the chooser."""
+    if _SDPA is None:
+        return
+
+    def scaled_dot_product_attention(*args, **kwargs):
+        if not mode.on_device(args[0] if args else kwargs["query"]):
+            return _SDPA(*args, **kwargs)
+        if mode.autocast is not None and torch.is_autocast_enabled("cuda"):
+            args, kwargs = mode._autocast(_SDPA, "lower", args, kwargs)
+        return _scaled_dot_product_attention(mode, args, kwargs)
+
+    torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
+
+
+def _parse_to(mode, args, kwargs):
+    """Module.to's argument parsing (a torch function in 2.x): its device stays what the
+    script named, for Tensor.to (_to above) to move each tensor across the boundary."""
+    return torch._C._nn._parse_to(*args, **kwargs)
+
+
 def _pin_memory(mode, args, kwargs):
     return args[0]  # pinned memory is host memory; the copy is not a device allocation
 
@@ -179,4 +231,8 @@ _SPECIAL = {
     _getter("is_cuda"): _is_cuda,
     _getter("is_cpu"): _is_cpu,
     _getter("device"): _device,
+    torch._C._nn._parse_to: _parse_to,
 }
+_SDPA = getattr(torch._C._nn, "scaled_dot_product_attention", None)  # torch 2.x
+if _SDPA is not None:
+    _SPECIAL[_SDPA] = _scaled_dot_product_attention

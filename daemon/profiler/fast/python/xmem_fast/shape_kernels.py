@@ -1,6 +1,6 @@
-"""Shape-only kernels for the ops torch 1.13 has no Meta kernel for (listed in
-docs/fast-mode.md, "Missing Meta kernels in torch 1.13"): they return empty meta tensors of the sizes
-the real kernel would allocate, which is all a memory estimate needs. One data-dependent op gets an upper bound instead of a
+"""Shape-only kernels for the ops torch has no Meta kernel for (listed in docs/fast-mode.md,
+"Missing Meta kernels"): they return empty meta tensors of the sizes the real kernel would
+allocate, which is all a memory estimate needs. One data-dependent op gets an upper bound instead of a
 fall back (masked_select, below)."""
 import torch
 
@@ -34,8 +34,19 @@ def masked_select_upper_bound(self, mask):
     return torch.empty((numel,), dtype=self.dtype, device="meta")
 
 
+def in_place_update(*args, **kwargs):
+    """A fused optimizer step (2.x `_fused_sgd_`, `_fused_adagrad_`): its CUDA kernel updates
+    the parameters and states in place and allocates nothing."""
+    return None
+
+
 KERNELS = {
     aten.masked_select.default: masked_select_upper_bound,
     aten.convolution_backward.default: convolution_backward,
     aten._adaptive_avg_pool2d_backward.default: same_as_input,
 }
+for _name in ("_fused_sgd_", "_fused_adagrad_"):  # torch 2.x; Meta kernels missing in 2.14
+    for _overload in ("default", "tensor_lr"):
+        _op = getattr(getattr(aten, _name, None), _overload, None)
+        if _op is not None:
+            KERNELS[_op] = in_place_update

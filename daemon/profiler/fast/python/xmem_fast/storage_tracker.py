@@ -23,6 +23,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .shape_kernels import KERNELS
 
+# The tensor's StorageImpl: Tensor._storage() in 1.13, untyped_storage() from 2.0 on.
+_storage = getattr(torch.Tensor, "untyped_storage", None) or torch.Tensor._storage
 _expired = torch.UntypedStorage._expired
 _free_weak_ref = torch.UntypedStorage._free_weak_ref
 _CONV_OPS = ("aten::convolution", "aten::convolution_backward")
@@ -75,7 +77,7 @@ class StorageTracker(TorchDispatchMode):
 
     # -- queries used by the device mode ---------------------------------------------------
     def is_device(self, t):
-        return t.is_meta and t._storage()._cdata in self.device
+        return t.is_meta and _storage(t)._cdata in self.device
 
     # -- the mode -------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -113,14 +115,14 @@ class StorageTracker(TorchDispatchMode):
         found = None
         for t in flat:
             if t.is_meta:
-                key = t._storage()._cdata
+                key = _storage(t)._cdata
                 if key in self.device:
                     return "g"
                 found = "h"
         return found
 
     def _note_output(self, t, dev, func):
-        storage = t._storage()
+        storage = _storage(t)
         key = storage._cdata
         if key in self.device or key in self.host:
             return

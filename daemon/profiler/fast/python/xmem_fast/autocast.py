@@ -1,0 +1,152 @@
+"""CUDA autocast on the fast capture's device tensors (torch 2.x).
+
+`torch.autocast('cuda')` runs as it is (torch.cuda answers from the shim, so it turns on),
+but its casts live at the AutocastCUDA dispatch key, which meta tensors do not carry. So the
+device mode applies CUDA's op policy itself, at the torch-function level, reading the same
+state (`torch.is_autocast_enabled('cuda')`, `get_autocast_dtype`) so nested
+`autocast(enabled=False)` regions and `torch.is_autocast_enabled()` checks in user code agree:
+
+* lower precision (matmuls, convolutions, linear, SDPA...): fp32 device inputs become copies
+  in the autocast dtype; a leaf fp32 parameter's copy is cached until the outermost autocast
+  exits, as `cached_cast` does, so each weight is cast once per forward;
+* fp32 (layer_norm, group_norm, exp/log/pow, the losses incl. cross_entropy...): fp16/bf16
+  inputs become fp32 copies;
+* fp32 output dtype (softmax, log_softmax, sum, cumsum, prod): `dtype=float32` is set when
+  the caller gave none, so the output is fp32 without a copy of the input;
+* promote (cat, stack, addcmul...): inputs are cast to the widest floating dtype among them.
+
+The casts run as ordinary ops under autograd, so what is saved for backward, and the
+gradients' dtypes, are a GPU run's. Lists: aten/src/ATen/autocast_mode.cpp (CUDA). Not
+reproduced: the norms' fp32 "append dtype" policy.
+"""
+import torch
+
+LOWER = ("conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
+         "conv_transpose3d", "convolution", "_convolution", "prelu", "addmm", "addmv", "addr",
+         "matmul", "einsum", "mm", "mv", "vecdot", "linear", "addbmm", "baddbmm", "bmm",
+         "chain_matmul", "multi_dot", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+         "rnn_relu_cell", "scaled_dot_product_attention", "__matmul__", "__rmatmul__")
+FP32 = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2", "log1p",
+        "reciprocal", "rsqrt", "sinh", "tan", "pow", "__pow__", "__rpow__", "__rdiv__",
+        "__rtruediv__", "softplus", "layer_norm", "native_layer_norm", "group_norm",
+        "cosine_similarity", "poisson_nll_loss", "cosine_embedding_loss", "nll_loss",
+        "nll_loss2d", "hinge_embedding_loss", "kl_div", "l1_loss", "smooth_l1_loss",
+        "huber_loss", "mse_loss", "margin_ranking_loss", "multilabel_margin_loss",
+        "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss",
+        "binary_cross_entropy_with_logits", "cross_entropy_loss", "dist", "pdist", "cdist",
+        "renorm", "logsumexp", "upsample_nearest1d", "upsample_nearest2d",
+        "upsample_nearest3d", "upsample_linear1d", "upsample_bilinear2d",
+        "upsample_trilinear3d", "upsample_bicubic2d", "cross_entropy", "interpolate")
+FP32_OUTPUT = ("softmax", "log_softmax", "sum", "cumsum", "cumprod", "prod")
+PROMOTE = ("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "vdot", "grid_sampler",
+           "index_put", "scatter_add", "tensordot", "cat", "stack", "index_copy")
+_REDUCED = (torch.float16, torch.bfloat16)
+
+
+def policies():
+    """torch function (as a TorchFunctionMode receives it) -> 'lower' | 'fp32' | 'fp32_output'
+    | 'promote'."""
+    # torch.nn.functional's Python functions too (F.layer_norm, F.cross_entropy): the mode is
+    # off while they run, so the builtins they call are not seen.
+    spaces = (torch, torch._C._nn, torch._C.TensorBase, torch.Tensor, torch.linalg,
+              torch.functional, torch.nn.functional)
+    table = {}
+    for kind, names in (("lower", LOWER), ("fp32", FP32), ("fp32_output", FP32_OUTPUT),
+                        ("promote", PROMOTE)):
+        for name in names:
+            for space in spaces:
+                f = getattr(space, name, None)
+                if callable(f):
+                    table[f] = kind
+    return table
+
+
+class Autocast:
+    """Applies the policy of `func` to its arguments when CUDA autocast is on."""
+
+    def __init__(self, on_device):
+        self.on_device = on_device
+        self.table = policies()
+        self.cache = {}  # id(leaf parameter) -> (parameter, its low-precision copy)
+        clear = torch.clear_autocast_cache
+
+        def clear_autocast_cache():  # the outermost autocast's exit
+            self.cache.clear()
+            clear()
+
+        torch.clear_autocast_cache = clear_autocast_cache
+
+    def policy(self, func):
+        kind = self.table.get(func)
+        if kind is None or not torch.is_autocast_enabled("cuda"):
+            return None
+        return kind
+
+    def cast(self, kind, args, kwargs):
+        if kind == "fp32_output":
+            return args, self._fp32_output(args, kwargs)
+        if kind == "promote":
+            dtype = self._widest(args, kwargs)
+            if dtype is None:
+                return args, kwargs
+            convert = self._to(dtype)
+        elif kind == "fp32":
+            convert = self._to(torch.float32)
+        else:
+            convert = self._lower(torch.get_autocast_dtype("cuda"))
+        return _map(convert, args), {k: _map(convert, v) for k, v in kwargs.items()}
+
+    def _eligible(self, t):
+        return (isinstance(t, torch.Tensor) and t.is_floating_point()
+                and t.dtype != torch.float64 and self.on_device(t))
+
+    def _to(self, dtype):
+        def convert(t):
+            if self._eligible(t) and t.dtype != dtype:
+                return t.to(dtype)
+            return t
+        return convert
+
+    def _lower(self, dtype):
+        def convert(t):
+            if not self._eligible(t) or t.dtype == dtype:
+                return t
+            cacheable = (t.dtype == torch.float32 and t.requires_grad and t.is_leaf
+                         and not t._is_view() and torch.is_autocast_cache_enabled())
+            if not cacheable:
+                return t.to(dtype)
+            hit = self.cache.get(id(t))
+            if hit is None or hit[0] is not t:
+                hit = self.cache[id(t)] = (t, t.to(dtype))
+            return hit[1]
+        return convert
+
+    def _widest(self, args, kwargs):
+        dtypes = {t.dtype for t in _flat((args, kwargs)) if self._eligible(t)}
+        return torch.float32 if len(dtypes) > 1 else None  # fp32 is the widest of the three
+
+    def _fp32_output(self, args, kwargs):
+        first = next(iter(_flat(args)), None)
+        given = "dtype" in kwargs or any(isinstance(a, torch.dtype) for a in args)
+        if given or first is None or not self._eligible(first):
+            return kwargs
+        return dict(kwargs, dtype=torch.float32)
+
+
+def _map(convert, value):
+    if isinstance(value, torch.Tensor):
+        return convert(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_map(convert, v) for v in value)
+    return value
+
+
+def _flat(value):
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _flat(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _flat(v)

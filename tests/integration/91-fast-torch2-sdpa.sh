@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Issue 16 part 3: fast mode on torch 2.x runs F.scaled_dot_product_attention as the target
+# GPU would. bf16 on sm80 takes flash attention (O(T) per head: output + logsumexp); on sm75
+# (no bf16 flash or memory-efficient kernel) the math path keeps the T x T scores in fp32,
+# so the peak is higher by at least one layer's scores. Checked to fail with the chooser
+# bypassed (xmem_fast/device_mode.py's SDPA entry removed: both take math, equal peaks).
+source "$(dirname "$0")/90-fast-torch2-common.bash"
+args=(--seq 256 --hidden 128 --heads 2 --layers 2 --batch 4 --dtype bf16)
+for cap in 8.0 7.5; do
+    XMEM_GPU_CAPABILITY=$cap "$FAST" --python "$VPY" --out "$TMP/$cap.trace" --steps 3 --timeout 120 \
+        -- python "$WORKLOADS/attention.py" "${args[@]}" >"$TMP/out" 2>&1 ||
+        { echo "FAILED: capture at sm $cap:"; tail -20 "$TMP/out"; exit 1; }
+    "$VPY" "$WORKLOADS/trace_stats.py" "$TMP/$cap.trace" >"$TMP/$cap.json"
+done
+"$VPY" - "$TMP/8.0.json" "$TMP/7.5.json" <<'PY'
+import json, sys
+flash, math_ = (json.load(open(p)) for p in sys.argv[1:])
+def has(s, op): return any(op in k for k in s["ops"])
+scores = 4 * 2 * 256 * 256 * 4  # B x H x T x T fp32: one layer's attention scores
+fails = []
+if not has(flash, "aten::_scaled_dot_product_flash_attention"):
+    fails.append("sm80 bf16 did not run the flash kernel")
+if has(flash, "aten::_safe_softmax"):
+    fails.append("sm80 bf16 computed a softmax over T x T scores (math path)")
+if not has(math_, "aten::_safe_softmax") or has(math_, "flash_attention"):
+    fails.append("sm75 bf16 did not take the math path")
+if math_["peak"] - flash["peak"] < scores:
+    fails.append(f"math peak {math_['peak']} not above flash peak {flash['peak']} by {scores}")
+print(f"peak: flash (sm80) {flash['peak']} B, math (sm75) {math_['peak']} B")
+for f in fails:
+    print("FAILED:", f)
+sys.exit(1 if fails else 0)
+PY
+echo "all checks passed"
