@@ -27,8 +27,6 @@ for a in "$@"; do
 done
 [ -x "$venv/bin/python" ] || { echo "xmem: bench/targets.sh: no venv at $venv (make deps)" >&2; exit 1; }
 export PATH=$venv/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-# Until the launcher resolves `python` on the job's PATH (issue 16 part 1), it is named too.
-export XMEM_PYTHON=$venv/bin/python
 tmp=$(mktemp -d /tmp/xmem-bench-targets.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 

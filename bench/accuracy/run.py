@@ -127,7 +127,7 @@ def torch2_rows(args, model, batch, measured, suffix):
     the peers' figures on it (peers.py): rows of split real-torch2 / peer-*, kept out of the
     calibration and of the test groups, and compared in one table (report_side_by_side)."""
     py = args.torch2_python
-    env = dict(os.environ, XMEM_PYTHON=py, PATH=os.path.dirname(py) + os.pathsep + os.environ.get("PATH", ""))
+    env = dict(os.environ, PATH=os.path.dirname(py) + os.pathsep + os.environ.get("PATH", ""))
     job = [py, os.path.join(HERE, "real_model_job.py"), "--model", model, "--batch-size", str(batch)]
     res = run_one(args, f"real-{model}-{batch}{suffix}-torch2", job, 2, args.real_mode, env)
     print(f"accuracy: real {model} batch {batch} ({args.real_mode}, torch 2.x)", file=sys.stderr)

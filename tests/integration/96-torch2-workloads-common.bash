@@ -14,8 +14,6 @@ TORCH2=$("$VPY" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev
     { echo "no venv with torch at $VENV (make deps)"; exit 77; }
 case $TORCH2 in 2.*) ;; *) echo "$VPY has torch $TORCH2, not 2.x"; exit 77 ;; esac
 export PATH=$VENV/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-# Until the launcher resolves `python` on the job's PATH (issue 16 part 1), it is named here too.
-export XMEM_PYTHON=$VPY
 TMP=$(mktemp -d /tmp/xmem-torch2-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 fails=0
