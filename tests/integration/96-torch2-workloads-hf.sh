@@ -5,8 +5,8 @@
 # Each estimate lies between the model's own weights + grads + AdamW state and a generous
 # bound and records the job's torch; fast and exact agree within 3 % where both run.
 source "$(dirname "$0")/96-torch2-workloads-common.bash"
-both gpt2 hf_lm.py --arch gpt2 --batch 2 --seq 64
-both llama-lora-ckpt hf_lm.py --arch llama --lora --dtype bf16 --checkpointing --batch 2 --seq 64
-both bert-fp16 hf_lm.py --arch bert --amp fp16 --batch 2 --seq 64
-workload fast trainer hf_trainer.py --batch 2
+both gpt2 hf_lm.py --arch gpt2 --batch 4 --seq 256
+both llama-lora-ckpt hf_lm.py --arch llama --lora --dtype bf16 --checkpointing --batch 4 --seq 128
+both bert-fp16 hf_lm.py --arch bert --amp fp16 --batch 4 --seq 128
+both trainer hf_trainer.py --batch 2
 finish
