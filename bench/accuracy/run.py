@@ -145,6 +145,38 @@ def torch2_rows(args, model, batch, measured, suffix):
     return rows
 
 
+# Workloads with no measured label: each tool's figure side by side only. (name, hf_lm.py
+# arguments, peers.py arguments.)
+UNLABELLED = [
+    ("GPT-2-small bs8 x 1024", ["--arch", "gpt2", "--size", "full", "--batch", "8", "--seq", "1024"],
+     ["hf", "--arch", "gpt2", "--size", "full", "--batch", "8", "--seq", "1024"]),
+    ("BERT-base bs8 x 512", ["--arch", "bert", "--size", "full", "--batch", "8", "--seq", "512"],
+     ["hf", "--arch", "bert", "--size", "full", "--batch", "8", "--seq", "512"]),
+]
+
+
+def report_unlabelled(args):
+    """xmem (torch 2.x, fast mode), MemTracker and accelerate on the UNLABELLED workloads."""
+    job_dir = os.path.join(HERE, "..", "..", "tests", "workloads", "torch2")
+    env = dict(os.environ, HF_HUB_OFFLINE="1",
+               PATH=os.path.dirname(args.torch2_python) + os.pathsep + os.environ.get("PATH", ""))
+    print("no measured label (MiB): xmem's peak (torch 2.x, fast mode, A100-40GB, context included) "
+          "and reserved peak, beside the peers")
+    print(f"{'workload':24s} {'xmem':>8s} {'reserved':>9s} {'MemTracker':>11s} {'accelerate':>11s}")
+    for name, job_args, peer_args in UNLABELLED:
+        key = "unlabelled-" + name.split()[0].lower()
+        job = [args.torch2_python, os.path.join(job_dir, "hf_lm.py"), "--steps", "4"] + job_args
+        res = run_one(args, key, job, 2, "fast", env)
+        peers = run_peers(args, peer_args, "peers-" + key)
+        cells = [f"{res['peak_bytes'] / MIB:8.0f}" if res else f"{'failed':>8s}",
+                 f"{res['reserved_peak_bytes'] / MIB:9.0f}" if res else f"{'-':>9s}"]
+        for tool in ("memtracker", "accelerate"):
+            v = peers.get(tool + "_bytes")
+            cells.append(f"{v / MIB:11.0f}" if v is not None else f"{'failed':>11s}")
+        print(f"{name:24s} " + " ".join(cells))
+    print()
+
+
 def run_peers(args, peer_argv, key):
     """peers.py's JSON for one workload, kept under --out like xmem's."""
     path = os.path.join(args.out, key + ".json")
@@ -181,6 +213,8 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     rows = collect(args)
     report(rows)
+    if args.torch2:
+        report_unlabelled(args)
 
 
 def dynamic(row):
