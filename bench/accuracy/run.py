@@ -286,13 +286,31 @@ def report_side_by_side(rows, peers, constant):
                 plus_const[name].append(abs(e2))
                 extra += f" {100 * e2:+9.1f}"
         print(line + extra)
-    summary = "median |err|" + " " * 15
-    for name, _ in columns:
-        summary += f" {'':>11s} {100 * statistics.median(errors[name]):6.1f}" if errors[name] else f" {'':>11s} {'-':>6s}"
-    for name, v in plus_const.items():
-        summary += f" {100 * statistics.median(v):9.1f}" if v else ""
-    print(summary)
+    print_medians("median |err|", errors, plus_const)
+    # The issue's target (2.x at least as good as 1.13) on the runs both captures have.
+    both = {(m, b) for (m, b, split) in cells if split == "test-real"}
+    same = {name: [] for name, _ in columns}
+    same_const = {name: [] for name, _ in columns[2:]}
+    for model, batch, measured in runs:
+        if (model, batch) not in both:
+            continue
+        for name, split in columns:
+            figure = cells.get((model, batch, split))
+            if figure is not None:
+                same[name].append(abs(figure - measured) / measured)
+                if name in same_const:
+                    same_const[name].append(abs(figure + constant - measured) / measured)
+    print_medians("  on xmem 1.13's runs", same, same_const)
     print()
+
+
+def print_medians(label, errors, plus_const):
+    line = f"{label:27s}"
+    for name, v in errors.items():
+        line += f" {'':>11s} {100 * statistics.median(v):6.1f}" if v else f" {'':>11s} {'-':>6s}"
+    for name, v in plus_const.items():
+        line += f" {100 * statistics.median(v):9.1f}" if v else ""
+    print(line)
 
 
 def report(rows):
