@@ -129,7 +129,8 @@ Result<void> apply_torch(const EstimateOptions &o, const Workload &work, Target 
 // --mode fast|auto: xmem-profile-fast first; auto runs the exact capture whenever the fast
 // capture did not produce a trace: an unsupported construct (its one-line reason is already
 // shown) or any other failure, since a placeholder value can make a script fail in fast mode
-// that runs for real. A failure of the exact run is what counts.
+// that runs for real. A failure of the exact run is what counts. An environment that cannot
+// run a capture at all (k_profile_environment) would fail the exact run alike: no retry.
 Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
 {
     if (o.mode == "exact")
@@ -144,7 +145,7 @@ Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
     req.profiler = fast.value();
     int status = 0;
     auto ran = run_profiler(req, &status);
-    if (ran.ok() || o.mode == "fast")
+    if (ran.ok() || o.mode == "fast" || status == k_profile_environment)
         return ran;
     if (status != k_profile_unsupported)
         std::fprintf(stderr, "%s\n", ran.error().message.c_str());

@@ -21,6 +21,9 @@ struct ProfileRequest {
 
 // xmem-profile-fast's exit status for "fast mode cannot run this job" (docs/fast-mode.md).
 constexpr int k_profile_unsupported = 3;
+// Either profiler's for "the job's environment cannot run a capture" (no interpreter on its
+// PATH, no torch, no capture library; docs/capture.md): the other capture would fail alike.
+constexpr int k_profile_environment = 4;
 
 // Runs the profiler and waits. A non-zero exit is an error naming the status (also left in
 // *exit_status when given); the profiler's own stderr reaches the user unchanged, and so

@@ -100,7 +100,8 @@ Result<sim::TorchVersion> choose_torch(const SimOptions &o, const std::string *f
     if (!o.torch && from_trace) {
         auto job = sim::rules_for_job_torch(*from_trace);
         if (!job.ok())
-            return Result<sim::TorchVersion>::fail(job.error());
+            return Result<sim::TorchVersion>::fail(job.error().message +
+                                                   " (override with --torch)");
         run.torch_source = job.value().newer_than_known
                                ? "trace metadata " + *from_trace + ", newer than any simulated"
                                : "trace metadata";

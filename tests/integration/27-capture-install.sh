@@ -9,9 +9,20 @@ run cmake -DCMAKE_INSTALL_PREFIX="$inst" -P "$XMEM_BUILD/daemon/profiler/cmake_i
 libdir=$(ls -d "$inst"/lib*/xmem | head -n 1)
 for f in "$inst/libexec/xmem/xmem-profile" "$libdir/libxmem-capture.so" \
          "$inst/share/xmem/python/sitecustomize.py" "$inst/share/xmem/python/xmem_capture/bootstrap.py" \
-         "$inst/share/xmem/python/xmem_capture/sitechain.py"; do
+         "$inst/share/xmem/python/xmem_capture/sitechain.py" \
+         "$inst/share/xmem/python/xmem_capture/capture_lib.py" \
+         "$inst/share/xmem/capture-src/capture_api.cpp" "$inst/share/xmem/capture-src/torch_hooks.h" \
+         "$inst/share/xmem/capture-src/include/allocator/result.h" \
+         "$inst/share/xmem/capture-src/include/trace/records.h"; do
     [ -e "$f" ] || { echo "FAILED: not installed: $f"; exit 1; }
 done
+# The installed capture sources are the tree's, every xmem header they include with them: the
+# same cache key, so an installed xmem reuses a library the build tree built and vice versa.
+run $PY -B -c "import sys; sys.path.insert(0, '$inst/share/xmem/python')
+from xmem_capture.capture_lib import source_hash, _source_files
+inst = '$inst/share/xmem/capture-src'
+assert len(_source_files(inst, inst + '/include')) == 10, sorted(_source_files(inst, inst + '/include'))
+assert source_hash(inst, inst + '/include') == source_hash('$XMEM_SRC/daemon/profiler/capture', '$XMEM_SRC/simulator')" >/dev/null
 find "$inst/share/xmem/python" -name '__pycache__' | grep -q . && { echo "FAILED: __pycache__ installed"; exit 1; }
 
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$XMEM_BUILD/CMakeCache.txt")

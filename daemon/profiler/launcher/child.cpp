@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -72,6 +73,11 @@ void parse_status(std::string *pending, ChildResult *result, bool *done)
             *done = true;
         } else if (line.rfind("fail ", 0) == 0) {
             result->message = line.substr(5);
+        } else if (line.rfind("build ", 0) == 0) {
+            result->building = true;
+            std::fprintf(stderr, "%s\n", line.c_str() + 6);
+        } else if (line == "built") {
+            result->building = false;
         }
     }
 }
@@ -184,6 +190,7 @@ ChildResult run_child(const ChildSpec &spec)
     std::string pending;
     bool done = false, reaped = false, timed_out = false;
     int open_fds = 2, last_steps = 0, wstatus = 0;
+    bool was_building = false;
     auto timeout = std::chrono::seconds(spec.timeout_s);
     Clock::time_point deadline = start + timeout;
     while (open_fds > 0 && !g_interrupted) {
@@ -208,6 +215,11 @@ ChildResult run_child(const ChildSpec &spec)
         if (result.steps != last_steps && !reaped) { // progress: the next step gets a full timeout
             last_steps = result.steps;
             deadline = Clock::now() + timeout;
+        }
+        if (result.building != was_building && !reaped) { // a build is not a slow step
+            was_building = result.building;
+            deadline =
+                Clock::now() + (was_building ? std::chrono::seconds(k_build_limit_s) : timeout);
         }
         // Forked DataLoader workers inherit both pipes, so EOF may come late: once the script
         // itself has exited, only drain what is already in the pipes.

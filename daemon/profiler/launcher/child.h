@@ -4,6 +4,10 @@
 //   "step N"      optimizer step N finished
 //   "done"        the trace is complete; the child exits 0 right after
 //   "fail TEXT"   the shim gave up with the one-line message TEXT
+//   "build TEXT"  the shim is building the capture library for the job's torch (TEXT, one
+//                 line, is shown at once); the step timer waits until "built", up to
+//                 k_build_limit_s
+//   "built"       the build is over; the first step gets a full timeout from here
 // Its stderr is kept (the last 64 KiB) and shown only when it fails, unless verbose.
 #pragma once
 
@@ -31,12 +35,16 @@ enum class Outcome {
     not_started, // fork/exec failed
 };
 
+// Longest a first-use build of the capture library may take (docs/capture.md).
+constexpr int k_build_limit_s = 600;
+
 struct ChildResult {
     Outcome outcome = Outcome::not_started;
-    int exit_code = -1;  // when it exited
-    int signal = 0;      // when a signal killed it
-    int steps = 0;       // last step reported
-    std::string message; // shim's fail text, or why it did not start
+    int exit_code = -1;    // when it exited
+    int signal = 0;        // when a signal killed it
+    int steps = 0;         // last step reported
+    bool building = false; // between "build" and "built"
+    std::string message;   // shim's fail text, or why it did not start
     std::string stderr_tail;
     double seconds = 0;
 };

@@ -68,19 +68,25 @@ xmem::Result<ShimPaths> locate_shim()
     shim.python_dir = build_tree ? XMEM_SOURCE_PYDIR : XMEM_DATADIR "/python";
     shim.capture_lib =
         std::string(build_tree ? XMEM_BUILD_LIBDIR : XMEM_PKGLIBDIR) + "/libxmem-capture.so";
+    shim.capture_src = build_tree ? XMEM_SOURCE_CAPTUREDIR : XMEM_DATADIR "/capture-src";
+    shim.capture_include =
+        build_tree ? XMEM_SOURCE_SIMULATORDIR : XMEM_DATADIR "/capture-src/include";
+    shim.capture_lib_torch = XMEM_CAPTURE_TORCH;
     if (const char *v = std::getenv("XMEM_PROFILER_PYDIR"); v && *v)
         shim.python_dir = v;
-    if (const char *v = std::getenv("XMEM_CAPTURE_LIB"); v && *v)
+    if (const char *v = std::getenv("XMEM_CAPTURE_LIB"); v && *v) {
         shim.capture_lib = v;
+        shim.capture_src.clear(); // named by the user: used as it is, never rebuilt
+        shim.capture_include.clear();
+    }
     if (!is_file(shim.python_dir + "/sitecustomize.py")) {
         return xmem::Result<ShimPaths>::fail(
             "xmem: " + shim.python_dir +
             "/sitecustomize.py: not found (reinstall xmem or set XMEM_PROFILER_PYDIR)");
     }
-    if (!is_file(shim.capture_lib)) {
-        return xmem::Result<ShimPaths>::fail(
-            "xmem: " + shim.capture_lib +
-            ": not found (was xmem built with LibTorch? make deps && make)");
+    if (shim.capture_src.empty() && !is_file(shim.capture_lib)) {
+        return xmem::Result<ShimPaths>::fail("xmem: " + shim.capture_lib +
+                                             ": not found (check XMEM_CAPTURE_LIB)");
     }
     return xmem::Result<ShimPaths>::ok(std::move(shim));
 }

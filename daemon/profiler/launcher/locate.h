@@ -12,12 +12,19 @@ namespace xmem::profile
 
 struct ShimPaths {
     std::string python_dir;  // directory holding sitecustomize.py and xmem_capture/
-    std::string capture_lib; // libxmem-capture.so
+    std::string capture_lib; // libxmem-capture.so built with xmem (may be absent)
+    // Sources of the capture library and the simulator headers they include, for building
+    // it against the job's torch on first use (xmem_capture/capture_lib.py); "" when
+    // XMEM_CAPTURE_LIB names the library to use as it is.
+    std::string capture_src;
+    std::string capture_include;
+    std::string capture_lib_torch; // "VERSION ABI" of the torch capture_lib was built against
 };
 
-// In a build tree (this executable sits in the build's bin/) the package comes from the
-// source tree and the library from the build's lib/; installed, from XMEM_DATADIR and the
-// package library directory. XMEM_PROFILER_PYDIR / XMEM_CAPTURE_LIB override either.
+// In a build tree (this executable sits in the build's bin/) the package and the capture
+// sources come from the source tree and the library from the build's lib/; installed, from
+// XMEM_DATADIR and the package library directory. XMEM_PROFILER_PYDIR / XMEM_CAPTURE_LIB
+// override either.
 xmem::Result<ShimPaths> locate_shim();
 
 // --python, else $XMEM_PYTHON, else "": no override, the job's own interpreter runs

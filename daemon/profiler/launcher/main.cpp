@@ -1,5 +1,6 @@
 // xmem-profile: capture the tensor allocations of a PyTorch training command on the CPU.
-// See docs/capture.md. Exit status: 0 trace written, 1 capture failed, 2 bad usage.
+// See docs/capture.md. Exit status: 0 trace written, 1 capture failed, 2 bad usage, 4 the
+// job's environment cannot run a capture (no interpreter, no torch, no capture library).
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,9 @@ namespace
 
 constexpr int k_exit_failed = 1;
 constexpr int k_exit_usage = 2;
+// The shim exits with it too (bootstrap._give_up); xmem-estimate does not retry such a job
+// with the other capture (profile_run.h, k_profile_environment).
+constexpr int k_exit_environment = 4;
 constexpr int k_stderr_tail_lines = 20;
 
 std::string absolute(const std::string &path)
@@ -43,6 +47,9 @@ ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Com
     spec.env = {
         {"PYTHONPATH", chained_pythonpath(paths.python_dir)},
         {"XMEM_CAPTURE_LIB", paths.capture_lib},
+        {"XMEM_CAPTURE_LIB_TORCH", paths.capture_lib_torch},
+        {"XMEM_CAPTURE_SRC", paths.capture_src},
+        {"XMEM_CAPTURE_INCLUDE", paths.capture_include},
         {"XMEM_TRACE_OUT", absolute(opts.out)},
         {"XMEM_STEPS", std::to_string(opts.steps)},
         {"XMEM_THREADS", threads},
@@ -93,7 +100,7 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r)
         return k_exit_failed;
     case Outcome::shim_failed:
         std::fprintf(stderr, "%s\n", r.message.c_str());
-        return k_exit_failed;
+        return r.exit_code == k_exit_environment ? k_exit_environment : k_exit_failed;
     case Outcome::failed:
         if (r.signal)
             std::fprintf(stderr, "xmem: %s: killed by signal %d after %d optimizer steps\n", name,
@@ -160,7 +167,7 @@ int main(int argc, char **argv)
                                path_env ? path_env : "/usr/local/bin:/usr/bin:/bin");
     if (!cmd.ok()) {
         std::fprintf(stderr, "%s\n", cmd.error().message.c_str());
-        return k_exit_failed;
+        return k_exit_environment;
     }
     ChildResult result = run_child(make_child_spec(opts, paths, cmd.value()));
     int status = report(opts, cmd.value(), result);

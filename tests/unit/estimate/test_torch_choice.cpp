@@ -31,7 +31,8 @@ static void newer_job_torch_gets_the_newest_rules(void **)
     assert_true(c.ok());
     EXPECT_STR(c.value().rules.str(), xmem::sim::newest_known_release().str());
     assert_true(c.value().newer_than_known);
-    EXPECT_CONTAINS(c.value().note, "xmem: warning: the job's torch 2.14.1 is newer than the newest");
+    EXPECT_CONTAINS(c.value().note,
+                    "xmem: warning: the job's torch 2.14.1 is newer than the newest");
     EXPECT_CONTAINS(c.value().note, "(pass --torch");
 }
 

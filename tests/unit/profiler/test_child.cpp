@@ -46,6 +46,19 @@ static void progress_resets_the_timeout(void **state)
     assert_int_equal(r.steps, 3);
 }
 
+// A first-use build of the capture library does not count against the step timeout.
+static void build_pauses_the_timeout(void **state)
+{
+    ChildResult r =
+        run_sh("echo 'build xmem: building' >&$XMEM_STATUS_FD; sleep 1.5;"
+               " echo built >&$XMEM_STATUS_FD; sleep 0.5; echo step 1 >&$XMEM_STATUS_FD;"
+               " echo done >&$XMEM_STATUS_FD",
+               1);
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(r.steps, 1);
+    assert_false(r.building);
+}
+
 static void crash_keeps_the_stderr_tail(void **state)
 {
     ChildResult r =
@@ -94,6 +107,7 @@ int xmem_test_group_child(void)
         cmocka_unit_test(environment_reaches_the_child),
         cmocka_unit_test(no_step_times_out),
         cmocka_unit_test(progress_resets_the_timeout),
+        cmocka_unit_test(build_pauses_the_timeout),
         cmocka_unit_test(crash_keeps_the_stderr_tail),
         cmocka_unit_test(exit_without_done_and_shim_failure),
         cmocka_unit_test(missing_program),

@@ -1,8 +1,9 @@
 """Arms the capture before the user's script runs (called from sitecustomize).
 
-Environment (set by xmem-profile): XMEM_TRACE_OUT, XMEM_CAPTURE_LIB, XMEM_STEPS,
-XMEM_THREADS, XMEM_STATUS_FD. Child processes the script starts get the CUDA shim
-(XMEM_SHIM=1) but never capture: XMEM_TRACE_OUT is removed from the environment.
+Environment (set by xmem-profile): XMEM_TRACE_OUT, XMEM_CAPTURE_LIB (and the others
+capture_lib.py reads), XMEM_STEPS, XMEM_THREADS, XMEM_STATUS_FD. Child processes the
+script starts get the CUDA shim (XMEM_SHIM=1) but never capture: XMEM_TRACE_OUT is removed
+from the environment.
 """
 import atexit
 import os
@@ -140,13 +141,18 @@ def _status(line):
             pass
 
 
+# Exit status of a process whose environment cannot run a capture (no torch, no capture
+# library): xmem-profile passes it on, and xmem-estimate then tries no other capture.
+EXIT_ENVIRONMENT = 4
+
+
 def _give_up(message):
     """Before a Session exists: the one line the launcher prints (through the status pipe,
-    else stderr), and exit 1."""
+    else stderr), and exit EXIT_ENVIRONMENT."""
     _status("fail " + message)
     sys.stderr.write(message + "\n")
     sys.stderr.flush()
-    os._exit(1)
+    os._exit(EXIT_ENVIRONMENT)
 
 
 def _import_torch():
@@ -156,6 +162,19 @@ def _import_torch():
         _give_up(f"xmem: {sys.executable} cannot import torch ({e}); activate the job's "
                  "environment, or pass --python with an interpreter that has torch")
     return torch
+
+
+def _capture_library(torch):
+    """The library for the job's torch (capture_lib.py); processes the job starts get the
+    same one without looking again."""
+    from . import capture_lib
+    try:
+        path = capture_lib.library_for(torch, _status)
+    except capture_lib.BuildError as e:
+        _give_up(str(e))
+    os.environ["XMEM_CAPTURE_LIB"] = path
+    os.environ.pop("XMEM_CAPTURE_SRC", None)
+    return path
 
 
 def start_session(writer, torch, env, capture_error, capture, device_rule):
@@ -192,14 +211,13 @@ def arm():
     """Starts capture (or, in a child process, only the CUDA shim)."""
     capture = "XMEM_TRACE_OUT" in os.environ
     os.environ["XMEM_SHIM"] = "1"
-    lib = os.environ.get("XMEM_CAPTURE_LIB")
     if capture:
         env = _parse_env()
     torch = _import_torch()
     from .native import Native, CaptureError
     from . import amp, cuda_shim, devices, sdpa
 
-    native = Native(lib)
+    native = Native(_capture_library(torch))
     session = None
     if capture:
         session = start_session(native, torch, env, CaptureError, "exact", EXACT_DEVICE_RULE)

@@ -14,7 +14,8 @@ class Native:
             lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
         except OSError as e:
             raise CaptureError(f"xmem: cannot load the capture library {path}: {e} "
-                               "(rebuild xmem or check XMEM_CAPTURE_LIB)") from None
+                               "(a cached one: delete it and it is rebuilt; else rebuild xmem "
+                               "or check XMEM_CAPTURE_LIB)") from None
         u32, u64, c_int = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
         sig = {
             "xmem_capture_start": (c_int, [ctypes.c_char_p]),

@@ -1,0 +1,197 @@
+"""Which libxmem-capture this process loads (docs/capture.md, "A capture library for any torch").
+
+The library wraps c10's CPU allocator and registers a RecordFunction callback: C++ against
+one libtorch's headers and ABI. xmem ships one built against the torch it was built with;
+a job running any other torch gets its own copy, built on first use inside the job's
+interpreter with the system C++ compiler and cached per user under
+${XDG_CACHE_HOME:-~/.cache}/xmem/capture/, one file per (torch version, C++ ABI, hash of the
+capture sources and flags).
+
+Environment (set by xmem-profile): XMEM_CAPTURE_LIB (the shipped library, or one the user
+named), XMEM_CAPTURE_LIB_TORCH ("VERSION ABI" it was built against), XMEM_CAPTURE_SRC and
+XMEM_CAPTURE_INCLUDE (the sources and the simulator headers they include; unset when the
+user named the library: it is then used as it is).
+"""
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+SOURCES = ("capture_api.cpp", "torch_hooks.cpp", "recorder.cpp", "trace_writer.cpp")
+# Part of the cache key: changing a flag must not reuse a library built without it.
+FLAGS = ("-O2", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden",
+         "-fvisibility-inlines-hidden", "-Wno-deprecated-declarations", "-DXMEM_CAPTURE_EXPORTS")
+_INCLUDE = re.compile(rb'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+class BuildError(RuntimeError):
+    """The library could not be built or cached; the message is one `xmem: ` line."""
+
+
+def release(version):
+    """"1.13.0a0" -> "1.13.0", "2.14.1+cu130" -> "2.14.1": what a build is checked against."""
+    match = re.match(r"\d+(\.\d+)*", version)
+    return match.group(0) if match else version
+
+
+def cxx11_abi(torch):
+    return int(bool(torch._C._GLIBCXX_USE_CXX11_ABI))
+
+
+def library_for(torch, say=lambda line: None, env=None):
+    """The library path for TORCH. SAY gets the status lines "build TEXT" before a build and
+    "built" after it (the launcher stops the step timer in between). Raises BuildError."""
+    env = os.environ if env is None else env
+    shipped = env.get("XMEM_CAPTURE_LIB", "")
+    src = env.get("XMEM_CAPTURE_SRC", "")
+    if not src:
+        return shipped
+    if _fits(shipped, env.get("XMEM_CAPTURE_LIB_TORCH", ""), torch):
+        return shipped
+    return _cached_build(torch, src, env.get("XMEM_CAPTURE_INCLUDE", ""), say)
+
+
+def _fits(shipped, built_for, torch):
+    parts = built_for.split()
+    return (os.path.isfile(shipped) and len(parts) == 2 and
+            release(parts[0]) == release(torch.__version__) and parts[1] == str(cxx11_abi(torch)))
+
+
+def _source_files(src, include):
+    """The capture sources and every header they include from xmem (not torch's or the
+    system's: those are not under SRC or INCLUDE), as {path: content}."""
+    found, todo = {}, [os.path.join(src, name) for name in SOURCES]
+    while todo:
+        path = todo.pop()
+        if path in found:
+            continue
+        try:
+            with open(path, "rb") as f:
+                found[path] = f.read()
+        except OSError as e:
+            raise BuildError(f"xmem: {path}: cannot read the capture sources ({e.strerror}; "
+                             "reinstall xmem)") from None
+        here = os.path.dirname(path)
+        for name in _INCLUDE.findall(found[path]):
+            for base in (here, src, include):
+                candidate = os.path.join(base, name.decode())
+                if base and os.path.isfile(candidate):
+                    todo.append(os.path.normpath(candidate))
+                    break
+    return found
+
+
+def source_hash(src, include):
+    """By file name and content, not path: the build tree's sources and the installed copy
+    (share/xmem/capture-src) share a cache entry."""
+    h = hashlib.sha256(" ".join(FLAGS).encode())
+    named = {os.path.basename(path): text for path, text in _source_files(src, include).items()}
+    for name in sorted(named):
+        h.update(name.encode() + b"\0" + named[name] + b"\0")
+    return h.hexdigest()[:16]
+
+
+def cache_dir():
+    """Per user, never shared: a library another user could write would run in this job."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "xmem", "capture")
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as e:
+        raise BuildError(f"xmem: {path}: cannot create the capture cache ({e.strerror}; "
+                         "set XDG_CACHE_HOME to a directory of yours)") from None
+    for d in (os.path.dirname(path), path):
+        st = os.stat(d)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            raise BuildError(f"xmem: {d}: not yours alone (owned by uid {st.st_uid}, mode "
+                             f"{st.st_mode & 0o777:o}); the capture library is not cached "
+                             "there (chmod go-w it, or set XDG_CACHE_HOME)")
+    return path
+
+
+def _cached_build(torch, src, include, say):
+    version = torch.__version__
+    abi = cxx11_abi(torch)
+    safe = re.sub(r"[^A-Za-z0-9._+-]", "_", version)
+    directory = cache_dir()
+    target = os.path.join(directory,
+                          f"libxmem-capture-torch{safe}-abi{abi}-{source_hash(src, include)}.so")
+    if os.path.isfile(target):
+        return target
+    with open(target + ".lock", "w") as lock:
+        _lock_saying(lock, say, f"build xmem: waiting for another process building the capture "
+                     f"library for torch {version}")
+        if not os.path.isfile(target):
+            _check_toolchain(torch)
+            say(f"build xmem: building the capture library for torch {version} into "
+                f"{directory} (once per torch version)")
+            _compile(torch, src, include, target)
+        say("built")
+    return target
+
+
+def _lock_saying(lock, say, waiting):
+    """Locks LOCK; when another process holds it (building the same library), first says
+    WAITING, so the launcher's step timer waits for this process too."""
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        say(waiting)
+        fcntl.flock(lock, fcntl.LOCK_EX)
+
+
+def _first_error(output):
+    lines = [l.strip() for l in output.splitlines() if l.strip()]
+    for line in lines:
+        if "error" in line.lower():
+            return line
+    return lines[-1] if lines else "no output"
+
+
+def compile_command(torch, src, include, out):
+    """The compiler's argv. torch 2.x headers need C++20 (2.14's do); 1.13's want C++17."""
+    root = os.path.dirname(torch.__file__)
+    lib = os.path.join(root, "lib")
+    std = "-std=c++17" if release(torch.__version__).startswith("1.") else "-std=c++20"
+    cxx = os.environ.get("CXX") or "c++"
+    includes = [src] + ([include] if include else []) + [
+        os.path.join(root, "include"), os.path.join(root, "include", "torch", "csrc", "api",
+                                                    "include")]
+    return ([cxx, std, *FLAGS, f"-D_GLIBCXX_USE_CXX11_ABI={cxx11_abi(torch)}"] +
+            [f"-I{d}" for d in includes] + [os.path.join(src, s) for s in SOURCES] +
+            ["-o", out, f"-L{lib}", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{lib}"])
+
+
+def _check_toolchain(torch):
+    """A compiler and torch's headers, before anything is said or written."""
+    version = torch.__version__
+    cxx = compile_command(torch, "", "", "")[0]
+    if shutil.which(cxx) is None:
+        raise BuildError(f"xmem: cannot build the capture library for torch {version}: no C++ "
+                         f"compiler ({cxx} not found; install g++, or set CXX)")
+    headers = os.path.join(os.path.dirname(torch.__file__), "include")
+    if not os.path.isdir(headers):
+        raise BuildError(f"xmem: cannot build the capture library for torch {version}: "
+                         f"{headers} is missing (install a torch that ships its C++ headers)")
+
+
+def _compile(torch, src, include, target):
+    version = torch.__version__
+    fd, tmp = tempfile.mkstemp(prefix=".build-", suffix=".so", dir=os.path.dirname(target))
+    os.close(fd)
+    try:
+        argv = compile_command(torch, src, include, tmp)
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, check=False)
+        if done.returncode != 0:
+            raise BuildError(f"xmem: building the capture library for torch {version} failed: "
+                             f"{_first_error(done.stdout.decode(errors='replace'))} (with "
+                             f"{argv[0]} {argv[1]}; set CXX to a compiler that supports it)")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, target)  # atomic: no process ever loads half a library
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Issue 16 part 2: the capture library for any torch. A job on a torch other than the one
+# xmem was built with gets its own library, built on first use into the per-user cache
+# (concurrent first uses build it once); the trace has the tiny MLP's exact storages; a second
+# run reuses the cached file; Debian's torch 1.13 uses the shipped library; no compiler is one
+# line naming it and the fix (xmem-profile exit status 4).
+source "$(dirname "$0")/20-capture-common.bash"
+source "$(dirname "$0")/80-torch2-common.bash"
+command -v c++ >/dev/null || { echo "no C++ compiler"; exit 77; }
+export XDG_CACHE_HOME=$TMP/cache
+
+write_mlp "$TMP/mlp.py"
+profile() {
+    "$PROFILE" --python "$venv/bin/python" --out "$1" --steps 2 --timeout "${timeout:-60}" \
+        -- python "$TMP/mlp.py"
+}
+
+# Two first uses at once, with a step timeout (10 s) below the build time (a compiler made
+# 12 s slower): one builds, the other waits on the lock; the timer waits for both, so
+# neither times out.
+printf '#!/bin/sh\nsleep 12\nexec c++ "$@"\n' >"$TMP/slowcc"
+chmod +x "$TMP/slowcc"
+start=$(date +%s.%N)
+CXX=$TMP/slowcc timeout=10 profile "$TMP/a.trace" 2>"$TMP/a.err" & a=$!
+CXX=$TMP/slowcc timeout=10 profile "$TMP/b.trace" 2>"$TMP/b.err" & b=$!
+wait $a || { cat "$TMP/a.err"; echo "FAILED: first use a"; exit 1; }
+wait $b || { cat "$TMP/b.err"; echo "FAILED: first use b"; exit 1; }
+first=$(/usr/bin/python3 -c "import time; print(round(time.time() - $start, 1))")
+built=$(cat "$TMP/a.err" "$TMP/b.err" | grep -c "^xmem: building the capture library for torch $venv_torch into $XDG_CACHE_HOME/xmem/capture")
+[ "$built" = 1 ] || { cat "$TMP/a.err" "$TMP/b.err"; echo "FAILED: built $built times, not once"; exit 1; }
+libs=("$XDG_CACHE_HOME"/xmem/capture/libxmem-capture-torch"$venv_torch"-abi?-*.so)
+[ "${#libs[@]}" = 1 ] && [ -f "${libs[0]}" ] || { ls -la "$XDG_CACHE_HOME/xmem/capture"; echo "FAILED: one cached library"; exit 1; }
+[ "$(stat -c %a "$XDG_CACHE_HOME/xmem/capture")" = 700 ] || { echo "FAILED: cache not private"; exit 1; }
+ls "$XDG_CACHE_HOME"/xmem/capture/.build-* >/dev/null 2>&1 && { echo "FAILED: a temp file is left"; exit 1; }
+echo "ok: first use built one library in $first s (two concurrent runs, 12 s of it the slowed compiler)"
+
+for t in a b; do
+    # Not --phases-in-order: phases under torch 2.x are the shim's (its optimizer phase is
+    # missing there today).
+    run $CHECK "$TMP/$t.trace" --steps 2 >/dev/null
+    grep -qx "M torch $venv_torch" "$TMP/$t.trace" || { echo "FAILED: trace lacks M torch $venv_torch"; exit 1; }
+done
+# The MLP's parameters, exactly, on the GPU in the set-up phase, and as gradients later.
+sizes=$(awk '$1 == "P" { phase = $2 } $1 == "A" && $4 == "g" { print phase, $3 }' "$TMP/a.trace")
+for bytes in 2048 128 512 16; do
+    echo "$sizes" | grep -qx "setup $bytes" || { echo "FAILED: no $bytes-byte parameter in setup"; exit 1; }
+    echo "$sizes" | grep -qx "backward $bytes" || { echo "FAILED: no $bytes-byte gradient"; exit 1; }
+done
+echo "ok: the trace has the MLP's storages (torch $venv_torch)"
+
+# A second run reuses the cached library: no build, the file untouched.
+before=$(stat -c %Y.%i "${libs[0]}")
+start=$(date +%s.%N)
+profile "$TMP/c.trace" 2>"$TMP/c.err" || { cat "$TMP/c.err"; echo "FAILED: cached run"; exit 1; }
+cached=$(/usr/bin/python3 -c "import time; print(round(time.time() - $start, 1))")
+grep -q 'building the capture library' "$TMP/c.err" && { echo "FAILED: rebuilt"; exit 1; }
+[ "$(stat -c %Y.%i "${libs[0]}")" = "$before" ] || { echo "FAILED: cached library replaced"; exit 1; }
+echo "ok: second run reused the cached library ($cached s)"
+
+# Debian's torch is the one xmem was built with: the shipped library, nothing built.
+empty=$TMP/empty-cache
+XDG_CACHE_HOME=$empty run "$PROFILE" --python /usr/bin/python3 --out "$TMP/d.trace" --steps 2 \
+    -- python "$TMP/mlp.py" >/dev/null
+[ -z "$(ls -A "$empty/xmem/capture" 2>/dev/null)" ] || { echo "FAILED: built for the shipped torch"; exit 1; }
+echo "ok: torch 1.13 uses the shipped library"
+
+# No compiler: one line naming the command and the fix; nothing left in the cache.
+rc=0
+XDG_CACHE_HOME=$TMP/nocc CXX=/nonexistent/c++ profile "$TMP/e.trace" 2>"$TMP/e.err" || rc=$?
+cat "$TMP/e.err"
+[ "$rc" = 4 ] && [ "$(wc -l <"$TMP/e.err")" = 1 ] &&
+    grep -qx "xmem: cannot build the capture library for torch $venv_torch: no C++ compiler (/nonexistent/c++ not found; install g++, or set CXX)" "$TMP/e.err" ||
+    { echo "FAILED: missing compiler is not one clear line"; exit 1; }
+[ ! -e "$TMP/e.trace" ] && [ -z "$(ls "$TMP/nocc/xmem/capture/"*.so 2>/dev/null)" ] || { echo "FAILED: left a trace or library"; exit 1; }
+echo "ok: a missing compiler is one line"
+
+# A compiler that fails: its first error line, once.
+printf '#!/bin/sh\necho "In file included from x.h:1,"\necho "x.cpp:3:1: error: boom"\necho "x.cpp:4:1: error: more"\nexit 1\n' >"$TMP/badcc"
+chmod +x "$TMP/badcc"
+rc=0
+XDG_CACHE_HOME=$TMP/badcache CXX=$TMP/badcc profile "$TMP/g.trace" 2>"$TMP/g.err" || rc=$?
+cat "$TMP/g.err"
+[ "$rc" = 4 ] && [ "$(grep -c '^xmem: ' "$TMP/g.err")" = 2 ] &&
+    grep -qx "xmem: building the capture library for torch $venv_torch failed: x.cpp:3:1: error: boom (with $TMP/badcc -std=c++20; set CXX to a compiler that supports it)" "$TMP/g.err" ||
+    { echo "FAILED: a failing compile is not its first error"; exit 1; }
+[ -z "$(ls -A "$TMP/badcache/xmem/capture" | grep -v '\.lock$')" ] || { echo "FAILED: a failed build left files"; exit 1; }
+echo "ok: a failing compile names its first error"
+
+# A cache directory others may write is refused, never loaded from.
+mkdir -p "$TMP/shared/xmem/capture" && chmod 777 "$TMP/shared/xmem/capture"
+rc=0
+XDG_CACHE_HOME=$TMP/shared profile "$TMP/f.trace" 2>"$TMP/f.err" || rc=$?
+[ "$rc" = 4 ] && grep -q "^xmem: $TMP/shared/xmem/capture: not yours alone" "$TMP/f.err" ||
+    { cat "$TMP/f.err"; echo "FAILED: a world-writable cache was used"; exit 1; }
+echo "ok: a shared writable cache is refused"
