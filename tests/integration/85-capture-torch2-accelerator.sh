@@ -17,6 +17,8 @@ print("accelerator", device, torch.accelerator.device_count(), torch.accelerator
 print("capability", torch.cuda.get_device_capability(), torch.cuda.is_bf16_supported(including_emulation=False),
       torch.get_device_module(device).get_device_properties(0).major)
 torch.accelerator.set_device_index(0)
+noise = torch.Generator(device=device).manual_seed(0)
+print("generator", noise.device, torch.randn(2, generator=noise, device=device).device)
 model = nn.Sequential(nn.Conv2d(1, 8, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
                       nn.Linear(8 * 13 * 13, 64), nn.ReLU(), nn.Linear(64, 10),
                       nn.LogSoftmax(dim=1)).to(device)
@@ -39,6 +41,7 @@ PY
 XMEM_GPU_CAPABILITY=7.5 capture "$TMP/t75.trace" "$TMP/mnist.py" >"$TMP/t75.out"
 grep -q '^accelerator cuda 1 0$' "$TMP/t75.out" || fail "torch.accelerator did not name one CUDA device: $(head -3 "$TMP/t75.out")"
 grep -q '^capability (7, 5) False 7$' "$TMP/t75.out" || fail "capability 7.5 not answered: $(grep capability "$TMP/t75.out")"
+grep -q '^generator cuda:0 cuda:0$' "$TMP/t75.out" || fail "torch.Generator(device='cuda'): $(grep generator "$TMP/t75.out")"
 [ "$(meta "$TMP/t75.trace" steps)" = 3 ] || fail "3 steps not captured"
 [ "$(meta "$TMP/t75.trace" step_rule)" = optimizer ] || fail "steps not counted at optimizer.step()"
 # memory_allocated is the traced device bytes: at least the parameters (8*9+8 + 1352*64+64 +

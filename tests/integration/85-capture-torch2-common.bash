@@ -16,25 +16,30 @@ ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
 export XMEM_PYTHON=$VPY # what `python` in a job's command runs (xmem-estimate's profiler)
 TMP=$(mktemp -d /tmp/xmem-capture2-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# Without XMEM_CAPTURE_LIB, the library xmem-profile finds must load into the venv's torch.
+if [ -z "${XMEM_CAPTURE_LIB:-}" ]; then
+    "$PROFILE" --python "$VPY" --out "$TMP/probe.trace" --timeout 120 -- python -c \
+        'import torch; torch.optim.SGD([torch.zeros(1, requires_grad=True)]).step()' \
+        >"$TMP/probe.out" 2>&1 ||
+        { echo "no capture library for the venv's torch ($(grep -m1 '^xmem:' "$TMP/probe.out")): set XMEM_CAPTURE_LIB"; exit 77; }
+fi
 
-# Logs and runs a command; on failure prints its output and fails the test.
-run() {
-    local rc=0
-    echo "+ $*" >&2
-    "$@" >"$TMP/out" 2>&1 || rc=$?
-    if [ "$rc" -ne 0 ]; then
-        echo "FAILED (exit $rc): $*" >&2
-        cat "$TMP/out" >&2
-        exit 1
-    fi
-    cat "$TMP/out"
+# profile PROFILER PYTHON TRACE SCRIPT ARGS...: SCRIPT under PROFILER with PYTHON; the job's
+# stdout is this function's; a failure prints the profiler's message and fails the test.
+profile() {
+    local profiler=$1 python=$2 trace=$3 rc=0
+    shift 3
+    echo "+ ${profiler##*/} --python $python --out $trace -- python $*" >&2
+    "$profiler" --python "$python" --out "$trace" --timeout 300 -- python "$@" \
+        2>"$TMP/profile.err" || rc=$?
+    [ "$rc" -eq 0 ] || fail "${profiler##*/} exited $rc: $(cat "$TMP/profile.err")"
 }
 
-# capture TRACE SCRIPT ARGS...: the script under xmem-profile with the venv's python.
+# capture TRACE SCRIPT ARGS...: the exact capture of SCRIPT with the venv's python.
 capture() {
     local trace=$1
     shift
-    run "$PROFILE" --python "$VPY" --out "$trace" --timeout 300 -- python "$@"
+    profile "$PROFILE" "$VPY" "$trace" "$@"
 }
 
 # estimate JSON ARGS...: xmem-estimate --json (exact mode) into JSON; ARGS end with the job.

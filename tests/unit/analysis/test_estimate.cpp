@@ -165,6 +165,24 @@ static void a_job_without_gpu_tensors_is_warned_about(void **)
     assert_true(used.value().warnings.empty());
 }
 
+// The capture's own warnings (M warning_<what>: steps found at backward, torch.compile run
+// eagerly) become warning lines of the estimate; other metadata does not.
+static void capture_warnings_become_estimate_warnings(void **)
+{
+    Builder b;
+    b.meta("torch", "2.14.1").meta("amp", "off").meta("step_rule", "backward");
+    b.meta("warning_steps", "steps were counted at each backward()");
+    b.meta("warning_compile", "torch.compile ran eagerly");
+    b.iteration(1).phase(Phase::forward).alloc(1, 4096, "fc|aten::linear>aten::addmm").free(1);
+    auto r = analyze(b.build(), a100(), nullptr);
+    assert_true(r.ok());
+    const Estimate &e = r.value();
+    EXPECT_U64(e.warnings.size(), 2);
+    EXPECT_CONTAINS(e.warnings[0] + e.warnings[1], "xmem: warning: torch.compile ran eagerly");
+    EXPECT_CONTAINS(e.warnings[0] + e.warnings[1],
+                    "xmem: warning: steps were counted at each backward()");
+}
+
 // Issue 17 class 10: a catalog number whose source says "uncalibrated" is marked as a guess.
 static void uncalibrated_catalog_terms_are_marked(void **)
 {
@@ -203,6 +221,7 @@ int run_estimate_tests(void)
         cmocka_unit_test(the_limit_covers_every_workspace_factor_up_to_the_bound),
         cmocka_unit_test(a_bad_alloc_conf_is_a_clear_error),
         cmocka_unit_test(a_job_without_gpu_tensors_is_warned_about),
+        cmocka_unit_test(capture_warnings_become_estimate_warnings),
         cmocka_unit_test(uncalibrated_catalog_terms_are_marked),
     };
     return cmocka_run_group_tests_name("estimate", tests, nullptr, nullptr);

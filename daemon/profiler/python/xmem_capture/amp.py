@@ -36,24 +36,44 @@ def _note_asked(dtype):
         _state["amp"] = asked
 
 
+def cuda_autocast_dtype():
+    """The dtype of the CUDA autocast region the script is in (float16 or bfloat16), or None
+    outside one: what a GPU computes in, where the CPU computes in bfloat16."""
+    return _state.get("cuda_dtype")
+
+
 def install(torch_mod, note):
     real_autocast = torch_mod.autocast
 
     class autocast(real_autocast):
         def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
-            if device_type == "cuda":
+            self._cuda_dtype = None
+            self._is_cuda = device_type == "cuda"
+            if self._is_cuda:
                 if cuda_autocast_casts(dtype, enabled):
-                    _note_asked(dtype or torch.float16)
+                    self._cuda_dtype = dtype or torch.float16
+                    _note_asked(self._cuda_dtype)
                     cuda_fp32_ops.install(note)  # CUDA's fp32 op list on top of CPU's
                 else:
                     enabled = False  # fp32 on a GPU: nothing is cast, so nothing here either
                 device_type, dtype = "cpu", torch.bfloat16
             super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
+        def __enter__(self):
+            self._outer_cuda_dtype = _state.get("cuda_dtype")
+            if self._is_cuda:
+                _state["cuda_dtype"] = self._cuda_dtype
+            return super().__enter__()
+
+        def __exit__(self, *exc):
+            _state["cuda_dtype"] = self._outer_cuda_dtype
+            return super().__exit__(*exc)
+
     class cuda_autocast(autocast):
         def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
             super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
+    _install_queries(torch_mod)
     torch_mod.autocast = autocast
     torch_mod.amp.autocast = autocast
     torch_mod.amp.autocast_mode.autocast = autocast
@@ -68,6 +88,29 @@ def install(torch_mod, note):
     if hasattr(torch_mod.cuda.amp, "grad_scaler"):
         torch_mod.cuda.amp.grad_scaler.GradScaler = GradScaler
     note("grad_scaler", "cpu-unscale-inplace (no non-finite check, scale constant)")
+
+
+def _install_queries(torch_mod):
+    """torch.is_autocast_enabled / get_autocast_dtype for CUDA (2.x; no argument means CUDA)
+    answer what the script's CUDA autocast asked, not the (never entered) real CUDA state:
+    user code and torch.utils.checkpoint's recomputation read them."""
+    if not hasattr(torch_mod, "get_autocast_dtype"):
+        return  # torch 1.13: no per-device queries
+    enabled, dtype_of = torch_mod.is_autocast_enabled, torch_mod.get_autocast_dtype
+
+    def is_autocast_enabled(device_type="cuda"):
+        if device_type == "cuda":
+            return cuda_autocast_dtype() is not None and enabled("cpu")
+        return enabled(device_type)
+
+    def get_autocast_dtype(device_type):
+        if device_type == "cuda" and cuda_autocast_dtype() is not None:
+            return cuda_autocast_dtype()
+        return dtype_of(device_type)
+
+    torch_mod.is_autocast_enabled = is_autocast_enabled
+    torch_mod.get_autocast_dtype = get_autocast_dtype
+    torch_mod.get_autocast_gpu_dtype = lambda: get_autocast_dtype("cuda")
 
 
 class GradScaler:

@@ -266,22 +266,7 @@ def _install_load(torch, devices):
         with devices.host_scope():
             result = original(f, to_host if cuda is not False else map_location, *args, **kwargs)
         if cuda or (cuda is None and any(saved_on_cuda)):
-            result = _to_device_tree(result)
+            result = devices.to_device_tree(result)
         return result
 
     torch.load = load
-
-
-def _to_device_tree(obj):
-    """Copies every tensor of a loaded object (state dicts, lists, tuples) to the device."""
-    import torch
-    if isinstance(obj, torch.Tensor):
-        return obj.cuda()
-    if isinstance(obj, dict):
-        out = type(obj)((k, _to_device_tree(v)) for k, v in obj.items())
-        if hasattr(obj, "_metadata"):  # state dicts carry it; load_state_dict needs it
-            out._metadata = obj._metadata
-        return out
-    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
-        return type(obj)(_to_device_tree(v) for v in obj)
-    return obj

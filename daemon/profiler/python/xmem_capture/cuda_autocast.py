@@ -13,7 +13,11 @@ AutocastCPU dispatch key that do what CUDA's autocast kernels do: cast reduced-p
 inputs to fp32 (real copies, as `cached_cast` makes them), or set `dtype=float32` for the
 "fp32_set_opt_dtype" ops, then call the op with autocast off. Being dispatcher kernels, they
 also apply inside composite functions (nn.MultiheadAttention's softmax) and autograd records
-the casts, so what is saved for backward has the dtype a CUDA run saves.
+the casts, so what is saved for backward has the dtype a CUDA run saves. The same holds for
+upsampling and rms_norm (fp32 on CUDA), and for the few ops only CUDA lowers (mv, addmv,
+addr): their kernels cast fp32 inputs to bf16. The lists were checked against the dispatcher
+of torch 2.14 (ops with an AutocastCUDA kernel and none at AutocastCPU).
+Checked on torch 1.13 and 2.14: CPU autocast in 2.x still leaves all of these as 1.13 does.
 
 Lists: PyTorch's aten/src/ATen/autocast_mode.cpp (CUDA fp32 and fp32_set_opt_dtype
 policies), minus the ops CPU autocast 1.13 already runs in fp32 (nll_loss, mse/l1/huber
@@ -33,8 +37,17 @@ FP32_OPS = (
     "cosine_similarity", "logsumexp", "dist", "acos", "asin", "cosh", "erfinv", "sinh", "tan",
     "renorm",
 )
+# Also fp32 on CUDA, left in bf16 by CPU autocast; some are missing from older torch.
+FP32_OPS_IF_PRESENT = (
+    "upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d", "upsample_linear1d",
+    "upsample_bilinear2d", "upsample_bicubic2d", "upsample_trilinear3d",
+    "_upsample_nearest_exact1d", "_upsample_nearest_exact2d", "_upsample_nearest_exact3d",
+    "_upsample_bilinear2d_aa", "_upsample_bicubic2d_aa", "rms_norm",
+)
 # CUDA sets dtype=float32 on these when the caller gave none.
 SET_DTYPE_OPS = ("softmax.int", "log_softmax.int")
+# CUDA runs these in reduced precision; CPU autocast (1.13 and 2.x) leaves them fp32.
+LOWER_OPS = ("mv", "addmv", "addr")
 
 _state = {"lib": None}
 
@@ -61,6 +74,20 @@ def _fp32_kernel(op):
     return kernel
 
 
+def _down(a):
+    """The autocast dtype's copy of an fp32 tensor (CPU autocast here is always bf16)."""
+    if isinstance(a, torch.Tensor) and a.dtype == torch.float32:
+        return a.to(torch.bfloat16)
+    return a
+
+
+def _lower_kernel(op):
+    def kernel(*args, **kwargs):
+        with torch.autocast("cpu", enabled=False):
+            return op(*[_down(a) for a in args], **{k: _down(v) for k, v in kwargs.items()})
+    return kernel
+
+
 def _set_dtype_kernel(op):
     def kernel(x, dim, dtype=None):
         with torch.autocast("cpu", enabled=False):
@@ -77,7 +104,12 @@ def install(note):
     lib = torch.library.Library("aten", "IMPL", "AutocastCPU")
     for name in FP32_OPS:
         lib.impl(name, _fp32_kernel(_op(name)))
+    for name in FP32_OPS_IF_PRESENT:
+        if hasattr(torch.ops.aten, name):
+            lib.impl(name, _fp32_kernel(_op(name)))
     for name in SET_DTYPE_OPS:
         lib.impl(name, _set_dtype_kernel(_op(name)))
+    for name in LOWER_OPS:
+        lib.impl(name, _lower_kernel(_op(name)))
     _state["lib"] = lib  # the registrations live as long as this object
     note("amp_fp32_ops", "cuda-autocast-fp32-list")

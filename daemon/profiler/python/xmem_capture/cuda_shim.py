@@ -17,7 +17,7 @@ import types
 import torch
 from xmem_gpu import target
 
-from . import accelerator, eager
+from . import accelerator, devices, eager
 
 _GPU_NAME = os.environ.get("XMEM_GPU_NAME", "xmem virtual GPU (CPU capture)")
 _GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
@@ -160,6 +160,9 @@ def install(torch_mod, native, note):
         "reset_peak_memory_stats": reset_peak,
         "reset_max_memory_allocated": reset_peak,
         "reset_max_memory_cached": reset_peak,
+        "reset_accumulated_memory_stats": lambda device=None: None,
+        "list_gpu_processes": lambda device=None: "",
+        "is_tf32_supported": lambda: target.capability()[0] >= 8,
         "memory_stats": memory_stats,
         "memory_summary": lambda device=None, abbreviated=False: "xmem capture: " + str(memory_stats()),
         "mem_get_info": lambda device=None: (_GPU_MEMORY - native.device_bytes(), _GPU_MEMORY),
@@ -190,6 +193,7 @@ def install(torch_mod, native, note):
         cuda.nvtx.range = _null_context
     # Argument parsing rejects a fake stream before any torch function mode runs.
     torch_mod.Tensor.record_stream = lambda self, stream: None
+    torch_mod.Generator = Generator
     # RNNs on CUDA tensors flatten their weights with a CUDA-only kernel (2.x CUDA builds ask
     # it); unflattened weights take the same bytes, and the CPU kernels run the RNN.
     if hasattr(torch_mod, "_use_cudnn_rnn_flatten_weight"):
@@ -197,6 +201,33 @@ def install(torch_mod, native, note):
     _install_data_parallel(torch_mod, note)
     accelerator.install(torch_mod, values)
     eager.install(torch_mod, note)
+
+
+class _GeneratorType(type(torch.Generator)):
+    """Generators torch makes itself (torch.default_generator) stay torch.Generator
+    instances to isinstance()."""
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, torch._C.Generator)
+
+    def __subclasscheck__(cls, sub):
+        return issubclass(sub, torch._C.Generator)
+
+
+class Generator(torch._C.Generator, metaclass=_GeneratorType):
+    """torch.Generator(device='cuda'): a CPU generator (the capture's tensors are CPU
+    tensors underneath) that reports the device the script asked for."""
+
+    def __new__(cls, device="cpu"):
+        return super().__new__(cls, "cpu")
+
+    def __init__(self, device="cpu"):
+        cuda = devices.is_cuda_spec(device) or devices._is_ordinal(device)
+        self._xmem_device = torch.device("cuda", 0) if cuda else torch.device("cpu")
+
+    @property
+    def device(self):
+        return self._xmem_device
 
 
 class DataParallel(torch.nn.Module):
@@ -211,19 +242,7 @@ class DataParallel(torch.nn.Module):
         self.dim = dim
 
     def forward(self, *inputs, **kwargs):
-        return self.module(*_to_device(inputs), **_to_device(kwargs))
-
-
-def _to_device(obj):
-    """What DataParallel's scatter makes of its inputs with one device: tensors on cuda:0,
-    inside tuples, lists and dicts as well."""
-    if isinstance(obj, torch.Tensor):
-        return obj.cuda()
-    if isinstance(obj, (tuple, list)) and not hasattr(obj, "_fields"):
-        return type(obj)(_to_device(v) for v in obj)
-    if isinstance(obj, dict):
-        return type(obj)((k, _to_device(v)) for k, v in obj.items())
-    return obj
+        return self.module(*devices.to_device_tree(inputs), **devices.to_device_tree(kwargs))
 
 
 def _install_data_parallel(torch_mod, note):

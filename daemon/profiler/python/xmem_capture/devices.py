@@ -283,3 +283,18 @@ def install_thread_hook(native):
         return original(self)
 
     threading.Thread._bootstrap_inner = _bootstrap_inner
+
+
+def to_device_tree(obj):
+    """Copies every tensor of OBJ to the device, inside dicts (state dicts keep their
+    _metadata), lists and tuples: torch.load onto CUDA, DataParallel's scatter."""
+    if isinstance(obj, torch.Tensor):
+        return obj.cuda()
+    if isinstance(obj, dict):
+        out = type(obj)((k, to_device_tree(v)) for k, v in obj.items())
+        if hasattr(obj, "_metadata"):  # state dicts carry it; load_state_dict needs it
+            out._metadata = obj._metadata
+        return out
+    if isinstance(obj, (list, tuple)) and not hasattr(obj, "_fields"):
+        return type(obj)(to_device_tree(v) for v in obj)
+    return obj

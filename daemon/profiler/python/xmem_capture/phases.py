@@ -1,7 +1,7 @@
-"""Iteration, phase and module attribution, and stopping after N optimizer steps.
+"""Iteration, phase and module attribution, and stopping after N steps.
 
 Iteration n starts when the training loop first shows itself (a DataLoader batch, a forward
-with gradients on, zero_grad, backward or step) and ends when optimizer step n returns;
+with gradients on, zero_grad, backward or step) and ends when step n ends (below);
 docs/trace-format.md. Phases: data (DataLoader fetch and the batch's .cuda()), forward (from
 the outermost module call), backward (torch.autograd.backward/grad), optimizer (step),
 zero_grad (Optimizer/Module.zero_grad), other (between, e.g. the LR scheduler).

@@ -13,7 +13,7 @@ tensors this runs the CPU kernel whose memory matches the GPU's choice:
   output + logsumexp and no T x T. Not reproduced: the efficient kernel pads its logsumexp to a
   multiple of 32 queries, the GPU backward kernels' own scratch (flash's fp32 dq accumulator),
   and dropout (the CPU kernel has none; a GPU keeps only a 16-byte RNG state, so the CPU runs
-  without dropout and the trace says so).
+  without dropout and the trace notes it, `M sdpa_dropout`).
 
 Under autocast, q, k and v are cast to the autocast dtype first, as CUDA autocast does; the
 chooser sees the dtype the script asked for (fp16 or bf16). Each backend taken is written to
@@ -28,17 +28,25 @@ _noted = set()
 
 def _asked_dtype(dtype):
     """The dtype a GPU run computes in: under autocast the one the script asked for."""
-    if not torch.is_autocast_enabled("cpu"):
-        return dtype
-    return torch.float16 if amp.amp_mode() == "fp16" else torch.bfloat16
+    asked = amp.cuda_autocast_dtype()
+    return asked if asked is not None and torch.is_autocast_enabled("cpu") else dtype
 
 
 def _autocast_inputs(tensors):
-    """CUDA autocast casts fp32 q, k, v to the reduced dtype before SDPA (real copies)."""
+    """CUDA autocast casts fp32 q, k, v and a float mask to the reduced dtype before SDPA
+    (real copies; a boolean mask stays)."""
     if not torch.is_autocast_enabled("cpu"):
         return tensors
     low = torch.get_autocast_dtype("cpu")
     return [t.to(low) if t is not None and t.dtype == torch.float32 else t for t in tensors]
+
+
+def _additive_mask(mask, dtype):
+    """SDPA turns a boolean mask into an additive one of the query's dtype before any backend
+    runs (convert_boolean_attn_mask in ATen's attention.cpp), on a GPU as here."""
+    if mask is None or mask.dtype != torch.bool:
+        return mask
+    return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask.logical_not(), float("-inf"))
 
 
 def _stand_in(t, dtype):
@@ -82,9 +90,9 @@ def _note(native, backend, reason, dropout_p):
         _noted.add(key)
         native.meta(key, reason)
     if dropout_p and backend != "math" and "dropout" not in _noted:
-        _noted.add("dropout")
-        native.meta("warning_sdpa_dropout", f"SDPA ({backend}) ran without dropout on the CPU; "
-                    "a GPU keeps only a 16-byte RNG state for it, so memory is unchanged")
+        _noted.add("dropout")  # a note, not a warning: the memory is the same
+        native.meta("sdpa_dropout", f"{backend} ran without dropout on the CPU; a GPU keeps "
+                    "only a 16-byte RNG state for it")
 
 
 def scaled_dot_product_attention(mode, func, args, kwargs):
@@ -96,8 +104,9 @@ def scaled_dot_product_attention(mode, func, args, kwargs):
     _note(mode.native, backend, reason, dropout_p)
 
     def run():
-        qc, kc, vc = _autocast_inputs([q, k, v])
-        return _run(backend, qc, kc, vc, mask, dropout_p, is_causal, scale, enable_gqa)
+        qc, kc, vc, maskc = _autocast_inputs([q, k, v, mask])
+        maskc = _additive_mask(maskc, qc.dtype)
+        return _run(backend, qc, kc, vc, maskc, dropout_p, is_causal, scale, enable_gqa)
 
     return mode.run_on(devices.GPU, run, (), {})
 

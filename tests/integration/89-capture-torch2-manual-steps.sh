@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Steps without torch.optim (issue 17, class 4): a loop in the style of pytorch/examples'
+# word_language_model updates its LSTM's parameters by hand (p.data.add_(p.grad, alpha=-lr)).
+# With no torch.optim optimizer built, each backward and the update after it make a step,
+# and the estimate says so in one warning line; torch.cuda.nvtx.mark("xmem.step") marks
+# steps explicitly. The exact capture runs the venv's torch 2.x; the fast capture, which
+# shares the step rule, runs here on the system torch 1.13.
+source "$(dirname "$0")/85-capture-torch2-common.bash"
+
+cat >"$TMP/wordlm.py" <<'PY'
+import sys, torch, torch.nn as nn
+device = torch.device("cuda")
+rnn = nn.LSTM(32, 64).to(device)
+decoder = nn.Linear(64, 100).to(device)
+params = list(rnn.parameters()) + list(decoder.parameters())
+lr, hidden = 0.1, None
+for batch in range(1000):
+    data = torch.randn(20, 8, 32, device=device)
+    targets = torch.randint(0, 100, (20 * 8,), device=device)
+    hidden = None if hidden is None else tuple(h.detach() for h in hidden)
+    rnn.zero_grad()
+    decoder.zero_grad()
+    output, hidden = rnn(data, hidden)
+    loss = nn.functional.cross_entropy(decoder(output).view(-1, 100), targets)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 0.25)
+    for p in params:
+        p.data.add_(p.grad, alpha=-lr)
+    if "--marker" in sys.argv:
+        torch.cuda.nvtx.mark("xmem.step")
+PY
+
+estimate "$TMP/exact.json" --gpu A100-80GB --timeout 60 -- python "$TMP/wordlm.py"
+[ "$(json "$TMP/exact.json" "j['iterations']")" = 3 ] || fail "exact: 3 steps not found"
+[ "$(json "$TMP/exact.json" "sum('no torch.optim optimizer' in w for w in j['warnings'])")" = 1 ] ||
+    fail "exact: no warning that steps were counted at backward: $(json "$TMP/exact.json" "j['warnings']")"
+echo "ok: exact capture found 3 manual-update steps and said how"
+
+capture "$TMP/marker.trace" "$TMP/wordlm.py" --marker >/dev/null
+[ "$(meta "$TMP/marker.trace" step_rule)" = marker ] || fail "the xmem.step marker did not count steps"
+[ "$(meta "$TMP/marker.trace" steps)" = 3 ] || fail "marker: 3 steps not captured"
+[ -z "$(meta "$TMP/marker.trace" warning_steps)" ] || fail "marker run still warns"
+# The update after backward is the optimizer phase: clip_grad_norm_'s norms allocate there.
+grep -q '^P optimizer$' "$TMP/marker.trace" || fail "no optimizer phase for the manual update"
+echo "ok: torch.cuda.nvtx.mark('xmem.step') counts steps, without a warning"
+
+if [ -x "$XMEM_BUILD/bin/xmem-profile-fast" ] && $PY -c 'import torch' 2>/dev/null; then
+    profile "$XMEM_BUILD/bin/xmem-profile-fast" "$PY" "$TMP/fast.trace" "$TMP/wordlm.py" >/dev/null
+    [ "$(meta "$TMP/fast.trace" steps)" = 3 ] && [ "$(meta "$TMP/fast.trace" step_rule)" = backward ] ||
+        fail "fast: manual-update steps not found"
+    [ -n "$(meta "$TMP/fast.trace" warning_steps)" ] || fail "fast: no steps warning"
+    echo "ok: the fast capture finds the same steps"
+fi
