@@ -61,12 +61,17 @@ def main():
     p.add_argument("--mask", action="store_true")
     p.add_argument("--optimizer-kind", default="default", choices=["default", "fused", "foreach", "for-loop"])
     p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--move", default="to", choices=["to", "cuda"],
+                   help="to: model.to(device=, dtype=) in one call; cuda: .cuda() then .to(dtype)")
     args = p.parse_args()
     device = torch.device("cuda")
     model = nn.Sequential(nn.Embedding(args.vocab, args.hidden),
                           *[Block(args.hidden, args.heads, args.mask) for _ in range(args.layers)],
                           nn.LayerNorm(args.hidden), nn.Linear(args.hidden, args.vocab))
-    model = model.to(device=device, dtype=DTYPES[args.dtype])
+    if args.move == "cuda":
+        model = model.cuda().to(DTYPES[args.dtype])
+    else:
+        model = model.to(device=device, dtype=DTYPES[args.dtype])
     kind = {"fused": {"fused": True}, "foreach": {"foreach": True},
             "for-loop": {"foreach": False}}.get(args.optimizer_kind, {})
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, **kind)

@@ -9,7 +9,8 @@ from the catalog through XMEM_GPU_CAPABILITY: `target.capability()`).
 
 Mirrors PyTorch 2.14's rules (the constraints in ATen/native/transformers/sdp_utils_cpp.h
 and the sm ranges, head-dim limits and dtypes of cuda/sdp_utils.cpp); docs/fast-mode.md lists
-them and what is not modelled. Tensors are only inspected (shape, stride, dtype, storage
+them and what is not modelled. The wheel ships the header but not sdp_utils.cpp: rules marked
+"inferred" below come from the library's messages and earlier releases. Tensors are only inspected (shape, stride, dtype, storage
 offset, requires_grad): no op runs, so a capture's storage tracking sees nothing of this.
 Both captures call `choose_backend`; nothing else may decide the backend.
 """
@@ -85,6 +86,8 @@ def priority_order(sm):
 
 
 def _prefers_cudnn(sm):
+    # Inferred: 2.14 knows TORCH_CUDNN_SDPA_DEPRIORITIZED, i.e. cuDNN leads by default where
+    # it is preferred, which releases since 2.8 do on sm90 and sm100 with cuDNN >= 9.9.
     if sm not in ((9, 0), (10, 0)):
         return False
     if os.environ.get("TORCH_CUDNN_SDPA_DEPRIORITIZED", "0") not in ("", "0"):
@@ -249,6 +252,7 @@ def _efficient_head_dim(call):
 
 
 def _efficient_offsets(call):
+    # Inferred: the message names "storage offsets * element_size aligned to N bytes" on sm80+.
     if call.sm < (8, 0) or all(s.offset_bytes % 16 == 0 for s in (call.q, call.k, call.v)):
         return None
     return "q/k/v storage offsets not 16-byte aligned"
@@ -270,6 +274,7 @@ def _cudnn_training(call):
         return None
     if torch.are_deterministic_algorithms_enabled():
         return "not deterministic (torch.use_deterministic_algorithms)"
+    # Inferred (check_cudnn_d256_bprop_head_dim): conservative, flash then takes these.
     big = call.q.shape[-1] > 128 or call.v.shape[-1] > 128
     if big and call.sm[0] in (9, 10):
         return "no backward for head dims over 128 on sm90/sm10x"
@@ -302,7 +307,7 @@ _CHECKS = {
             _last_dim_contiguous(ignore_singleton=True)),
     EFFICIENT: (_enabled("mem_efficient_sdp_enabled"), _sm_range((5, 0)), _four_dims,
                 _efficient_head_dim, _nonzero_lengths, _last_dim_contiguous(False),
-                _heads(supports_gqa=False, supports_mqa=True),
+                _heads(supports_gqa=False, supports_mqa=True),  # MQA broadcast: inferred
                 _dtypes(_LOW_PRECISION + (torch.float32,), (torch.float16, torch.float32)),
                 _efficient_offsets),
     CUDNN: (_enabled("cudnn_sdp_enabled"), _nonzero_lengths, _last_dim_contiguous(True),

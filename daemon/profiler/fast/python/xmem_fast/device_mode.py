@@ -203,6 +203,26 @@ def install_attention(mode):
         return _scaled_dot_product_attention(mode, args, kwargs)
 
     torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
+    for name in _CALLED_INSIDE_TORCH:
+        original = getattr(torch.nn.functional, name)
+        setattr(torch.nn.functional, name, _autocasting(mode, original))
+
+
+# What torch's Python functions call by their module-global names where no mode is active
+# (F.multi_head_attention_forward's projections and attention weights): rebound so that CUDA
+# autocast's casts (autocast.py) apply there too.
+_CALLED_INSIDE_TORCH = ("linear", "softmax")
+
+
+def _autocasting(mode, original):
+    def call(*args, **kwargs):
+        if mode.autocast is not None and torch.is_autocast_enabled("cuda"):
+            policy = mode.autocast.policy(original)
+            if policy is not None:
+                args, kwargs = mode._autocast(original, policy, args, kwargs)
+        return original(*args, **kwargs)
+    call.__name__, call.__doc__ = original.__name__, original.__doc__
+    return call
 
 
 def _parse_to(mode, args, kwargs):
