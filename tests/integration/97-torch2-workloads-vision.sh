@@ -5,6 +5,6 @@
 # checks as 96.
 source "$(dirname "$0")/96-torch2-workloads-common.bash"
 both convnext-fp16 vision.py --model timm:convnext_atto --image-size 64 --classes 10 --amp fp16
-workload fast vit-bf16 vision.py --model timm:vit_tiny_patch16_224 --batch 2 --classes 10 --amp bf16
+both vit-bf16 vision.py --model timm:vit_tiny_patch16_224 --batch 2 --classes 10 --amp bf16
 both resnet18-ckpt vision.py --model resnet18 --image-size 64 --classes 10 --checkpointing
 finish
