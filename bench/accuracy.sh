@@ -19,7 +19,7 @@
 # PyTorch's MemTracker under FakeTensorMode and accelerate's estimate-memory figure, each with
 # its error, next to today's torch 1.13 capture, in one table.
 # --quick: the first 40 records and resnet + mobilenet of the real-model set, in fast mode
-# (about N minutes; see docs/bench.md for measured times).
+# (about 2 minutes; docs/bench.md has the measured times).
 set -euo pipefail
 quick=0
 for a in "$@"; do
