@@ -17,7 +17,8 @@
 # Side by side on the real-model set (bench/accuracy/peers.py): xmem with the torch 2.x
 # capture (the interpreter XMEM_ACCURACY_TORCH2, default $XMEM_VENV/bin/python; none: skipped),
 # PyTorch's MemTracker under FakeTensorMode and accelerate's estimate-memory figure, each with
-# its error, next to today's torch 1.13 capture, in one table.
+# its error, next to today's torch 1.13 capture, in one table. In fast mode they add about
+# 20 s per real-model run (2026-12-03: the whole bench at batch 32/64/128, 18 runs, 656 s).
 # --quick: the first 40 records and resnet + mobilenet of the real-model set, in fast mode
 # (about 2 minutes; docs/bench.md has the measured times).
 set -euo pipefail
