@@ -20,6 +20,11 @@ Then:
    (limit - measured) / measured; and the share above the `limit_bytes` xmem itself printed
    (the catalog's constants and the shipped margin, not the ones fitted here).
 
+With --torch2-python, the real-model set is also captured with that torch 2.x interpreter and
+the peers (peers.py: MemTracker, accelerate) run on it; one table puts them beside the 1.13
+capture (report_side_by_side), and GPT-2-small and BERT-base, with no label, follow
+(report_unlabelled). These rows stay out of the calibration and of the test groups.
+
 `large-calib` / `large-test` records (CNNs too costly for the exact capture, run in fast
 mode) are reported on their own lines and left out of steps 1 and 2: the cuDNN workspace
 factors were chosen on `large-calib` (docs/estimate.md, "cuDNN workspaces"), and their
