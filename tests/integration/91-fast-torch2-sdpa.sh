@@ -31,4 +31,11 @@ for f in fails:
     print("FAILED:", f)
 sys.exit(1 if fails else 0)
 PY
+# Flash's backward takes an fp32 dQ accumulator (B, Lq rounded to 128, H, D rounded to 32)
+# for the duration of the op (xmem_fast/scratch.py): 4 x 256 x 2 x 64 x 4 B here. Checked to
+# fail with the scratch table emptied.
+ctx=$(sed -n 's/^S \([0-9]*\) .*|aten::_scaled_dot_product_flash_attention_backward$/\1/p' "$TMP/8.0.trace" | head -n 1)
+grep -q "^A [0-9]* 524288 g 0 ${ctx:-none}\$" "$TMP/8.0.trace" ||
+    { echo "FAILED: no fp32 dQ accumulator in flash attention's backward"; exit 1; }
+echo "ok: flash backward's dQ accumulator"
 echo "all checks passed"

@@ -3,7 +3,7 @@
 # F.multi_head_attention_forward -> scaled_dot_product_attention, no torch function mode
 # active there) also takes the target GPU's backend: the small GPT of transformer.py (fp32,
 # boolean causal mask) runs memory-efficient attention, and never the math path's T x T
-# softmax. Checked to fail with the rebinding removed (install_attention a no-op: math).
+# softmax. Checked to fail with the rebinding removed (rebind_functional a no-op: math).
 source "$(dirname "$0")/90-fast-torch2-common.bash"
 "$FAST" --python "$VPY" --out "$TMP/gpt.trace" --steps 3 --timeout 120 -- python \
     "$WORKLOADS/transformer.py" --arch gpt --layers 2 --hidden 64 --heads 4 --seq 32 --vocab 1000 \

@@ -20,7 +20,7 @@ def arm():
     from xmem_capture import amp, cuda_shim, devices
     from .trace_writer import TraceWriter, CaptureError
     from .storage_tracker import Attribution, StorageTracker
-    from .device_mode import FastDeviceMode, install_attention
+    from .device_mode import FastDeviceMode, rebind_functional
     from xmem_gpu import target
 
     writer = TraceWriter()
@@ -56,7 +56,7 @@ def arm():
     device_mode = FastDeviceMode(tracker, attribution, capability)
     if torch2:
         _install_cuda_autocast(torch, amp, writer.meta, device_mode)
-        install_attention(device_mode)
+        rebind_functional(device_mode)
     device_mode.__enter__()
     tracker.__enter__()
     _install_thread_hook(device_mode)

@@ -188,10 +188,11 @@ def _scaled_dot_product_attention(mode, args, kwargs):
         mode.attribution.call = previous
 
 
-def install_attention(mode):
-    """F.scaled_dot_product_attention is also called from inside torch's Python code
-    (F.multi_head_attention_forward), where no torch function mode is active: the name itself
-    is rebound, so every caller that looks it up at call time meets the chooser."""
+def rebind_functional(mode):
+    """torch's own Python code (F.multi_head_attention_forward) calls
+    scaled_dot_product_attention, linear and softmax by their torch.nn.functional names where
+    no torch function mode is active: the names themselves are rebound, so every caller that
+    looks them up at call time meets the SDPA chooser and CUDA autocast's casts."""
     if _SDPA is None:
         return
 

@@ -21,6 +21,7 @@ import torch
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .scratch import SCRATCH
 from .shape_kernels import KERNELS
 
 # The tensor's StorageImpl: Tensor._storage() in 1.13, untyped_storage() from 2.0 on.
@@ -89,6 +90,7 @@ class StorageTracker(TorchDispatchMode):
         if dev is not None and func is torch.ops.aten._local_scalar_dense.default:
             self.on_unsupported("a GPU value read by Python control flow (bool() or a comparison "
                                 "of a GPU tensor)")
+        scratch = self._scratch(func, dev, args, kwargs)
         kernel = KERNELS.get(func)
         try:
             out = kernel(*args, **kwargs) if kernel is not None else func(*args, **kwargs)
@@ -103,12 +105,24 @@ class StorageTracker(TorchDispatchMode):
             self.on_unsupported(f"{self._op_name(func)} mixes the host model with host data: "
                                 "the job makes no GPU tensors (a forgotten --cuda flag?); "
                                 "the exact capture runs it as it is")
+        del scratch  # freed at the next op boundary, as the CUDA kernel frees it on return
         if dev is None:
             dev = "h" if self.hosting else "g"
         for t in _tensors(out):
             if t.is_meta:
                 self._note_output(t, dev, func)
         return out
+
+    def _scratch(self, func, dev, args, kwargs):
+        """Device buffers the CUDA kernel allocates and frees inside the op (scratch.py),
+        live while the op's outputs are allocated."""
+        sizes = SCRATCH.get(func)
+        if sizes is None or dev != "g":
+            return None
+        held = [torch.empty(shape, dtype=dtype, device="meta") for shape, dtype in sizes(*args)]
+        for t in held:
+            self._note_output(t, "g", func)
+        return held
 
     def _input_device(self, flat):
         """'g' if a meta input is on the device, 'h' if only host-meta ones, None if none."""
