@@ -70,10 +70,11 @@ bench-sim: deps all
 	@$(BUILD)/bin/xmem-verify-bench
 
 # Exact capture vs plain CPU iterations (profile/analysis split), then the fast mode on the
-# same workloads in the same run.
+# same workloads in the same run, then issue 16's targets on the venv's torch 2.x.
 bench-estimate: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/estimate.sh
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/fast.sh --no-exact --no-plain
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/targets.sh
 
 bench-accuracy: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/accuracy.sh

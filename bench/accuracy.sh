@@ -14,7 +14,25 @@
 # XMEM_ACCURACY_REAL_BATCHES=32,64,128 its batch sizes (default 32) and
 # XMEM_ACCURACY_REAL_MODE=fast its capture (default exact; fast runs on fake tensors, seconds
 # per model, so all 15 runs fit in a few minutes).
+# Side by side on the real-model set (bench/accuracy/peers.py): xmem with the torch 2.x
+# capture (the interpreter XMEM_ACCURACY_TORCH2, default $XMEM_VENV/bin/python; none: skipped),
+# PyTorch's MemTracker under FakeTensorMode and accelerate's estimate-memory figure, each with
+# its error, next to today's torch 1.13 capture, in one table. In fast mode they add about
+# 20 s per real-model run (2026-12-03: the whole bench at batch 32/64/128, 18 runs, 656 s).
+# --quick: the first 40 records and resnet + mobilenet of the real-model set, in fast mode
+# (about 2 minutes; docs/bench.md has the measured times).
 set -euo pipefail
+quick=0
+for a in "$@"; do
+    case $a in
+    --quick) quick=1 ;;
+    *) echo "xmem: bench-accuracy: unknown option $a (use --quick)" >&2; exit 2 ;;
+    esac
+done
+if [ $quick = 1 ]; then
+    : "${XMEM_ACCURACY_LIMIT:=40}" "${XMEM_ACCURACY_REAL_MODE:=fast}"
+    export XMEM_ACCURACY_REAL_MODELS=${XMEM_ACCURACY_REAL_MODELS:-resnet,mobilenet}
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 build=${XMEM_BUILD:-$here/../build}
 gt=${XMEM_GROUNDTRUTH:-$here/../../shared/groundtruth/gpumemnet}
@@ -30,4 +48,10 @@ args=(--build "$build" --groundtruth "$gt" --out "${XMEM_ACCURACY_OUT:-/tmp/xmem
       --limit "${XMEM_ACCURACY_LIMIT:-0}")
 [ "${XMEM_ACCURACY_REAL:-1}" = 1 ] && args+=(--real --real-batches "${XMEM_ACCURACY_REAL_BATCHES:-32}"
                                               --real-mode "${XMEM_ACCURACY_REAL_MODE:-exact}")
+torch2=${XMEM_ACCURACY_TORCH2-${XMEM_VENV:+$XMEM_VENV/bin/python}}
+if [ -n "$torch2" ] && [ -x "$torch2" ]; then
+    args+=(--torch2-python "$torch2")
+else
+    echo "xmem: bench-accuracy: no torch 2.x interpreter (set XMEM_VENV or XMEM_ACCURACY_TORCH2); torch 2.x column and peers skipped" >&2
+fi
 exec /usr/bin/python3 "$here/accuracy/run.py" "${args[@]}"

@@ -20,6 +20,11 @@ Then:
    (limit - measured) / measured; and the share above the `limit_bytes` xmem itself printed
    (the catalog's constants and the shipped margin, not the ones fitted here).
 
+With --torch2-python, the real-model set is also captured with that torch 2.x interpreter and
+the peers (peers.py: MemTracker, accelerate) run on it; one table puts them beside the 1.13
+capture (report_side_by_side), and GPT-2-small and BERT-base, with no label, follow
+(report_unlabelled). These rows stay out of the calibration and of the test groups.
+
 `large-calib` / `large-test` records (CNNs too costly for the exact capture, run in fast
 mode) are reported on their own lines and left out of steps 1 and 2: the cuDNN workspace
 factors were chosen on `large-calib` (docs/estimate.md, "cuDNN workspaces"), and their
@@ -36,10 +41,11 @@ import time
 
 MIB = 1048576
 HERE = os.path.dirname(os.path.abspath(__file__))
-REAL_MODELS = ["vgg", "resnet", "mobilenet", "efficientnet", "inception"]  # xception needs timm
+REAL_MODELS = ["vgg", "resnet", "mobilenet", "efficientnet", "inception"]
+TIMM_MODELS = ["Xception"]  # Debian's torch 1.13 has no timm: torch 2.x column and peers only
 
 
-def run_one(args, key, job_argv, iterations, mode="exact"):
+def run_one(args, key, job_argv, iterations, mode="exact", env=None):
     path = os.path.join(args.out, key + ".json")
     if os.path.exists(path):
         with open(path) as f:
@@ -55,7 +61,7 @@ def run_one(args, key, job_argv, iterations, mode="exact"):
     cmd = [os.path.join(args.build, "bin", "xmem-estimate"), "--mode", mode, "--gpu", "A100-40GB",
            "--torch", args.torch, "--json"] + job
     start = time.time()
-    p = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
         print(f"accuracy: {key}: xmem-estimate failed ({p.returncode}): {p.stderr.strip()[-300:]}", file=sys.stderr)
         return None
@@ -100,7 +106,7 @@ def collect(args):
         with open(os.path.join(args.groundtruth, "real_models_cnn.csv"), newline="") as f:
             real = {(r["model"], int(r["batch_size"])): r for r in csv.DictReader(f)}
         wanted = os.environ.get("XMEM_ACCURACY_REAL_MODELS", "")
-        for model in REAL_MODELS:
+        for model in REAL_MODELS + (TIMM_MODELS if args.torch2 else []):
             if wanted and model not in wanted.split(","):
                 continue
             for batch in args.real_batches:
@@ -108,13 +114,87 @@ def collect(args):
                 job = [sys.executable, os.path.join(HERE, "real_model_job.py"), "--model", model,
                        "--batch-size", str(batch)]
                 suffix = "" if args.real_mode == "exact" else "-" + args.real_mode
-                res = run_one(args, f"real-{model}-{batch}{suffix}", job, 2, args.real_mode)
-                print(f"accuracy: real {model} batch {batch} ({args.real_mode})", file=sys.stderr)
+                measured = int(r["measured_peak_nvidia_smi_mib"]) * MIB
+                res = None
+                if model in REAL_MODELS:
+                    res = run_one(args, f"real-{model}-{batch}{suffix}", job, 2, args.real_mode)
+                    print(f"accuracy: real {model} batch {batch} ({args.real_mode})", file=sys.stderr)
                 if res:
                     rows.append(dict(name=f"{model} bs{batch} ({args.real_mode})", model=model, batch=batch,
-                                     set="real_models_cnn.csv", split="test-real",
-                                     measured=int(r["measured_peak_nvidia_smi_mib"]) * MIB, result=res))
+                                     set="real_models_cnn.csv", split="test-real", measured=measured, result=res))
+                if args.torch2:
+                    rows += torch2_rows(args, model, batch, measured, suffix)
     return rows
+
+
+def torch2_rows(args, model, batch, measured, suffix):
+    """The same real-model run captured with the torch 2.x interpreter (--torch2-python), and
+    the peers' figures on it (peers.py): rows of split real-torch2 / peer-*, kept out of the
+    calibration and of the test groups, and compared in one table (report_side_by_side)."""
+    py = args.torch2_python
+    env = dict(os.environ, PATH=os.path.dirname(py) + os.pathsep + os.environ.get("PATH", ""))
+    job = [py, os.path.join(HERE, "real_model_job.py"), "--model", model, "--batch-size", str(batch)]
+    res = run_one(args, f"real-{model}-{batch}{suffix}-torch2", job, 2, args.real_mode, env)
+    print(f"accuracy: real {model} batch {batch} ({args.real_mode}, torch 2.x)", file=sys.stderr)
+    base = dict(model=model, batch=batch, set="real_models_cnn.csv", measured=measured)
+    rows = []
+    if res:
+        rows.append(dict(base, name=f"{model} bs{batch} ({args.real_mode}, torch 2.x)", split="real-torch2", result=res))
+    peers = run_peers(args, ["real", "--model", model, "--batch-size", str(batch)], f"peers-{model}-{batch}")
+    for tool in ("memtracker", "accelerate"):
+        if peers.get(tool + "_bytes") is not None:
+            rows.append(dict(base, name=f"{model} bs{batch} ({tool})", split="peer-" + tool,
+                             figure=peers[tool + "_bytes"], note=peers.get("memtracker_device") or ""))
+        else:
+            print(f"accuracy: {tool} on {model} bs{batch}: {peers['errors']}", file=sys.stderr)
+    return rows
+
+
+# Workloads with no measured label: each tool's figure side by side only. (name, hf_lm.py
+# arguments, peers.py arguments.)
+UNLABELLED = [
+    ("GPT-2-small bs8 x 1024", ["--arch", "gpt2", "--size", "full", "--batch", "8", "--seq", "1024"],
+     ["hf", "--arch", "gpt2", "--size", "full", "--batch", "8", "--seq", "1024"]),
+    ("BERT-base bs8 x 512", ["--arch", "bert", "--size", "full", "--batch", "8", "--seq", "512"],
+     ["hf", "--arch", "bert", "--size", "full", "--batch", "8", "--seq", "512"]),
+]
+
+
+def report_unlabelled(args):
+    """xmem (torch 2.x, fast mode), MemTracker and accelerate on the UNLABELLED workloads."""
+    job_dir = os.path.join(HERE, "..", "..", "tests", "workloads", "torch2")
+    env = dict(os.environ, HF_HUB_OFFLINE="1",
+               PATH=os.path.dirname(args.torch2_python) + os.pathsep + os.environ.get("PATH", ""))
+    print("no measured label (MiB): xmem's peak (torch 2.x, fast mode, A100-40GB, context included) "
+          "and reserved peak, beside the peers")
+    print(f"{'workload':24s} {'xmem':>8s} {'reserved':>9s} {'MemTracker':>11s} {'accelerate':>11s}")
+    for name, job_args, peer_args in UNLABELLED:
+        key = "unlabelled-" + name.split()[0].lower()
+        job = [args.torch2_python, os.path.join(job_dir, "hf_lm.py"), "--steps", "4"] + job_args
+        res = run_one(args, key, job, 2, "fast", env)
+        peers = run_peers(args, peer_args, "peers-" + key)
+        cells = [f"{res['peak_bytes'] / MIB:8.0f}" if res else f"{'failed':>8s}",
+                 f"{res['reserved_peak_bytes'] / MIB:9.0f}" if res else f"{'-':>9s}"]
+        for tool in ("memtracker", "accelerate"):
+            v = peers.get(tool + "_bytes")
+            cells.append(f"{v / MIB:11.0f}" if v is not None else f"{'failed':>11s}")
+        print(f"{name:24s} " + " ".join(cells))
+    print()
+
+
+def run_peers(args, peer_argv, key):
+    """peers.py's JSON for one workload, kept under --out like xmem's."""
+    path = os.path.join(args.out, key + ".json")
+    if not os.path.exists(path):
+        cmd = [args.torch2_python, os.path.join(HERE, "peers.py")] + peer_argv
+        p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, HF_HUB_OFFLINE="1"))
+        if p.returncode != 0:
+            print(f"accuracy: peers {key} failed ({p.returncode}): {p.stderr.strip()[-300:]}", file=sys.stderr)
+            return {"errors": {"peers.py": p.returncode}}
+        with open(path, "w") as f:
+            f.write(p.stdout.strip().splitlines()[-1])
+    with open(path) as f:
+        return json.load(f)
 
 
 def main():
@@ -130,11 +210,16 @@ def main():
     p.add_argument("--real-mode", default="exact", choices=["exact", "fast"],
                    help="capture for the real-model set (exact runs VGG-16 for real on the CPU)")
     p.add_argument("--limit", type=int, default=0, help="only the first N records (smoke run)")
+    p.add_argument("--torch2-python", help="a torch 2.x interpreter: also capture the real-model set with it "
+                   "and run the peers (MemTracker, accelerate) there")
     args = p.parse_args()
     args.real_batches = [int(b) for b in args.real_batches.split(",") if b]
+    args.torch2 = bool(args.torch2_python)
     os.makedirs(args.out, exist_ok=True)
     rows = collect(args)
     report(rows)
+    if args.torch2:
+        report_unlabelled(args)
 
 
 def dynamic(row):
@@ -168,6 +253,71 @@ def report_batch_slopes(rows):
         print()
 
 
+def report_side_by_side(rows, peers, constant):
+    """One table on the real-model set: xmem with today's torch 1.13 capture, xmem with the
+    torch 2.x capture, PyTorch's MemTracker and accelerate, each figure and its error against
+    the measured nvidia-smi peak. The peers count no CUDA context or library memory: their
+    error is also given with xmem's fitted constant added (`+const`), a fairer reading."""
+    columns = [("xmem 1.13", "test-real"), ("xmem 2.x", "real-torch2"),
+               ("MemTracker", "peer-memtracker"), ("accelerate", "peer-accelerate")]
+    cells = {}
+    for r in rows + peers:
+        if "model" in r:
+            cells[(r["model"], r["batch"], r["split"])] = r.get("estimate", r.get("figure"))
+    runs = sorted({(r["model"], r["batch"], r["measured"]) for r in rows + peers if "model" in r})
+    if not any(split != "test-real" for (_, _, split) in cells):
+        return
+    print("real-model set side by side (MiB; err = (figure - measured) / measured; +const: with "
+          f"xmem's fitted constant {constant / MIB:.0f} MiB added to a peer)")
+    head = f"{'run':18s} {'measured':>8s}"
+    for name, _ in columns:
+        head += f" {name:>11s} {'err %':>6s}"
+    print(head + f" {'+const err %':>20s}")
+    errors = {name: [] for name, _ in columns}
+    plus_const = {name: [] for name, _ in columns[2:]}
+    for model, batch, measured in runs:
+        line = f"{model + ' bs' + str(batch):18s} {measured / MIB:8.0f}"
+        extra = ""
+        for name, split in columns:
+            figure = cells.get((model, batch, split))
+            if figure is None:
+                line += f" {'-':>11s} {'-':>6s}"
+                continue
+            err = (figure - measured) / measured
+            errors[name].append(abs(err))
+            line += f" {figure / MIB:11.0f} {100 * err:+6.1f}"
+            if name in plus_const:
+                e2 = (figure + constant - measured) / measured
+                plus_const[name].append(abs(e2))
+                extra += f" {100 * e2:+9.1f}"
+        print(line + extra)
+    print_medians("median |err|", errors, plus_const)
+    # The issue's target (2.x at least as good as 1.13) on the runs both captures have.
+    both = {(m, b) for (m, b, split) in cells if split == "test-real"}
+    same = {name: [] for name, _ in columns}
+    same_const = {name: [] for name, _ in columns[2:]}
+    for model, batch, measured in runs:
+        if (model, batch) not in both:
+            continue
+        for name, split in columns:
+            figure = cells.get((model, batch, split))
+            if figure is not None:
+                same[name].append(abs(figure - measured) / measured)
+                if name in same_const:
+                    same_const[name].append(abs(figure + constant - measured) / measured)
+    print_medians("  on xmem 1.13's runs", same, same_const)
+    print()
+
+
+def print_medians(label, errors, plus_const):
+    line = f"{label:27s}"
+    for name, v in errors.items():
+        line += f" {'':>11s} {100 * statistics.median(v):6.1f}" if v else f" {'':>11s} {'-':>6s}"
+    for name, v in plus_const.items():
+        line += f" {100 * statistics.median(v):9.1f}" if v else ""
+    print(line)
+
+
 def report(rows):
     const_rows = [r for r in rows if r["split"] == "calib-constant"]
     if not const_rows:
@@ -177,6 +327,8 @@ def report(rows):
     catalog_context = rows[0]["result"]["context_bytes"]
     conv_calib = [r for r in rows if r["split"] == "calib" and r["result"]["corrections"].get("uses_cudnn")]
     cudnn = statistics.median(r["measured"] - dynamic(r) - constant for r in conv_calib) if conv_calib else 0
+    peers = [r for r in rows if r["split"].startswith("peer-")]
+    rows = [r for r in rows if not r["split"].startswith("peer-")]
     for r in rows:
         r["estimate"] = dynamic(r) + constant + (cudnn if r["result"]["corrections"].get("uses_cudnn") else 0)
     # Every calibration record, the tiny ones too: they carry the label's own noise.
@@ -215,6 +367,7 @@ def report(rows):
                                                     shipped_over))
     print()
     report_batch_slopes(rows)
+    report_side_by_side(rows, peers, constant)
     for name, vals in groups.items():
         errs, overs, slacks, times, shipped = zip(*vals)
         print(f"{name:12s} n={len(vals):3d}  median |rel err| {100 * statistics.median(errs):5.1f} %  "
