@@ -13,7 +13,7 @@ from torch.overrides import TorchFunctionMode
 
 from xmem_capture.devices import is_cuda_spec, _is_ordinal, _TensorBase, _getter
 
-from . import attention
+from . import attention, values
 
 _META = torch.device("meta")
 _CPU = torch.device("cpu")
@@ -53,9 +53,11 @@ class FastDeviceMode(TorchFunctionMode):
         previous = self.attribution.call
         self.attribution.call = _call_name(func)
         try:
-            return func(*args, **kwargs)
+            out = func(*args, **kwargs)
         finally:
             self.attribution.call = previous
+        values.follow(func, args, kwargs, out, self.on_device)
+        return out
 
     # -- the boundary -----------------------------------------------------------------------
     def on_device(self, t):
@@ -64,14 +66,23 @@ class FastDeviceMode(TorchFunctionMode):
     def to_device(self, t, dtype=None, memory_format=torch.preserve_format):
         dtype = dtype or t.dtype
         if self.on_device(t):
-            return t if dtype == t.dtype else _TensorBase.to(t, dtype=dtype)
+            if dtype == t.dtype:
+                return t
+            out = _TensorBase.to(t, dtype=dtype)
+            values.follow(_TensorBase.to, (t,), {"dtype": dtype}, out, self.on_device)
+            return out
         if t.is_meta:  # a parameter or buffer built on host-meta: a new device storage
             return torch.empty_strided(t.size(), t.stride(), dtype=dtype, device=_META)
-        return _TensorBase.to(t, device=_META, dtype=dtype, memory_format=memory_format)
+        out = _TensorBase.to(t, device=_META, dtype=dtype, memory_format=memory_format)
+        values.copied_to_device(t, out)
+        return out
 
     def to_host(self, t, dtype=None):
         if not self.on_device(t) and not t.is_meta:
             return t if dtype is None or dtype == t.dtype else _TensorBase.to(t, dtype=dtype)
+        known = values.value_of(t)
+        if known is not None:
+            return known.to(dtype or t.dtype, copy=True)
         return torch.zeros(t.size(), dtype=dtype or t.dtype)  # placeholder values
 
 
@@ -120,18 +131,26 @@ def _to(mode, args, kwargs):
 
 
 def _placeholder_item(mode, args, kwargs):
-    t = args[0]
+    t = _known(args[0])
     if not t.is_meta:
         return _TensorBase.item(t)
     return False if t.dtype == torch.bool else (0 if not t.is_floating_point() else 0.0)
 
 
 def _placeholder_float(mode, args, kwargs):
-    return 0.0 if args[0].is_meta else _TensorBase.__float__(args[0])
+    t = _known(args[0])
+    return 0.0 if t.is_meta else _TensorBase.__float__(t)
 
 
 def _placeholder_int(mode, args, kwargs):
-    return 0 if args[0].is_meta else _TensorBase.__int__(args[0])
+    t = _known(args[0])
+    return 0 if t.is_meta else _TensorBase.__int__(t)
+
+
+def _known(t):
+    """T's host value when fast mode computed one (values.py), else T itself."""
+    known = values.value_of(t)
+    return known if known is not None else t
 
 
 def _tolist(mode, args, kwargs):
@@ -152,7 +171,7 @@ def _format(mode, args, kwargs):
 
 
 def _bool(mode, args, kwargs):
-    t = args[0]
+    t = _known(args[0])
     if t.is_meta:
         mode.tracker.on_unsupported("bool() of a GPU tensor: Python control flow depends on "
                                     "a value fast mode does not compute")
