@@ -50,7 +50,8 @@ def forget(t):
 
 def copied_to_device(host, device_tensor):
     """A host tensor copied to the GPU: the copy's value is the host data."""
-    if device_tensor.dtype in _KINDS and device_tensor.numel() <= LIMIT:
+    if (_disable_current_modes is not None and device_tensor.dtype in _KINDS and
+            device_tensor.numel() <= LIMIT):
         with torch.no_grad(), _disable_current_modes():
             remember(device_tensor, host.detach().to(device_tensor.dtype).clone())
 
