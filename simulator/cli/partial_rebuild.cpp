@@ -1,9 +1,10 @@
 #include "cli/partial_rebuild.h"
 
+#include "trace/flat_map.h"
+
 #include <cinttypes>
 #include <cstdio>
 #include <map>
-#include <set>
 
 namespace xmem::cli
 {
@@ -39,11 +40,11 @@ struct StartBlock {
 // Frees of blocks never allocated in the trace: without final segments, the only sign.
 bool frees_unrecorded_blocks(const std::vector<SnapshotEvent> &events)
 {
-    std::set<uint64_t> live;
+    xmem::trace::FlatMap<bool> live; // a hash set: this runs on every complete trace too
     for (const SnapshotEvent &ev : events) {
         if (ev.action == SnapshotAction::alloc)
-            live.insert(ev.addr);
-        if (ev.action == SnapshotAction::free_requested && live.erase(ev.addr) == 0)
+            live.insert(ev.addr, true);
+        if (ev.action == SnapshotAction::free_requested && !live.erase(ev.addr))
             return true;
     }
     return false;
