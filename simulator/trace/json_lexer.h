@@ -17,8 +17,12 @@ namespace xmem::trace
 {
 
 struct JsonNumber {
-    enum Kind { unsigned_int, negative_int, other } kind = other; // other: fraction,
-                                                                  // exponent or overflow
+    enum Kind {
+        unsigned_int,
+        negative_int,
+        other
+    } kind = other;     // other: fraction,
+                        // exponent or overflow
     uint64_t value = 0; // unsigned_int: the value; negative_int: its magnitude
 };
 
