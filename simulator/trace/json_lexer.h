@@ -17,12 +17,9 @@ namespace xmem::trace
 {
 
 struct JsonNumber {
-    enum Kind {
-        unsigned_int,
-        negative_int,
-        other
-    } kind = other;     // other: fraction,
-                        // exponent or overflow
+    // other: a fraction, an exponent or an integer beyond 64 bits (never converted).
+    enum Kind { unsigned_int, negative_int, other };
+    Kind kind = other;
     uint64_t value = 0; // unsigned_int: the value; negative_int: its magnitude
 };
 
