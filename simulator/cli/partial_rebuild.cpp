@@ -213,8 +213,9 @@ RebuildPlan plan_rebuild(const std::vector<SnapshotEvent> &events,
     if (!plan.needed)
         return plan;
     if (expandable) {
-        plan.why_not = "it uses expandable segments, whose mapped pages the final state does "
-                       "not date";
+        plan.why_not = "it uses expandable segments: the snapshot gives neither the base nor "
+                       "the size of their address reservations, which decide where pages are "
+                       "mapped next, and the simulator cannot seed mapped pages yet";
         return plan;
     }
     for (const auto &[addr, seg] : segments) {

@@ -357,6 +357,24 @@ static void snapshot_partial_trace_sizes_a_block_from_a_later_alloc(void **)
     assert_true(a->check_invariants().ok());
 }
 
+static void snapshot_partial_trace_with_expandable_segments_says_why(void **)
+{
+    const char *json = R"({"device_traces": [[
+      {"action": "free_requested", "addr": 1073741824, "size": 3145728, "stream": 0}
+    ]], "segments": [
+      {"device": 0, "address": 1073741824, "total_size": 20971520, "stream": 0,
+       "segment_type": "large", "is_expandable": true, "blocks": [
+        {"address": 1073741824, "size": 20971520, "requested_size": 0, "state": "inactive"}]}
+    ]})";
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(json, false, *a);
+    assert_true(r.partial);
+    assert_contains(r.rebuild, "cannot rebuild the state at entry 0: it uses expandable segments: "
+                               "the snapshot gives neither the base nor the size");
+    assert_true(r.rebuild.find('\n') == std::string::npos);
+    assert_int_equal(r.unknown_frees, 1);
+}
+
 static void snapshot_partial_trace_without_segments_says_why(void **)
 {
     const char *json = R"({"device_traces": [[
@@ -395,6 +413,7 @@ int run_replay_tests(void)
         cmocka_unit_test(snapshot_segment_unmap_means_empty_cache),
         cmocka_unit_test(snapshot_partial_trace_is_rebuilt_from_the_final_segments),
         cmocka_unit_test(snapshot_partial_trace_sizes_a_block_from_a_later_alloc),
+        cmocka_unit_test(snapshot_partial_trace_with_expandable_segments_says_why),
         cmocka_unit_test(snapshot_partial_trace_without_segments_says_why),
         cmocka_unit_test(snapshot_replay_reports_a_bad_device_index),
     };
