@@ -59,6 +59,8 @@ void bound_tail(uint64_t addr, uint64_t min, uint64_t gap,
                 const xmem::sim::DeviceCachingAllocator &allocator, RebuildPlan &plan)
 {
     const xmem::sim::AllocatorConfig &cfg = allocator.config();
+    if (cfg.expandable_segments)
+        return; // every block is split there (allocator.md 4.13): no tail
     uint64_t most =
         min >= cfg.max_split_size ? cfg.max_non_split_rounding - k_granule : k_large_split;
     uint64_t room = gap > k_large_split + k_granule ? gap - k_large_split - k_granule : 0;
