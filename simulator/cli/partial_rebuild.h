@@ -8,9 +8,13 @@
 // request rounded as the allocator rounds it. A gap of at most 1 MiB after a large-pool block
 // cannot be a free block of its own (the allocator only splits off more than 1 MiB there,
 // allocator.md 4.13), so it is the block's unsplit tail; such sizes are counted as inferred.
+// After a larger gap the tail is unknown: the block may hold up to 1 MiB (an oversize block,
+// >= max_split_size: up to the rounding tolerance) of it, as long as the free block after it
+// stays over 1 MiB. Such a block is replayed at its rounded size and its bounds are reported.
 #pragma once
 
 #include "allocator/allocator.h"
+#include "cli/replay.h"
 #include "trace/snapshot_reader.h"
 
 #include <cstdint>
@@ -27,7 +31,8 @@ struct RebuildPlan {
     std::vector<std::pair<uint64_t, uint64_t>> live; // live blocks at entry 0: addr, requested
     uint64_t reserved = 0;                           // bytes of those segments
     uint64_t requested = 0;                          // requested bytes of those blocks
-    uint64_t inferred_sizes = 0; // block sizes taken from the split rule (see above)
+    uint64_t inferred_sizes = 0;         // from the split rule or a later allocation (see above)
+    std::vector<SizeBound> undetermined; // block sizes only bounded (see above)
 };
 
 // EVENTS: one device's trace; FINAL: that device's final segments (empty if the snapshot

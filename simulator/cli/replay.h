@@ -47,6 +47,14 @@ struct VerifyReport {
     std::vector<std::string> pool_state;   // the simulated segments around the divergence
 };
 
+// A block live at entry 0 of a partial trace whose size neither the final state nor the
+// split rule fixes: it is replayed at MIN bytes; the GPU's block was MIN..MAX bytes.
+struct SizeBound {
+    uint64_t addr = 0;
+    uint64_t min = 0;
+    uint64_t max = 0;
+};
+
 struct ReplayReport {
     std::string format;           // "compact" or "snapshot"
     uint64_t events = 0;          // trace events read (compact: records other than M S Z)
@@ -62,6 +70,7 @@ struct ReplayReport {
     uint64_t reserved_at_start = 0;
     bool partial = false; // the trace did not start from an empty allocator
     std::string rebuild;  // one line: how the state at entry 0 was rebuilt, or why it was not
+    std::vector<SizeBound> undetermined_sizes; // of the rebuild, in address order
     VerifyReport verify;
 };
 

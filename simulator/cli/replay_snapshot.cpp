@@ -150,6 +150,7 @@ std::optional<Error> SnapshotReplay::start_from(const RebuildPlan &plan)
     if (!plan.needed)
         return std::nullopt;
     m_report.rebuild = describe_rebuild(plan);
+    m_report.undetermined_sizes = plan.undetermined;
     if (!plan.why_not.empty())
         return std::nullopt;
     for (const xmem::sim::SeedSegment &seg : plan.segments) {

@@ -26,6 +26,15 @@ ordered_json segment_json(const std::optional<SegmentRecord> &record)
                         {"event", record->event}};
 }
 
+// [{"addr", "min", "max"}]: block sizes of a rebuilt partial trace that are only bounded.
+ordered_json undetermined_json(const std::vector<SizeBound> &bounds)
+{
+    ordered_json out = ordered_json::array();
+    for (const SizeBound &b : bounds)
+        out.push_back({{"addr", b.addr}, {"min", b.min}, {"max", b.max}});
+    return out;
+}
+
 ordered_json verify_json(const VerifyReport &v)
 {
     ordered_json out;
@@ -95,6 +104,8 @@ std::string sim_report_json(const RunInfo &run, const ReplayReport &report,
             {"real_ooms", report.real_ooms},
             {"partial", report.partial},
             {"rebuild", report.partial ? ordered_json(report.rebuild) : ordered_json(nullptr)},
+            {"undetermined_sizes",
+             report.partial ? undetermined_json(report.undetermined_sizes) : ordered_json(nullptr)},
             {"reserved_at_start", report.reserved_at_start},
             {"frees_of_unrecorded_blocks", report.unknown_frees}};
         if (report.verify.ran)

@@ -1,9 +1,9 @@
-// SAX handler for PyTorch snapshot JSON. The document is walked with a level counter
-// (root object → device_traces list → per-device list → entry object) plus a skip depth for
-// subtrees nobody needs (frames, segments, allocator_settings...).
+// SAX handler for PyTorch snapshot JSON, driven by walk_json (trace/json_walk.h). The document is
+// walked with a level counter (root object → device_traces list → per-device list → entry object)
+// plus a skip depth for subtrees nobody needs (frames, segments, allocator_settings...).
 #include "trace/snapshot_reader.h"
 
-#include <nlohmann/json.hpp>
+#include "trace/json_walk.h"
 
 #include <cerrno>
 #include <cstring>
@@ -22,10 +22,10 @@ constexpr const char *k_action_names[k_snapshot_action_count] = {
     "segment_free", "segment_map",    "segment_unmap",  "oom",
     "snapshot"};
 
-// The whole input in memory: nlohmann's lexer is several times faster on a contiguous buffer
-// than through any iterator adapter, and the replay holds every entry anyway (a partial trace
-// is walked backwards before it is replayed). A regular file is read in one go into a buffer
-// of its size; a pipe grows the buffer by doubling. The buffer is not zeroed first.
+// The whole input in memory: the lexer scans a contiguous buffer, and the replay holds every entry
+// anyway (a partial trace is walked backwards before it is replayed). A regular file is read in one
+// go into a buffer of its size; a pipe grows the buffer by doubling. The buffer is not zeroed
+// first.
 struct Input {
     std::unique_ptr<char[]> data;
     size_t size = 0;
@@ -65,9 +65,7 @@ struct Entry {
     SnapshotEvent event;
 };
 
-using json = nlohmann::json;
-
-class SnapshotSax : public nlohmann::json_sax<json>
+class SnapshotSax
 {
   public:
     SnapshotSax(std::string name, SnapshotVisitor &visitor)
@@ -75,8 +73,9 @@ class SnapshotSax : public nlohmann::json_sax<json>
     {
     }
 
-    bool null() override { return scalar("null"); }
-    bool boolean(bool value) override
+    bool skipping() const { return m_skip != 0; }
+    bool null() { return scalar("null"); }
+    bool boolean(bool value)
     {
         if (m_segment_level && !m_skip) {
             segment_boolean(value);
@@ -84,7 +83,7 @@ class SnapshotSax : public nlohmann::json_sax<json>
         }
         return scalar("a boolean");
     }
-    bool number_integer(number_integer_t value) override
+    bool number_integer(int64_t value)
     {
         if (m_segment_level && !m_skip) {
             segment_number(value < 0 ? 0 : static_cast<uint64_t>(value));
@@ -94,20 +93,15 @@ class SnapshotSax : public nlohmann::json_sax<json>
             return scalar("a negative number");
         return number(static_cast<uint64_t>(value));
     }
-    bool number_unsigned(number_unsigned_t value) override { return number(value); }
-    bool number_float(number_float_t, const string_t &) override
-    {
-        return scalar("a fractional number");
-    }
-    bool string(string_t &value) override;
-    bool binary(binary_t &) override { return scalar("binary data"); }
-    bool start_object(std::size_t) override;
-    bool key(string_t &value) override;
-    bool end_object() override;
-    bool start_array(std::size_t) override;
-    bool end_array() override;
-    bool parse_error(std::size_t position, const std::string &,
-                     const nlohmann::detail::exception &ex) override;
+    bool number_unsigned(uint64_t value) { return number(value); }
+    bool number_float() { return scalar("a fractional number"); }
+    bool string(std::string &value);
+    bool start_object();
+    bool key(std::string &value);
+    bool end_object();
+    bool start_array();
+    bool end_array();
+    bool syntax_error(size_t byte, const std::string &why);
 
     const std::string &error() const { return m_error; }
     const SnapshotSummary &summary() const { return m_summary; }
@@ -121,7 +115,7 @@ class SnapshotSax : public nlohmann::json_sax<json>
     bool segment_open(bool is_object);
     bool segment_close();
     void segment_number(uint64_t value);
-    void segment_string(const string_t &value);
+    void segment_string(const std::string &value);
     void segment_boolean(bool value);
 
     bool fail(const std::string &what)
@@ -196,7 +190,7 @@ bool SnapshotSax::number(uint64_t value)
     return true;
 }
 
-bool SnapshotSax::string(string_t &value)
+bool SnapshotSax::string(std::string &value)
 {
     if (m_segment_level && !m_skip) {
         segment_string(value);
@@ -269,16 +263,16 @@ bool SnapshotSax::open_container(bool is_object)
     }
 }
 
-bool SnapshotSax::start_object(std::size_t)
+bool SnapshotSax::start_object()
 {
     return open_container(true);
 }
-bool SnapshotSax::start_array(std::size_t)
+bool SnapshotSax::start_array()
 {
     return open_container(false);
 }
 
-bool SnapshotSax::key(string_t &value)
+bool SnapshotSax::key(std::string &value)
 {
     if (!m_skip)
         m_key = value;
@@ -365,7 +359,7 @@ void SnapshotSax::segment_number(uint64_t value)
     }
 }
 
-void SnapshotSax::segment_string(const string_t &value)
+void SnapshotSax::segment_string(const std::string &value)
 {
     if (m_segment_level == k_segment && m_key == "segment_type")
         m_segment.small = value == "small";
@@ -401,15 +395,9 @@ bool SnapshotSax::finish_entry()
     return true;
 }
 
-bool SnapshotSax::parse_error(std::size_t position, const std::string &,
-                              const nlohmann::detail::exception &ex)
+bool SnapshotSax::syntax_error(size_t byte, const std::string &why)
 {
-    // ex.what() is "[json.exception.parse_error.101] parse error at line L, column C: why".
-    std::string why = ex.what();
-    size_t colon = why.find(": ");
-    if (colon != std::string::npos)
-        why = why.substr(colon + 2);
-    return fail("byte " + std::to_string(position) + ": malformed JSON: " + printable(why, 200));
+    return fail("byte " + std::to_string(byte) + ": malformed JSON: " + printable(why, 200));
 }
 
 } // namespace
@@ -438,7 +426,7 @@ Result<SnapshotSummary> read_snapshot(std::FILE *file, const std::string &name,
         return Result<SnapshotSummary>::fail("xmem: " + name +
                                              ": read error: " + std::strerror(errno));
     SnapshotSax sax(name, visitor);
-    bool ok = json::sax_parse(input.data.get(), input.data.get() + input.size, &sax);
+    bool ok = walk_json(input.data.get(), input.data.get() + input.size, sax);
     if (!ok)
         return Result<SnapshotSummary>::fail(
             sax.error().empty() ? "xmem: " + name + ": malformed JSON" : sax.error());

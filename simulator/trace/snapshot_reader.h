@@ -1,9 +1,9 @@
 // Streaming reader of PyTorch 2.x memory snapshots exported to JSON
 // (allocator.md 13: {"segments": [...], "device_traces": [[{action, addr, size, stream,
-// time_us, frames?}, ...], ...]}). Snapshots reach hundreds of MB, so the file is parsed
-// with nlohmann's SAX interface and every device_traces entry is handed to a visitor as it
-// is read; `segments` (the final state) is handed over segment by segment, without the
-// blocks' `frames`; any other bulky member is skipped without being built.
+// time_us, frames?}, ...], ...]}). Snapshots reach hundreds of MB, so the file is walked
+// SAX-style by a strict lexer of its own (trace/json_walk.h) and every device_traces entry is
+// handed to a visitor as it is read; `segments` (the final state) is handed over segment by
+// segment, without the blocks' `frames`; any other bulky member is skipped without being built.
 //
 // Errors are one line: "xmem: FILE: byte N: <syntax error>" for malformed JSON and
 // "xmem: FILE: device_traces[D][I]: <what>" for a well-formed but wrong entry.

@@ -313,6 +313,11 @@ static void snapshot_partial_trace_is_rebuilt_from_the_final_segments(void **)
     assert_true(r.partial);
     assert_contains(r.rebuild, "rebuilt the state at entry 0 from the final segments: 1 segments "
                                "(20971520 B), 2 live blocks (5242880 B requested)");
+    // Freed and merged before anything landed after it: its unsplit tail is unknown.
+    assert_contains(r.rebuild, ", 1 undetermined, replayed at their minimum: 0x40200000: "
+                               "3145728..4194304 B");
+    assert_int_equal(r.undetermined_sizes.size(), 1);
+    assert_int_equal(r.undetermined_sizes[0].max, 4 * MiB);
     assert_false(r.verify.diverged);
     assert_int_equal(r.verify.blocks_matched, 1);
     assert_int_equal(r.verify.peaks_matched, 2);
@@ -321,6 +326,53 @@ static void snapshot_partial_trace_is_rebuilt_from_the_final_segments(void **)
     assert_int_equal(r.real_requested_peak, 6 * MiB);
     assert_int_equal(stat(*a, "allocated_bytes.all.current"), 6 * MiB);
     assert_true(a->check_invariants().ok());
+}
+
+// The 3 MiB block freed during the recording had a 512 KiB unsplit tail: the 2 MiB block
+// allocated while it was live begins 3.5 MiB after it. Replayed at 3 MiB, that block would
+// land 512 KiB too low.
+static void snapshot_partial_trace_sizes_a_block_from_a_later_alloc(void **)
+{
+    const char *json = R"({"device_traces": [[
+      {"action": "alloc", "addr": 1079508992, "size": 2097152, "stream": 0},
+      {"action": "free_requested", "addr": 1075838976, "size": 3145728, "stream": 0},
+      {"action": "free_completed", "addr": 1075838976, "size": 3145728, "stream": 0}
+    ]], "segments": [
+      {"device": 0, "address": 1073741824, "total_size": 20971520, "stream": 0,
+       "segment_type": "large", "is_expandable": false, "blocks": [
+        {"address": 1073741824, "size": 2097152, "requested_size": 2097152,
+         "state": "active_allocated"},
+        {"address": 1075838976, "size": 3670016, "requested_size": 0, "state": "inactive"},
+        {"address": 1079508992, "size": 2097152, "requested_size": 2097152,
+         "state": "active_allocated"},
+        {"address": 1081606144, "size": 13107200, "requested_size": 0, "state": "inactive"}]}
+    ]})";
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(json, true, *a);
+    assert_false(r.verify.diverged); // at 3 MiB, the alloc lands at 0x40500000
+    assert_contains(r.rebuild, "2 live blocks (5242880 B requested), 1 block sizes inferred (split "
+                               "rule, later allocations)");
+    assert_true(r.undetermined_sizes.empty());
+    assert_int_equal(r.verify.blocks_matched, 1);
+    assert_true(a->check_invariants().ok());
+}
+
+static void snapshot_partial_trace_with_expandable_segments_says_why(void **)
+{
+    const char *json = R"({"device_traces": [[
+      {"action": "free_requested", "addr": 1073741824, "size": 3145728, "stream": 0}
+    ]], "segments": [
+      {"device": 0, "address": 1073741824, "total_size": 20971520, "stream": 0,
+       "segment_type": "large", "is_expandable": true, "blocks": [
+        {"address": 1073741824, "size": 20971520, "requested_size": 0, "state": "inactive"}]}
+    ]})";
+    auto a = allocator_for("2.6");
+    ReplayReport r = replay_snapshot_text(json, false, *a);
+    assert_true(r.partial);
+    assert_contains(r.rebuild, "cannot rebuild the state at entry 0: it uses expandable segments: "
+                               "the snapshot gives neither the base nor the size");
+    assert_true(r.rebuild.find('\n') == std::string::npos);
+    assert_int_equal(r.unknown_frees, 1);
 }
 
 static void snapshot_partial_trace_without_segments_says_why(void **)
@@ -360,6 +412,8 @@ int run_replay_tests(void)
         cmocka_unit_test(snapshot_segment_free_means_empty_cache),
         cmocka_unit_test(snapshot_segment_unmap_means_empty_cache),
         cmocka_unit_test(snapshot_partial_trace_is_rebuilt_from_the_final_segments),
+        cmocka_unit_test(snapshot_partial_trace_sizes_a_block_from_a_later_alloc),
+        cmocka_unit_test(snapshot_partial_trace_with_expandable_segments_says_why),
         cmocka_unit_test(snapshot_partial_trace_without_segments_says_why),
         cmocka_unit_test(snapshot_replay_reports_a_bad_device_index),
     };

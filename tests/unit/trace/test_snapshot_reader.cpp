@@ -114,6 +114,69 @@ static void reports_syntax_errors_with_the_byte_offset(void **)
     assert_contains(r.error, "malformed JSON");
 }
 
+// The lexer is strict everywhere, in members nobody reads too: what RFC 8259 refuses is
+// refused with its byte, and what it allows (escapes, UTF-8, exponents) is read.
+static void strict_json_in_skipped_members(void **)
+{
+    // Inside a skipped member (not decoded) and as a root member's value (decoded).
+    auto both = [](const std::string &value) {
+        return std::vector<std::string>{"{\"frames\": [" + value + "], \"device_traces\": []}",
+                                        "{\"x\": " + value + ", \"device_traces\": []}"};
+    };
+    const char *refused[] = {
+        "01",
+        "-",
+        "1.",
+        "1e",
+        ".5",
+        "+1",
+        "\"\t\"",
+        "\"\\x\"",
+        "\"\\u12g4\"",
+        "\"\\ud800\"",
+        "\"\\udc00\"",
+        "\"\xc0\xaf\"",
+        "\"\xed\xa0\x80\"",
+        "\"\xf4\x90\x80\x80\"",
+        "\"\xe9\"",
+        "[1,]",
+        "{\"a\" 1}",
+        "{\"a\":1,}",
+        "{1:2}",
+        "tru",
+        "nul",
+        "NaN",
+        "[1 2]",
+        "\"abc",
+    };
+    for (const char *value : refused) {
+        for (const std::string &text : both(value)) {
+            SnapshotOutcome r = read_snapshot_text(text);
+            if (r.error.find("malformed JSON") == std::string::npos)
+                print_error("accepted: %s\n", text.c_str());
+            assert_contains(r.error, "xmem: s.json: byte ");
+            assert_contains(r.error, "malformed JSON");
+        }
+    }
+    const char *allowed[] = {
+        "-0",
+        "1.5e-3",
+        "1E+400",
+        "-12345678901234567890123",
+        "\"\\\"\\/\\b\\f\\n\\r\\t\"",
+        "\"\\ud83d\\ude00 \xc3\xa9 \xf0\x9f\x98\x80\"",
+        "[true, false, null, {}, []]",
+    };
+    for (const char *value : allowed)
+        for (const std::string &text : both(value))
+            assert_string_equal(read_snapshot_text(text).error.c_str(), "");
+    // An action spelled with escapes is decoded before it is matched.
+    SnapshotOutcome r = read_snapshot_text(
+        R"({"device_traces": [[{"action": "\u0061lloc", "addr": 1, "size": 2}]]})");
+    assert_string_equal(r.error.c_str(), "");
+    assert_int_equal(r.events.size(), 1);
+}
+
 static void visitor_error_stops_the_read(void **)
 {
     SnapshotOutcome r = read_snapshot_text(k_two_devices, 2);
@@ -139,6 +202,7 @@ int run_snapshot_reader_tests(void)
         cmocka_unit_test(empty_traces_are_fine),
         cmocka_unit_test(reports_shape_errors_with_the_entry_index),
         cmocka_unit_test(reports_syntax_errors_with_the_byte_offset),
+        cmocka_unit_test(strict_json_in_skipped_members),
         cmocka_unit_test(visitor_error_stops_the_read),
         cmocka_unit_test(deep_nesting_in_skipped_members_is_fine),
     };
