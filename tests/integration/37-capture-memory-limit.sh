@@ -20,6 +20,18 @@ grep -Eq '^xmem: issue_classes.py: the exact capture reached [0-9]+ MiB of memor
 pgrep -f "issue_classes.py --steps 4" && { echo "FAILED: the job still runs"; exit 1; }
 echo "ok: stopped at the limit with exit 5 in $took s"
 
+# xmem estimate passes --max-rss to the exact capture; in auto mode, after fast mode refused
+# the job (fp16 autocast on torch 1.13), the stop says that neither capture can run it here.
+rc=0
+"$XMEM_BUILD/bin/xmem-estimate" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --gpu H100-80GB --max-rss 64 \
+    -- python3 "$WORKLOADS/issue_classes.py" --autocast fp16 --steps 4 >"$TMP/out" 2>"$TMP/err" || rc=$?
+cat "$TMP/err"
+[ "$rc" -ne 0 ] || { echo "FAILED: xmem estimate succeeded under --max-rss 64"; exit 1; }
+grep -q '^xmem: issue_classes.py: the exact capture reached .* over its limit of 64 MiB' "$TMP/err" &&
+    grep -q '^xmem: estimate: fast mode cannot run this job (above) and the exact capture needs more memory' "$TMP/err" ||
+    { echo "FAILED: xmem estimate does not say why neither capture ran"; exit 1; }
+echo "ok: xmem estimate --max-rss reaches the exact capture and says what is left"
+
 # Bad values are usage errors.
 rc=0
 "$PROFILE" --out "$TMP/x" --max-rss -1 -- python3 x.py 2>"$TMP/err" || rc=$?
