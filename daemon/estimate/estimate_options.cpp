@@ -20,23 +20,12 @@ struct OptionSpec {
 };
 
 const OptionSpec k_options[] = {
-    {"--gpu", Arg::text},
-    {"--torch", Arg::text},
-    {"--alloc-conf", Arg::text},
-    {"--steps", Arg::count},
-    {"--iterations", Arg::count},
-    {"--json", Arg::none},
-    {"--timeline", Arg::text},
-    {"--trace-in", Arg::text},
-    {"--keep-trace", Arg::text},
-    {"--catalog", Arg::text},
-    {"--threads", Arg::count},
-    {"--timeout", Arg::count},
-    {"--budget", Arg::count},
-    {"--margin", Arg::fraction},
-    {"--mode", Arg::text},
-    {"--help", Arg::none},
-    {"-h", Arg::none},
+    {"--gpu", Arg::text},      {"--torch", Arg::text},       {"--alloc-conf", Arg::text},
+    {"--steps", Arg::count},   {"--iterations", Arg::count}, {"--json", Arg::none},
+    {"--timeline", Arg::text}, {"--trace-in", Arg::text},    {"--keep-trace", Arg::text},
+    {"--catalog", Arg::text},  {"--threads", Arg::count},    {"--timeout", Arg::count},
+    {"--budget", Arg::count},  {"--max-rss", Arg::count},    {"--margin", Arg::fraction},
+    {"--mode", Arg::text},     {"--help", Arg::none},        {"-h", Arg::none},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -127,6 +116,8 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
             o.threads = n.value();
         else if (name == "--budget")
             o.budget_seconds = n.value();
+        else if (name == "--max-rss")
+            o.max_rss_mib = n.value();
         else
             o.timeout_seconds = n.value();
     }
@@ -142,7 +133,7 @@ const char *usage_text()
            "                     [--trace-in TRACE | -- COMMAND ARGS...]\n"
            "                     [--catalog gpus.yaml] [--keep-trace PATH] [--threads N]\n"
            "                     [--timeout SECONDS] [--budget SECONDS] [--margin FRACTION]\n"
-           "                     [--mode fast|exact|auto]\n"
+           "                     [--mode fast|exact|auto] [--max-rss MIB]\n"
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
            "then predicts its peak GPU memory on NAME and recommends a hard memory limit.\n"
            "--torch picks the PyTorch release whose allocator is simulated (default: the\n"
@@ -150,7 +141,8 @@ const char *usage_text()
            "--mode fast runs the job on fake tensors (no compute, no memory), exact runs it for\n"
            "real on the CPU, auto (default) tries fast and falls back to exact.\n"
            "--timeout bounds the wait for each optimizer step after the first, --budget the\n"
-           "whole profile, set-up before the first step included (xmem-profile's defaults).\n";
+           "whole profile, set-up before the first step included (xmem-profile's defaults).\n"
+           "--max-rss bounds the exact capture's memory (default: 80 % of what is free).\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)

@@ -27,6 +27,7 @@ struct EstimateOptions {
     unsigned threads = 0;         // 0 = the profiler's default
     unsigned timeout_seconds = 0; // 0 = the profiler's default
     unsigned budget_seconds = 0;  // 0 = the profiler's default
+    unsigned max_rss_mib = 0;     // 0 = the exact profiler's default (docs/capture.md, "Memory")
     std::optional<double> margin; // overrides k_limit_margin
     std::vector<std::string> command;
     // Which capture profiles the command (docs/fast-mode.md): "fast" (xmem-profile-fast,

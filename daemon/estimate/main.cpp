@@ -130,28 +130,35 @@ Result<void> apply_torch(const EstimateOptions &o, const Workload &work, Target 
 // capture did not produce a trace: an unsupported construct (its one-line reason is already
 // shown) or any other failure, since a placeholder value can make a script fail in fast mode
 // that runs for real. A failure of the exact run is what counts. An environment that cannot
-// run a capture at all (k_profile_environment) would fail the exact run alike: no retry.
+// run a capture at all (k_profile_environment) would fail the exact run alike: no retry. An
+// exact run stopped at its memory limit (k_profile_memory) says what that leaves.
 Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
 {
     if (o.mode == "exact")
         return run_profiler(req);
-    std::string exact = req.profiler;
     auto fast = locate_profiler(Profiler::fast);
     if (!fast.ok()) {
         if (o.mode == "fast")
             return Result<void>::fail("xmem: --mode fast: " + fast.error().message.substr(6));
         return run_profiler(req);
     }
-    req.profiler = fast.value();
+    ProfileRequest fast_req = req;
+    fast_req.profiler = fast.value();
+    fast_req.max_rss_mib = 0; // xmem-profile's option only
     int status = 0;
-    auto ran = run_profiler(req, &status);
+    auto ran = run_profiler(fast_req, &status);
     if (ran.ok() || o.mode == "fast" || status == k_profile_environment)
         return ran;
     if (status != k_profile_unsupported)
         std::fprintf(stderr, "%s\n", ran.error().message.c_str());
     std::fprintf(stderr, "xmem: estimate: falling back to the exact capture (real CPU run)\n");
-    req.profiler = exact;
-    return run_profiler(req);
+    auto exact_ran = run_profiler(req, &status);
+    if (status == k_profile_memory) // its line suggests fast mode, which just failed
+        return Result<void>::fail(
+            "xmem: estimate: fast mode cannot run this job (above) and the exact capture needs "
+            "more memory than this machine leaves it (run the estimate on a machine with more "
+            "memory, or make the job run in fast mode: docs/fast-mode.md)");
+    return exact_ran;
 }
 
 // The profilers answer torch.cuda's capability queries, and pick SDPA kernels, as the target
@@ -182,8 +189,8 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
         out = tmp.value();
         is_temp = true;
     }
-    ProfileRequest req{profiler.value(), out,      o.steps, o.threads, o.timeout_seconds,
-                       o.budget_seconds, o.command};
+    ProfileRequest req{profiler.value(), out,           o.steps,  o.threads, o.timeout_seconds,
+                       o.budget_seconds, o.max_rss_mib, o.command};
     auto ran = run_profile_mode(o, req);
     if (!ran.ok()) {
         if (is_temp)

@@ -29,6 +29,10 @@ std::vector<std::string> profiler_argv(const ProfileRequest &req)
         args.push_back("--budget");
         args.push_back(std::to_string(req.budget_seconds));
     }
+    if (req.max_rss_mib) {
+        args.push_back("--max-rss");
+        args.push_back(std::to_string(req.max_rss_mib));
+    }
     args.push_back("--");
     args.insert(args.end(), req.command.begin(), req.command.end());
     return args;

@@ -22,6 +22,52 @@ bool is_scalar_bookkeeping(const Workload &work, const TraceEvent &ev)
     return is_host_scalar_ctx(work.ctx_text(ev.ctx));
 }
 
+// oneDNN's convolution backward (the exact capture's CPU kernel) makes buffers cuDNN does
+// not: a weight-sized copy of the weight, a copy of grad_output and a weight-sized buffer
+// it reorders grad_weight through, all with at::empty, so their op names are those of real
+// outputs (issue 17 class 9: ConvNeXt came out above fast mode). They are freed while the
+// kernel runs; the outputs outlive it, so their frees come after the engine releases the
+// node's input gradient, a storage made before the kernel began. A kernel begins with its
+// op run, or with the first allocation after such a release or after the gradient
+// accumulation (`InputBuffer` add) that ends the node before.
+class ConvBackwardScratch
+{
+  public:
+    explicit ConvBackwardScratch(const Workload &work) : m_work(work) {}
+
+    void on_alloc(size_t i, bool new_run)
+    {
+        std::string_view ctx = m_work.ctx_text(m_work.events[i].ctx);
+        // After the last node's inputs were released, or its output accumulated, any
+        // allocation belongs to the next node.
+        if (new_run || m_inputs_freed || m_after_accumulation || !is_conv_backward_op(ctx))
+            begin(i);
+        m_after_accumulation = is_grad_accumulation(ctx);
+    }
+    // True when the storage allocated at A, freed now, is the kernel's scratch.
+    bool on_free(size_t a)
+    {
+        if (a < m_start) {
+            m_inputs_freed = true;
+            return false;
+        }
+        std::string_view ctx = m_work.ctx_text(m_work.events[a].ctx);
+        return !m_inputs_freed && is_conv_backward_op(ctx) &&
+               innermost_op(ctx).substr(0, 11) == "aten::empty";
+    }
+
+  private:
+    void begin(size_t i)
+    {
+        m_start = i;
+        m_inputs_freed = false;
+    }
+    const Workload &m_work;
+    size_t m_start = 0;
+    bool m_inputs_freed = false;
+    bool m_after_accumulation = false;
+};
+
 // Decides, for every alloc event index, whether the storage stays (or is dropped and why).
 std::vector<Drop> decide(const Workload &work)
 {
@@ -30,18 +76,23 @@ std::vector<Drop> decide(const Workload &work)
     std::unordered_map<uint64_t, size_t> live;    // id -> alloc index
     std::vector<size_t> run_of(events.size(), 0); // alloc index -> op run it started in
     OpRunKeys keys(work);
+    ConvBackwardScratch scratch(work);
+    bool exact = work.meta_value("capture") != "fast"; // a CPU kernel's: not in fast traces
     size_t run = 0;
     uint64_t run_key = 0;
     bool run_open = false;
     for (size_t i = 0; i < events.size(); ++i) {
         const TraceEvent &ev = events[i];
         switch (ev.kind) {
-        case EventKind::alloc:
+        case EventKind::alloc: {
+            bool new_run = false;
             if (uint64_t k = keys.key(ev.ctx); !run_open || k != run_key) {
                 ++run;
                 run_key = k;
                 run_open = true;
+                new_run = true;
             }
+            scratch.on_alloc(i, new_run);
             run_of[i] = run;
             live[ev.id] = i;
             if (ev.dev == Device::host)
@@ -49,14 +100,16 @@ std::vector<Drop> decide(const Workload &work)
             else if (is_scalar_bookkeeping(work, ev))
                 drop[i] = Drop::scalar;
             break;
+        }
         case EventKind::free: {
             auto it = live.find(ev.id);
             if (it == live.end())
                 break;
             size_t a = it->second;
             live.erase(it);
+            bool kernel_scratch = scratch.on_free(a) && exact;
             if (drop[a] == Drop::keep && run_open && run_of[a] == run &&
-                is_cpu_only_temporary_op(work.ctx_text(events[a].ctx)))
+                (kernel_scratch || is_cpu_only_temporary_op(work.ctx_text(events[a].ctx))))
                 drop[a] = Drop::cpu_temp;
             break;
         }

@@ -8,6 +8,8 @@
 //             kernel allocates only its outputs (oneDNN reorders, mkldnn copies, im2col):
 //             see is_cpu_only_temporary_op(). An "op run" is a maximal sequence of
 //             allocations under the same outer call (module|op), see OpRunKeys.
+//             In exact traces also oneDNN's convolution-backward scratch made with
+//             at::empty and freed before the node's inputs are (ConvBackwardScratch).
 //
 // Frees and record_streams of a dropped storage are dropped with it.
 #pragma once

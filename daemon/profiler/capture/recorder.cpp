@@ -123,14 +123,17 @@ uint32_t Recorder::context_locked(const OpContext &ops)
 
 void Recorder::emit_markers_locked()
 {
-    if (m_pending_iteration != 0) {
-        m_writer.iteration(m_pending_iteration);
-        m_pending_iteration = 0;
+    // An iteration states its phase even when it began in the one before.
+    if (!m_phase_written && !m_phase.empty())
+        m_marks.push_back({0, m_phase});
+    m_phase_written = true;
+    for (const Mark &m : m_marks) {
+        if (m.iteration != 0)
+            m_writer.iteration(m.iteration);
+        else
+            m_writer.phase(m.phase);
     }
-    if (!m_phase_written && !m_phase.empty()) {
-        m_writer.phase(m_phase);
-        m_phase_written = true;
-    }
+    m_marks.clear();
 }
 
 void Recorder::on_alloc(const void *ptr, uint64_t bytes, const OpContext &ops)
@@ -211,7 +214,7 @@ void Recorder::set_iteration(uint64_t n)
     std::lock_guard<std::mutex> lock(m_mu);
     if (!m_recording)
         return;
-    m_pending_iteration = n;
+    m_marks.push_back({n, {}});
     m_phase_written = false; // the phase is written again inside the new iteration
 }
 
@@ -221,7 +224,8 @@ void Recorder::set_phase(std::string_view phase)
     if (!m_recording || phase == m_phase)
         return;
     m_phase = phase;
-    m_phase_written = false;
+    m_marks.push_back({0, m_phase});
+    m_phase_written = true;
 }
 
 void Recorder::empty_cache()

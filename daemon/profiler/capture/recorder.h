@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <unordered_map>
 
@@ -112,12 +113,19 @@ class Recorder
     std::unordered_map<uint64_t, uint32_t> m_ctx_ids; // key: module, outer, inner name ids
     uint32_t m_next_string = 1;
     uint32_t m_module = 0;
-    // Iteration and phase markers are written lazily, just before the next event, so a trace
-    // never ends with an empty iteration (a script that stops after its last step) and holds
-    // no phase without events.
-    uint64_t m_pending_iteration = 0;
+    // Iteration and phase marks, queued in the order they came and written just before the
+    // next event. Every phase that began is written, events or not: 1.13's
+    // zero_grad(set_to_none=False) allocates nothing, and the analysis needs its mark for the
+    // set_to_none=True rewrite of 2.x (docs/capture.md, "Attribution"). Marks still queued at
+    // finish() are dropped: a trace never ends with an empty iteration (the script stopped
+    // after its last step).
+    struct Mark {
+        uint64_t iteration; // 0: a phase mark
+        std::string phase;
+    };
+    std::vector<Mark> m_marks;
     std::string m_phase;
-    bool m_phase_written = false;
+    bool m_phase_written = false; // m_phase is written (or queued) since the last iteration mark
 };
 
 // The process-wide recorder (never destroyed: tensors may be freed during interpreter exit).

@@ -1,6 +1,8 @@
 #include "child.h"
+#include "memory.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -242,9 +244,10 @@ ChildResult run_child(const ChildSpec &spec)
 
     struct pollfd fds[2] = {{status_pipe[0], POLLIN, 0}, {stderr_pipe[0], POLLIN, 0}};
     std::string pending;
-    bool done = false, timed_out = false;
+    bool done = false, timed_out = false, out_of_memory = false;
     int open_fds = 2, last_steps = 0, wstatus = 0;
     Watch watch(start, spec);
+    Clock::time_point next_rss = start;
     while (open_fds > 0 && !g_interrupted) {
         auto left =
             std::chrono::duration_cast<std::chrono::milliseconds>(watch.next() - Clock::now())
@@ -279,12 +282,20 @@ ChildResult run_child(const ChildSpec &spec)
         // itself has exited, only drain what is already in the pipes.
         if (!watch.reaped && waitpid(pid, &wstatus, WNOHANG) == pid)
             watch.exited();
+        if (!watch.reaped && Clock::now() >= next_rss) {
+            next_rss = Clock::now() + std::chrono::milliseconds(k_rss_poll_ms);
+            result.peak_rss = std::max(result.peak_rss, group_rss_bytes(pid));
+            if (spec.max_rss > 0 && result.peak_rss > spec.max_rss) {
+                out_of_memory = true;
+                break;
+            }
+        }
     }
     for (auto &f : fds)
         if (f.fd >= 0)
             close(f.fd);
 
-    if (!watch.reaped && (timed_out || g_interrupted))
+    if (!watch.reaped && (timed_out || out_of_memory || g_interrupted))
         stop_group(pid, &wstatus);
     else if (!watch.reaped)
         waitpid(pid, &wstatus, 0);
@@ -294,6 +305,8 @@ ChildResult run_child(const ChildSpec &spec)
         result.outcome = Outcome::interrupted;
     else if (timed_out)
         result.outcome = done ? Outcome::done : Outcome::timed_out;
+    else if (out_of_memory)
+        result.outcome = Outcome::out_of_memory;
     result.seconds = seconds_since(start);
     return result;
 }

@@ -11,6 +11,7 @@
 // Its stderr is kept (the last 64 KiB) and shown only when it fails, unless verbose.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,16 +30,20 @@ struct ChildSpec {
     bool progress = false;
     std::string name; // the script, for the progress lines
     int steps = 0;    // steps asked for, for the progress lines
+    // Stop the job when its process group's resident memory passes this (0: no limit;
+    // memory.h, docs/capture.md "Memory").
+    uint64_t max_rss = 0;
 };
 
 enum class Outcome {
-    done,        // trace complete
-    exited,      // exited 0 without saying done (script ended before --steps steps)
-    failed,      // non-zero exit or killed by a signal
-    shim_failed, // the shim sent "fail TEXT"
-    timed_out,   // no step within timeout_s, or the whole budget_s spent (budget_spent)
-    interrupted, // xmem-profile itself got SIGINT/SIGTERM
-    not_started, // fork/exec failed
+    done,          // trace complete
+    exited,        // exited 0 without saying done (script ended before --steps steps)
+    failed,        // non-zero exit or killed by a signal
+    shim_failed,   // the shim sent "fail TEXT"
+    timed_out,     // no step within timeout_s, or the whole budget_s spent (budget_spent)
+    out_of_memory, // the group's RSS passed max_rss; stopped
+    interrupted,   // xmem-profile itself got SIGINT/SIGTERM
+    not_started,   // fork/exec failed
 };
 
 // Longest a first-use build of the capture library may take (docs/capture.md).
@@ -54,7 +59,12 @@ struct ChildResult {
     std::string message;       // shim's fail text, or why it did not start
     std::string stderr_tail;
     double seconds = 0;
+    uint64_t peak_rss = 0; // largest group RSS seen (sampled every k_rss_poll_ms)
 };
+
+// How often the launcher samples the group's RSS: a CPU kernel grows it by at most a few
+// GB a second, and a sample costs a walk over /proc.
+constexpr int k_rss_poll_ms = 250;
 
 ChildResult run_child(const ChildSpec &spec);
 

@@ -1,6 +1,7 @@
 // xmem-profile: capture the tensor allocations of a PyTorch training command on the CPU.
 // See docs/capture.md. Exit status: 0 trace written, 1 capture failed, 2 bad usage, 4 the
-// job's environment cannot run a capture (no interpreter, no torch, no capture library).
+// job's environment cannot run a capture (no interpreter, no torch, no capture library), 5 the
+// job passed the capture's memory limit (--max-rss).
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 
 #include "child.h"
 #include "locate.h"
+#include "memory.h"
 #include "profile_options.h"
 
 using namespace xmem::profile;
@@ -21,6 +23,7 @@ constexpr int k_exit_usage = 2;
 // The shim exits with it too (bootstrap._give_up); xmem-estimate does not retry such a job
 // with the other capture (profile_run.h, k_profile_environment).
 constexpr int k_exit_environment = 4;
+constexpr int k_exit_memory = 5;
 constexpr int k_stderr_tail_lines = 20;
 
 std::string absolute(const std::string &path)
@@ -37,6 +40,24 @@ std::string chained_pythonpath(const std::string &shim_dir)
     return existing && *existing ? shim_dir + ":" + existing : shim_dir;
 }
 
+uint64_t rss_limit(const Options &opts)
+{
+    if (opts.max_rss_mib == k_rss_default)
+        return default_rss_limit();
+    return static_cast<uint64_t>(opts.max_rss_mib) << 20;
+}
+
+// "812 MiB" below a GiB, "10.3 GiB" above.
+std::string size_text(uint64_t bytes)
+{
+    char text[32];
+    if (bytes < (1ull << 30))
+        std::snprintf(text, sizeof text, "%llu MiB", static_cast<unsigned long long>(bytes >> 20));
+    else
+        std::snprintf(text, sizeof text, "%.1f GiB", static_cast<double>(bytes) / (1ull << 30));
+    return text;
+}
+
 ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Command &cmd)
 {
     ChildSpec spec;
@@ -47,6 +68,7 @@ ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Com
     spec.progress = opts.verbose || isatty(STDERR_FILENO);
     spec.name = cmd.name;
     spec.steps = opts.steps;
+    spec.max_rss = rss_limit(opts);
     std::string threads = std::to_string(opts.threads > 0 ? opts.threads : available_cpus());
     spec.env = {
         {"PYTHONPATH", chained_pythonpath(paths.python_dir)},
@@ -109,7 +131,7 @@ void report_timeout(const Options &opts, const char *name, const ChildResult &r)
 }
 
 // One line saying what happened (and, for a failing script, what it printed last).
-int report(const Options &opts, const Command &cmd, const ChildResult &r)
+int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64_t max_rss)
 {
     const char *name = cmd.name.c_str();
     switch (r.outcome) {
@@ -147,6 +169,16 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r)
     case Outcome::timed_out:
         report_timeout(opts, name, r);
         return k_exit_failed;
+    case Outcome::out_of_memory:
+        // Fewer steps or a smaller batch is no fix: the job's own batch is what is sized.
+        std::fprintf(stderr,
+                     "xmem: %s: the exact capture reached %s of memory (RSS), over its limit of "
+                     "%s, after %d of %d optimizer steps; stopped (it holds every tensor of the "
+                     "job on the CPU: use fast mode, `xmem estimate --mode fast`, which holds "
+                     "none; or raise --max-rss on a machine with more memory)\n",
+                     name, size_text(r.peak_rss).c_str(), size_text(max_rss).c_str(), r.steps,
+                     opts.steps);
+        return k_exit_memory;
     case Outcome::interrupted:
         std::fprintf(stderr, "xmem: %s: interrupted; no trace written\n", name);
         return k_exit_failed;
@@ -190,8 +222,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "%s\n", cmd.error().message.c_str());
         return k_exit_environment;
     }
-    ChildResult result = run_child(make_child_spec(opts, paths, cmd.value()));
-    int status = report(opts, cmd.value(), result);
+    ChildSpec spec = make_child_spec(opts, paths, cmd.value());
+    ChildResult result = run_child(spec);
+    int status = report(opts, cmd.value(), result, spec.max_rss);
     remove_leftovers(absolute(opts.out));
     return status;
 }

@@ -40,6 +40,7 @@ const IntOption k_int_options[] = {
     {"--threads", &Options::threads, 1, k_max_threads},
     {"--timeout", &Options::timeout_s, 1, k_max_timeout_s},
     {"--budget", &Options::budget_s, 1, k_max_timeout_s},
+    {"--max-rss", &Options::max_rss_mib, k_rss_unlimited, k_max_rss_mib},
 };
 
 } // namespace
@@ -47,7 +48,8 @@ const IntOption k_int_options[] = {
 const char *usage_text()
 {
     return "usage: xmem-profile --out TRACE [--steps N] [--threads N] [--timeout SECONDS]\n"
-           "                    [--budget SECONDS] [--python PATH] [--verbose] -- COMMAND ARGS...\n"
+           "                    [--budget SECONDS] [--max-rss MIB] [--python PATH] [--verbose]\n"
+           "                    -- COMMAND ARGS...\n"
            "Runs a PyTorch training command on the CPU with CUDA faked, records every tensor\n"
            "allocation and free of its first N optimizer steps (default 3) into TRACE, and exits.\n"
            "  --out TRACE        trace file to write (docs/trace-format.md)\n"
@@ -57,6 +59,9 @@ const char *usage_text()
            "120)\n"
            "  --budget SECONDS   fail when the whole run, set-up included, takes longer (default\n"
            "                     540, or TIMEOUT x (STEPS + 1) when that is more)\n"
+           "  --max-rss MIB      stop the job when its processes' resident memory passes MIB\n"
+           "                     (default: 80 % of what the machine, cgroup and RLIMIT_AS leave\n"
+           "                     free at the start; 0: no limit)\n"
            "  --python PATH      interpreter for python/python3/*.py commands (default:\n"
            "                     $XMEM_PYTHON, else the command's own, found on PATH)\n"
            "  --verbose          show the script's stderr as it runs\n";

@@ -1,6 +1,6 @@
 // Command line of xmem-profile:
 //   xmem-profile --out TRACE [--steps N] [--threads N] [--timeout SECONDS] [--budget SECONDS]
-//                [--python PATH]
+//                [--max-rss MIB] [--python PATH]
 //                -- COMMAND ARGS...
 #pragma once
 
@@ -24,13 +24,19 @@ constexpr int k_default_timeout_s = 120; // resnet50 bs 32 takes ~20-50 s per CP
 constexpr int k_default_budget_s = 540;
 constexpr int k_max_timeout_s = 24 * 3600;
 constexpr int k_max_threads = 1024;
+constexpr int k_max_rss_mib = 1 << 30; // 1 PiB: any machine's memory fits below
+
+// --max-rss values that are not a size.
+constexpr int k_rss_default = -1;  // derived from the machine (memory.h, default_rss_limit)
+constexpr int k_rss_unlimited = 0; // --max-rss 0: no limit
 
 struct Options {
     std::string out;
     int steps = k_default_steps;
     int threads = 0; // 0: every CPU this process may run on (docs/capture.md, "Threads")
     int timeout_s = k_default_timeout_s;
-    int budget_s = 0;     // 0: budget_for(), below
+    int budget_s = 0; // 0: budget_for(), below
+    int max_rss_mib = k_rss_default;
     std::string python;   // empty: XMEM_PYTHON, then /usr/bin/python3, then python3 on PATH
     bool verbose = false; // forward the script's stderr live instead of only on failure
     std::vector<std::string> command;

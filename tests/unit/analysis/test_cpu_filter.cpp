@@ -53,15 +53,47 @@ static void temporaries_inside_a_cpu_convolution_are_dropped(void **)
     b.alloc(6, 100, "pool|aten::max_pool2d>aten::empty");
     b.free(5); // freed after the run ended: kept
     // Backward: oneDNN's blocked grad_weight is scratch; the dense one (aten::empty) is the
-    // result, even when 1.13's AccumulateGrad frees it at once (grad += buffer).
+    // result, even when 1.13's AccumulateGrad frees it at once (grad += buffer), after the
+    // engine released the node's input gradient (3).
     const std::string bwd = "|autograd::engine::evaluate_function: ConvolutionBackward0";
     b.phase(Phase::backward).alloc(7, 4096, bwd + ">aten::convolution_backward");
-    b.alloc(8, 4096, bwd + ">aten::empty").free(7).free(8);
+    b.alloc(8, 4096, bwd + ">aten::empty").free(7).free(3).free(8);
     Workload w = b.build();
     FilterStats s = drop_cpu_only(w);
-    EXPECT_STR(summary(w), "A2:65536 A3:65536 A4:512 F4 A5:999 A6:100 F5 A8:4096 F8");
+    EXPECT_STR(summary(w), "A2:65536 A3:65536 A4:512 F4 A5:999 A6:100 F5 A8:4096 F3 F8");
     EXPECT_U64(s.cpu_temp.count, 2);
     EXPECT_U64(s.cpu_temp.bytes, 1728 + 4096);
+}
+
+// oneDNN's at::empty buffers that die inside the kernel (a weight copy, a grad_output copy,
+// the buffer grad_weight is reordered through) are dropped from exact traces; the outputs,
+// freed after the engine released the node's input gradient, stay. The next kernel in the
+// same op run begins after that release.
+static void onednn_backward_scratch_is_dropped_from_exact_traces(void **)
+{
+    const std::string bwd = "|autograd::engine::evaluate_function: ConvolutionBackward0";
+    for (bool fast : {false, true}) {
+        Builder b;
+        if (fast)
+            b.meta("capture", "fast");
+        b.iteration(1).phase(Phase::backward);
+        b.alloc(1, 64, "|autograd::engine::evaluate_function: GeluBackward0>aten::empty");
+        b.alloc(2, 4096, bwd + ">aten::empty");    // weight copy
+        b.alloc(3, 64, bwd + ">aten::empty");      // grad_output copy
+        b.alloc(4, 128, bwd + ">aten::resize_");   // grad_input
+        b.alloc(5, 4096, bwd + ">aten::empty");    // reorder buffer
+        b.alloc(6, 4096, bwd + ">aten::empty");    // grad_weight
+        b.free(5).free(3).free(2).free(1).free(6); // 1: the node's input, released
+        b.alloc(7, 4096, bwd + ">aten::empty");    // the next conv's weight copy
+        b.free(7).alloc(8, 64, "|autograd::engine::evaluate_function: MulBackward0>aten::mul");
+        b.free(4);
+        Workload w = b.build();
+        FilterStats s = drop_cpu_only(w);
+        EXPECT_STR(summary(w), fast ? "A1:64 A2:4096 A3:64 A4:128 A5:4096 A6:4096 F5 F3 F2 F1 "
+                                      "F6 A7:4096 F7 A8:64 F4"
+                                    : "A1:64 A4:128 A6:4096 F1 F6 A8:64 F4");
+        EXPECT_U64(s.cpu_temp.count, fast ? 0 : 4);
+    }
 }
 
 static void a_phase_mark_ends_an_op_run(void **)
@@ -81,6 +113,7 @@ int run_cpu_filter_tests(void)
         cmocka_unit_test(host_storages_go_with_their_frees),
         cmocka_unit_test(host_scalars_are_dropped_but_device_scalars_stay),
         cmocka_unit_test(temporaries_inside_a_cpu_convolution_are_dropped),
+        cmocka_unit_test(onednn_backward_scratch_is_dropped_from_exact_traces),
         cmocka_unit_test(a_phase_mark_ends_an_op_run),
     };
     return cmocka_run_group_tests_name("cpu_filter", tests, nullptr, nullptr);

@@ -142,7 +142,7 @@ static void contexts_are_interned_once(void **state)
                         "S 2 |Optimizer.step#SGD.step>(no-op)\nA 3 8 h 0 2\nZ 3 0 24\n");
 }
 
-static void markers_are_written_before_the_next_event_only(void **state)
+static void markers_are_written_in_order_before_the_next_event(void **state)
 {
     auto *f = static_cast<Fixture *>(*state);
     int a = 0, b = 0;
@@ -150,7 +150,7 @@ static void markers_are_written_before_the_next_event_only(void **state)
     f->rec.on_alloc(&a, 8, op("aten::empty", "aten::empty"));
     f->rec.set_phase("setup"); // unchanged: no record
     f->rec.set_iteration(1);
-    f->rec.set_phase("zero_grad"); // no events in it: never written
+    f->rec.set_phase("zero_grad"); // no events in it: written all the same
     f->rec.set_phase("data");
     f->rec.empty_cache();
     f->rec.memory_fraction(0.5);
@@ -159,7 +159,8 @@ static void markers_are_written_before_the_next_event_only(void **state)
     f->rec.set_iteration(3); // the script stopped: no empty iteration 3 at the end
     f->rec.set_phase("other");
     assert_string_equal(finish(f).c_str(),
-                        "P setup\nS 1 |aten::empty\nA 1 8 g 0 1\nI 1\nP data\nE\nX 0.5\n"
+                        "P setup\nS 1 |aten::empty\nA 1 8 g 0 1\nI 1\nP zero_grad\nP data\nE\n"
+                        "X 0.5\n"
                         "I 2\nP data\nA 2 8 g 0 1\nZ 2 0 16\n");
 }
 
@@ -184,7 +185,7 @@ int xmem_test_group_recorder(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(device_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(contexts_are_interned_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(markers_are_written_before_the_next_event_only, setup,
+        cmocka_unit_test_setup_teardown(markers_are_written_in_order_before_the_next_event, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(finishing_twice_is_an_error, setup, teardown),
     };

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Issue 17 class 8: the exact capture's own memory is bounded. A job whose processes pass
+# --max-rss is stopped with one line naming the RSS, the limit and fast mode, exit 5, no
+# trace and no process left; under a limit it fits, the same job is captured as before.
+source "$(dirname "$0")/20-capture-common.bash"
+job=("$WORKLOADS/issue_classes.py" --steps 4)
+
+# Importing torch alone takes more than 64 MiB of RSS: the limit must stop the job early.
+rc=0
+start=$(date +%s)
+"$PROFILE" --out "$TMP/small.trace" --max-rss 64 -- python3 "${job[@]}" >"$TMP/out" 2>"$TMP/err" || rc=$?
+took=$(( $(date +%s) - start ))
+cat "$TMP/err"
+[ "$rc" -eq 5 ] || { echo "FAILED: exit $rc under --max-rss 64, want 5"; exit 1; }
+grep -Eq '^xmem: issue_classes.py: the exact capture reached [0-9]+ MiB of memory \(RSS\), over its limit of 64 MiB, after 0 of 3 optimizer steps; stopped \(.*xmem estimate --mode fast' "$TMP/err" ||
+    { echo "FAILED: the line does not name the RSS, the limit and fast mode"; exit 1; }
+[ "$(grep -c . "$TMP/err")" -eq 1 ] || { echo "FAILED: more than one line on stderr"; exit 1; }
+[ ! -e "$TMP/small.trace" ] || { echo "FAILED: a trace was left after the stop"; exit 1; }
+[ "$took" -lt 20 ] || { echo "FAILED: stopping took $took s"; exit 1; }
+pgrep -f "issue_classes.py --steps 4" && { echo "FAILED: the job still runs"; exit 1; }
+echo "ok: stopped at the limit with exit 5 in $took s"
+
+# xmem estimate passes --max-rss to the exact capture; in auto mode, after fast mode refused
+# the job (fp16 autocast on torch 1.13), the stop says that neither capture can run it here.
+rc=0
+"$XMEM_BUILD/bin/xmem-estimate" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --gpu H100-80GB --max-rss 64 \
+    -- python3 "$WORKLOADS/issue_classes.py" --autocast fp16 --steps 4 >"$TMP/out" 2>"$TMP/err" || rc=$?
+cat "$TMP/err"
+[ "$rc" -ne 0 ] || { echo "FAILED: xmem estimate succeeded under --max-rss 64"; exit 1; }
+grep -q '^xmem: issue_classes.py: the exact capture reached .* over its limit of 64 MiB' "$TMP/err" &&
+    grep -q '^xmem: estimate: fast mode cannot run this job (above) and the exact capture needs more memory' "$TMP/err" ||
+    { echo "FAILED: xmem estimate does not say why neither capture ran"; exit 1; }
+echo "ok: xmem estimate --max-rss reaches the exact capture and says what is left"
+
+# Bad values are usage errors.
+rc=0
+"$PROFILE" --out "$TMP/x" --max-rss -1 -- python3 x.py 2>"$TMP/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q '^xmem: --max-rss: invalid value: -1' "$TMP/err" ||
+    { cat "$TMP/err"; echo "FAILED: --max-rss -1 accepted (exit $rc)"; exit 1; }
+
+# The default limit (80 % of what is free) and a generous one let the same job through.
+capture "$TMP/default.trace" -- python3 "${job[@]}" >/dev/null
+capture "$TMP/roomy.trace" --max-rss 8192 -- python3 "${job[@]}" >/dev/null
+[ -s "$TMP/default.trace" ] && [ -s "$TMP/roomy.trace" ] || { echo "FAILED: no trace under the limit"; exit 1; }
+echo "ok: captured under the default limit and under --max-rss 8192"
+echo "all checks passed"
