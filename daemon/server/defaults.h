@@ -168,6 +168,8 @@ constexpr std::size_t k_status_argv_bytes = 200;
 constexpr int64_t k_job_end_max_exit_status = 255;
 constexpr uint64_t k_job_end_max_elapsed_seconds = 366ull * 86400;
 constexpr uint64_t k_job_end_max_peak_bytes = 1ull << 50;
+// A job's uid is a uid_t; (uid_t)-1 means "no uid" to the kernel, so it names no job.
+constexpr int64_t k_job_end_no_uid = 0xffffffffll;
 
 } // namespace xmem::server
 #endif
