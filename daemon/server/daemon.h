@@ -17,6 +17,7 @@
 #include "contract/xmem_proto.h"
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <map>
@@ -26,6 +27,10 @@
 
 namespace xmem::server
 {
+
+class Daemon;
+class MetricsServer;
+struct EstimateJob;
 
 struct Options {
     std::string config_path;
@@ -42,6 +47,10 @@ struct Options {
 struct UserLoad {
     int requests = 0;
     uint64_t bytes = 0; // argv, env, cwd and script
+    // Preparations on the threadpool (k_max_preparing_per_user), and the jobs that wait for
+    // one of them to end, oldest first (finding 8).
+    int preparing = 0;
+    std::deque<EstimateJob *> to_prepare;
 };
 
 struct Peer {
@@ -49,10 +58,6 @@ struct Peer {
     gid_t gid = (gid_t)-1;
     pid_t pid = 0;
 };
-
-class Daemon;
-class MetricsServer;
-struct EstimateJob;
 
 struct Conn {
     uv_pipe_t pipe;

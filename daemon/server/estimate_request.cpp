@@ -26,6 +26,8 @@ namespace
 
 void record(EstimateJob *job);
 void after_prepare(uv_work_t *w, int status);
+void begin_prepare(EstimateJob *job);
+bool leave_prepare_line(EstimateJob *job);
 void after_profile(uv_work_t *w, int status);
 void sign(EstimateJob *job);
 
@@ -137,7 +139,11 @@ void abandon(EstimateJob *job)
             abandon(leader);
         return;
     }
-    if (has_waiter(job) || job->preparing)
+    if (has_waiter(job))
+        return;
+    if (leave_prepare_line(job))
+        return fail_job(job, Outcome::client_gone, client_gone_message());
+    if (job->preparing)
         return;
     if (job->running) {
         job->cancel = true;
@@ -304,11 +310,53 @@ void work_sign(uv_work_t *w)
     sign(job_of(w));
 }
 
+// Puts the job's preparation on the threadpool, or in line behind its user's others when the
+// user has k_max_preparing_per_user there already (finding 8).
+void begin_prepare(EstimateJob *job)
+{
+    UserLoad &load = job->d->user_load()[job->peer.uid];
+    if (load.preparing >= k_max_preparing_per_user) {
+        job->waiting_to_prepare = true;
+        load.to_prepare.push_back(job);
+        return;
+    }
+    load.preparing++;
+    job->work.data = job;
+    uv_queue_work(job->d->loop(), &job->work, work_prepare, after_prepare);
+}
+
+// The user's preparation ended: the next of theirs that waits takes its place. One whose
+// client left meanwhile was already taken out of line (abandon).
+void end_prepare(EstimateJob *job)
+{
+    UserLoad &load = job->d->user_load()[job->peer.uid];
+    load.preparing--;
+    if (load.to_prepare.empty())
+        return;
+    EstimateJob *next = load.to_prepare.front();
+    load.to_prepare.pop_front();
+    next->waiting_to_prepare = false;
+    begin_prepare(next);
+}
+
+// Takes a job that waits to prepare out of its user's line; false when it is not in line.
+bool leave_prepare_line(EstimateJob *job)
+{
+    if (!job->waiting_to_prepare)
+        return false;
+    auto &line = job->d->user_load()[job->peer.uid].to_prepare;
+    line.erase(std::remove(line.begin(), line.end(), job), line.end());
+    job->waiting_to_prepare = false;
+    job->preparing = false;
+    return true;
+}
+
 void after_prepare(uv_work_t *w, int status)
 {
     EstimateJob *job = job_of(w);
     Daemon *d = job->d;
     job->preparing = false;
+    end_prepare(job);
     if (status == UV_ECANCELED)
         return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
     if (job->cached) {
@@ -565,9 +613,8 @@ void estimate_begin(Conn *c, const nlohmann::json &body)
         return fail_job(job, Outcome::cannot_switch_user,
                         "xmem: this xmemd runs as uid " + std::to_string(daemon_euid()) +
                             " and can only profile for itself (run xmemd as root)");
-    job->work.data = job;
     job->preparing = true;
-    uv_queue_work(d->loop(), &job->work, work_prepare, after_prepare);
+    begin_prepare(job);
 }
 
 void estimate_start_profile(EstimateJob *job)
