@@ -99,6 +99,7 @@ class Daemon
     // arrives meanwhile waits for this one instead of profiling the same job again.
     std::map<std::string, EstimateJob *> &leaders() { return m_leaders; }
     std::map<uid_t, UserLoad> &user_load() { return m_user_load; }
+    int &pool_busy() { return m_pool_busy; } // estimate work items on the threadpool now
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
@@ -132,6 +133,7 @@ class Daemon
     std::set<EstimateJob *> m_jobs;
     std::map<std::string, EstimateJob *> m_leaders;
     std::map<uid_t, UserLoad> m_user_load;
+    int m_pool_busy = 0;
     long m_started;
     char m_read_buf[65536];
 };

@@ -310,19 +310,42 @@ void work_sign(uv_work_t *w)
     sign(job_of(w));
 }
 
+// Threads in xmemd's threadpool (main.cpp sized it through UV_THREADPOOL_SIZE; libuv's
+// default is 4).
+int pool_threads()
+{
+    static const int n = getenv("UV_THREADPOOL_SIZE") ? atoi(getenv("UV_THREADPOOL_SIZE")) : 4;
+    return n;
+}
+
+// Every estimate work item goes on the pool through here, and its after-callback calls
+// left_pool first, so Daemon::pool_busy() counts the threads held.
+void queue_on_pool(EstimateJob *job, uv_work_cb work, uv_after_work_cb after)
+{
+    job->d->pool_busy()++;
+    job->work.data = job;
+    uv_queue_work(job->d->loop(), &job->work, work, after);
+}
+
+void left_pool(EstimateJob *job)
+{
+    job->d->pool_busy()--;
+}
+
 // Puts the job's preparation on the threadpool, or in line behind its user's others when the
-// user has k_max_preparing_per_user there already (finding 8).
+// user has k_max_preparing_per_user there already and the pool has no thread to spare beyond
+// the reserve for other users (finding 8).
 void begin_prepare(EstimateJob *job)
 {
     UserLoad &load = job->d->user_load()[job->peer.uid];
-    if (load.preparing >= k_max_preparing_per_user) {
+    int idle = pool_threads() - job->d->pool_busy();
+    if (load.preparing >= k_max_preparing_per_user && idle <= k_prepare_reserve_threads) {
         job->waiting_to_prepare = true;
         load.to_prepare.push_back(job);
         return;
     }
     load.preparing++;
-    job->work.data = job;
-    uv_queue_work(job->d->loop(), &job->work, work_prepare, after_prepare);
+    queue_on_pool(job, work_prepare, after_prepare);
 }
 
 // The user's preparation ended: the next of theirs that waits takes its place. One whose
@@ -355,6 +378,7 @@ void after_prepare(uv_work_t *w, int status)
 {
     EstimateJob *job = job_of(w);
     Daemon *d = job->d;
+    left_pool(job);
     job->preparing = false;
     end_prepare(job);
     if (status == UV_ECANCELED)
@@ -401,6 +425,7 @@ void after_profile(uv_work_t *w, int)
 {
     EstimateJob *job = job_of(w);
     Daemon *d = job->d;
+    left_pool(job);
     job->running = false;
     if (job->abandoned && job->run.cancelled) {
         job->outcome = Outcome::client_gone;
@@ -570,8 +595,10 @@ void record(EstimateJob *job)
     release_followers(job);
     if (succeeded(job->outcome) && job->decision.empty()) {
         job->work.data = job;
-        uv_queue_work(job->d->loop(), &job->work, work_sign,
-                      [](uv_work_t *w, int) { commit_and_answer(job_of(w)); });
+        queue_on_pool(job, work_sign, [](uv_work_t *w, int) {
+            left_pool(job_of(w));
+            commit_and_answer(job_of(w));
+        });
         return;
     }
     commit_and_answer(job);
@@ -629,8 +656,7 @@ void estimate_start_profile(EstimateJob *job)
                         "slot (raise the deadline or retry)");
     }
     job->running = true;
-    job->work.data = job;
-    uv_queue_work(d->loop(), &job->work, work_profile, after_profile);
+    queue_on_pool(job, work_profile, after_profile);
 }
 
 void estimate_refuse_queued(EstimateJob *job, Outcome o, const std::string &message)
