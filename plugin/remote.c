@@ -221,8 +221,13 @@ int xmem__remote_exit(spank_t sp)
     if (xmem_job_info_query(xmem__settings.scontrol, job.job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS,
                             &info, err, sizeof(err)) < 0)
         slurm_info("xmem: job %" PRIu32 ": output not scanned for CUDA OOM: %s", job.job_id, err);
-    if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS)
+    if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS) {
         job.cuda_oom = output_shows_oom(&info, uid);
+        /* The request id came from the job's environment, which its user controls: xmemd
+         * records the report only if that request is this uid's. */
+        job.has_job_uid = 1;
+        job.job_uid = (uint32_t)uid;
+    }
     account_partition(sp, &info);
     job.account = info.account;
     job.partition = info.partition;

@@ -2,7 +2,8 @@
  * xmemd-load — drive xmemd through the real client library, for tests and `make bench-daemon`.
  *
  *   xmemd-load estimate SOCKET [opts] -- ARGV...   one estimate; prints key=value lines
- *   xmemd-load job-end SOCKET REQUEST JOB EXIT ELAPSED OOM [ACCOUNT PARTITION MEASURED]
+ *   xmemd-load job-end SOCKET REQUEST[@UID] JOB EXIT ELAPSED OOM [ACCOUNT PARTITION MEASURED]
+ *        @UID: the uid the job ran as (job_uid), as slurmstepd sends it
  *   xmemd-load load SOCKET -n N -c C [-k K] [opts] -- ARGV...
  *        N estimates from C threads; request i appends "--variant=(i % K)" to ARGV when K > 0
  *        (K distinct cache keys); prints throughput, p50/p99 latency and counts by outcome.
@@ -220,7 +221,12 @@ int main(int argc, char **argv)
             return 2;
         char err[512] = "";
         struct xmem_job_end job = {0};
-        job.request_id = strtoull(argv[3], NULL, 10);
+        char *at = NULL;
+        job.request_id = strtoull(argv[3], &at, 10);
+        if (*at == '@') {
+            job.has_job_uid = 1;
+            job.job_uid = (uint32_t)strtoul(at + 1, NULL, 10);
+        }
         job.job_id = (uint32_t)strtoul(argv[4], NULL, 10);
         job.exit_status = atoi(argv[5]);
         job.elapsed_seconds = strtoull(argv[6], NULL, 10);

@@ -253,6 +253,8 @@ static json_object *job_end_body(const struct xmem_job_end *job)
     if (job->has_measured_peak)
         json_object_object_add(body, "measured_peak_bytes",
                                json_object_new_uint64(job->measured_peak_bytes));
+    if (job->has_job_uid)
+        json_object_object_add(body, "job_uid", json_object_new_int64(job->job_uid));
     return body;
 }
 

@@ -92,6 +92,8 @@ struct xmem_job_end {
     const char *partition;        /* Slurm partition, or NULL */
     int has_measured_peak;        /* 1: measured_peak_bytes holds an NVML measurement */
     uint64_t measured_peak_bytes; /* largest sum of the job's GPU memory seen by NVML */
+    int has_job_uid;              /* 1: job_uid holds the uid the job ran as */
+    uint32_t job_uid;             /* required when root reports: the request must be this uid's */
 };
 
 /* Report a finished job for accounting (best effort; callers ignore failures). */

@@ -17,6 +17,7 @@
 #include "contract/xmem_proto.h"
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <map>
@@ -26,6 +27,10 @@
 
 namespace xmem::server
 {
+
+class Daemon;
+class MetricsServer;
+struct EstimateJob;
 
 struct Options {
     std::string config_path;
@@ -42,6 +47,10 @@ struct Options {
 struct UserLoad {
     int requests = 0;
     uint64_t bytes = 0; // argv, env, cwd and script
+    // Preparations on the threadpool (k_max_preparing_per_user), and the jobs that wait for
+    // one of them to end, oldest first (finding 8).
+    int preparing = 0;
+    std::deque<EstimateJob *> to_prepare;
 };
 
 struct Peer {
@@ -49,10 +58,6 @@ struct Peer {
     gid_t gid = (gid_t)-1;
     pid_t pid = 0;
 };
-
-class Daemon;
-class MetricsServer;
-struct EstimateJob;
 
 struct Conn {
     uv_pipe_t pipe;
@@ -94,6 +99,7 @@ class Daemon
     // arrives meanwhile waits for this one instead of profiling the same job again.
     std::map<std::string, EstimateJob *> &leaders() { return m_leaders; }
     std::map<uid_t, UserLoad> &user_load() { return m_user_load; }
+    int &pool_busy() { return m_pool_busy; } // estimate work items on the threadpool now
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
@@ -127,6 +133,7 @@ class Daemon
     std::set<EstimateJob *> m_jobs;
     std::map<std::string, EstimateJob *> m_leaders;
     std::map<uid_t, UserLoad> m_user_load;
+    int m_pool_busy = 0;
     long m_started;
     char m_read_buf[65536];
 };

@@ -157,6 +157,17 @@ constexpr int k_max_requests_in_flight_per_user = 128;
 // Argv bytes (plus env and cwd) one user may have in flight: one maximal request
 // (XMEM_MAX_REQUEST_BYTES = 1 MiB) always fits, a flood of them does not.
 constexpr uint64_t k_max_request_bytes_in_flight_per_user = 4ull << 20;
+// Preparations (cache key: hashing the entrypoint and its imports, up to 16 MiB; a hit is
+// signed there too) one user may have on the threadpool at once, whatever else runs; the rest
+// wait in order, bounded by k_max_requests_in_flight_per_user. Beyond it a user may take more
+// threads only while more than k_prepare_reserve_threads stay idle, so one user's burst of
+// cache hits keeps the pool, and another user's hit always finds a thread: 12 streams hashing
+// 256 MiB each raised another user's hit latency from 2 ms to 4.6 s (finding 8), and a fixed
+// bound of 2 raised the single-user bench's open-loop p99 from ~15 to ~35 ms.
+constexpr int k_max_preparing_per_user = k_threadpool_spare / 2;
+constexpr int k_prepare_reserve_threads = 1;
+static_assert(k_max_preparing_per_user >= 1 && k_max_preparing_per_user < k_threadpool_spare,
+              "one user's preparations must leave a spare thread to the others");
 // `xmem status` lists at most this many in-flight requests (the rest are counted per user)
 // and at most this many bytes of each argv: 400 queued 1 MB argvs made a 384 MB reply.
 constexpr int k_status_max_entries = 50;
@@ -168,6 +179,8 @@ constexpr std::size_t k_status_argv_bytes = 200;
 constexpr int64_t k_job_end_max_exit_status = 255;
 constexpr uint64_t k_job_end_max_elapsed_seconds = 366ull * 86400;
 constexpr uint64_t k_job_end_max_peak_bytes = 1ull << 50;
+// A job's uid is a uid_t; (uid_t)-1 means "no uid" to the kernel, so it names no job.
+constexpr int64_t k_job_end_no_uid = 0xffffffffll;
 
 } // namespace xmem::server
 #endif

@@ -66,6 +66,8 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
     row.cuda_oom = f.flag("cuda_oom");
     if (j.contains("measured_peak_bytes") && !j["measured_peak_bytes"].is_null())
         row.measured_peak_bytes = f.u64("measured_peak_bytes");
+    if (j.contains("job_uid") && !j["job_uid"].is_null())
+        row.job_uid = f.integer("job_uid");
     if (!f.error().empty())
         return Result<JobRow>::fail(f.error());
     // Ranges checked here, before any cast: a double such as 1e300 read as an integer is
@@ -81,6 +83,9 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
                                     *row.measured_peak_bytes > k_job_end_max_peak_bytes))
         return Result<JobRow>::fail("measured_peak_bytes: expected an integer 0.." +
                                     std::to_string(k_job_end_max_peak_bytes));
+    if (row.job_uid && (*row.job_uid < 0 || *row.job_uid >= k_job_end_no_uid))
+        return Result<JobRow>::fail("job_uid: expected an integer 0.." +
+                                    std::to_string(k_job_end_no_uid - 1));
     row.exit_status = (int)exit_status;
     auto account = slurm_name(j, "account");
     if (!account.ok())
@@ -91,6 +96,23 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
     row.account = std::move(account).value();
     row.partition = std::move(partition).value();
     return Result<JobRow>::ok(std::move(row));
+}
+
+// The uid the job ran as, which the request it names must belong to. A user may report only
+// their own jobs; root (slurmstepd) must say whose job it was, since the request id comes from
+// the job's environment, which the job's user controls (issue 15, finding 11).
+Result<int64_t> job_owner(const JobRow &row)
+{
+    if (row.reporter_uid != 0) {
+        if (row.job_uid && *row.job_uid != row.reporter_uid)
+            return Result<int64_t>::fail("job_uid " + std::to_string(*row.job_uid) +
+                                         " is not the reporter's (report your own jobs only)");
+        return Result<int64_t>::ok(row.reporter_uid);
+    }
+    if (!row.job_uid)
+        return Result<int64_t>::fail("a report from root must name the job's uid "
+                                     "(job_uid; update the SPANK plugin)");
+    return Result<int64_t>::ok(*row.job_uid);
 }
 
 void handle_job_end(Conn *c, const nlohmann::json &j)
@@ -105,6 +127,14 @@ void handle_job_end(Conn *c, const nlohmann::json &j)
     }
     JobRow row = std::move(parsed).value();
     row.reporter_uid = c->peer.uid; // from SO_PEERCRED, whatever the body says
+    auto owner = job_owner(row);
+    if (!owner.ok()) {
+        d->metrics().count_outcome(Outcome::job_end_rejected);
+        conn_reply(
+            c, outcome_reply(Outcome::job_end_rejected, "xmem: job_end: " + owner.error().message));
+        return;
+    }
+    row.owner_uid = owner.value();
     // The client may leave before the ledger answers: look the Conn up again by address and
     // serial instead of trusting the pointer.
     Conn *conn = c;

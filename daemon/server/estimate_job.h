@@ -41,7 +41,8 @@ struct EstimateJob {
     std::string gpu; // resolved: request, partition, or site default
     int steps = 0;   // resolved: request or config
     uint64_t received_ms = 0, deadline_ms = 0, started_ms = 0; // loop time (uv_now)
-    bool preparing = false;                                    // work_prepare is on the threadpool
+    bool preparing = false; // work_prepare is on the threadpool, or waits in UserLoad::to_prepare
+    bool waiting_to_prepare = false; // in UserLoad::to_prepare, not yet on the threadpool
     bool running = false;
     // The client left: end the work once no follower waits for it either (finding 3).
     bool abandoned = false;

@@ -26,6 +26,8 @@ namespace
 
 void record(EstimateJob *job);
 void after_prepare(uv_work_t *w, int status);
+void begin_prepare(EstimateJob *job);
+bool leave_prepare_line(EstimateJob *job);
 void after_profile(uv_work_t *w, int status);
 void sign(EstimateJob *job);
 
@@ -137,7 +139,11 @@ void abandon(EstimateJob *job)
             abandon(leader);
         return;
     }
-    if (has_waiter(job) || job->preparing)
+    if (has_waiter(job))
+        return;
+    if (leave_prepare_line(job))
+        return fail_job(job, Outcome::client_gone, client_gone_message());
+    if (job->preparing)
         return;
     if (job->running) {
         job->cancel = true;
@@ -304,11 +310,77 @@ void work_sign(uv_work_t *w)
     sign(job_of(w));
 }
 
+// Threads in xmemd's threadpool (main.cpp sized it through UV_THREADPOOL_SIZE; libuv's
+// default is 4).
+int pool_threads()
+{
+    static const int n = getenv("UV_THREADPOOL_SIZE") ? atoi(getenv("UV_THREADPOOL_SIZE")) : 4;
+    return n;
+}
+
+// Every estimate work item goes on the pool through here, and its after-callback calls
+// left_pool first, so Daemon::pool_busy() counts the threads held.
+void queue_on_pool(EstimateJob *job, uv_work_cb work, uv_after_work_cb after)
+{
+    job->d->pool_busy()++;
+    job->work.data = job;
+    uv_queue_work(job->d->loop(), &job->work, work, after);
+}
+
+void left_pool(EstimateJob *job)
+{
+    job->d->pool_busy()--;
+}
+
+// Puts the job's preparation on the threadpool, or in line behind its user's others when the
+// user has k_max_preparing_per_user there already and the pool has no thread to spare beyond
+// the reserve for other users (finding 8).
+void begin_prepare(EstimateJob *job)
+{
+    UserLoad &load = job->d->user_load()[job->peer.uid];
+    int idle = pool_threads() - job->d->pool_busy();
+    if (load.preparing >= k_max_preparing_per_user && idle <= k_prepare_reserve_threads) {
+        job->waiting_to_prepare = true;
+        load.to_prepare.push_back(job);
+        return;
+    }
+    load.preparing++;
+    queue_on_pool(job, work_prepare, after_prepare);
+}
+
+// The user's preparation ended: the next of theirs that waits takes its place. One whose
+// client left meanwhile was already taken out of line (abandon).
+void end_prepare(EstimateJob *job)
+{
+    UserLoad &load = job->d->user_load()[job->peer.uid];
+    load.preparing--;
+    if (load.to_prepare.empty())
+        return;
+    EstimateJob *next = load.to_prepare.front();
+    load.to_prepare.pop_front();
+    next->waiting_to_prepare = false;
+    begin_prepare(next);
+}
+
+// Takes a job that waits to prepare out of its user's line; false when it is not in line.
+bool leave_prepare_line(EstimateJob *job)
+{
+    if (!job->waiting_to_prepare)
+        return false;
+    auto &line = job->d->user_load()[job->peer.uid].to_prepare;
+    line.erase(std::remove(line.begin(), line.end(), job), line.end());
+    job->waiting_to_prepare = false;
+    job->preparing = false;
+    return true;
+}
+
 void after_prepare(uv_work_t *w, int status)
 {
     EstimateJob *job = job_of(w);
     Daemon *d = job->d;
+    left_pool(job);
     job->preparing = false;
+    end_prepare(job);
     if (status == UV_ECANCELED)
         return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
     if (job->cached) {
@@ -353,6 +425,7 @@ void after_profile(uv_work_t *w, int)
 {
     EstimateJob *job = job_of(w);
     Daemon *d = job->d;
+    left_pool(job);
     job->running = false;
     if (job->abandoned && job->run.cancelled) {
         job->outcome = Outcome::client_gone;
@@ -522,8 +595,10 @@ void record(EstimateJob *job)
     release_followers(job);
     if (succeeded(job->outcome) && job->decision.empty()) {
         job->work.data = job;
-        uv_queue_work(job->d->loop(), &job->work, work_sign,
-                      [](uv_work_t *w, int) { commit_and_answer(job_of(w)); });
+        queue_on_pool(job, work_sign, [](uv_work_t *w, int) {
+            left_pool(job_of(w));
+            commit_and_answer(job_of(w));
+        });
         return;
     }
     commit_and_answer(job);
@@ -565,9 +640,8 @@ void estimate_begin(Conn *c, const nlohmann::json &body)
         return fail_job(job, Outcome::cannot_switch_user,
                         "xmem: this xmemd runs as uid " + std::to_string(daemon_euid()) +
                             " and can only profile for itself (run xmemd as root)");
-    job->work.data = job;
     job->preparing = true;
-    uv_queue_work(d->loop(), &job->work, work_prepare, after_prepare);
+    begin_prepare(job);
 }
 
 void estimate_start_profile(EstimateJob *job)
@@ -582,8 +656,7 @@ void estimate_start_profile(EstimateJob *job)
                         "slot (raise the deadline or retry)");
     }
     job->running = true;
-    job->work.data = job;
-    uv_queue_work(d->loop(), &job->work, work_profile, after_profile);
+    queue_on_pool(job, work_profile, after_profile);
 }
 
 void estimate_refuse_queued(EstimateJob *job, Outcome o, const std::string &message)

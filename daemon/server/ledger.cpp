@@ -87,7 +87,8 @@ bool insert_request(sqlite3 *db, sqlite3_stmt *st, const RequestRow &r)
     return ok;
 }
 
-// Checks ownership (the reporter is root or the requester) and inserts the job row.
+// Checks that the request belongs to the uid the job ran as (job_owner() in dispatch.cpp
+// resolved it from the peer and the body) and inserts the job row.
 Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
 {
     sqlite3_stmt *st = nullptr;
@@ -102,15 +103,17 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
               ", which the ledger does not hold";
         return Outcome::job_end_rejected;
     }
-    if (j.reporter_uid != 0 && j.reporter_uid != owner) {
+    if (j.owner_uid != owner) {
         msg = "xmem: job_end for request " + std::to_string(j.request_id) +
-              " must come from its owner or root";
+              " must come from its owner or root, for a job its owner ran (uid " +
+              std::to_string(j.owner_uid) + " is not the request's)";
         return Outcome::job_end_rejected;
     }
     sqlite3_prepare_v2(db,
                        "INSERT OR REPLACE INTO jobs (request_id, job_id, exit_status,"
                        " elapsed_seconds, cuda_oom, measured_peak_bytes, reported_by, account,"
-                       " partition, ts) VALUES (?,?,?,?,?,?,?,?,?,strftime('%s','now'))",
+                       " partition, job_uid, ts)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,strftime('%s','now'))",
                        -1, &st, nullptr);
     sqlite3_bind_int64(st, 1, (sqlite3_int64)j.request_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)j.job_id);
@@ -121,6 +124,7 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     sqlite3_bind_int64(st, 7, j.reporter_uid);
     bind_opt_text(st, 8, j.account);
     bind_opt_text(st, 9, j.partition);
+    sqlite3_bind_int64(st, 10, j.owner_uid);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {

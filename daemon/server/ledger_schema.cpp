@@ -40,6 +40,9 @@ const char *const k_migrations[] = {
     " r.gpu, r.peak_bytes, r.limit_bytes, j.job_id, j.exit_status, j.elapsed_seconds,"
     " j.cuda_oom, j.measured_peak_bytes, j.account, j.partition"
     " FROM jobs j JOIN requests r ON r.id = j.request_id;",
+    // 5: the uid the job ran as (slurmstepd's S_JOB_UID, or the reporting user's own uid),
+    // which the named request was checked to belong to (NULL in older rows).
+    "ALTER TABLE jobs ADD COLUMN job_uid INTEGER;",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_ledger_schema_version,
               "one migration per schema version");

@@ -54,7 +54,7 @@ log "job_end only from the owner or root"
 id1=$(kv "$T/a" id)
 runuser -u xmemt2 -- "$L" job-end "$SOCK" "$id1" 1 0 5 0 >"$T/h" && fail "xmemt2 reported xmemt1's job"
 grep -q "must come from its owner or root" "$T/h" || fail "job_end message: $(cat "$T/h")"
-"$L" job-end "$SOCK" "$id1" 2 1 5 1 >/dev/null || fail "root's job_end"
+"$L" job-end "$SOCK" "$id1@$u1" 2 1 5 1 >/dev/null || fail "root's job_end"
 expect_eq "$(sql "SELECT count(*) FROM jobs WHERE request_id=$id1")" 1 "one job row"
 stop_xmemd
 echo "ok"

@@ -96,6 +96,23 @@ if command -v sqlite3 >/dev/null; then
     row=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select exit_status from jobs where job_id=$srun_job" 2>&1)
     [ "$row" = 0 ] || t_fail "srun job $srun_job end not in the ledger: '$row'"
     t_ok "job ends of batch job $first and srun job $srun_job recorded by slurmstepd in xmemd's ledger"
+    # Issue 15, finding 11: the request id a job end names comes from the job's environment,
+    # which its user sets. A second user's job naming root's request is not attached to it:
+    # slurmstepd sends the job's uid, and xmemd refuses a request of another uid.
+    if id xmemt1 >/dev/null 2>&1; then
+        rid=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select request_id from jobs where job_id=$first")
+        submit_as xmemt1 sbatch --export=ALL,SLURM_SPANK_XMEM_REQUEST_ID="$rid" -o /dev/null --wrap true
+        lab_wait_state "$JOB" 30 COMPLETED || t_fail "xmemt1's job did not complete"
+        for _ in $(seq 50); do
+            grep -q "job $JOB end not recorded" "$LAB/log/slurmd.log" && break
+            sleep 0.1
+        done
+        grep "job $JOB end not recorded" "$LAB/log/slurmd.log" | grep -q "must come from its owner or root, for a job its owner ran (uid $(id -u xmemt1)" ||
+            t_fail "xmemt1's job end naming root's request $rid: not refused as another uid's: $(grep "job $JOB " "$LAB/log/slurmd.log" | tail -n 2)"
+        row=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select count(*) from jobs where job_id=$JOB")
+        [ "$row" = 0 ] || t_fail "xmemt1's job $JOB was attached to root's request $rid"
+        t_ok "a job end naming another user's request is refused (slurmstepd sends the job's uid)"
+    fi
 fi
 
 # parallel_submit N SCRIPT [ENV...]: N concurrent sbatch --xmem; all must be queued, gpu:1.

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Issue 15, finding 7: descriptors. xmemd raises its soft open-file limit to the hard one, and
 # one user holding idle connections cannot take the slots every other user needs: past
-# k_max_connections_per_user (64) that user is answered too_many_connections.
+# k_max_connections_per_user (64) that user is answered too_many_connections. The metrics
+# port (open to every local user) closes a connection idle for k_metrics_timeout_ms (5 s) and
+# holds at most k_metrics_max_connections (16): a 17th is closed at once, and a scrape beside
+# 15 idle ones is answered.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
 start_munged
 write_profiler 0
 ensure_user xmemt1
 ensure_user xmemt2
-write_config "max_connections: 100"
+PORT=$((20000 + RANDOM % 30000))
+write_config "max_connections: 100" "metrics_listen: 127.0.0.1:$PORT"
 ulimit -Sn 512 # below the hard limit: xmemd must not keep it
 start_xmemd
 read -r soft hard < <(awk '/^Max open files/ {print $4, $5}' "/proc/$XMEMD_PID/limits")
@@ -35,5 +39,43 @@ log "xmemt2 still gets an estimate"
 runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/b" || { cat "$T/b"; kill "$HOLD"; fail "xmemt2 was starved by xmemt1's idle connections"; }
 [ "$(status_field counters too_many_connections)" -ge 40 ] || fail "xmemt1's connections past its bound were not refused"
 kill "$HOLD" 2>/dev/null; wait "$HOLD" 2>/dev/null
+
+log "xmemt1 holds idle connections to the metrics port"
+cat >"$T/bin/metrics_idle.py" <<'PY'
+import socket, sys, time, urllib.request
+port = int(sys.argv[1])
+
+def connect():
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    return s, time.monotonic()
+
+def scrape():
+    return urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10).read().decode()
+
+def closes_within(s, seconds):  # the server closed it (EOF or reset) within `seconds`
+    s.settimeout(seconds)
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+idle = [connect() for _ in range(15)]
+time.sleep(0.3)
+assert "xmemd_requests_total" in scrape(), "no scrape beside 15 idle connections"
+time.sleep(0.3)  # the scrape's slot is released when its handles close
+idle.append(connect())
+time.sleep(0.3)
+extra, _ = connect()
+assert closes_within(extra, 1.0), "a 17th connection was kept open"
+for s, opened in idle:
+    assert closes_within(s, 10), "an idle connection was kept open past 10 s"
+    held = time.monotonic() - opened
+    assert 4.0 < held < 8.0, "an idle connection was closed after %.1f s, not ~5" % held
+assert "xmemd_requests_total" in scrape(), "no scrape after the idle connections were closed"
+print("ok")
+PY
+runuser -u xmemt1 -- python3 "$T/bin/metrics_idle.py" "$PORT" >"$T/m" 2>&1 || fail "metrics port: $(tail -n 3 "$T/m")"
 stop_xmemd
 echo "ok"

@@ -59,13 +59,13 @@ static void creates_latest_schema(void **)
 static void migrates_v1_and_refuses_newer(void **)
 {
     // A version-1 file: tables but no view (2), no mode column (3), no account and partition
-    // (4).
+    // (4), no job_uid (5).
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db,
                  "DROP VIEW job_accuracy; ALTER TABLE requests DROP COLUMN mode;"
                  " ALTER TABLE jobs DROP COLUMN account; ALTER TABLE jobs DROP COLUMN partition;"
-                 " PRAGMA user_version=1;",
+                 " ALTER TABLE jobs DROP COLUMN job_uid; PRAGMA user_version=1;",
                  nullptr, nullptr, nullptr);
     sqlite3_close(db);
     assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"),
@@ -83,20 +83,20 @@ static void migrates_v1_and_refuses_newer(void **)
     assert_contains(r.error().message,
                     g_path + ": ledger schema version 99 is newer than this xmemd");
     sqlite3_open(g_path.c_str(), &db);
-    sqlite3_exec(db, "PRAGMA user_version=4;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "PRAGMA user_version=5;", nullptr, nullptr, nullptr);
     sqlite3_close(db);
 }
 
-static void migrates_v3_job_rows_to_v4(void **)
+static void migrates_v3_job_rows(void **)
 {
-    // A version-3 file with a job row: after migration 4 the row is kept, its account and
-    // partition are NULL (the report then falls back to the submission's partition), and the
-    // view shows the new columns.
+    // A version-3 file with a job row: after migrations 4 and 5 the row is kept, its account,
+    // partition and job_uid are NULL (the report then falls back to the submission's
+    // partition), and the view shows the new columns.
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db,
                  "DROP VIEW job_accuracy; ALTER TABLE jobs DROP COLUMN account;"
-                 " ALTER TABLE jobs DROP COLUMN partition;"
+                 " ALTER TABLE jobs DROP COLUMN partition; ALTER TABLE jobs DROP COLUMN job_uid;"
                  " CREATE VIEW job_accuracy AS SELECT r.id AS request_id, j.job_id"
                  " FROM jobs j JOIN requests r ON r.id = j.request_id;"
                  " INSERT INTO requests (id, ts, kind, uid, outcome, outcome_name)"
@@ -108,9 +108,10 @@ static void migrates_v3_job_rows_to_v4(void **)
     assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('jobs') WHERE name='account'"),
                      0);
     assert_true((bool)Ledger::open(g_path));
-    assert_int_equal(scalar("PRAGMA user_version"), 4);
+    assert_int_equal(scalar("PRAGMA user_version"), k_ledger_schema_version);
     assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id=7 AND cuda_oom=1 AND"
-                            " measured_peak_bytes=123 AND account IS NULL AND partition IS NULL"),
+                            " measured_peak_bytes=123 AND account IS NULL AND partition IS NULL"
+                            " AND job_uid IS NULL"),
                      1);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy WHERE job_id=7 AND account IS NULL"
                             " AND partition IS NULL AND measured_peak_bytes=123"),
@@ -146,11 +147,13 @@ static void writes_through_the_loop(void **)
         });
     }
     std::vector<Outcome> job_outcomes;
-    auto job = [&](uint64_t req, int64_t reporter) {
+    // reporter: the peer's uid; owner: the uid the job ran as, as job_owner() resolved it.
+    auto job = [&](uint64_t req, int64_t reporter, int64_t owner) {
         JobRow j;
         j.request_id = req;
         j.job_id = 55;
         j.reporter_uid = reporter;
+        j.owner_uid = owner;
         if (reporter == 1000) { // the owner's report carries every optional field
             j.account = "physics";
             j.partition = "gpu";
@@ -160,12 +163,13 @@ static void writes_through_the_loop(void **)
         l.job_end(j,
                   [&job_outcomes](Outcome o, const std::string &) { job_outcomes.push_back(o); });
     };
-    job(first, 1000);  // owner
-    job(first, 2000);  // another user
-    job(first + 1, 0); // root
-    job(999999, 0);    // unknown request
+    job(first, 1000, 1000);  // owner
+    job(first, 2000, 2000);  // another user
+    job(first + 1, 0, 1000); // root, for the owner's job
+    job(first + 2, 0, 2000); // root, for another user's job naming this request
+    job(999999, 0, 1000);    // unknown request
     bool closed = false;
-    while (done < 300 || job_outcomes.size() < 4)
+    while (done < 300 || job_outcomes.size() < 5)
         uv_run(&loop, UV_RUN_ONCE);
     assert_int_equal(l.pending(), 0);
     l.stop([&closed] { closed = true; });
@@ -177,7 +181,9 @@ static void writes_through_the_loop(void **)
     assert_int_equal((int)job_outcomes[1], (int)Outcome::job_end_rejected);
     assert_int_equal((int)job_outcomes[2], (int)Outcome::recorded);
     assert_int_equal((int)job_outcomes[3], (int)Outcome::job_end_rejected);
+    assert_int_equal((int)job_outcomes[4], (int)Outcome::job_end_rejected);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy"), 2);
+    assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_uid=1000"), 2);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy WHERE account='physics' AND"
                             " partition='gpu' AND measured_peak_bytes=3221225472 AND cuda_oom=1"),
                      1);
@@ -233,7 +239,7 @@ int test_group_ledger(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(creates_latest_schema), cmocka_unit_test(migrates_v1_and_refuses_newer),
-        cmocka_unit_test(migrates_v3_job_rows_to_v4), cmocka_unit_test(writes_through_the_loop),
+        cmocka_unit_test(migrates_v3_job_rows), cmocka_unit_test(writes_through_the_loop),
         cmocka_unit_test(bounds_refused_rows_and_user_bytes)};
     return cmocka_run_group_tests_name("ledger", tests, setup, teardown);
 }

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 15, finding 11: a job_end report is bound to the job's own request. The request id
+# comes from the job's environment, which its user sets, and slurmstepd reports as root: so
+# xmemd checks whose job it was (job_uid, required from root) against the request's owner.
+# Before the fix, root's report for xmemt2's job naming xmemt1's request was recorded.
+. "$(dirname "$0")/40-daemon.d/lib.sh"
+start_munged
+write_profiler 0
+ensure_user xmemt1
+ensure_user xmemt2
+write_config
+start_xmemd
+u1=$(id -u xmemt1); u2=$(id -u xmemt2)
+mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py"
+
+log "each user gets an estimate"
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/a" || fail "xmemt1's estimate: $(cat "$T/a")"
+runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/b" || fail "xmemt2's estimate: $(cat "$T/b")"
+id1=$(kv "$T/a" id); id2=$(kv "$T/b" id)
+[ -n "$id1" ] && [ -n "$id2" ] && [ "$id1" != "$id2" ] || fail "request ids: '$id1' '$id2'"
+
+log "root reports xmemt2's job, which names xmemt1's request"
+"$L" job-end "$SOCK" "$id1@$u2" 901 0 5 0 >"$T/c" && fail "xmemt2's job was attached to xmemt1's request"
+grep -q "must come from its owner or root, for a job its owner ran (uid $u2" "$T/c" || fail "message: $(cat "$T/c")"
+
+log "root's report without the job's uid"
+"$L" job-end "$SOCK" "$id1" 902 0 5 0 >"$T/d" && fail "root's report without job_uid was recorded"
+grep -q "a report from root must name the job's uid" "$T/d" || fail "message: $(cat "$T/d")"
+
+log "xmemt2 claims to report xmemt1's job"
+runuser -u xmemt2 -- "$L" job-end "$SOCK" "$id1@$u1" 903 0 5 0 >"$T/e" && fail "xmemt2 reported as xmemt1"
+grep -q "job_uid $u1 is not the reporter's" "$T/e" || fail "message: $(cat "$T/e")"
+
+log "a uid that names no one"
+"$L" job-end "$SOCK" "$id1@4294967295" 904 0 5 0 >"$T/f" && fail "job_uid 2^32-1 accepted"
+grep -q "job_uid: expected an integer" "$T/f" || fail "message: $(cat "$T/f")"
+
+expect_eq "$(sql "SELECT count(*) FROM jobs")" 0 "no forged job row"
+expect_eq "$(status_field counters job_end_rejected)" 3 "job_end_rejected counter"
+
+log "the jobs' own reports are recorded with the job's uid"
+"$L" job-end "$SOCK" "$id2@$u2" 905 0 5 0 >/dev/null || fail "root's report of xmemt2's own job"
+runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 906 0 5 0 >/dev/null || fail "xmemt1's own report"
+runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1@$u1" 907 0 5 0 >/dev/null || fail "xmemt1's own report, uid named"
+expect_eq "$(sql "SELECT group_concat(request_id||':'||job_id||':'||job_uid, ' ') FROM (SELECT * FROM jobs ORDER BY job_id)")" \
+    "$id2:905:$u2 $id1:906:$u1 $id1:907:$u1" "job rows"
+stop_xmemd
+echo "ok"
