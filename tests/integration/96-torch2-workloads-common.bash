@@ -101,15 +101,6 @@ both() {
     agree "$1"
 }
 
-# falls_back NAME SCRIPT ARGS...: a workload fast mode cannot run yet (docs/fast-mode.md,
-# known gaps): --mode auto must still estimate it, through the exact capture.
-falls_back() {
-    workload auto "$@" || return 0
-    local ran
-    ran=$(field "$1" auto mode)
-    [ "$ran" = exact ] || { echo "FAIL auto $1: ran in mode '$ran', want the exact fallback"; fails=$((fails + 1)); }
-}
-
 finish() {
     [ "$fails" -eq 0 ] || { echo "$fails failed"; exit 1; }
 }

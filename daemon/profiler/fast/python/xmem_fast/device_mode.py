@@ -46,7 +46,8 @@ class FastDeviceMode(TorchFunctionMode):
         if special is not None:
             return special(self, args, kwargs)
         device = kwargs.get("device")
-        if device is not None and (is_cuda_spec(device) or _is_ordinal(device)):
+        names_gpu = device is not None and (is_cuda_spec(device) or _is_ordinal(device))
+        if names_gpu:
             kwargs = dict(kwargs, device=_META)
         if isinstance(func, pytypes.FunctionType):
             return func(*args, **kwargs)  # Python code (F.multi_head_attention_forward): no op
@@ -56,6 +57,9 @@ class FastDeviceMode(TorchFunctionMode):
             out = func(*args, **kwargs)
         finally:
             self.attribution.call = previous
+        if names_gpu:
+            for t in _meta_tensors(out):
+                self.tracker.adopt(t, _call_name(func))
         values.follow(func, args, kwargs, out, self.on_device)
         return out
 
@@ -84,6 +88,14 @@ class FastDeviceMode(TorchFunctionMode):
         if known is not None:
             return known.to(dtype or t.dtype, copy=True)
         return torch.zeros(t.size(), dtype=dtype or t.dtype)  # placeholder values
+
+
+def _meta_tensors(out):
+    if isinstance(out, torch.Tensor):
+        return [out] if out.is_meta else []
+    if isinstance(out, (tuple, list)):
+        return [t for t in out if isinstance(t, torch.Tensor) and t.is_meta]
+    return []
 
 
 def _call_name(func):

@@ -143,6 +143,18 @@ class StorageTracker(TorchDispatchMode):
         if dev == "h":
             self.host[key] = storage._weak_ref()
             return
+        self._record_device(storage, key, self._context(func))
+
+    def adopt(self, t, call):
+        """A device storage that no dispatched op showed: torch.tensor(data, device="cuda")
+        builds its meta tensor with the Python dispatch keys excluded in torch 2.x. CALL (the
+        torch function that named the GPU) is its context."""
+        storage = _storage(t)
+        key = storage._cdata
+        if key not in self.device and key not in self.host:
+            self._record_device(storage, key, self.writer.module_path() + "|" + call)
+
+    def _record_device(self, storage, key, context):
         nbytes = storage.nbytes()
         sid = self._next_id
         self._next_id += 1
@@ -150,7 +162,7 @@ class StorageTracker(TorchDispatchMode):
         self.device[key] = (sid, nbytes, ref)
         self._keys.append(key)
         self._refs.append(ref)
-        self.writer.alloc(sid, max(nbytes, 1), self._context(func))
+        self.writer.alloc(sid, max(nbytes, 1), context)
 
     def _op_name(self, func):
         name = self._op_names.get(func)
