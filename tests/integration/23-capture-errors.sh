@@ -57,4 +57,11 @@ cat "$TMP/err"
 [ "$rc" -eq 0 ] && grep -q '^xmem: short.py: the script ended after 2 of 3 optimizer steps' "$TMP/err" \
     || { echo "FAILED: short script not reported as a 2-step capture"; exit 1; }
 run $CHECK "$TMP/short.trace" --steps 2 --phases-in-order >/dev/null
+
+# Progress (issue 17 class 10): with -v (or a terminal) finished steps are shown as they come
+# (two steps that finish within one poll of the status pipe share a line).
+"$PROFILE" -v --out "$TMP/progress.trace" -- python3 "$TMP/short.py" 2>"$TMP/err" >/dev/null ||
+    { cat "$TMP/err"; echo "FAILED: short script under -v"; exit 1; }
+grep -Eq '^xmem: short.py: step [12] of 3 after [0-9]+\.[0-9] s$' "$TMP/err" ||
+    { cat "$TMP/err"; echo "FAILED: no progress line"; exit 1; }
 echo "ok: failures are clear"
