@@ -133,12 +133,18 @@ def _cached_build(torch, src, include, say):
         _lock_saying(lock, say, f"build xmem: waiting for another process building the capture "
                      f"library for torch {version}")
         if not os.path.isfile(target):
-            _check_toolchain(torch)
-            say(f"build xmem: building the capture library for torch {version} into "
-                f"{directory} (once per torch version)")
-            _compile(torch, src, include, target)
+            _build(torch, src, include, target, say,
+                   f"building the capture library for torch {version} into {directory} "
+                   "(once per torch version)")
         say("built")
     return target
+
+
+def _build(torch, src, include, target, say, what):
+    """Checks the toolchain, says WHAT as the build's status line, compiles into TARGET."""
+    _check_toolchain(torch)
+    say("build xmem: " + what)
+    _compile(torch, src, include, target)
 
 
 def _lock_saying(lock, say, waiting):
@@ -211,10 +217,9 @@ def _private_build(torch, src, include, say, why):
     directory = tempfile.mkdtemp(prefix="xmem-capture-")
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
     target = os.path.join(directory, "libxmem-capture.so")
-    _check_toolchain(torch)
-    say(f"build xmem: no capture cache ({why}); building the capture library for torch "
-        f"{torch.__version__} for this run only (create ~/.cache or set XDG_CACHE_HOME to "
-        "keep it)")
-    _compile(torch, src, include, target)
+    _build(torch, src, include, target, say,
+           f"no capture cache ({why}); building the capture library for torch "
+           f"{torch.__version__} for this run only (create ~/.cache or set XDG_CACHE_HOME to "
+           "keep it)")
     say("built")
     return target

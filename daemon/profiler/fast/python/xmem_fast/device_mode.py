@@ -14,6 +14,7 @@ from torch.overrides import TorchFunctionMode
 from xmem_capture.devices import is_cuda_spec, _is_ordinal, _TensorBase, _getter
 
 from . import attention, values
+from .storage_tracker import _tensors
 
 _META = torch.device("meta")
 _CPU = torch.device("cpu")
@@ -58,8 +59,9 @@ class FastDeviceMode(TorchFunctionMode):
         finally:
             self.attribution.call = previous
         if names_gpu:
-            for t in _meta_tensors(out):
-                self.tracker.adopt(t, _call_name(func))
+            for t in _tensors(out):
+                if t.is_meta:
+                    self.tracker.adopt(t, _call_name(func))
         values.follow(func, args, kwargs, out, self.on_device)
         return out
 
@@ -88,14 +90,6 @@ class FastDeviceMode(TorchFunctionMode):
         if known is not None:
             return known.to(dtype or t.dtype, copy=True)
         return torch.zeros(t.size(), dtype=dtype or t.dtype)  # placeholder values
-
-
-def _meta_tensors(out):
-    if isinstance(out, torch.Tensor):
-        return [out] if out.is_meta else []
-    if isinstance(out, (tuple, list)):
-        return [t for t in out if isinstance(t, torch.Tensor) and t.is_meta]
-    return []
 
 
 def _call_name(func):
