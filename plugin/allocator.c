@@ -272,8 +272,11 @@ static int ask_daemon(struct job_input *in, int mode)
         snprintf(cwd, sizeof(cwd), "/");
     req.argv = (const char *const *)in->entry;
     /* The script sbatch sends is the one the decision is bound to (its SHA-256, read by
-     * xmemd as the user): named absolutely, since cwd below may be --chdir's. */
-    if (in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap == NULL && in->cl.first_operand >= 0) {
+     * xmemd as the user): named absolutely, since cwd below may be --chdir's. For --wrap,
+     * xmemd builds sbatch's script from the command itself. */
+    if (in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap != NULL) {
+        req.wrap = in->cl.wrap;
+    } else if (in->cl.command == XMEM_CMD_SBATCH && in->cl.first_operand >= 0) {
         script = realpath(in->self_argv[in->cl.first_operand], NULL);
         req.script = script ? script : in->self_argv[in->cl.first_operand];
     }
