@@ -83,15 +83,13 @@ local function verify_decision(cred, job_uid, policy)
   return d
 end
 
--- What sbatch --wrap submits: its own two header lines, then the command (sbatch.c).
-local WRAP_HEADER = "#!/bin/sh\n# This script was created by sbatch --wrap.\n\n"
-
--- The SHA-256 of the job's batch script, as xmemd signs it: "-" for none (srun, salloc) and
--- for a --wrap script, which xmemd never sees as a file. sha256sum, not Lua: slurmctld's Lua
--- 5.1 has no bit operators, and one fork costs a few ms where arithmetic SHA-256 in Lua
--- would hold the controller for seconds on a large script (docs/slurm.md).
+-- The SHA-256 of the job's batch script, as xmemd signs it: "-" for none (srun, salloc). A
+-- --wrap job's script is the one sbatch built from the command, which xmemd builds the same
+-- way, so a decision for one --wrap command does not fit another. sha256sum, not Lua:
+-- slurmctld's Lua 5.1 has no bit operators, and one fork costs a few ms where arithmetic
+-- SHA-256 in Lua would hold the controller for seconds on a large script (docs/slurm.md).
 local function script_sha256(script)
-  if script == nil or script == "" or script:sub(1, #WRAP_HEADER) == WRAP_HEADER then return "-" end
+  if script == nil or script == "" then return "-" end
   local tmp = os.tmpname()
   local f = io.open(tmp, "wb")
   if not f then return nil end

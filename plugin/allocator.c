@@ -129,25 +129,6 @@ static void job_input_free(struct job_input *in)
     free(in->script_text);
 }
 
-/* The lines before the job starts training: before the entrypoint line; for an #XMEM line
- * (which may sit at the top), before the line that runs the command it names, else before
- * the first line that runs python, or the directive, whichever comes later. */
-static int find_preamble(struct job_input *in, int line, int source, char *err, size_t errlen)
-{
-    int end = line;
-
-    if (source == XMEM_ENTRY_DIRECTIVE) {
-        int runs = xmem_entrypoint_training_line(in->script_text, in->entry);
-        int training = xmem_entrypoint_training_line(in->script_text, NULL);
-        end = runs > 0 ? runs : training > end ? training : end;
-    }
-    if (xmem_preamble_classify(in->script_text, end, &in->pre) < 0) {
-        snprintf(err, errlen, "xmem: out of memory reading the batch script's preamble");
-        return -1;
-    }
-    return 0;
-}
-
 /* The request's copy of preamble lines (pointers into lines); NULL when n is 0. */
 static struct xmem_script_line *request_lines(struct xmem_line *lines, int n)
 {
@@ -177,12 +158,14 @@ static void displayable_lines(struct xmem_line *lines, int n)
 static int find_entrypoint(struct job_input *in, char *err, size_t errlen)
 {
     struct xmem_cmdline *c = &in->cl;
+    struct xmem_script_job job;
     const char *name;
-    int line, source, n;
+    int n;
 
     if (c->command == XMEM_CMD_SBATCH) {
         if (c->wrap != NULL) {
-            in->script_text = strdup(c->wrap);
+            /* The bytes sbatch submits, so line numbers are the ones xmemd reads too. */
+            in->script_text = xmem_wrap_script(c->wrap);
             name = "--wrap";
         } else if (c->first_operand >= 0) {
             name = in->self_argv[c->first_operand];
@@ -200,16 +183,21 @@ static int find_entrypoint(struct job_input *in, char *err, size_t errlen)
             return -1;
         in->sbatch_opts = xmem_script_sbatch_options(in->script_text, &n);
         xmem_cmdline_apply_script(c, in->sbatch_opts, n);
-        if (xmem_entrypoint_find(in->script_text, &in->entry, &line, &source) < 0) {
+        if (xmem_script_job_find(in->script_text, &job) < 0) {
             snprintf(err, errlen,
                      "xmem: no training entrypoint in %s: add a line '#XMEM python3 train.py "
                      "ARGS' naming the command to profile",
                      name);
             return -1;
         }
-        snprintf(in->where, sizeof(in->where), "%s line %d%s", name, line,
-                 source == XMEM_ENTRY_DIRECTIVE ? " (#XMEM)" : "");
-        return find_preamble(in, line, source, err, errlen);
+        in->entry = job.entry;
+        in->pre = job.pre;
+        if (c->wrap != NULL)
+            snprintf(in->where, sizeof(in->where), "the --wrap command");
+        else
+            snprintf(in->where, sizeof(in->where), "%s line %d%s", name, job.line,
+                     job.source == XMEM_ENTRY_DIRECTIVE ? " (#XMEM)" : "");
+        return 0;
     }
     if (c->first_operand < 0) {
         snprintf(err, errlen,
@@ -284,8 +272,11 @@ static int ask_daemon(struct job_input *in, int mode)
         snprintf(cwd, sizeof(cwd), "/");
     req.argv = (const char *const *)in->entry;
     /* The script sbatch sends is the one the decision is bound to (its SHA-256, read by
-     * xmemd as the user): named absolutely, since cwd below may be --chdir's. */
-    if (in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap == NULL && in->cl.first_operand >= 0) {
+     * xmemd as the user): named absolutely, since cwd below may be --chdir's. For --wrap,
+     * xmemd builds sbatch's script from the command itself. */
+    if (in->cl.command == XMEM_CMD_SBATCH && in->cl.wrap != NULL) {
+        req.wrap = in->cl.wrap;
+    } else if (in->cl.command == XMEM_CMD_SBATCH && in->cl.first_operand >= 0) {
         script = realpath(in->self_argv[in->cl.first_operand], NULL);
         req.script = script ? script : in->self_argv[in->cl.first_operand];
     }

@@ -27,9 +27,6 @@
  * are a few KiB; a huge file is almost certainly not a script. */
 #define XMEM_PLUGIN_MAX_SCRIPT_BYTES (1024 * 1024)
 
-/* Most words kept from one entrypoint command line. */
-#define XMEM_PLUGIN_MAX_ARGV 256
-
 /* Largest declared budget, --xmem=SIZE: no GPU has 16 TiB; larger is a typo. */
 #define XMEM_PLUGIN_MAX_BUDGET_BYTES (16ULL << 40)
 

@@ -51,6 +51,7 @@ static json_object *estimate_body(const struct xmem_estimate_request *req, int d
         json_object_array_add(argv, json_object_new_string(*a));
     json_object_object_add(o, "argv", argv);
     add_str(o, "script", req->script);
+    add_str(o, "wrap", req->wrap);
     add_str(o, "cwd", req->cwd);
     json_object *env = json_object_new_object();
     int kept = 0;

@@ -39,7 +39,10 @@ struct xmem_script_line {
 struct xmem_estimate_request {
     const char *const
         *argv;          /* entrypoint command, NULL-terminated, e.g. {"python3","train.py",NULL} */
-    const char *script; /* batch script the entrypoint came from (for the ledger), or NULL */
+    const char *script; /* batch script the entrypoint came from, or NULL: the decision is
+                           bound to its SHA-256, and xmemd checks argv and preamble against it */
+    const char *wrap;   /* sbatch --wrap's command, or NULL: bound like the script sbatch
+                           builds from it (xmem_wrap_script); never with script */
     const char *cwd;    /* working directory of the job */
     const char *const *env; /* "KEY=VALUE" strings, NULL-terminated; only the ones that matter
                                are sent (contract/request_env.h) */

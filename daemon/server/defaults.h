@@ -124,6 +124,9 @@ constexpr int k_metrics_max_connections = 16;
 // The batch script xmemd hashes into a decision: Slurm's own default max_script_size is
 // 4 MiB, so a larger file could never be submitted as the job the decision is for.
 constexpr uint64_t k_decision_max_script_bytes = 4ull << 20;
+// sbatch --wrap's command in a request: one argument of sbatch's, which Linux caps at
+// MAX_ARG_STRLEN (32 pages, 128 KiB), so a longer one could not be the job's.
+constexpr std::size_t k_max_wrap_bytes = 128 * 1024;
 
 // ---- issue 15, findings 1, 3 and 11: the request path (what users send and profiles print).
 // JSON nesting a profile's output or a request body may have, checked by a pre-scan before

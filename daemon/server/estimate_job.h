@@ -20,6 +20,7 @@ namespace xmem::server
 struct EstimateRequest {
     std::vector<std::string> argv;
     std::string cwd, script, gpu, partition, torch;
+    std::string wrap; // sbatch --wrap's command: the script sbatch builds from it is bound
     std::string gres; // the job's GPU request, canonical ("gpu:1", "gpu:a100:1"): signed
     std::vector<std::pair<std::string, std::string>> env; // relevant variables, by name
     std::vector<ScriptLine> preamble; // the batch script's environment lines, run first
@@ -61,7 +62,7 @@ struct EstimateJob {
     bool cached = false;
     uint64_t id = 0;
     std::string decision;
-    std::string script_sha256; // of req.script, read as the user (prepare): signed
+    std::string script_sha256; // of req.script or req.wrap's script (prepare): signed
     SandboxRun run;
     std::atomic<bool> cancel{false};
     uv_work_t work{};

@@ -87,6 +87,23 @@ Result<void> parse_lines(const nlohmann::json &j, const char *key, std::vector<S
     return Result<void>::success();
 }
 
+// "wrap": sbatch --wrap's command, whose script (xmem_wrap_script) the decision is bound to.
+Result<void> parse_wrap(const nlohmann::json &j, EstimateRequest &r)
+{
+    if (!j.contains("wrap") || j["wrap"].is_null())
+        return Result<void>::success();
+    if (!j["wrap"].is_string() || j["wrap"].get<std::string>().empty() ||
+        j["wrap"].get<std::string>().size() > k_max_wrap_bytes ||
+        has_nul(j["wrap"].get<std::string>()))
+        return Result<void>::fail("xmem: wrap: expected sbatch --wrap's command, at most " +
+                                  std::to_string(k_max_wrap_bytes) + " bytes without NUL");
+    if (!r.script.empty())
+        return Result<void>::fail(
+            "xmem: wrap: a request names a batch script or a --wrap command, not both");
+    r.wrap = j["wrap"].get<std::string>();
+    return Result<void>::success();
+}
+
 // Fills r from the body; the first invalid field is the error.
 Result<void> parse_into(const nlohmann::json &j, EstimateRequest &r)
 {
@@ -110,6 +127,8 @@ Result<void> parse_into(const nlohmann::json &j, EstimateRequest &r)
     r.cwd = j["cwd"].get<std::string>();
     if (j.contains("script") && j["script"].is_string())
         r.script = j["script"].get<std::string>().substr(0, k_max_path);
+    if (auto wrap = parse_wrap(j, r); !wrap.ok())
+        return wrap;
     // The GPU request the decision is bound to: one word, so it cannot add payload fields.
     if (j.contains("gres") && !j["gres"].is_null()) {
         std::string g = j["gres"].is_string() ? j["gres"].get<std::string>() : "";

@@ -3,6 +3,7 @@
  * blocking steps (prepare, profile, sign) run on the libuv threadpool and touch only their
  * job. Every path ends in record(): one ledger row, then the answer, then the job is freed.
  */
+#include "bound_script.h"
 #include "cache_key.h"
 #include "defaults.h"
 #include "estimate_job.h"
@@ -66,7 +67,7 @@ std::string client_gone_message()
 // Bytes a request holds while in flight: what it keeps in memory for its whole life.
 uint64_t request_bytes(const EstimateRequest &r)
 {
-    uint64_t n = r.cwd.size() + r.script.size();
+    uint64_t n = r.cwd.size() + r.script.size() + r.wrap.size();
     for (const auto &a : r.argv)
         n += a.size();
     for (const auto &[k, v] : r.env)
@@ -214,14 +215,20 @@ void work_prepare(uv_work_t *w)
                        job->user.name + ": " + strerror(errno);
         return;
     }
-    // The decision names the batch script it was made for (job_submit.lua compares).
-    auto digest = batch_script_sha256(job->req.script, job->req.cwd);
-    if (!digest) {
+    // The decision names the batch script it was made for (job_submit.lua compares), so the
+    // profile must be of what that script runs, not of what the client says it runs.
+    auto script = bound_script_read(job->req.script, job->req.wrap, job->req.cwd);
+    if (!script) {
         job->outcome = Outcome::script_unreadable;
-        job->message = digest.error().message;
+        job->message = script.error().message;
         return;
     }
-    job->script_sha256 = digest.value();
+    if (auto why = bound_script_mismatch(script.value(), job->req.argv, job->req.preamble)) {
+        job->outcome = Outcome::script_mismatch;
+        job->message = *why;
+        return;
+    }
+    job->script_sha256 = script.value().sha256;
     KeyInputs in;
     in.uid = job->peer.uid;
     in.argv = job->req.argv;
@@ -710,23 +717,6 @@ void estimate_sweep_deadlines(Daemon *d)
 namespace
 {
 
-// An argv as `xmem status` shows it to every user: cut short, no terminal control bytes.
-std::string status_argv(const std::vector<std::string> &argv)
-{
-    std::string s;
-    for (const auto &a : argv) {
-        s += (s.empty() ? "" : " ") + a.substr(0, k_status_argv_bytes);
-        if (s.size() >= k_status_argv_bytes)
-            break;
-    }
-    if (s.size() > k_status_argv_bytes)
-        s = s.substr(0, k_status_argv_bytes) + "...";
-    for (char &c : s)
-        if ((unsigned char)c < 0x20 || c == 0x7f)
-            c = '?';
-    return s;
-}
-
 const char *job_state(const EstimateJob *job)
 {
     return job->running     ? "profiling"
@@ -754,7 +744,7 @@ nlohmann::json estimate_in_flight(const Daemon *d)
             a.push_back({{"user", job->preparing ? "" : job->user.name},
                          {"uid", job->peer.uid},
                          {"state", job_state(job)},
-                         {"entrypoint", status_argv(job->req.argv)},
+                         {"entrypoint", shown_argv(job->req.argv)},
                          {"seconds", seconds}});
             continue;
         }

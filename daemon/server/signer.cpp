@@ -1,16 +1,10 @@
 // signer.cpp — decision payload formatting and MUNGE encoding.
 #include "signer.h"
-#include "defaults.h"
-#include "sha256.h"
 
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <munge.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace xmem::server
 {
@@ -35,42 +29,6 @@ std::string decision_payload(const Decision &d)
            " limit=" + std::to_string(d.limit_bytes) + " gpu=" + payload_word(d.gpu) +
            " script=" + payload_word(d.script_sha256) + " gres=" + payload_word(d.gres) +
            " expires=" + std::to_string(d.expires);
-}
-
-Result<std::string> batch_script_sha256(const std::string &path, const std::string &cwd)
-{
-    if (path.empty())
-        return Result<std::string>::ok("-");
-    std::string full = path[0] == '/' ? path : cwd + "/" + path;
-    // O_NONBLOCK: a FIFO named as the script must not hang a worker thread.
-    int fd = open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        return Result<std::string>::fail("xmem: cannot read the batch script " + full + ": " +
-                                         strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-        (uint64_t)st.st_size > k_decision_max_script_bytes) {
-        close(fd);
-        return Result<std::string>::fail(
-            "xmem: the batch script " + full + " is not a regular file of at most " +
-            std::to_string(k_decision_max_script_bytes >> 20) + " MiB");
-    }
-    Sha256 h;
-    char buf[65536];
-    uint64_t total = 0;
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 || (total += (uint64_t)n) > k_decision_max_script_bytes)
-            break;
-        h.update(buf, (size_t)n);
-    }
-    close(fd);
-    if (n != 0)
-        return Result<std::string>::fail("xmem: cannot read the batch script " + full +
-                                         " whole (it changed or grew while being read)");
-    return Result<std::string>::ok(h.hex());
 }
 
 Result<std::string> munge_sign(const std::string &payload, const std::string &socket,

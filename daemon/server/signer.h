@@ -19,7 +19,7 @@ struct Decision {
     uint64_t limit_bytes;
     std::string gpu;
     // What the decision was made for, checked by job_submit.lua against the job it is
-    // attached to: the SHA-256 of the batch script ("-": none, srun/salloc/--wrap) and the
+    // attached to: the SHA-256 of the batch script (bound_script.h; "-": none, srun/salloc) and the
     // GPU request as the client canonicalised it ("gpu:1", "gpu:a100:1"; "-": not given).
     std::string script_sha256;
     std::string gres;
@@ -31,11 +31,6 @@ struct Decision {
 // [A-Za-z0-9._:-] (anything else becomes '_', an empty value "-"), so no value can carry a
 // space and a second "k=v" into the payload.
 std::string decision_payload(const Decision &d);
-
-// The SHA-256 of the batch script at path (relative to cwd), read with the caller's file
-// identity (the user's); "-" when path is empty (no batch script: srun, salloc, --wrap).
-// Fails when the file cannot be read whole, or is larger than Slurm would accept.
-Result<std::string> batch_script_sha256(const std::string &path, const std::string &cwd);
 
 // munge_encode with the given socket ("" = default) and TTL; blocking (worker thread).
 Result<std::string> munge_sign(const std::string &payload, const std::string &socket,

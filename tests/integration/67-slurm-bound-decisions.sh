@@ -5,11 +5,15 @@
 # decision (signed by xmemd's uid for them) for tiny.sbatch cannot apply it to big.sbatch,
 # nor to another GPU request; a payload field given twice cannot override the first; a
 # typed request (--gres=gpu:a100:1) keeps its type. Each refused job keeps its request.
+# Against the real xmemd (7-9): a client that names big.sbatch but profiles tiny.py is
+# refused (script_mismatch), and a --wrap decision is bound to its own command.
 T_NAME=67-slurm-bound-decisions
 . "$(dirname "$0")/lab/testlib.sh"
 t_require_lab
 command -v gcc >/dev/null || t_skip "gcc not installed"
-LAB_GPU_TYPE=a100 XMEM_LAB_NO_XMEMD=1 lab_up shard
+[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+LAB_GPU_TYPE=a100 XMEM_LAB_PROFILER=fake lab_up shard
+[ "$LAB_XMEMD" = 1 ] || t_fail "the lab started without xmemd"
 cd "$LAB/jobs" || t_fail "no jobs dir"
 lab_forge_client
 U=nobody
@@ -71,4 +75,82 @@ grep -q "xmem: uid $UID_U: a share cannot keep the GPU type a100: the job keeps 
     "$LAB/log/slurmctld.log" || t_fail "typed request: controller log lacks the reason"
 expect_out "xmem: a share cannot keep the GPU type a100" "typed request: user message"
 t_ok "--gres=gpu:a100:1 keeps its type (whole GPU, with the reason)"
+
+# ---- Against the real xmemd, through its socket, as the unprivileged user (the fake
+# profiler sizes a job from its --fake-limit-mb argument).
+cat >ask.py <<'PY'
+import json, socket, struct, sys
+body = json.dumps(json.loads(sys.argv[2])).encode()
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(60)
+s.connect(sys.argv[1])
+s.sendall(struct.pack(">IHHII", 0x584D454D, 1, 1, len(body), 0) + body)
+data = b""
+while True:
+    chunk = s.recv(65536)
+    if not chunk:
+        break
+    data += chunk
+    if len(data) >= 16 and len(data) >= 16 + struct.unpack(">IHHII", data[:16])[3]:
+        break
+r = json.loads(data[16:])
+print(r.get("outcome_name", "?"))
+print(r.get("decision", ""))
+print(r.get("message", ""))
+PY
+chmod a+r ask.py
+for f in tiny big a b; do echo 'print(1)' >$f.py; done
+chmod a+r ./*.py
+printf '#!/bin/bash\n#SBATCH --gres=gpu:1\nexport OMP_NUM_THREADS=2\npython3 big.py --fake-limit-mb=30000\n' >big2.sbatch
+chmod a+r big2.sbatch
+# ask BODY_JSON: ASK_OUTCOME, ASK_DECISION, ASK_MESSAGE from xmemd, asked as U.
+ask() {
+    local out
+    out=$(cd "$LAB/jobs" && runuser -u $U -- timeout 90 python3 ask.py "$LAB/run/xmemd.sock" "$1" 2>&1)
+    ASK_OUTCOME=$(sed -n 1p <<<"$out") ASK_DECISION=$(sed -n 2p <<<"$out") ASK_MESSAGE=$(sed -n 3p <<<"$out")
+    echo "ask $1 -> $ASK_OUTCOME: $ASK_MESSAGE" >&2
+}
+J=$LAB/jobs
+
+# 7. big2.sbatch's path with tiny.py's argv: refused, nothing signed, nothing profiled.
+ask '{"argv":["python3","tiny.py","--fake-limit-mb=2048"],"cwd":"'"$J"'","script":"'"$J"'/big2.sbatch","gres":"gpu:1","preamble":[{"line":3,"text":"export OMP_NUM_THREADS=2"}]}'
+[ "$ASK_OUTCOME" = script_mismatch ] || t_fail "big2.sbatch with tiny.py's argv: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+[ -z "$ASK_DECISION" ] || t_fail "big2.sbatch with tiny.py's argv: a decision was signed"
+grep -q "but $J/big2.sbatch runs 'python3 big.py --fake-limit-mb=30000' (line 4)" <<<"$ASK_MESSAGE" ||
+    t_fail "mismatch message: $ASK_MESSAGE"
+# The right argv, but the preamble dropped: the profile would not run as the job does.
+ask '{"argv":["python3","big.py","--fake-limit-mb=30000"],"cwd":"'"$J"'","script":"'"$J"'/big2.sbatch","gres":"gpu:1"}'
+[ "$ASK_OUTCOME" = script_mismatch ] || t_fail "big2.sbatch without its preamble: outcome $ASK_OUTCOME"
+# Control: what big2.sbatch runs is estimated and signed, and fits big2.sbatch.
+ask '{"argv":["python3","big.py","--fake-limit-mb=30000"],"cwd":"'"$J"'","script":"'"$J"'/big2.sbatch","gres":"gpu:1","preamble":[{"line":3,"text":"export OMP_NUM_THREADS=2"}]}'
+[ "$ASK_OUTCOME" = estimated ] || t_fail "big2.sbatch's own entrypoint: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+forged_sbatch $U "$ASK_DECISION" big2.sbatch
+got=$(lab_field "$JOB" TresPerNode)
+case $got in gres:shard:*) ;; *) t_fail "big2.sbatch's own decision: job has $got, expected a shard" ;; esac
+t_ok "xmemd refuses big2.sbatch's path with tiny.py's argv (script_mismatch); its own entrypoint is signed and applied ($got)"
+
+# 8. A --wrap decision is bound to its command: replayed on another --wrap command, ignored.
+wrap_a='python3 a.py --fake-limit-mb=4096'
+ask '{"argv":["python3","a.py","--fake-limit-mb=4096"],"cwd":"'"$J"'","wrap":"'"$wrap_a"'","gres":"gpu:1"}'
+[ "$ASK_OUTCOME" = estimated ] || t_fail "--wrap estimate: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+forged_sbatch $U "$ASK_DECISION" --gres=gpu:1 --wrap "python3 b.py --fake-limit-mb=4096"
+expect_refused "decision was made for another batch script \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
+    gres:gpu:1 "a --wrap decision on another --wrap command"
+ask '{"argv":["python3","a.py","--fake-limit-mb=4096"],"cwd":"'"$J"'","wrap":"'"$wrap_a"'","gres":"gpu:1"}'
+forged_sbatch $U "$ASK_DECISION" --gres=gpu:1 --wrap "$wrap_a"
+expect_field "$JOB" TresPerNode gres:shard:2 "a --wrap decision on its own command"
+# A --wrap request whose argv is not its command's is refused like a script's.
+ask '{"argv":["python3","b.py"],"cwd":"'"$J"'","wrap":"'"$wrap_a"'","gres":"gpu:1"}'
+[ "$ASK_OUTCOME" = script_mismatch ] || t_fail "--wrap with another argv: outcome $ASK_OUTCOME"
+t_ok "a --wrap decision is refused on another --wrap command and applied on its own (shard:2)"
+
+# 9. The real plugin: a --wrap job is estimated by xmemd and packed by the controller, so the
+#    plugin, xmemd and job_submit.lua agree on sbatch's --wrap bytes.
+submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --wrap "python3 b.py --fake-limit-mb=4096"
+expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --wrap"
+run scontrol write batch_script "$JOB" "$J/wrap-script.out"
+want=$(printf '#!/bin/sh\n# This script was created by sbatch --wrap.\n\npython3 b.py --fake-limit-mb=4096\n' | sha256sum)
+[ "$(sha256sum <"$J/wrap-script.out")" = "$want" ] ||
+    t_fail "sbatch's --wrap script is not the one xmemd builds: $(od -c "$J/wrap-script.out" | head -5)"
+t_ok "sbatch --xmem --wrap through the real plugin and xmemd is packed (shard:2)"
 t_done

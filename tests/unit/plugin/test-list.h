@@ -11,11 +11,8 @@
 #define XMEM_TEST_GROUPS(X)                                                                        \
     X(value)                                                                                       \
     X(settings)                                                                                    \
-    X(cmdline)                                                                                     \
-    X(entrypoint)                                                                                  \
     X(classify)                                                                                    \
     X(export)                                                                                      \
-    X(preamble)                                                                                    \
     X(oom)                                                                                         \
     X(jobinfo)                                                                                     \
     X(sampler)

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "xmem_script.h"
 
 #define ARGV(...) ((char *const[]){__VA_ARGS__, NULL})
 #define ARGC(...) ((int)(sizeof((char *const[]){__VA_ARGS__}) / sizeof(char *)))

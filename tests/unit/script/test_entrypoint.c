@@ -1,8 +1,9 @@
 /* test_entrypoint.c — the training command in a batch script or command line. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "xmem_script.h"
 
 static void expect_argv(char **argv, const char *const *want)
 {
@@ -106,6 +107,57 @@ static void sbatch_lines_stop_at_first_command(void **state)
     xmem_argv_free(w);
 }
 
+/* The script sbatch --wrap submits (sbatch 22.05), which the decision of a --wrap job is bound
+ * to: the plugin and xmemd read the entrypoint out of these bytes, so both number lines alike. */
+static void wrap_script_is_sbatchs(void **state)
+{
+    struct xmem_script_job job;
+    char *w = xmem_wrap_script("python3 train.py --lr 0.1");
+
+    (void)state;
+    assert_string_equal(
+        w, "#!/bin/sh\n# This script was created by sbatch --wrap.\n\npython3 train.py --lr 0.1\n");
+    assert_int_equal(xmem_script_job_find(w, &job), 0);
+    assert_int_equal(job.line, 4);
+    assert_string_equal(job.entry[1], "train.py");
+    assert_int_equal(job.pre.nkept + job.pre.nskipped, 0);
+    xmem_script_job_free(&job);
+    free(w);
+}
+
+/* The preamble ends where the job starts training: the entrypoint's line, or for an #XMEM line
+ * at the top, the line that runs its command. */
+static void job_preamble_ends_where_training_starts(void **state)
+{
+    const char *scanned = "#!/bin/bash\nmodule load cuda\nsrun hostname\n"
+                          "OMP_NUM_THREADS=4 srun -n 1 python3 big.py\nmodule load x\n";
+    const char *directive = "#!/bin/bash\n#XMEM python3 t.py\nsource venv/bin/activate\n"
+                            "python3 prepare.py\nsrun python3 t.py\n";
+    struct xmem_script_job job;
+
+    (void)state;
+    assert_int_equal(xmem_script_job_find(scanned, &job), 0);
+    assert_int_equal(job.source, XMEM_ENTRY_SCANNED);
+    assert_int_equal(job.line, 4);
+    assert_int_equal(job.pre.nkept, 2);
+    assert_int_equal(job.pre.kept[0].line, 2);
+    assert_string_equal(job.pre.kept[1].text, "export OMP_NUM_THREADS=4");
+    assert_int_equal(job.pre.nskipped, 1);
+    xmem_script_job_free(&job);
+
+    assert_int_equal(xmem_script_job_find(directive, &job), 0);
+    assert_int_equal(job.source, XMEM_ENTRY_DIRECTIVE);
+    assert_int_equal(job.line, 2);
+    assert_int_equal(job.pre.nkept, 1);
+    assert_int_equal(job.pre.kept[0].line, 3);
+    assert_int_equal(job.pre.nskipped, 1);
+    assert_int_equal(job.pre.skipped[0].line, 4);
+    xmem_script_job_free(&job);
+
+    assert_int_equal(xmem_script_job_find("#!/bin/sh\nhostname\n", &job), -1);
+    assert_null(job.entry);
+}
+
 int xmem_test_group_entrypoint(void)
 {
     const struct CMUnitTest tests[] = {
@@ -116,6 +168,8 @@ int xmem_test_group_entrypoint(void)
         cmocka_unit_test(nothing_to_profile),
         cmocka_unit_test(command_line_strips_srun),
         cmocka_unit_test(sbatch_lines_stop_at_first_command),
+        cmocka_unit_test(wrap_script_is_sbatchs),
+        cmocka_unit_test(job_preamble_ends_where_training_starts),
     };
     return cmocka_run_group_tests_name("entrypoint", tests, NULL, NULL);
 }

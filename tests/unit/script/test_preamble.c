@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "xmem_script.h"
 
 static void environment_lines_are_kept(void **state)
 {

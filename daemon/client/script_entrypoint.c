@@ -1,5 +1,5 @@
 /*
- * entrypoint.c — finds the command that trains: an explicit '#XMEM python3 train.py' line
+ * script_entrypoint.c — finds the command that trains: an explicit '#XMEM python3 train.py' line
  * in the batch script wins; else the first line that runs python or torchrun, directly or
  * behind srun, exec, env or VAR=value assignments. Words are split like a shell would
  * split them (quotes, backslashes), without expansion.
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "defaults.h"
-#include "xmem_plugin.h"
+#include "contract/defaults.h"
+#include "xmem_script.h"
 
 void xmem_argv_free(char **argv)
 {
@@ -34,10 +34,10 @@ int xmem_argv_push(char ***argv, int *n, const char *w, size_t len)
     return 0;
 }
 
-/* A word of a command line: at most XMEM_PLUGIN_MAX_ARGV of them. */
+/* A word of a command line: at most XMEM_MAX_ARGV of them. */
 static int push(char ***argv, int *n, const char *w, size_t len)
 {
-    return *n >= XMEM_PLUGIN_MAX_ARGV ? -1 : xmem_argv_push(argv, n, w, len);
+    return *n >= XMEM_MAX_ARGV ? -1 : xmem_argv_push(argv, n, w, len);
 }
 
 char **xmem_words_split(const char *line, int *np)
@@ -379,4 +379,52 @@ char **xmem_script_sbatch_options(const char *text, int *n)
     }
     *n = st.n;
     return st.argv;
+}
+
+/* The line where the job starts training, which ends the preamble (xmem_script_job_find). */
+static int preamble_end(const char *text, const struct xmem_script_job *job)
+{
+    int runs, training;
+
+    if (job->source != XMEM_ENTRY_DIRECTIVE)
+        return job->line;
+    runs = xmem_entrypoint_training_line(text, job->entry);
+    training = xmem_entrypoint_training_line(text, NULL);
+    return runs > 0 ? runs : training > job->line ? training : job->line;
+}
+
+int xmem_script_job_find(const char *text, struct xmem_script_job *job)
+{
+    memset(job, 0, sizeof(*job));
+    if (xmem_entrypoint_find(text, &job->entry, &job->line, &job->source) < 0)
+        return -1;
+    if (xmem_preamble_classify(text, preamble_end(text, job), &job->pre) < 0) {
+        xmem_script_job_free(job);
+        return -1;
+    }
+    return 0;
+}
+
+void xmem_script_job_free(struct xmem_script_job *job)
+{
+    xmem_argv_free(job->entry);
+    xmem_preamble_free(&job->pre);
+    memset(job, 0, sizeof(*job));
+}
+
+/* sbatch 22.05's header for --wrap (src/sbatch/opt.c, _script_wrap). */
+static const char wrap_header[] = "#!/bin/sh\n# This script was created by sbatch --wrap.\n\n";
+
+char *xmem_wrap_script(const char *command)
+{
+    size_t hlen = sizeof(wrap_header) - 1, clen = strlen(command);
+    char *s = malloc(hlen + clen + 2);
+
+    if (s == NULL)
+        return NULL;
+    memcpy(s, wrap_header, hlen);
+    memcpy(s + hlen, command, clen);
+    s[hlen + clen] = '\n';
+    s[hlen + clen + 1] = '\0';
+    return s;
 }

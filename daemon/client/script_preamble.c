@@ -1,5 +1,5 @@
 /*
- * preamble.c — which lines before a batch script's entrypoint set up the job's environment
+ * script_preamble.c — which lines before a batch script's entrypoint set up the job's environment
  * (module load, source .../activate, conda activate, export, cd, set -e, assignments), so
  * xmemd runs them before the profile, and which do work (srun, python prepare.py, cp,
  * anything else), so they are not run and the user is told. The one place that decides.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xmem_plugin.h"
+#include "xmem_script.h"
 
 /* Commands that only change the shell's own state. */
 static const char *const env_commands[] = {

@@ -1,5 +1,5 @@
 /*
- * cmdline.c — reads the submitting command line the way sbatch/salloc/srun's own getopt
+ * slurm_cmdline.c — reads the submitting command line the way sbatch/salloc/srun's own getopt
  * does, to find what SPANK does not hand to the allocator context: the batch script (or
  * --wrap, or srun's command), the working directory, the partition and the GPU request.
  *
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xmem_plugin.h"
+#include "xmem_script.h"
 
 /* Short options that take an argument, per command (getopt: "+a:A:..."). */
 static const char *const short_with_arg[] = {
