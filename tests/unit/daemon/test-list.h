@@ -14,7 +14,8 @@
     X(scheduler)                                                                                   \
     X(profile)                                                                                     \
     X(preamble)                                                                                    \
-    X(ledger)
+    X(ledger)                                                                                      \
+    X(calibration)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)
