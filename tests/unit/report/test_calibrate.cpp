@@ -85,18 +85,20 @@ static JobRecord job(const char *gpu, const char *account, uint64_t limit,
 static void groups_skips_and_minimum(void **)
 {
     std::vector<JobRecord> jobs{
-        job("A100-40GB", "physics", 100, 110), job("A100-40GB", "physics", 100, 105),
-        job("A100-40GB", "bio", 100, 90),      job("A100-40GB", "", 100, std::nullopt),
+        job("A100-40GB", "physics", 100, 110),
+        job("A100-40GB", "physics", 100, 105),
+        job("A100-40GB", "bio", 100, 90),
+        job("A100-40GB", "", 100, std::nullopt),
         job("A100-40GB", "", 100, 500, true, false), // OOM on a whole GPU: skipped
-        job("H100-80GB", "bio", 100, 101),           job("", "", 0, std::nullopt), // no estimate
+        job("H100-80GB", "bio", 100, 101),
+        job("", "", 0, std::nullopt), // no estimate
     };
     CalibrateOptions opt;
     opt.target = 0;
     opt.min_pairs = 3;
     opt.by_account = true;
-    auto all = calibrate(jobs, opt, [](const std::string &, const std::string &a) {
-        return a.empty() ? 10 : 7;
-    });
+    auto all = calibrate(
+        jobs, opt, [](const std::string &, const std::string &a) { return a.empty() ? 10 : 7; });
     // A100 (3 pairs), A100/bio (1), A100/physics (2), H100 (1), H100/bio (1).
     assert_int_equal(all.size(), 5);
     assert_string_equal(all[0].gpu.c_str(), "A100-40GB");
@@ -130,6 +132,46 @@ static void percentiles_are_nearest_rank(void **)
     assert_true(std::fabs(pair_error(measured(200, 250)) - 0.25) < 1e-12);
 }
 
+// The report's figures from the same pairs: weeks from Monday, days, requeues, levels.
+static void report_error_over_time_and_levels(void **)
+{
+    assert_string_equal(period_key(0, false).c_str(), "1969-12-29"); // a Thursday's Monday
+    assert_string_equal(period_key(4 * 86400, false).c_str(), "1970-01-05");
+    assert_string_equal(period_key(4 * 86400 - 1, false).c_str(), "1969-12-29");
+    assert_string_equal(period_key(4 * 86400 + 5, true).c_str(), "1970-01-05");
+    std::vector<JobRecord> jobs{job("A100-40GB", "", 100, 110), job("A100-40GB", "", 100, 90),
+                                job("A100-40GB", "", 100, 80), job("A100-40GB", "", 100, {}, true)};
+    jobs[0].enforcement = "dmem";
+    jobs[3].oom_requeued = true;
+    jobs[3].enforcement = "client";
+    jobs[2].ts = 1000 + 7 * 86400; // the next week
+    Options opt;
+    Report r = build_report(opt, jobs);
+    assert_int_equal(r.error_over_time.size(), 2);
+    const ErrorPeriod &first = r.error_over_time.begin()->second;
+    assert_int_equal(first.pairs, 3); // two measured, one censored
+    assert_int_equal(first.errors.size(), 2);
+    assert_true(std::fabs(percentile(first.errors, 50) + 0.1) < 1e-12);
+    assert_int_equal(first.ooms, 1);
+    assert_int_equal(first.requeues, 1);
+    assert_int_equal(r.total.oom_requeued, 1);
+    assert_int_equal(r.total.by_enforcement["dmem"], 1);
+    assert_int_equal(r.total.by_enforcement["client"], 1);
+    assert_int_equal(r.total.by_enforcement["unknown"], 2);
+    assert_contains(render_table(r), "estimate error over time (per week, from its Monday");
+    assert_contains(render_json(r), "\"enforcement\":{\"none\":0,\"client\":1,"
+                                    "\"mps-server\":0,\"dmem\":1,\"unknown\":2}");
+    assert_contains(render_json(r), "\"error_over_time\":{\"period\":\"week\",\"rows\":{"
+                                    "\"1969-12-29\":{\"pairs\":3,\"median_error_pct\":-10.00,"
+                                    "\"p90_error_pct\":10.00,\"ooms\":1,\"requeues\":1}");
+    assert_contains(render_csv(r), ",oom_requeued,enforced_none,enforced_client,"
+                                   "enforced_mps-server,enforced_dmem,enforced_unknown\n");
+    assert_contains(render_html(r),
+                    "<tr class=\"period\" data-key=\"1970-01-05\" data-pairs=\"1\"");
+    opt.by_day = true;
+    assert_int_equal(build_report(opt, jobs).error_over_time.size(), 2);
+}
+
 int test_group_calibrate(void)
 {
     const struct CMUnitTest tests[] = {
@@ -139,6 +181,7 @@ int test_group_calibrate(void)
         cmocka_unit_test(censored_ooms_exceed_at_any_margin),
         cmocka_unit_test(groups_skips_and_minimum),
         cmocka_unit_test(percentiles_are_nearest_rank),
+        cmocka_unit_test(report_error_over_time_and_levels),
     };
     return cmocka_run_group_tests_name("calibrate", tests, nullptr, nullptr);
 }
