@@ -48,11 +48,11 @@ std::optional<int> smallest_margin(const std::vector<Pair> &pairs, double target
 double mean_slack_bytes(const std::vector<Pair> &pairs, int margin_percent);
 
 struct CalibrateOptions {
-    Options sources;          // --db, --config, --catalog, --since, --until (report's)
-    double target = 0;        // --target-oom-rate
+    Options sources;           // --db, --config, --catalog, --since, --until (report's)
+    double target = 0;         // --target-oom-rate
     std::size_t min_pairs = 0; // --min-pairs
-    bool by_account = false;  // --by account
-    bool apply = false;       // --apply
+    bool by_account = false;   // --by account
+    bool apply = false;        // --apply
 };
 
 // The evidence for one GPU type, or one account on it.
@@ -67,9 +67,9 @@ struct Evidence {
 
 // Groups the (defect-free) jobs by GPU type, and by account under it with `by_account`, and
 // proposes a margin for each. `current(gpu, account)` is the margin in force today.
-std::vector<Evidence> calibrate(const std::vector<JobRecord> &jobs, const CalibrateOptions &opt,
-                                const std::function<int(const std::string &, const std::string &)>
-                                    &current);
+std::vector<Evidence>
+calibrate(const std::vector<JobRecord> &jobs, const CalibrateOptions &opt,
+          const std::function<int(const std::string &, const std::string &)> &current);
 // The evidence as text, for people.
 std::string render_evidence(const std::vector<Evidence> &all, const CalibrateOptions &opt);
 

@@ -185,8 +185,8 @@ int apply(const srv::Config &config, const std::vector<Evidence> &all,
         std::cout << "xmem: calibrate: not reloaded: " << why << "\n";
         return 0;
     }
-    std::cout << "xmemd reloads it now (SIGHUP)" << (config.policy_file.empty() ? "" : " and renders ")
-              << config.policy_file << "\n";
+    std::cout << "xmemd reloads it now (SIGHUP)"
+              << (config.policy_file.empty() ? "" : " and renders ") << config.policy_file << "\n";
     return 0;
 }
 

@@ -61,7 +61,8 @@ static void refuses_bad_files(void **)
          "margins.A100-40GB.percent: expected a whole percent 0..100, not '-1'"},
         {"version: 1\nmargins:\n  A100-40GB: {percent: 101}\n", "out of range: 101"},
         {"version: 1\nmargins:\n  A100-40GB: {percent: 1.5}\n", "not '1.5'"},
-        {"version: 1\nmargins:\n  A100-40GB: {accounts: {a: 1}}\n", "margins.A100-40GB: missing percent"},
+        {"version: 1\nmargins:\n  A100-40GB: {accounts: {a: 1}}\n",
+         "margins.A100-40GB: missing percent"},
         {"version: 1\nmargins:\n  A100-40GB: {percent: 1, extra: 2}\n", "extra: unknown key"},
         {"version: 1\nmargins:\n  A100-40GB: {percent: 1, accounts: {\"a b\": 1}}\n",
          "invalid character in account 'a b'"},
@@ -121,7 +122,8 @@ static void config_reads_it_into_the_policy(void **)
                                    0644));
     assert_true((bool)file_replace(conf,
                                    "catalog: " + shipped_catalog() + "\ncalibration: " + cal +
-                                       "\npolicy_file: " + dir + "/p.lua\n"
+                                       "\npolicy_file: " + dir +
+                                       "/p.lua\n"
                                        "policy:\n  default: {gpu: A100-40GB}\n"
                                        "  partitions:\n    big: {gpu: a100-80gb}\n"
                                        "    pcie: {gpu: A100-PCIE-40GB}\n",
