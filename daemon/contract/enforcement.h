@@ -27,7 +27,7 @@ enum xmem_enforcement {
 #define XMEM_ENFORCE_LEVELS 4
 
 static const char *const xmem_enforcement_names[XMEM_ENFORCE_LEVELS] = {"none", "client",
-                                                                       "mps-server", "dmem"};
+                                                                        "mps-server", "dmem"};
 
 /* The level named `name`, or -1 when it names none. */
 static inline int xmem_enforcement_parse(const char *name)
