@@ -28,6 +28,9 @@ struct Pair {
     bool censored = false;
 };
 
+// Whether the job ended in [--since, --until).
+bool in_window(const JobRecord &j, const Options &opt);
+
 // Why a job is not a pair (counted per reason in the evidence).
 enum class Skip { none, no_estimate, whole_gpu_oom, no_measured_peak };
 const char *skip_reason(Skip s);

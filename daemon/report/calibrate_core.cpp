@@ -25,6 +25,11 @@ const char *skip_reason(Skip s)
     return "";
 }
 
+bool in_window(const JobRecord &j, const Options &opt)
+{
+    return (!opt.since || j.ts >= *opt.since) && (!opt.until || j.ts < *opt.until);
+}
+
 Skip classify(const JobRecord &j, Pair &pair)
 {
     if (j.granted_bytes == 0 || j.gpu.empty())
@@ -113,8 +118,7 @@ calibrate(const std::vector<JobRecord> &jobs, const CalibrateOptions &opt,
 {
     std::map<std::pair<std::string, std::string>, Evidence> groups;
     for (const JobRecord &j : jobs) {
-        if ((opt.sources.since && j.ts < *opt.sources.since) ||
-            (opt.sources.until && j.ts >= *opt.sources.until))
+        if (!in_window(j, opt.sources))
             continue;
         Pair pair;
         Skip why = classify(j, pair);

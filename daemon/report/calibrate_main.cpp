@@ -190,6 +190,17 @@ int apply(const srv::Config &config, const std::vector<Evidence> &all,
     return 0;
 }
 
+// Jobs in the window that ran under no estimate: they have no GPU type to be counted under.
+std::size_t without_estimate(const std::vector<JobRecord> &jobs, const CalibrateOptions &opt)
+{
+    std::size_t n = 0;
+    for (const JobRecord &j : jobs) {
+        Pair unused;
+        n += in_window(j, opt.sources) && classify(j, unused) == Skip::no_estimate;
+    }
+    return n;
+}
+
 // The first defective row, as the one line that refuses the run; "" when none.
 std::string first_defect(const std::vector<JobRecord> &jobs, const std::string &db)
 {
@@ -243,6 +254,9 @@ int main(int argc, char **argv)
                     "measured peak (" + std::to_string(jobs.size()) +
                     " job(s); peaks need NVML on the nodes, docs/enforcement.md)");
     std::cout << render_evidence(all, opt);
+    if (std::size_t n = without_estimate(jobs, opt))
+        std::cout << "skipped " << n << " job(s) of no GPU type: " << skip_reason(Skip::no_estimate)
+                  << "\n";
     if (!opt.apply)
         return 0;
     if (proposals == 0)
