@@ -69,7 +69,7 @@ local function xmem_pre_submit(options)
   if policy == nil or not one_gpu(options, options.type == "srun") then return slurm.SUCCESS end
   local gpu = xmem.partition_gpu(policy, options.partition)
   if mode == "budget" and limit > gpu.memory_mb then limit = gpu.memory_mb end
-  local r = xmem.share(policy, options.partition, limit)
+  local r = xmem.share(policy, options.partition, limit, options.account)
   if r.gres == nil then
     slurm.log_info("xmem: %s", r.why)
     return slurm.SUCCESS

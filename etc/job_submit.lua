@@ -198,7 +198,7 @@ local function xmem_job_submit(job_desc, submit_uid)
     log("uid %d: declared budget %d MiB capped at the GPU's %d MiB", job_uid, limit_mb, gpu.memory_mb)
     limit_mb = gpu.memory_mb
   end
-  local r = xmem.share(policy, job_desc.partition, limit_mb)
+  local r = xmem.share(policy, job_desc.partition, limit_mb, job_desc.account)
   local summary = string.format("estimate=%s limit=%dM policy=%s",
     peak_bytes and (mb(peak_bytes) .. "M") or source, limit_mb, policy.mode)
   if mode == "check" or r.gres == nil then

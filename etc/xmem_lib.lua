@@ -40,6 +40,11 @@ function M.load_policy(dir)
   for name, g in pairs(p.partitions or {}) do
     err = err or check_gpu("partitions." .. tostring(name), g)
   end
+  for name, m in pairs(p.margins or {}) do
+    if type(m) ~= "table" or type(m.percent) ~= "number" or m.percent < 0 then
+      err = err or ("margins." .. tostring(name) .. ".percent must be a number >= 0")
+    end
+  end
   if err then return nil, path .. ": " .. err end
   return p
 end
@@ -122,17 +127,32 @@ end
 
 local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
 
+-- The margin for a job on `gpu` under `account` (may be nil): the account's own margin for
+-- this GPU type, else the GPU type's, both learnt by `xmem calibrate` (policy.margins), else
+-- the site's margin_percent.
+function M.margin(policy, gpu, account)
+  local m = policy.margins and gpu.gpu and policy.margins[gpu.gpu]
+  if type(m) ~= "table" then return policy.margin_percent end
+  if account and type(m.accounts) == "table" and type(m.accounts[account]) == "number" then
+    return m.accounts[account]
+  end
+  return m.percent
+end
+
 --[[ Turns a limit into a request under the policy. Returns a table:
   kind = "shard" | "mps" | "whole", count (shards or MPS percentage), limit_mb (with margin),
-  base_mb (without: the per-process MPS memory limit),
-  gres ("shard:3", "mps:30" or nil), why (one line for logs and the user). ]]
-function M.share(policy, partition, limit_mb)
+  base_mb (without: the per-process MPS memory limit), margin (the percent applied),
+  gres ("shard:3", "mps:30" or nil), why (one line for logs and the user).
+  account: the job's Slurm account, or nil (it picks an account's calibrated margin). ]]
+function M.share(policy, partition, limit_mb, account)
   local gpu, pname = M.partition_gpu(policy, partition)
-  local with_margin = math.ceil(limit_mb * (100 + policy.margin_percent) / 100)
-  local r = { limit_mb = with_margin, base_mb = limit_mb, gpu = gpu, partition = pname, kind = "whole" }
+  local margin = M.margin(policy, gpu, account)
+  local with_margin = math.ceil(limit_mb * (100 + margin) / 100)
+  local r = { limit_mb = with_margin, base_mb = limit_mb, gpu = gpu, partition = pname, kind = "whole",
+    margin = margin }
   if with_margin * 100 > gpu.memory_mb * policy.whole_gpu_above_percent then
     r.why = string.format("limit %d MiB (with %d%% margin) is above %d%% of the %s's %d MiB: the job keeps its whole GPU",
-      with_margin, policy.margin_percent, policy.whole_gpu_above_percent, gpu.gpu or "GPU", gpu.memory_mb)
+      with_margin, margin, policy.whole_gpu_above_percent, gpu.gpu or "GPU", gpu.memory_mb)
     r.too_big = true
     return r
   end
@@ -148,7 +168,7 @@ function M.share(policy, partition, limit_mb)
     return r
   end
   r.why = string.format("limit %d MiB (with %d%% margin) of %d MiB on %s: %s",
-    with_margin, policy.margin_percent, gpu.memory_mb, gpu.gpu or "GPU", r.gres)
+    with_margin, margin, gpu.memory_mb, gpu.gpu or "GPU", r.gres)
   return r
 end
 

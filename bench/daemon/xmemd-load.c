@@ -2,7 +2,8 @@
  * xmemd-load — drive xmemd through the real client library, for tests and `make bench-daemon`.
  *
  *   xmemd-load estimate SOCKET [opts] -- ARGV...   one estimate; prints key=value lines
- *   xmemd-load job-end SOCKET REQUEST[@UID] JOB EXIT ELAPSED OOM [ACCOUNT PARTITION MEASURED]
+ *   xmemd-load job-end SOCKET REQUEST[@UID] JOB EXIT ELAPSED OOM [ACCOUNT PARTITION MEASURED
+ *        [ENFORCEMENT OOM_REQUEUED]]
  *        @UID: the uid the job ran as (job_uid), as slurmstepd sends it
  *   xmemd-load load SOCKET -n N -c C [-k K] [opts] -- ARGV...
  *        N estimates from C threads; request i appends "--variant=(i % K)" to ARGV when K > 0
@@ -215,9 +216,9 @@ int main(int argc, char **argv)
     const char *cmd = argv[1];
     o.sock = argv[2];
     if (strcmp(cmd, "job-end") == 0) {
-        /* job-end SOCKET REQUEST JOB EXIT ELAPSED OOM [ACCOUNT PARTITION MEASURED_BYTES],
-         * "-" for an absent optional field. */
-        if (argc != 8 && argc != 11)
+        /* job-end SOCKET REQUEST JOB EXIT ELAPSED OOM [ACCOUNT PARTITION MEASURED_BYTES
+         * [ENFORCEMENT OOM_REQUEUED]], "-" for an absent optional field. */
+        if (argc != 8 && argc != 11 && argc != 13)
             return 2;
         char err[512] = "";
         struct xmem_job_end job = {0};
@@ -231,7 +232,11 @@ int main(int argc, char **argv)
         job.exit_status = atoi(argv[5]);
         job.elapsed_seconds = strtoull(argv[6], NULL, 10);
         job.cuda_oom = atoi(argv[7]);
-        if (argc == 11) {
+        if (argc == 13) {
+            job.enforcement = strcmp(argv[11], "-") ? argv[11] : NULL;
+            job.oom_requeued = atoi(argv[12]);
+        }
+        if (argc >= 11) {
             job.account = strcmp(argv[8], "-") ? argv[8] : NULL;
             job.partition = strcmp(argv[9], "-") ? argv[9] : NULL;
             job.has_measured_peak = strcmp(argv[10], "-") != 0;

@@ -30,6 +30,7 @@ constexpr Command k_commands[] = {
     {"sim", "xmem-sim"},
     {"status", "xmem-status"},
     {"report", "xmem-report"},
+    {"calibrate", "xmem-calibrate"},
     {"profile", "xmem-profile"},
     {"profile-fast", "xmem-profile-fast"},
     {"profile-libtorch", "xmem-profile-libtorch"},

@@ -256,6 +256,8 @@ static json_object *job_end_body(const struct xmem_job_end *job)
                                json_object_new_uint64(job->measured_peak_bytes));
     if (job->has_job_uid)
         json_object_object_add(body, "job_uid", json_object_new_int64(job->job_uid));
+    add_str(body, "enforcement", job->enforcement && *job->enforcement ? job->enforcement : NULL);
+    json_object_object_add(body, "oom_requeued", json_object_new_boolean(job->oom_requeued != 0));
     return body;
 }
 

@@ -15,10 +15,11 @@ namespace
 const char *const k_usage =
     "usage: xmem report [--db PATH] [--config PATH] [--catalog gpus.yaml]\n"
     "                   [--since DATE] [--until DATE] [--by user|account|partition|gpu]\n"
-    "                   [--format table|csv|json|html] [-o FILE]\n"
+    "                   [--format table|csv|json|html] [-o FILE] [--by-day]\n"
     "DATE is YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC; --until includes a bare date's day.\n"
     "The ledger and the GPU catalog default to the config's `database:` and `catalog:`\n"
-    "(xmemd's config, /etc/slurm/xmem.yaml), read as xmemd reads them.\n";
+    "(xmemd's config, /etc/slurm/xmem.yaml), read as xmemd reads them.\n"
+    "The estimate error over time is per week (from its Monday), or per day with --by-day.\n";
 
 std::string render(const Report &r)
 {

@@ -32,6 +32,12 @@ struct JobRecord {
     int exit_status = 0;
     uint64_t elapsed_seconds = 0;
     bool cuda_oom = false;
+    std::string enforcement;   // contract/enforcement.h name; "" = unknown (older rows)
+    bool oom_requeued = false; // xmem requeued the job after a CUDA OOM on its share
+    // What is wrong with the row, "" when nothing: a peak or limit that is not a
+    // non-negative integer, or a GPU name the catalog lacks. The report shows such rows as
+    // they read; `xmem calibrate` refuses to learn from a ledger that has one.
+    std::string defect;
 };
 
 // Sums over a set of jobs. Byte sums are over packed jobs only (what packing changed).
@@ -40,7 +46,10 @@ struct Totals {
     double requested_bytes = 0, granted_bytes = 0, estimated_bytes = 0, measured_bytes = 0;
     double gpu_hours_freed = 0, elapsed_hours = 0;
     uint64_t measured_jobs = 0;
-    double abs_error_sum = 0; // sum of |estimate - measured| / measured over measured jobs
+    double abs_error_sum = 0;  // sum of |estimate - measured| / measured over measured jobs
+    uint64_t oom_requeued = 0; // jobs xmem requeued after a CUDA OOM on their share
+    // Jobs per enforcement level (contract/enforcement.h names), "unknown" where not recorded.
+    std::map<std::string, uint64_t> by_enforcement;
     void add(const JobRecord &j);
     double mean_abs_error() const { return measured_jobs ? abs_error_sum / measured_jobs : 0; }
 };
@@ -55,7 +64,15 @@ struct Options {
     std::optional<int64_t> since, until; // [since, until) in seconds since the epoch
     GroupBy by = GroupBy::user;
     Format format = Format::table;
-    std::string output; // empty: stdout
+    std::string output;  // empty: stdout
+    bool by_day = false; // --by-day: the error over time per day, not per week
+};
+
+// One period of "estimate error over time": the calibration pairs (calibrate.h) that ended
+// in it, their errors (measured / limit - 1, sorted once built), and its OOMs and requeues.
+struct ErrorPeriod {
+    std::vector<double> errors;
+    uint64_t pairs = 0, ooms = 0, requeues = 0;
 };
 
 struct Report {
@@ -63,9 +80,15 @@ struct Report {
     std::map<std::string, Totals> groups;
     std::map<std::string, Totals> by_user, by_account; // the HTML page draws both
     Totals total;
-    std::map<std::string, double> freed_per_day;     // "YYYY-MM-DD" -> GPU-hours freed
-    std::vector<std::pair<double, double>> accuracy; // (estimate GiB, measured GiB)
+    std::map<std::string, double> freed_per_day;        // "YYYY-MM-DD" -> GPU-hours freed
+    std::vector<std::pair<double, double>> accuracy;    // (estimate GiB, measured GiB)
+    std::map<std::string, ErrorPeriod> error_over_time; // day, or the Monday of the week
 };
+
+// The period a job's end falls in: its day with `by_day`, else the Monday of its week (UTC).
+std::string period_key(int64_t ts, bool by_day);
+// The levels as the report's columns and keys: enforcement.h's names, then "unknown".
+const std::vector<std::string> &enforcement_keys();
 
 // Dates: YYYY-MM-DD (a whole day, UTC) or YYYY-MM-DDTHH:MM[:SS] (UTC). `end_of_day` makes a
 // bare date mean the end of that day, so --until 2026-12-02 includes December 2nd.

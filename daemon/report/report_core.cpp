@@ -1,5 +1,10 @@
 // report_core.cpp — dates, options, grouping and the arithmetic of `xmem report`.
 #include "report.h"
+#include "calibrate.h"
+
+#include "contract/enforcement.h"
+
+#include <algorithm>
 
 #include <cmath>
 #include <cstdio>
@@ -119,6 +124,10 @@ xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
         size_t eq = a.find('=');
         bool inline_val = a.rfind("--", 0) == 0 && eq != std::string::npos;
         std::string name = inline_val ? a.substr(0, eq) : a;
+        if (a == "--by-day") {
+            opt.by_day = true;
+            continue;
+        }
         bool takes = name == "--db" || name == "--since" || name == "--until" || name == "--by" ||
                      name == "--format" || name == "-o" || name == "--output" ||
                      name == "--config" || name == "--catalog";
@@ -182,9 +191,31 @@ std::string group_key(const JobRecord &j, GroupBy g)
     return k.empty() ? "(unknown)" : k;
 }
 
+const std::vector<std::string> &enforcement_keys()
+{
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> k(xmem_enforcement_names,
+                                   xmem_enforcement_names + XMEM_ENFORCE_LEVELS);
+        k.push_back("unknown");
+        return k;
+    }();
+    return keys;
+}
+
+std::string period_key(int64_t ts, bool by_day)
+{
+    if (by_day)
+        return format_day(ts);
+    int64_t day = ts >= 0 ? ts / 86400 : (ts - 86399) / 86400;
+    int64_t since_monday = ((day + 3) % 7 + 7) % 7; // 1970-01-01 was a Thursday
+    return format_day((day - since_monday) * 86400);
+}
+
 void Totals::add(const JobRecord &j)
 {
     jobs++;
+    oom_requeued += j.oom_requeued;
+    by_enforcement[j.enforcement.empty() ? "unknown" : j.enforcement]++;
     failed += j.exit_status != 0 || j.cuda_oom;
     elapsed_hours += (double)j.elapsed_seconds / 3600.0;
     if (!j.packed)
@@ -203,6 +234,23 @@ void Totals::add(const JobRecord &j)
     }
 }
 
+namespace
+{
+// A job as `xmem calibrate` counts it: a pair (measured, or censored by an OOM on its
+// share), an OOM, a requeue.
+void add_to_period(ErrorPeriod &p, const JobRecord &j)
+{
+    Pair pair;
+    if (j.defect.empty() && classify(j, pair) == Skip::none) {
+        p.pairs++;
+        if (!pair.censored)
+            p.errors.push_back(pair_error(pair));
+    }
+    p.ooms += j.cuda_oom;
+    p.requeues += j.oom_requeued;
+}
+} // namespace
+
 Report build_report(const Options &opt, const std::vector<JobRecord> &jobs)
 {
     Report r;
@@ -218,7 +266,10 @@ Report build_report(const Options &opt, const std::vector<JobRecord> &jobs)
         if (j.packed && j.measured_bytes)
             r.accuracy.emplace_back(j.estimate_bytes / 1073741824.0,
                                     *j.measured_bytes / 1073741824.0);
+        add_to_period(r.error_over_time[period_key(j.ts, opt.by_day)], j);
     }
+    for (auto &[key, period] : r.error_over_time)
+        std::sort(period.errors.begin(), period.errors.end());
     return r;
 }
 

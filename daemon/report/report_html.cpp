@@ -2,6 +2,7 @@
 // time, GPU-hours freed per user and per account, estimate against measured peak. Totals are
 // also carried as data-* attributes so a test (or a script) can read them back.
 #include "report.h"
+#include "calibrate.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -74,6 +75,31 @@ std::string over_time(const std::map<std::string, double> &per_day)
            "\" fill=\"none\" stroke=\"#2a9d55\"></polyline></svg>";
 }
 
+// "Estimate error over time": a table, one row per period, figures as data-* attributes.
+std::string error_rows(const Report &r)
+{
+    std::string s = "<table id=\"error-over-time\" data-period=\"" +
+                    std::string(r.opt.by_day ? "day" : "week") + "\"><tr><th>" +
+                    (r.opt.by_day ? "day" : "week from") +
+                    "</th><th>pairs</th><th>median error</th><th>p90 error</th><th>CUDA OOMs"
+                    "</th><th>requeues</th></tr>";
+    for (const auto &[key, p] : r.error_over_time) {
+        auto pct = [&](double q) {
+            return p.errors.empty() ? std::string("") : fixed(100 * percentile(p.errors, q), 2);
+        };
+        s += "<tr class=\"period\" data-key=\"" + key + "\" data-pairs=\"" +
+             std::to_string(p.pairs) + "\" data-median-error-pct=\"" + pct(50) +
+             "\" data-p90-error-pct=\"" + pct(90) + "\" data-ooms=\"" + std::to_string(p.ooms) +
+             "\" data-requeues=\"" + std::to_string(p.requeues) + "\"><td>" + key + "</td><td>" +
+             std::to_string(p.pairs) + "</td><td>" + (pct(50).empty() ? "&ndash;" : pct(50) + "%") +
+             "</td><td>" + (pct(90).empty() ? "&ndash;" : pct(90) + "%") + "</td><td>" +
+             std::to_string(p.ooms) + "</td><td>" + std::to_string(p.requeues) + "</td></tr>";
+    }
+    return s + "</table><p>Error: measured peak / limit the job ran under &minus; 1, over "
+               "the jobs <code>xmem calibrate</code> learns from (an OOM on a share counts as "
+               "a pair without a figure).</p>";
+}
+
 // Estimate (x) against measured peak (y), GiB, with the diagonal.
 std::string scatter(const std::vector<std::pair<double, double>> &pts)
 {
@@ -105,7 +131,8 @@ std::string render_html(const Report &r)
     h += "<h1>xmem: what packing saved</h1><dl id=\"totals\" data-jobs=\"" +
          std::to_string(t.jobs) + "\" data-packed=\"" + std::to_string(t.packed) +
          "\" data-failed=\"" + std::to_string(t.failed) + "\" data-oom-after-packing=\"" +
-         std::to_string(t.oom_after_packing) + "\" data-gpu-hours-freed=\"" +
+         std::to_string(t.oom_after_packing) + "\" data-oom-requeued=\"" +
+         std::to_string(t.oom_requeued) + "\" data-gpu-hours-freed=\"" +
          fixed(t.gpu_hours_freed, 6) + "\" data-requested-gib=\"" +
          fixed(t.requested_bytes / 1073741824.0, 3) + "\" data-granted-gib=\"" +
          fixed(t.granted_bytes / 1073741824.0, 3) + "\">";
@@ -116,6 +143,11 @@ std::string render_html(const Report &r)
     item("packed onto a share", std::to_string(t.packed));
     item("failed (exit &ne; 0 or CUDA OOM)", std::to_string(t.failed));
     item("CUDA OOM after packing", std::to_string(t.oom_after_packing));
+    item("requeued by xmem after an OOM", std::to_string(t.oom_requeued));
+    std::string levels;
+    for (const auto &[level, n] : t.by_enforcement)
+        levels += (levels.empty() ? "" : ", ") + html_escape(level) + " " + std::to_string(n);
+    item("jobs per enforcement level", levels.empty() ? "&ndash;" : levels);
     item("GPU memory requested / granted / estimated",
          fixed(t.requested_bytes / 1073741824.0, 1) + " / " +
              fixed(t.granted_bytes / 1073741824.0, 1) + " / " +
@@ -127,6 +159,7 @@ std::string render_html(const Report &r)
     h += "<h2>Per user</h2>" + bars("by-user", r.by_user);
     h += "<h2>Per account</h2>" + bars("by-account", r.by_account);
     h += "<h2>Estimate vs measured peak (GiB)</h2>" + scatter(r.accuracy);
+    h += "<h2>Estimate error over time</h2>" + error_rows(r);
     // Proves in a headless browser that the page parsed and its figures are in the DOM.
     h += "<script>document.body.dataset.rendered=document.querySelectorAll('svg').length;"
          "</script></body></html>\n";

@@ -60,10 +60,35 @@ std::string partition_from_options(const std::string &options)
     return "";
 }
 
+// "" when column `col` holds a non-negative integer (or NULL, where `nullable`), else why not.
+std::string byte_defect(sqlite3_stmt *st, int col, const char *name, bool nullable)
+{
+    int type = sqlite3_column_type(st, col);
+    if (type == SQLITE_NULL && nullable)
+        return "";
+    if (type == SQLITE_INTEGER && sqlite3_column_int64(st, col) >= 0)
+        return "";
+    return std::string(name) + " is '" + (type == SQLITE_NULL ? "NULL" : text(st, col)) +
+           "', not a byte count";
+}
+
 bool check_only(const std::string &options)
 {
     auto j = nlohmann::json::parse(options, nullptr, false);
     return j.is_object() && j.value("check_only", false) == true;
+}
+// What is wrong with a job row (JobRecord::defect): its measured peak, or for an answered
+// estimate its peak, limit and GPU.
+std::string row_defect(sqlite3_stmt *st, const JobRecord &j, bool estimated)
+{
+    std::string why = byte_defect(st, 11, "measured_peak_bytes", true);
+    if (why.empty() && estimated)
+        why = byte_defect(st, 7, "peak_bytes", false);
+    if (why.empty() && estimated)
+        why = byte_defect(st, 8, "limit_bytes", false);
+    if (why.empty() && estimated && j.capacity_bytes == 0)
+        why = "GPU '" + j.gpu + "' is not in the GPU catalog";
+    return why;
 }
 } // namespace
 
@@ -123,9 +148,12 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
     // read-only, the ledger may still be at an older schema: then the columns are NULL.
     std::string account = has_column(db, "jobs", "account") ? "j.account" : "NULL";
     std::string partition = has_column(db, "jobs", "partition") ? "j.partition" : "NULL";
+    // How the job was held and whether it was requeued come with schema 6.
+    bool v6 = has_column(db, "jobs", "enforcement");
     std::string sql = "SELECT j.ts, j.job_id, r.user, " + account + ", " + partition +
                       ", r.options, r.gpu, r.peak_bytes, r.limit_bytes, r.outcome, r.fits,"
-                      " j.measured_peak_bytes, j.exit_status, j.elapsed_seconds, j.cuda_oom"
+                      " j.measured_peak_bytes, j.exit_status, j.elapsed_seconds, j.cuda_oom, " +
+                      (v6 ? "j.enforcement, j.oom_requeued" : "NULL, 0") +
                       " FROM jobs j JOIN requests r ON r.id = j.request_id ORDER BY j.ts";
     sqlite3_stmt *st = nullptr;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
@@ -154,6 +182,9 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
             j.exit_status = sqlite3_column_int(st, 12);
             j.elapsed_seconds = (uint64_t)sqlite3_column_int64(st, 13);
             j.cuda_oom = sqlite3_column_int(st, 14) != 0;
+            j.enforcement = text(st, 15);
+            j.oom_requeued = sqlite3_column_int(st, 16) != 0;
+            j.defect = row_defect(st, j, estimated);
             jobs.push_back(std::move(j));
         }
         if (rc != SQLITE_DONE)

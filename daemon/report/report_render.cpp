@@ -1,5 +1,6 @@
 // report_render.cpp — table, CSV and JSON renderings of a Report. GiB are 2^30 bytes.
 #include "report.h"
+#include "calibrate.h"
 
 #include <cstdio>
 
@@ -20,21 +21,89 @@ std::string fixed(double v, int digits)
 // One row's figures in a fixed column order shared by table and CSV.
 std::vector<std::string> figures(const Totals &t)
 {
-    return {std::to_string(t.jobs),
-            std::to_string(t.packed),
-            std::to_string(t.failed),
-            std::to_string(t.oom_after_packing),
-            fixed(t.requested_bytes / k_gib, 1),
-            fixed(t.granted_bytes / k_gib, 1),
-            fixed(t.estimated_bytes / k_gib, 1),
-            t.measured_jobs ? fixed(t.measured_bytes / k_gib, 1) : "",
-            fixed(t.gpu_hours_freed, 3),
-            t.measured_jobs ? fixed(100.0 * t.mean_abs_error(), 1) : ""};
+    std::vector<std::string> f = {std::to_string(t.jobs),
+                                  std::to_string(t.packed),
+                                  std::to_string(t.failed),
+                                  std::to_string(t.oom_after_packing),
+                                  fixed(t.requested_bytes / k_gib, 1),
+                                  fixed(t.granted_bytes / k_gib, 1),
+                                  fixed(t.estimated_bytes / k_gib, 1),
+                                  t.measured_jobs ? fixed(t.measured_bytes / k_gib, 1) : "",
+                                  fixed(t.gpu_hours_freed, 3),
+                                  t.measured_jobs ? fixed(100.0 * t.mean_abs_error(), 1) : "",
+                                  std::to_string(t.oom_requeued)};
+    for (const std::string &level : enforcement_keys()) {
+        auto it = t.by_enforcement.find(level);
+        f.push_back(std::to_string(it == t.by_enforcement.end() ? 0 : it->second));
+    }
+    return f;
 }
 
-const std::vector<std::string> k_columns = {
-    "jobs",        "packed",        "failed",       "oom_after_packing", "requested_gib",
-    "granted_gib", "estimated_gib", "measured_gib", "gpu_hours_freed",   "estimate_error_pct"};
+// Columns: the figures above, then jobs per enforcement level ("enforced_dmem", ...).
+const std::vector<std::string> k_columns = [] {
+    std::vector<std::string> c = {
+        "jobs",        "packed",        "failed",       "oom_after_packing", "requested_gib",
+        "granted_gib", "estimated_gib", "measured_gib", "gpu_hours_freed",   "estimate_error_pct",
+        "oom_requeued"};
+    for (const std::string &level : enforcement_keys())
+        c.push_back("enforced_" + level);
+    return c;
+}();
+
+std::string enforcement_json(const Totals &t)
+{
+    std::string s = "{";
+    for (const std::string &level : enforcement_keys()) {
+        auto it = t.by_enforcement.find(level);
+        s += (s.size() > 1 ? "," : "") + json_string(level) + ":" +
+             std::to_string(it == t.by_enforcement.end() ? 0 : it->second);
+    }
+    return s + "}";
+}
+
+std::string period_name(const Report &r)
+{
+    return r.opt.by_day ? "day" : "week";
+}
+
+// "estimate error over time" as text: one row per period, errors in percent.
+std::string error_table(const Report &r)
+{
+    char line[160];
+    std::string out = "\nestimate error over time (per " + period_name(r) +
+                      (r.opt.by_day ? "" : ", from its Monday") +
+                      "; error = measured / limit - 1, over the calibration pairs)\n";
+    snprintf(line, sizeof line, "%-10s  %6s  %12s  %9s  %5s  %8s\n", period_name(r).c_str(),
+             "pairs", "median_error", "p90_error", "ooms", "requeues");
+    out += line;
+    for (const auto &[key, p] : r.error_over_time) {
+        std::string median =
+            p.errors.empty() ? "-" : fixed(100 * percentile(p.errors, 50), 1) + "%";
+        std::string p90 = p.errors.empty() ? "-" : fixed(100 * percentile(p.errors, 90), 1) + "%";
+        snprintf(line, sizeof line, "%-10s  %6llu  %12s  %9s  %5llu  %8llu\n", key.c_str(),
+                 (unsigned long long)p.pairs, median.c_str(), p90.c_str(),
+                 (unsigned long long)p.ooms, (unsigned long long)p.requeues);
+        out += line;
+    }
+    return out;
+}
+
+std::string error_json(const Report &r)
+{
+    std::string out = "{\"period\":" + json_string(period_name(r)) + ",\"rows\":{";
+    bool first = true;
+    for (const auto &[key, p] : r.error_over_time) {
+        auto pct = [&](double q) {
+            return p.errors.empty() ? std::string("null") : fixed(100 * percentile(p.errors, q), 2);
+        };
+        out += (first ? "" : ",") + json_string(key) + ":{\"pairs\":" + std::to_string(p.pairs) +
+               ",\"median_error_pct\":" + pct(50) + ",\"p90_error_pct\":" + pct(90) +
+               ",\"ooms\":" + std::to_string(p.ooms) +
+               ",\"requeues\":" + std::to_string(p.requeues) + "}";
+        first = false;
+    }
+    return out + "}}";
+}
 
 std::string totals_json(const Totals &t)
 {
@@ -49,7 +118,9 @@ std::string totals_json(const Totals &t)
         ",\"measured_gib\":" + (t.measured_jobs ? fixed(t.measured_bytes / k_gib, 3) : "null") +
         ",\"gpu_hours_freed\":" + fixed(t.gpu_hours_freed, 6) +
         ",\"elapsed_hours\":" + fixed(t.elapsed_hours, 6) + ",\"estimate_error_pct\":" +
-        (t.measured_jobs ? fixed(100.0 * t.mean_abs_error(), 2) : "null") + "}";
+        (t.measured_jobs ? fixed(100.0 * t.mean_abs_error(), 2) : "null") +
+        ",\"oom_requeued\":" + std::to_string(t.oom_requeued) +
+        ",\"enforcement\":" + enforcement_json(t) + "}";
     return s;
 }
 } // namespace
@@ -84,7 +155,7 @@ std::string render_table(const Report &r)
     }
     if (r.total.jobs == 0)
         out += "(no finished jobs in the ledger for this period)\n";
-    return out;
+    return out + error_table(r);
 }
 
 std::string render_csv(const Report &r)
@@ -126,7 +197,7 @@ std::string render_json(const Report &r)
     for (size_t i = 0; i < r.accuracy.size(); i++)
         out += (i ? ",[" : "[") + fixed(r.accuracy[i].first, 3) + "," +
                fixed(r.accuracy[i].second, 3) + "]";
-    return out + "]}\n";
+    return out + "],\"error_over_time\":" + error_json(r) + "}\n";
 }
 
 } // namespace xmem::report

@@ -292,12 +292,23 @@ void parse_top(const YAML::Node &root, Config &c)
                if (!xmem::analysis::is_regular_file(c.catalog))
                    fail(v, k, "no such file: " + c.catalog + " (the GPU catalog, gpus.yaml)");
            }},
+          {"calibration", [&](auto &v, auto &k) { c.calibration = path(v, k); }},
+          {"policy_file", [&](auto &v, auto &k) { c.policy_file = path(v, k); }},
           {"policy", [&](auto &v, auto &k) { parse_policy(v, k, c.policy); }}});
     if (c.max_per_user > c.max_concurrent)
         c.max_per_user = c.max_concurrent;
 }
 
 } // namespace
+
+std::string config_calibration_path(const Config &c)
+{
+    if (!c.calibration.empty())
+        return c.calibration;
+    auto slash = c.database.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : c.database.substr(0, slash);
+    return dir + "/" + k_calibration_file_name;
+}
 
 Config config_defaults()
 {

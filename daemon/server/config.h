@@ -47,16 +47,21 @@ struct Config {
     SandboxLimits limits;
     int cache_ttl_seconds;
     int cache_max_entries;
-    std::string catalog; // key: catalog; "" = the catalog search; after loading, the file read
+    std::string catalog;     // key: catalog; "" = the catalog search; after loading, the file read
+    std::string calibration; // key: calibration; "" = calibration.yaml beside the database
+    std::string policy_file; // key: policy_file; "" = none: render it with --render-policy
     Policy policy;
 };
 
+// The calibration file: the key, else calibration.yaml in the database's directory.
+std::string config_calibration_path(const Config &c);
 // Built-in defaults (defaults.h).
 Config config_defaults();
 // Loads and validates FILE; the error is "FILE:LINE: key: what is wrong".
 Result<Config> config_load(const std::string &path);
 // Reads the GPU catalog (key: catalog) and takes each policy GPU's memory from it (policy.h),
-// logging a warning per deprecated memory_gb. config_load does it; the built-in defaults
+// logging a warning per deprecated memory_gb, then the calibration file's margins (key:
+// calibration, checked against the catalog). config_load does it; the built-in defaults
 // need it too. The error is one line "FILE[:LINE]: key: what is wrong".
 xmem::Result<void> config_read_catalog(Config &c);
 // What --check-config adds to loading: the estimator program exists and is executable. Not

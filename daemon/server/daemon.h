@@ -108,6 +108,7 @@ class Daemon
     Gauges gauges() const;
     void maybe_finish_drain();
     void reload();
+    void write_policy_file(); // where policy_file: names one; logs a failure
     void begin_drain(int signum);
 
   private:

@@ -8,6 +8,7 @@
 
 #include "contract/defaults.h"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace xmem::server
@@ -19,6 +20,19 @@ constexpr const char *k_default_socket = XMEM_DEFAULT_SOCKET;
 constexpr const char *k_default_lockfile = "/run/xmem/xmemd.lock";
 // key: database. Survives reboots; StateDirectory=xmem in the unit.
 constexpr const char *k_default_database = "/var/lib/xmem/ledger.sqlite";
+// key: calibration. Its default name, in the database's directory: both are xmemd's state,
+// learnt from the jobs it saw, and StateDirectory= keeps them across reboots.
+constexpr const char *k_calibration_file_name = "calibration.yaml";
+// xmem calibrate --target-oom-rate: one packed job in a hundred may outgrow its share. Such a
+// job is requeued once on its whole GPU (docs/enforcement.md), which costs one short re-run;
+// a margin that made it rarer would hold memory back from every other job on the GPU.
+constexpr double k_calibrate_target_oom_rate = 0.01;
+// xmem calibrate --min-pairs: below 30 measured jobs of a GPU type (or account) the largest
+// error of a handful of jobs, that is chance, would set the margin; no proposal is made.
+constexpr std::size_t k_calibrate_min_pairs = 30;
+// The largest margin calibrate proposes and a calibration file may hold: policy.margin_percent's
+// own bound. A job that needs more than twice its limit is better kept on its whole GPU.
+constexpr int k_calibrate_max_percent = 100;
 // --config default: the file Slurm admins already manage.
 constexpr const char *k_default_config = "/etc/slurm/xmem.yaml";
 // key: estimator. The estimate pipeline (daemon/estimate), installed to libexec.

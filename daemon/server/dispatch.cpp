@@ -4,6 +4,7 @@
 #include "defaults.h"
 #include "json_fields.h"
 #include "log.h"
+#include "contract/enforcement.h"
 
 #include <ctime>
 #include <optional>
@@ -34,8 +35,9 @@ void refuse_frame(Conn *c, Outcome o, const std::string &message)
 namespace
 {
 
-// A Slurm account or partition name as slurmstepd saw it: optional (absent or null = NULL in
-// the ledger), a string of at most 64 printable bytes, since it ends up in reports and HTML.
+// A Slurm account or partition name (or an enforcement level) as slurmstepd saw it: optional
+// (absent or null = NULL in the ledger), a string of at most 64 printable bytes, since it ends up
+// in reports and HTML.
 Result<std::optional<std::string>> slurm_name(const nlohmann::json &j, const char *key)
 {
     using R = Result<std::optional<std::string>>;
@@ -68,6 +70,8 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
         row.measured_peak_bytes = f.u64("measured_peak_bytes");
     if (j.contains("job_uid") && !j["job_uid"].is_null())
         row.job_uid = f.integer("job_uid");
+    if (j.contains("oom_requeued"))
+        row.oom_requeued = f.flag("oom_requeued");
     if (!f.error().empty())
         return Result<JobRow>::fail(f.error());
     // Ranges checked here, before any cast: a double such as 1e300 read as an integer is
@@ -93,8 +97,14 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
     auto partition = slurm_name(j, "partition");
     if (!partition.ok())
         return Result<JobRow>::fail(partition.error());
+    auto enforcement = slurm_name(j, "enforcement");
+    if (!enforcement.ok())
+        return Result<JobRow>::fail(enforcement.error());
+    if (enforcement.value() && xmem_enforcement_parse(enforcement.value()->c_str()) < 0)
+        return Result<JobRow>::fail("enforcement: expected none, client, mps-server or dmem");
     row.account = std::move(account).value();
     row.partition = std::move(partition).value();
+    row.enforcement = std::move(enforcement).value();
     return Result<JobRow>::ok(std::move(row));
 }
 

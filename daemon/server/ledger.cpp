@@ -112,8 +112,8 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     sqlite3_prepare_v2(db,
                        "INSERT OR REPLACE INTO jobs (request_id, job_id, exit_status,"
                        " elapsed_seconds, cuda_oom, measured_peak_bytes, reported_by, account,"
-                       " partition, job_uid, ts)"
-                       " VALUES (?,?,?,?,?,?,?,?,?,?,strftime('%s','now'))",
+                       " partition, job_uid, enforcement, oom_requeued, ts)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,strftime('%s','now'))",
                        -1, &st, nullptr);
     sqlite3_bind_int64(st, 1, (sqlite3_int64)j.request_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)j.job_id);
@@ -125,6 +125,8 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     bind_opt_text(st, 8, j.account);
     bind_opt_text(st, 9, j.partition);
     sqlite3_bind_int64(st, 10, j.owner_uid);
+    bind_opt_text(st, 11, j.enforcement);
+    sqlite3_bind_int(st, 12, j.oom_requeued ? 1 : 0);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {

@@ -56,12 +56,14 @@ struct JobRow {
     std::optional<uint64_t> measured_peak_bytes;
     std::optional<std::string> account, partition; // Slurm's, as slurmstepd saw them
     std::optional<int64_t> job_uid;                // as the body states it; resolved by job_owner()
+    std::optional<std::string> enforcement;        // contract/enforcement.h name; NULL: unknown
+    bool oom_requeued = false;                     // xmem requeued the job after a CUDA OOM
     int64_t reporter_uid = -1;
     int64_t owner_uid = -1; // the uid the job ran as: the request must be this uid's
 };
 
 // Latest schema version; migrations in ledger_schema.cpp bring older files up to it.
-constexpr int k_ledger_schema_version = 5;
+constexpr int k_ledger_schema_version = 6;
 // Applies pending migrations inside one transaction each; error names the file and step.
 Result<int> ledger_migrate(sqlite3 *db, const std::string &path);
 

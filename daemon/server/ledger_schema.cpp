@@ -43,6 +43,16 @@ const char *const k_migrations[] = {
     // 5: the uid the job ran as (slurmstepd's S_JOB_UID, or the reporting user's own uid),
     // which the named request was checked to belong to (NULL in older rows).
     "ALTER TABLE jobs ADD COLUMN job_uid INTEGER;",
+    // 6: how the job was held to its share (contract/enforcement.h name; NULL: unknown, as in
+    // older rows) and whether xmem requeued it after a CUDA OOM (0 in older rows); the view
+    // shows both next to the accuracy figures, for `xmem calibrate` and the report.
+    "ALTER TABLE jobs ADD COLUMN enforcement TEXT;"
+    "ALTER TABLE jobs ADD COLUMN oom_requeued INTEGER NOT NULL DEFAULT 0;"
+    "DROP VIEW job_accuracy;"
+    "CREATE VIEW job_accuracy AS SELECT r.id AS request_id, r.user, r.uid, r.entrypoint,"
+    " r.gpu, r.peak_bytes, r.limit_bytes, j.job_id, j.exit_status, j.elapsed_seconds,"
+    " j.cuda_oom, j.measured_peak_bytes, j.account, j.partition, j.enforcement,"
+    " j.oom_requeued FROM jobs j JOIN requests r ON r.id = j.request_id;",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_ledger_schema_version,
               "one migration per schema version");

@@ -51,21 +51,14 @@ std::shared_ptr<const Config> load_config_or_exit(const Options &o)
 
 int render_policy(const Config &c, const std::string &out)
 {
-    std::string lua = policy_render_lua(c.policy, (unsigned)geteuid());
     if (out == "-") {
-        fputs(lua.c_str(), stdout);
+        fputs(policy_render_lua(c.policy, (unsigned)geteuid()).c_str(), stdout);
         return 0;
     }
-    std::string tmp = out + ".tmp";
-    std::ofstream f(tmp, std::ios::trunc);
-    f << lua;
-    f.close();
-    if (!f || rename(tmp.c_str(), out.c_str()) != 0) {
-        fprintf(stderr, "xmemd: cannot write %s: %s\n", out.c_str(), strerror(errno));
-        unlink(tmp.c_str());
-        return 1;
-    }
-    return 0;
+    auto written = policy_write_lua(c.policy, (unsigned)geteuid(), out);
+    if (!written.ok())
+        fprintf(stderr, "%s\n", written.error().message.c_str());
+    return written.ok() ? 0 : 1;
 }
 
 // Profiles and signing block threadpool threads; size the pool before libuv first uses it.
@@ -108,6 +101,7 @@ int main(int argc, char **argv)
     bool ok = d->open_ledger() && d->listen_socket() && d->start_metrics();
     if (ok) {
         d->install_signals();
+        d->write_policy_file();
         log_info("starting xmemd %s (pid %d) on %s", XMEM_VERSION, (int)getpid(),
                  cfg->socket.c_str());
         detach_ready();

@@ -2,6 +2,7 @@
 // is loaded, and rendered as the Lua table job_submit.lua and cli_filter.lua load
 // (`xmemd --render-policy OUT.lua`). The Lua shape is a contract: add keys, never rename.
 #include "policy.h"
+#include "calibration.h"
 #include "config.h"
 #include "defaults.h"
 #include "log.h"
@@ -9,6 +10,7 @@
 #include "analysis/catalog.h"
 #include "analysis/paths.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -61,6 +63,7 @@ xmem::Result<void> resolve_target(GpuTarget &t, const std::string &key,
                                         t.gpu + "'; the catalog (" + catalog.path() +
                                         ") has: " + catalog_names(catalog));
     t.memory_mib = spec.value().total_bytes >> 20;
+    t.catalog_name = spec.value().name;
     if (t.stated_memory_gb <= 0)
         return xmem::Result<void>::success();
     double stated_mib = t.stated_memory_gb * 1024.0;
@@ -100,6 +103,35 @@ std::string lua_key(const std::string &s)
 {
     // Names are restricted to [A-Za-z0-9._-] by the config parser, so quoting is enough.
     return lua_identifier(s) ? s : "[\"" + s + "\"]";
+}
+
+// The margins table (none when nothing is calibrated), keyed by each GPU's catalog name and
+// by every other name a target gives it (an alias), since share() looks a margin up by the
+// target's `gpu`.
+std::string margins(const Policy &p)
+{
+    if (p.margins.empty())
+        return "";
+    std::ostringstream o;
+    o << "  margins = {\n";
+    std::vector<const GpuTarget *> targets{&p.default_target};
+    for (const auto &[name, t] : p.partitions)
+        targets.push_back(&t);
+    for (const GpuMargin &m : p.margins) {
+        std::vector<std::string> keys{m.gpu};
+        for (const GpuTarget *t : targets)
+            if (t->catalog_name == m.gpu &&
+                std::find(keys.begin(), keys.end(), t->gpu) == keys.end())
+                keys.push_back(t->gpu);
+        std::ostringstream accounts;
+        for (const auto &[name, percent] : m.accounts)
+            accounts << " [\"" << name << "\"] = " << percent << ",";
+        for (const std::string &key : keys)
+            o << "    [\"" << key << "\"] = { percent = " << m.percent << ", accounts = {"
+              << accounts.str() << " } },\n";
+    }
+    o << "  },\n";
+    return o.str();
 }
 
 std::string target(const GpuTarget &t)
@@ -143,6 +175,10 @@ xmem::Result<void> config_read_catalog(Config &c)
         return xmem::Result<void>::fail(warnings.error());
     for (const std::string &line : warnings.value())
         log_warn("%s", line.c_str());
+    auto learnt = calibration_load(config_calibration_path(c), catalog.value());
+    if (!learnt.ok())
+        return xmem::Result<void>::fail(learnt.error());
+    c.policy.margins = std::move(learnt).value();
     return xmem::Result<void>::success();
 }
 
@@ -184,8 +220,16 @@ std::string policy_render_lua(const Policy &p, unsigned daemon_uid)
             o << "    " << lua_key(name) << " = " << target(t) << ",\n";
         o << "  },\n";
     }
-    o << "}\n";
+    o << margins(p) << "}\n";
     return o.str();
+}
+
+xmem::Result<void> policy_write_lua(const Policy &p, unsigned daemon_uid, const std::string &path)
+{
+    auto written = file_replace(path, policy_render_lua(p, daemon_uid), 0644);
+    if (!written.ok())
+        return xmem::Result<void>::fail("xmem: policy: " + written.error().message);
+    return written;
 }
 
 } // namespace xmem::server

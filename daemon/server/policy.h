@@ -37,6 +37,15 @@ struct GpuTarget {
     uint64_t memory_mib = 0;     // the catalog's total_memory_mib for `gpu` (policy_resolve)
     double stated_memory_gb = 0; // deprecated `memory_gb:` as written; 0 = not written
     TargetLines lines;
+    std::string catalog_name = {}; // the catalog's full name for `gpu` (policy_resolve)
+};
+
+// A margin learnt by `xmem calibrate` for one GPU type (calibration.h): it replaces
+// margin_percent for jobs on that GPU, and an account's own replaces it for that account.
+struct GpuMargin {
+    std::string gpu; // the catalog's full name
+    int percent = 0;
+    std::vector<std::pair<std::string, int>> accounts; // account -> percent, file order
 };
 
 struct Policy {
@@ -46,6 +55,7 @@ struct Policy {
     int decision_ttl_seconds = 600;
     GpuTarget default_target{XMEM_DEFAULT_GPU, 10, 100, 0, 0, {}}; // memory: policy_resolve
     std::vector<std::pair<std::string, GpuTarget>> partitions;     // file order
+    std::vector<GpuMargin> margins; // from the calibration file; empty: margin_percent only
 };
 
 // Sets every target's memory from `catalog`. `config` names xmem.yaml in the messages (""
@@ -60,6 +70,8 @@ const GpuTarget &policy_target(const Policy &p, const std::string &partition);
 uint64_t policy_gpu_bytes(const Policy &p, const std::string &name);
 // Renders the policy as the Lua table job_submit.lua loads.
 std::string policy_render_lua(const Policy &p, unsigned daemon_uid);
+// Renders it into `path`, atomically replaced (mode 0644); the error is one line.
+xmem::Result<void> policy_write_lua(const Policy &p, unsigned daemon_uid, const std::string &path);
 
 } // namespace xmem::server
 #endif

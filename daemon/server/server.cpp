@@ -215,8 +215,22 @@ void Daemon::reload()
         m_cache.clear(); // cached estimates were made under the old config
     log_info("SIGHUP: reloaded %s%s", m_cfg->path.c_str(),
              changed ? " (changed; cache cleared)" : " (unchanged)");
+    write_policy_file();
     for (EstimateJob *job : m_sched.pump())
         estimate_start_profile(job);
+}
+
+// The policy job_submit.lua loads, re-rendered where the config asks (policy_file:), so a
+// new margin (xmem calibrate --apply) reaches the next job without an admin's step.
+void Daemon::write_policy_file()
+{
+    if (m_cfg->policy_file.empty())
+        return;
+    auto written = policy_write_lua(m_cfg->policy, (unsigned)geteuid(), m_cfg->policy_file);
+    if (written.ok())
+        log_info("policy rendered to %s", m_cfg->policy_file.c_str());
+    else
+        log_error("%s", written.error().message.c_str());
 }
 
 void Daemon::begin_drain(int signum)

@@ -15,7 +15,8 @@
     X(profile)                                                                                     \
     X(preamble)                                                                                    \
     X(ledger)                                                                                      \
-    X(bound_script)
+    X(bound_script)                                                                                \
+    X(calibration)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)

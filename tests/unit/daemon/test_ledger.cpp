@@ -59,13 +59,14 @@ static void creates_latest_schema(void **)
 static void migrates_v1_and_refuses_newer(void **)
 {
     // A version-1 file: tables but no view (2), no mode column (3), no account and partition
-    // (4), no job_uid (5).
+    // (4), no job_uid (5), no enforcement and oom_requeued (6).
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db,
                  "DROP VIEW job_accuracy; ALTER TABLE requests DROP COLUMN mode;"
                  " ALTER TABLE jobs DROP COLUMN account; ALTER TABLE jobs DROP COLUMN partition;"
-                 " ALTER TABLE jobs DROP COLUMN job_uid; PRAGMA user_version=1;",
+                 " ALTER TABLE jobs DROP COLUMN job_uid; ALTER TABLE jobs DROP COLUMN enforcement;"
+                 " ALTER TABLE jobs DROP COLUMN oom_requeued; PRAGMA user_version=1;",
                  nullptr, nullptr, nullptr);
     sqlite3_close(db);
     assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"),
@@ -83,20 +84,22 @@ static void migrates_v1_and_refuses_newer(void **)
     assert_contains(r.error().message,
                     g_path + ": ledger schema version 99 is newer than this xmemd");
     sqlite3_open(g_path.c_str(), &db);
-    sqlite3_exec(db, "PRAGMA user_version=5;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "PRAGMA user_version=6;", nullptr, nullptr, nullptr);
     sqlite3_close(db);
 }
 
 static void migrates_v3_job_rows(void **)
 {
-    // A version-3 file with a job row: after migrations 4 and 5 the row is kept, its account,
-    // partition and job_uid are NULL (the report then falls back to the submission's
-    // partition), and the view shows the new columns.
+    // A version-3 file with a job row: after migrations 4 to 6 the row is kept, its account,
+    // partition, job_uid and enforcement are NULL (the report then falls back to the
+    // submission's partition), oom_requeued is 0, and the view shows the new columns.
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db,
                  "DROP VIEW job_accuracy; ALTER TABLE jobs DROP COLUMN account;"
                  " ALTER TABLE jobs DROP COLUMN partition; ALTER TABLE jobs DROP COLUMN job_uid;"
+                 " ALTER TABLE jobs DROP COLUMN enforcement;"
+                 " ALTER TABLE jobs DROP COLUMN oom_requeued;"
                  " CREATE VIEW job_accuracy AS SELECT r.id AS request_id, j.job_id"
                  " FROM jobs j JOIN requests r ON r.id = j.request_id;"
                  " INSERT INTO requests (id, ts, kind, uid, outcome, outcome_name)"
@@ -111,10 +114,11 @@ static void migrates_v3_job_rows(void **)
     assert_int_equal(scalar("PRAGMA user_version"), k_ledger_schema_version);
     assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id=7 AND cuda_oom=1 AND"
                             " measured_peak_bytes=123 AND account IS NULL AND partition IS NULL"
-                            " AND job_uid IS NULL"),
+                            " AND job_uid IS NULL AND enforcement IS NULL AND oom_requeued=0"),
                      1);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy WHERE job_id=7 AND account IS NULL"
-                            " AND partition IS NULL AND measured_peak_bytes=123"),
+                            " AND partition IS NULL AND measured_peak_bytes=123"
+                            " AND enforcement IS NULL AND oom_requeued=0"),
                      1);
     sqlite3_open(g_path.c_str(), &db); // the next test starts from an empty ledger
     sqlite3_exec(db, "DELETE FROM jobs; DELETE FROM requests;", nullptr, nullptr, nullptr);
@@ -159,6 +163,8 @@ static void writes_through_the_loop(void **)
             j.partition = "gpu";
             j.measured_peak_bytes = 3ULL << 30;
             j.cuda_oom = true;
+            j.enforcement = "dmem";
+            j.oom_requeued = true;
         }
         l.job_end(j,
                   [&job_outcomes](Outcome o, const std::string &) { job_outcomes.push_back(o); });
@@ -185,11 +191,14 @@ static void writes_through_the_loop(void **)
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy"), 2);
     assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_uid=1000"), 2);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy WHERE account='physics' AND"
-                            " partition='gpu' AND measured_peak_bytes=3221225472 AND cuda_oom=1"),
+                            " partition='gpu' AND measured_peak_bytes=3221225472 AND cuda_oom=1"
+                            " AND enforcement='dmem' AND oom_requeued=1"),
                      1);
-    assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE account IS NULL AND partition IS NULL"
-                            " AND measured_peak_bytes IS NULL AND cuda_oom=0"),
-                     1);
+    assert_int_equal(
+        scalar("SELECT count(*) FROM jobs WHERE account IS NULL AND partition IS NULL"
+               " AND measured_peak_bytes IS NULL AND cuda_oom=0 AND enforcement IS NULL"
+               " AND oom_requeued=0"),
+        1);
     // Ids continue after the highest stored one.
     auto again = Ledger::open(g_path);
     assert_int_equal(again.value()->take_id(), first + 300);

@@ -66,6 +66,16 @@ eq(xmem.share(policy({ mode = "mps" }), nil, 12288).gres, "mps:34", "mps 12 GiB"
 eq(xmem.share(policy({ mode = "mps" }), nil, 16384).gres, "mps:45", "mps 16 GiB")
 -- whole: never a share.
 eq(xmem.share(policy({ mode = "whole" }), nil, 1000).gres, nil, "whole policy")
+-- Calibrated margins (xmem calibrate): the GPU type's, an account's own, else margin_percent.
+local cal = policy({ margins = { ["A100-40GB"] = { percent = 50, accounts = { physics = 0 } } } })
+r = xmem.share(cal, nil, 8000)
+eq(r.margin, 50, "GPU type margin"); eq(r.limit_mb, 12000, "GPU type margin limit"); eq(r.gres, "shard:3", "GPU margin share")
+r = xmem.share(cal, nil, 8000, "physics")
+eq(r.margin, 0, "account margin"); eq(r.limit_mb, 8000, "account margin limit"); eq(r.gres, "shard:2", "account share")
+eq(xmem.share(cal, nil, 8000, "chemistry").margin, 50, "another account: the GPU type's")
+eq(xmem.share(cal, "small", 8000).margin, 10, "a GPU without a calibrated margin: margin_percent")
+eq(xmem.share(policy({ margins = {} }), nil, 8000).margin, 10, "empty margins")
+eq(xmem.share(cal, nil, 8000).why:find("with 50% margin", 1, true) ~= nil, true, "why names the margin")
 
 -- Policy files: good, broken, wrong version, bad field.
 local function write(name, text)
@@ -73,7 +83,8 @@ local function write(name, text)
 end
 local good = [[return { version = 1, mode = "shard", margin_percent = 10, whole_gpu_above_percent = 90,
   daemon_uid = 0, default = { gpu = "A", memory_mb = 40960, shards_per_gpu = 10, mps_per_gpu = 100 } }]]
-os.execute("mkdir -p " .. scratch .. "/ok " .. scratch .. "/broken " .. scratch .. "/v2 " .. scratch .. "/bad")
+os.execute("mkdir -p " .. scratch .. "/ok " .. scratch .. "/broken " .. scratch .. "/v2 " .. scratch .. "/bad "
+  .. scratch .. "/margins " .. scratch .. "/badmargin")
 write("ok/xmem_policy.lua", good)
 write("broken/xmem_policy.lua", "return {")
 write("v2/xmem_policy.lua", (good:gsub("version = 1", "version = 2")))
@@ -86,6 +97,11 @@ eq(err ~= nil and err:find("not a version 1", 1, true) ~= nil, true, "version me
 p, err = xmem.load_policy(scratch .. "/bad"); eq(p, nil, "bad shards")
 eq(err ~= nil and err:find("default.shards_per_gpu must be >= 1", 1, true) ~= nil, true, "field message: " .. tostring(err))
 p, err = xmem.load_policy(scratch .. "/missing"); eq(p, nil, "missing policy")
+write("margins/xmem_policy.lua", (good:gsub("} }$", "}, margins = { A = { percent = 12, accounts = { x = 3 } } } }")))
+write("badmargin/xmem_policy.lua", (good:gsub("} }$", "}, margins = { A = { percent = -1 } } }")))
+p, err = xmem.load_policy(scratch .. "/margins"); eq(type(p) == "table" and p.margins.A.percent, 12, "margins load: " .. tostring(err))
+p, err = xmem.load_policy(scratch .. "/badmargin"); eq(p, nil, "negative margin")
+eq(err ~= nil and err:find("margins.A.percent must be a number >= 0", 1, true) ~= nil, true, "margin message: " .. tostring(err))
 
 if failures > 0 then os.exit(1) end
 print("test_policy.lua: all checks passed")

@@ -7,7 +7,8 @@
     X(dates)                                                                                       \
     X(grouping)                                                                                    \
     X(escaping)                                                                                    \
-    X(load)
+    X(load)                                                                                        \
+    X(calibrate)
 
 #define X(name) int test_group_##name(void);
 XMEM_REPORT_TEST_GROUPS(X)
