@@ -4,7 +4,10 @@
  *
  * The decision arrives as SLURM_SPANK_XMEM_* in the step's SPANK environment. The limit is
  * set only when the job runs on a share (shard or mps): a job that kept its whole GPU, or
- * was only checked, runs unconstrained.
+ * was only checked, runs unconstrained. The variable is the weakest way to hold the job to
+ * its limit; the step that stands for the job applies the best one its node offers when its
+ * first task is forked (remote_enforce.c, docs/enforcement.md), the only thing here that may
+ * stop a job: on a node below the site's required level.
  *
  * In the step that stands for the whole job, a thread samples the job's GPU memory through
  * NVML from the last task's fork to the step's end (nvml.c); at the end the job's output
