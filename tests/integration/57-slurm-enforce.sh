@@ -23,10 +23,14 @@ cd "$J" || t_fail "no $J"
 SLURMD_LOG=$LAB/log/slurmd.log
 export CUDA_MPS_PIPE_DIRECTORY=$MPS # sbatch exports it to the jobs
 
+# An estimated job (the lab's fake profiler: a 4096 MiB limit), so it has a request and its
+# end reaches the ledger.
+echo 'print("training")' >"$J/train.py"
 cat >"$J/job.sbatch" <<'SCRIPT'
 #!/bin/bash
 #SBATCH --gres=gpu:1
 #SBATCH --time=5
+python3 train.py --fake-limit-mb=4096
 printenv CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
 SCRIPT
 
@@ -39,7 +43,10 @@ enforced_by() {
 ledger_says() {
     local db=$LAB/state/xmem-ledger.sqlite got
     command -v sqlite3 >/dev/null && [ -f "$db" ] || return 0
-    sqlite3 "$db" "PRAGMA table_info(jobs)" | grep -q '|enforcement|' || return 0 # TODO(lead): schema 6
+    # TODO(lead): until calibrate's ledger schema 6 is merged the column is absent and the
+    # slurmd log line (enforced_by) is the check; with it the ledger must agree (it did on a
+    # trial merge of wip/calibrate: dmem, mps-server, client).
+    sqlite3 "$db" "PRAGMA table_info(jobs)" | grep -q '|enforcement|' || return 0
     for _ in 1 2 3 4 5 6 7 8 9 10; do
         got=$(sqlite3 "$db" "SELECT enforcement FROM jobs WHERE job_id=$1")
         [ -n "$got" ] && break
@@ -51,7 +58,7 @@ ledger_says() {
 # 1. dmem: the job's cgroup has dmem.max (made while the job is held), the control pipe is
 #    there too: the better level wins, and MPS is not asked.
 mkfifo -m 0600 "$MPS/control"
-submit --hold --xmem=4G -o "$J/%j.out" "$J/job.sbatch"
+submit --hold --xmem -o "$J/%j.out" "$J/job.sbatch"
 expect_field "$JOB" TresPerNode gres:shard:2 "packed"
 mkdir "$FAKECG/job_$JOB"
 echo "$REGION max" >"$FAKECG/job_$JOB/dmem.max"
@@ -70,7 +77,7 @@ t_ok "dmem: the job cgroup's dmem.max holds 4294967296 for $REGION; the variable
 setsid sleep 120 </dev/null >/dev/null 2>&1 &
 SERVER=$!
 echo "$SERVER" >"$MPS/servers"
-submit --xmem=4G -o "$J/%j.out" "$J/job.sbatch"
+submit --xmem -o "$J/%j.out" "$J/job.sbatch"
 lab_wait_state "$JOB" 30 COMPLETED || t_fail "mps-server job did not complete: $(cat "$J/$JOB.out")"
 kill "$SERVER"
 enforced_by "$JOB" mps-server
@@ -83,7 +90,7 @@ t_ok "mps-server: set_default_device_pinned_mem_limit and the running server's l
 
 # 3. client: neither (the control pipe gone).
 rm -f "$MPS/control"
-submit --xmem=4G -o "$J/%j.out" "$J/job.sbatch"
+submit --xmem -o "$J/%j.out" "$J/job.sbatch"
 lab_wait_state "$JOB" 30 COMPLETED || t_fail "client job did not complete"
 enforced_by "$JOB" client
 grep -qx "0=4096M" "$J/$JOB.out" || t_fail "task lacks the client limit: $(cat "$J/$JOB.out")"
@@ -106,7 +113,7 @@ set_policy() {
 
 # 4. The site requires dmem; the partition declares client: the job keeps its whole GPU.
 set_policy dmem client
-submit --hold --xmem=4G -o "$J/%j.out" "$J/job.sbatch"
+submit --hold --xmem -o "$J/%j.out" "$J/job.sbatch"
 expect_field "$JOB" TresPerNode gres:gpu:1 "kept whole under a required level"
 expect_out "xmem: partition default holds a GPU share only at enforcement level client, the site requires dmem" \
     "the user is told why"
@@ -116,7 +123,7 @@ t_ok "require_enforcement: dmem on a client partition: the job keeps gres:gpu:1,
 # 5. The partition declares dmem, but this node has no job cgroup: it refuses the packed job.
 set_policy dmem dmem
 mkfifo -m 0600 "$MPS/control"
-submit --xmem=4G -o "$J/%j.out" "$J/job.sbatch"
+submit --xmem -o "$J/%j.out" "$J/job.sbatch"
 expect_field "$JOB" TresPerNode gres:shard:2 "packed on a partition that declares dmem"
 lab_wait_state "$JOB" 30 FAILED || t_fail "the refused job did not fail: $(lab_field "$JOB" JobState)"
 line="xmem: job $JOB: this node holds a GPU share only at level mps-server, the site requires dmem"
