@@ -63,9 +63,8 @@ int xmem_cgroup_pattern_dir(const char *pattern, uint32_t job_id, char *dir, siz
     size_t used = 0;
 
     for (const char *p = pattern; *p != '\0'; p++) {
-        int n = p[0] == '%' && p[1] == 'j'
-                    ? snprintf(dir + used, len - used, "%" PRIu32, job_id)
-                    : snprintf(dir + used, len - used, "%c", *p);
+        int n = p[0] == '%' && p[1] == 'j' ? snprintf(dir + used, len - used, "%" PRIu32, job_id)
+                                           : snprintf(dir + used, len - used, "%c", *p);
         if (n < 0 || (size_t)n >= len - used)
             return -1;
         used += (size_t)n;
@@ -232,8 +231,8 @@ int xmem_program_found(const char *program)
         return access(program, X_OK) == 0;
     for (const char *d = dirs ? dirs : "/usr/bin:/bin"; *d != '\0';) {
         size_t n = strcspn(d, ":");
-        if (n > 0 && (size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)n, d, program) <
-                         sizeof(path) &&
+        if (n > 0 &&
+            (size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)n, d, program) < sizeof(path) &&
             access(path, X_OK) == 0)
             return 1;
         d += n + (d[n] == ':');
@@ -289,8 +288,8 @@ int xmem_status_uid(const char *status, uid_t *uid)
     return 0;
 }
 
-int xmem_mps_commands(const char *gpus, uint64_t mb, const pid_t *servers, int nservers,
-                      char *out, size_t len)
+int xmem_mps_commands(const char *gpus, uint64_t mb, const pid_t *servers, int nservers, char *out,
+                      size_t len)
 {
     size_t used = 0;
     char dev[16];
@@ -354,8 +353,8 @@ int xmem_mps_apply(const char *control, const char *pipe_dir, const char *gpus, 
                  gpus);
         return -1;
     }
-    return xmem_run_feed(argv, envp, commands, XMEM_PLUGIN_MPS_CONTROL_TIMEOUT_MS, out,
-                         sizeof(out), err, errlen);
+    return xmem_run_feed(argv, envp, commands, XMEM_PLUGIN_MPS_CONTROL_TIMEOUT_MS, out, sizeof(out),
+                         err, errlen);
 }
 
 int xmem_pinned_limit_mb(const char *text, uint64_t *mb)

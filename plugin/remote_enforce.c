@@ -83,7 +83,8 @@ static int apply_dmem(spank_t sp, uint32_t job_id, uint64_t mb, char *err, size_
         return -1;
     }
     if (!xmem_dmem_available(xmem__settings.cgroup_root, dir, &regions)) {
-        snprintf(err, errlen, "xmem: dmem: %.160s/dmem.capacity lists no region or %.240s has no dmem.max",
+        snprintf(err, errlen,
+                 "xmem: dmem: %.160s/dmem.capacity lists no region or %.240s has no dmem.max",
                  xmem__settings.cgroup_root, dir);
         return -1;
     }

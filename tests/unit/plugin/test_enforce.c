@@ -21,23 +21,21 @@ static void cgroup_dir_from_proc(void **state)
                      0);
     assert_string_equal(dir, "/sys/fs/cgroup/system.slice/slurmstepd.scope/job_42");
     /* job_4 is not job_42; a v1 line before the v2 one is skipped. */
-    assert_int_equal(xmem_cgroup_job_dir("12:pids:/job_4/x\n0::/a/job_42/step_0\n", 4, "/r", dir,
-                                         sizeof(dir)),
-                     -1);
-    assert_int_equal(xmem_cgroup_job_dir("12:pids:/job_4/x\n0::/a/job_4/step_0\n", 4, "/r", dir,
-                                         sizeof(dir)),
-                     0);
+    assert_int_equal(
+        xmem_cgroup_job_dir("12:pids:/job_4/x\n0::/a/job_42/step_0\n", 4, "/r", dir, sizeof(dir)),
+        -1);
+    assert_int_equal(
+        xmem_cgroup_job_dir("12:pids:/job_4/x\n0::/a/job_4/step_0\n", 4, "/r", dir, sizeof(dir)),
+        0);
     assert_string_equal(dir, "/r/a/job_4");
     /* The job's directory itself, at the end of the line. */
     assert_int_equal(xmem_cgroup_job_dir("0::/job_7\n", 7, "/r", dir, sizeof(dir)), 0);
     assert_string_equal(dir, "/r/job_7");
     /* No job cgroup (a node without the cgroup plugin), or only a v1 hierarchy. */
-    assert_int_equal(xmem_cgroup_job_dir("0::/user.slice/session-3.scope\n", 7, "/r", dir,
-                                         sizeof(dir)),
-                     -1);
-    assert_int_equal(xmem_cgroup_job_dir("4:memory:/slurm/job_7/step_0\n", 7, "/r", dir,
-                                         sizeof(dir)),
-                     -1);
+    assert_int_equal(
+        xmem_cgroup_job_dir("0::/user.slice/session-3.scope\n", 7, "/r", dir, sizeof(dir)), -1);
+    assert_int_equal(
+        xmem_cgroup_job_dir("4:memory:/slurm/job_7/step_0\n", 7, "/r", dir, sizeof(dir)), -1);
     /* Too long for the buffer. */
     assert_int_equal(xmem_cgroup_job_dir("0::/job_7\n", 7, "/r", dir, 6), -1);
 }
@@ -66,7 +64,7 @@ static void capacity_parse(void **state)
     assert_string_equal(r.name[1], "drm/0000:04:00.0/vram0");
     assert_int_equal(xmem_dmem_capacity_parse("drm/x/vram0 1", &r), 0); /* no final newline */
     assert_int_equal(r.n, 1);
-    assert_int_equal(xmem_dmem_capacity_parse("", &r), -1);             /* no region */
+    assert_int_equal(xmem_dmem_capacity_parse("", &r), -1);              /* no region */
     assert_int_equal(xmem_dmem_capacity_parse("drm/x/vram0\n", &r), -1); /* no size */
     assert_int_equal(xmem_dmem_capacity_parse("drm/x/vram0 12G\n", &r), -1);
     assert_int_equal(xmem_dmem_capacity_parse(" 12\n", &r), -1);
@@ -173,9 +171,8 @@ static void mps_server_list_and_owner(void **state)
     assert_int_equal(xmem_mps_server_pids("", pids, 4), 0);
     assert_int_equal(xmem_mps_server_pids("no servers\n1\n77x\n88\n", pids, 4), 1);
     assert_int_equal(pids[0], 88);
-    assert_int_equal(xmem_status_uid("Name:\tnvidia-cuda-mps\nUid:\t1001\t1001\t1001\t1001\n",
-                                     &uid),
-                     0);
+    assert_int_equal(
+        xmem_status_uid("Name:\tnvidia-cuda-mps\nUid:\t1001\t1001\t1001\t1001\n", &uid), 0);
     assert_int_equal(uid, 1001);
     assert_int_equal(xmem_status_uid("Name:\tx\n", &uid), -1);
 }
@@ -203,6 +200,23 @@ static void program_on_path(void **state)
     assert_true(xmem_program_found("/bin/sh"));
     assert_false(xmem_program_found("xmem-no-such-program"));
     assert_false(xmem_program_found("/nonexistent/nvidia-cuda-mps-control"));
+}
+
+/* The MPS control program gets its commands on stdin and only the environment it is given. */
+static void run_feeds_stdin_and_env(void **state)
+{
+    char *argv[] = {"sh", "-c", "cat; echo \"dir=$CUDA_MPS_PIPE_DIRECTORY home=$HOME\"", NULL};
+    char *envp[] = {"CUDA_MPS_PIPE_DIRECTORY=/tmp/mps", "PATH=/usr/bin:/bin", NULL};
+    char *failing[] = {"sh", "-c", "read line; exit 1", NULL};
+    char out[256], err[256];
+
+    assert_int_equal(
+        xmem_run_feed(argv, envp, "get_server_list\n", 5000, out, sizeof(out), err, sizeof(err)),
+        0);
+    assert_string_equal(out, "get_server_list\ndir=/tmp/mps home=\n");
+    assert_int_equal(xmem_run_feed(failing, envp, "x\n", 5000, out, sizeof(out), err, sizeof(err)),
+                     -1);
+    assert_non_null(strstr(err, "exit status 1"));
 }
 
 static void pinned_limit(void **state)
@@ -237,8 +251,7 @@ static void level_choice(void **state)
     assert_int_equal(xmem_enforce_best(XMEM_ENFORCE_NONE, all), XMEM_ENFORCE_NONE);
     assert_int_equal(xmem_enforce_best(XMEM_ENFORCE_DMEM, 0), XMEM_ENFORCE_NONE);
     /* A required level is met or not by what the choice gives (remote_enforce.c). */
-    assert_true(xmem_enforce_best(XMEM_ENFORCE_DMEM, no_dmem) <
-                xmem_enforcement_parse("dmem"));
+    assert_true(xmem_enforce_best(XMEM_ENFORCE_DMEM, no_dmem) < xmem_enforcement_parse("dmem"));
     assert_true(xmem_enforce_best(XMEM_ENFORCE_DMEM, no_dmem) >=
                 xmem_enforcement_parse("mps-server"));
 }
@@ -261,8 +274,8 @@ static void settings_keys(void **state)
     assert_int_equal(s.enforce, XMEM_ENFORCE_MPS_SERVER);
     assert_string_equal(s.job_cgroup, "/tmp/cg/job_%j");
     assert_int_equal(xmem_settings_parse(&s, 1, bad_level, err, sizeof(err)), -1);
-    assert_string_equal(err,
-                        "xmem: enforce: invalid value: hard (one of auto|dmem|mps-server|client|none)");
+    assert_string_equal(
+        err, "xmem: enforce: invalid value: hard (one of auto|dmem|mps-server|client|none)");
     assert_int_equal(xmem_settings_parse(&s, 1, bad_program, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "xmem: mps_control: invalid value: bin/mps"));
 }
@@ -270,11 +283,17 @@ static void settings_keys(void **state)
 int xmem_test_group_enforce(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(cgroup_dir_from_proc),     cmocka_unit_test(cgroup_dir_from_pattern),
-        cmocka_unit_test(capacity_parse),           cmocka_unit_test(max_text_and_readback),
-        cmocka_unit_test(apply_on_a_fake_tree),     cmocka_unit_test(mps_commands),
-        cmocka_unit_test(mps_server_list_and_owner), cmocka_unit_test(mps_pipe_must_be_roots),
-        cmocka_unit_test(program_on_path),          cmocka_unit_test(pinned_limit),
+        cmocka_unit_test(cgroup_dir_from_proc),
+        cmocka_unit_test(cgroup_dir_from_pattern),
+        cmocka_unit_test(capacity_parse),
+        cmocka_unit_test(max_text_and_readback),
+        cmocka_unit_test(apply_on_a_fake_tree),
+        cmocka_unit_test(mps_commands),
+        cmocka_unit_test(mps_server_list_and_owner),
+        cmocka_unit_test(mps_pipe_must_be_roots),
+        cmocka_unit_test(program_on_path),
+        cmocka_unit_test(pinned_limit),
+        cmocka_unit_test(run_feeds_stdin_and_env),
         cmocka_unit_test(level_choice),
         cmocka_unit_test(settings_keys),
     };
