@@ -132,9 +132,9 @@ int xmem__remote_task_exit(spank_t sp)
 
 /* Holds the job to its limit once its first task is forked, before any task execs (tasks
  * wait until every post_fork has run); a node below the required level kills each task of
- * the job before it execs (remote_enforce.c). Then
- * starts sampling once the last local task is forked: from then on slurmstepd forks no
- * more tasks while our thread runs, and no task has exec'd its program yet. */
+ * the job before it execs (remote_enforce.c). Then starts sampling once the last local task
+ * is forked: from then on slurmstepd forks no more tasks while our thread runs, and no task
+ * has exec'd its program yet. */
 int xmem__remote_task_post_fork(spank_t sp)
 {
     struct xmem_sampler_config cfg = {0};
