@@ -385,3 +385,12 @@ int xmem_enforce_best(int cap, unsigned available)
             return level;
     return XMEM_ENFORCE_NONE;
 }
+
+int xmem_enforce_meets(int applied, const char *required)
+{
+    int level = xmem_enforcement_parse(required);
+
+    if (required == NULL || required[0] == '\0')
+        return 1;
+    return level >= 0 && applied >= level; /* an unknown name is met by none */
+}

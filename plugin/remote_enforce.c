@@ -159,9 +159,8 @@ static uint64_t limit_mb(spank_t sp, uint64_t mb)
 
 int xmem__enforce_job(spank_t sp, uint64_t mb)
 {
-    char required_name[32] = "";
+    char required[32] = "";
     uint32_t job_id = 0;
-    int required = XMEM_ENFORCE_NONE;
 
     if (mb == 0) { /* not packed: the job has its whole GPU, nothing to hold */
         enforced.level = XMEM_ENFORCE_NONE;
@@ -169,21 +168,17 @@ int xmem__enforce_job(spank_t sp, uint64_t mb)
     }
     spank_get_item(sp, S_JOB_ID, &job_id);
     mb = limit_mb(sp, mb);
-    /* Set by job_submit.lua when it packed the job under a site-required level. */
-    if (getenv_sp(sp, "XMEM_ENFORCE_REQUIRED", required_name, sizeof(required_name)))
-        required = xmem_enforcement_parse(required_name);
     enforced.level = apply_best(sp, job_id, mb);
     slurm_info("xmem: job %" PRIu32 ": GPU memory limit %" PRIu64 " MiB enforced by %s", job_id, mb,
                xmem_enforcement_name(enforced.level));
-    if (required < 0 || enforced.level < required) {
-        enforced.refused = 1;
-        slurm_error("xmem: job %" PRIu32 ": this node holds a GPU share only at level %s, the "
-                    "site requires %s: the packed job does not run here (the admin sets up %s "
-                    "on this node's partition or declares its level in xmem.yaml)",
-                    job_id, xmem_enforcement_name(enforced.level),
-                    required < 0 ? required_name : xmem_enforcement_name(required),
-                    required < 0 ? "a known level" : xmem_enforcement_name(required));
-        return -1;
-    }
-    return 0;
+    /* Set by job_submit.lua when it packed the job under a site-required level. */
+    getenv_sp(sp, "XMEM_ENFORCE_REQUIRED", required, sizeof(required));
+    if (xmem_enforce_meets(enforced.level, required))
+        return 0;
+    enforced.refused = 1;
+    slurm_error("xmem: job %" PRIu32 ": this node holds a GPU share only at level %s, the site "
+                "requires %s: the packed job does not run here (set up %s on the nodes of this "
+                "partition, or declare the level they offer in xmem.yaml)",
+                job_id, xmem_enforcement_name(enforced.level), required, required);
+    return -1;
 }

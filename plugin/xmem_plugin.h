@@ -293,5 +293,8 @@ int xmem_pinned_limit_mb(const char *text, uint64_t *mb);
 
 /* The best level at most cap among the available ones (bit 1 << level); none at worst. */
 int xmem_enforce_best(int cap, unsigned available);
+/* 1 when the applied level meets the required one (a name; NULL or "": none required). An
+ * unknown name is met by no level: the node refuses rather than guess. */
+int xmem_enforce_meets(int applied, const char *required);
 
 #endif

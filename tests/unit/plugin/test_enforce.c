@@ -250,10 +250,15 @@ static void level_choice(void **state)
     assert_int_equal(xmem_enforce_best(XMEM_ENFORCE_CLIENT, all), XMEM_ENFORCE_CLIENT);
     assert_int_equal(xmem_enforce_best(XMEM_ENFORCE_NONE, all), XMEM_ENFORCE_NONE);
     assert_int_equal(xmem_enforce_best(XMEM_ENFORCE_DMEM, 0), XMEM_ENFORCE_NONE);
-    /* A required level is met or not by what the choice gives (remote_enforce.c). */
-    assert_true(xmem_enforce_best(XMEM_ENFORCE_DMEM, no_dmem) < xmem_enforcement_parse("dmem"));
-    assert_true(xmem_enforce_best(XMEM_ENFORCE_DMEM, no_dmem) >=
-                xmem_enforcement_parse("mps-server"));
+    /* A required level: met by it and above, refused below; an unknown name is never met. */
+    assert_true(xmem_enforce_meets(XMEM_ENFORCE_CLIENT, NULL));
+    assert_true(xmem_enforce_meets(XMEM_ENFORCE_NONE, ""));
+    assert_true(xmem_enforce_meets(XMEM_ENFORCE_NONE, "none"));
+    assert_true(xmem_enforce_meets(XMEM_ENFORCE_DMEM, "mps-server"));
+    assert_true(xmem_enforce_meets(XMEM_ENFORCE_MPS_SERVER, "mps-server"));
+    assert_false(xmem_enforce_meets(xmem_enforce_best(XMEM_ENFORCE_DMEM, no_dmem), "dmem"));
+    assert_false(xmem_enforce_meets(XMEM_ENFORCE_CLIENT, "mps-server"));
+    assert_false(xmem_enforce_meets(XMEM_ENFORCE_DMEM, "hard"));
 }
 
 static void settings_keys(void **state)
