@@ -125,35 +125,6 @@ end
 
 local function mb(bytes) return math.floor((bytes + 1048575) / 1048576) end
 
--- Where a level stands in the policy's list (weakest first, rendered from enforcement.h).
-local function level_rank(policy, name)
-  for i, n in ipairs(policy.enforcement_levels or {}) do
-    if n == name then return i end
-  end
-  return nil
-end
-
---[[ The site's required enforcement level (docs/enforcement.md). Each partition declares in
-xmem.yaml what its nodes hold a share to; when that is below the required level the job keeps
-its whole GPU rather than share one unsafely. Why not steer the job with a node feature
-(--constraint): a constraint no node offers makes sbatch reject the job, and a job is never
-lost. Returns nil when the job may be packed, else the line that tells the user why not. A
-policy rendered before the levels existed (no enforcement_levels) requires nothing. ]]
-local function below_required(policy, gpu, partition)
-  local required = policy.require_enforcement or "none"
-  if required == "none" then return nil end
-  local have = gpu.enforcement or "client"
-  local rh, rr = level_rank(policy, have), level_rank(policy, required)
-  if rr == nil or rh == nil then
-    return string.format("the policy's enforcement levels are malformed (%s, %s); re-render it with xmemd --render-policy",
-      tostring(have), tostring(required))
-  end
-  if rh >= rr then return nil end
-  return string.format("partition %s holds a GPU share only at enforcement level %s, the site requires %s: "
-    .. "the job keeps its whole GPU (submit to a partition whose nodes offer %s, or ask the admin)",
-    partition, have, required, required)
-end
-
 -- Rewrites the request to the share r (from xmem.share).
 local function rewrite(job_desc, r, mode, required)
   if job_desc.tres_per_job and job_desc.tres_per_job ~= "" then job_desc.tres_per_job = "" end
@@ -241,7 +212,10 @@ local function xmem_job_submit(job_desc, submit_uid)
     log("uid %d: %s request=%s unchanged (%s)", job_uid, summary, req, mode == "check" and "check only" or r.why)
     return slurm.SUCCESS
   end
-  local unsafe = below_required(policy, gpu, r.partition)
+  -- Below the site's required level the job keeps its whole GPU. Why a level declared per
+  -- partition and not a node feature (--constraint): a constraint no node offers makes sbatch
+  -- reject the job, and a job is never lost. The node checks too (XMEM_ENFORCE_REQUIRED).
+  local unsafe = xmem.enforcement_shortfall(policy, gpu, r.partition)
   if unsafe then
     slurm.log_user("xmem: %s", unsafe)
     add_comment(job_desc, string.format("xmem: %s request=%s (unchanged: enforcement %s < required %s)",

@@ -119,6 +119,13 @@ expect_out "xmem: partition default holds a GPU share only at enforcement level 
     "the user is told why"
 scancel "$JOB"
 t_ok "require_enforcement: dmem on a client partition: the job keeps gres:gpu:1, with the line"
+# srun outside a job: cli_filter must not turn its step into a share either (its step asks
+# for what the job gets, so it runs, on a whole GPU).
+run srun --gres=gpu:1 --xmem=4G sh -c 'echo "shards=${SLURM_SHARDS_ON_NODE:-none}"'
+expect_rc 0 "srun under a required level"
+expect_out "^shards=none$" "srun's job keeps its whole GPU"
+expect_out "holds a GPU share only at enforcement level client, the site requires dmem" "srun is told why"
+t_ok "srun --xmem=4G on that partition: a whole GPU, with the line"
 
 # 5. The partition declares dmem, but this node has no job cgroup: it refuses the packed job.
 set_policy dmem dmem
