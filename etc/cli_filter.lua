@@ -74,6 +74,12 @@ local function xmem_pre_submit(options)
     slurm.log_info("xmem: %s", r.why)
     return slurm.SUCCESS
   end
+  -- The same check as job_submit.lua's: srun's own step must ask for what the job gets.
+  local unsafe = xmem.enforcement_shortfall(policy, gpu, r.partition)
+  if unsafe then
+    slurm.log_info("xmem: %s", unsafe)
+    return slurm.SUCCESS
+  end
   slurm.log_info("xmem: requesting %s instead of one whole GPU (%s)", r.gres, r.why)
   if options.type == "srun" then options.gres = r.gres end
   return slurm.SUCCESS

@@ -124,13 +124,15 @@ end
 local function mb(bytes) return math.floor((bytes + 1048575) / 1048576) end
 
 -- Rewrites the request to the share r (from xmem.share).
-local function rewrite(job_desc, r, mode)
+local function rewrite(job_desc, r, mode, required)
   if job_desc.tres_per_job and job_desc.tres_per_job ~= "" then job_desc.tres_per_job = "" end
   if job_desc.tres_per_task and job_desc.tres_per_task ~= "" then job_desc.tres_per_task = "" end
   job_desc.tres_per_node = "gres:" .. r.gres
   if job_desc.environment ~= nil and mode ~= "check" then
     -- The process is held to the limit itself; the margin only sizes the share.
     job_desc.environment.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = string.format("0=%dM", r.base_mb)
+    -- The node checks it too: a node below it refuses the packed job (remote_enforce.c).
+    if required ~= "none" then job_desc.environment.XMEM_ENFORCE_REQUIRED = required end
   end
 end
 
@@ -208,7 +210,18 @@ local function xmem_job_submit(job_desc, submit_uid)
     log("uid %d: %s request=%s unchanged (%s)", job_uid, summary, req, mode == "check" and "check only" or r.why)
     return slurm.SUCCESS
   end
-  rewrite(job_desc, r, mode)
+  -- Below the site's required level the job keeps its whole GPU. Why a level declared per
+  -- partition and not a node feature (--constraint): a constraint no node offers makes sbatch
+  -- reject the job, and a job is never lost. The node checks too (XMEM_ENFORCE_REQUIRED).
+  local unsafe = xmem.enforcement_shortfall(policy, gpu, r.partition)
+  if unsafe then
+    slurm.log_user("xmem: %s", unsafe)
+    add_comment(job_desc, string.format("xmem: %s request=%s (unchanged: enforcement %s < required %s)",
+      summary, req, tostring(gpu.enforcement), tostring(policy.require_enforcement)))
+    log("uid %d: %s request=%s unchanged (%s)", job_uid, summary, req, unsafe)
+    return slurm.SUCCESS
+  end
+  rewrite(job_desc, r, mode, policy.require_enforcement or "none")
   add_comment(job_desc, string.format("xmem: %s request=%s->%s", summary, req, r.gres))
   log("uid %d: %s request %s -> %s (%s)", job_uid, summary, req, r.gres, r.why)
   return slurm.SUCCESS

@@ -59,6 +59,34 @@ function M.partition_gpu(policy, partition)
   return policy.default, partition or "default"
 end
 
+-- Where a level stands in the policy's list (weakest first, rendered from enforcement.h).
+local function level_rank(policy, name)
+  for i, n in ipairs(policy.enforcement_levels or {}) do
+    if n == name then return i end
+  end
+  return nil
+end
+
+--[[ The site's required enforcement level (docs/enforcement.md). Each partition declares in
+xmem.yaml what its nodes hold a share to (gpu.enforcement, from partition_gpu); below the
+required level a job keeps its whole GPU rather than share one unsafely. Returns nil when the
+job may be packed, else the line that tells the user why not. A policy rendered before the
+levels existed (no enforcement_levels) requires nothing. ]]
+function M.enforcement_shortfall(policy, gpu, partition)
+  local required = policy.require_enforcement or "none"
+  if required == "none" then return nil end
+  local have = gpu.enforcement or "client"
+  local rh, rr = level_rank(policy, have), level_rank(policy, required)
+  if rr == nil or rh == nil then
+    return string.format("the policy's enforcement levels are malformed (%s, %s); the job keeps its whole GPU "
+      .. "(re-render the policy with xmemd --render-policy)", tostring(have), tostring(required))
+  end
+  if rh >= rr then return nil end
+  return string.format("partition %s holds a GPU share only at enforcement level %s, the site requires %s: "
+    .. "the job keeps its whole GPU (submit to a partition whose nodes offer %s, or ask the admin)",
+    tostring(partition), have, required, required)
+end
+
 -- Reads one GPU request field ("gres:gpu:1", "gpu:a100:2", "gres:shard:3,gres:gpu:1").
 -- Returns the number of GPUs and whether a shard/mps share is asked for.
 function M.gpus_in(tres)

@@ -54,4 +54,20 @@
  * the error are the last thing a crashed training script prints. */
 #define XMEM_PLUGIN_OOM_SCAN_BYTES (64 * 1024)
 
+/* Where cgroup v2 is mounted unless plugstack.conf says cgroup_root=PATH. */
+#define XMEM_PLUGIN_DEFAULT_CGROUP_ROOT "/sys/fs/cgroup"
+/* Longest cgroup directory path the plugin builds. */
+#define XMEM_PLUGIN_MAX_CGROUP_PATH 4096
+/* The legacy MPS control program unless plugstack.conf says mps_control=: root's PATH. */
+#define XMEM_PLUGIN_DEFAULT_MPS_CONTROL "nvidia-cuda-mps-control"
+/* Where the MPS control pipe is when the job's environment names no CUDA_MPS_PIPE_DIRECTORY:
+ * the MPS default. */
+#define XMEM_PLUGIN_DEFAULT_MPS_PIPE_DIR "/tmp/nvidia-mps"
+/* Milliseconds one nvidia-cuda-mps-control call may take before it is killed: it answers
+ * from memory in milliseconds; a hung daemon must not hold the job's tasks (held until the
+ * limit is set) for long. */
+#define XMEM_PLUGIN_MPS_CONTROL_TIMEOUT_MS 5000
+/* MPS servers considered from one get_server_list: one per user per GPU in practice. */
+#define XMEM_PLUGIN_MAX_MPS_SERVERS 64
+
 #endif

@@ -4,7 +4,10 @@
  *
  * The decision arrives as SLURM_SPANK_XMEM_* in the step's SPANK environment. The limit is
  * set only when the job runs on a share (shard or mps): a job that kept its whole GPU, or
- * was only checked, runs unconstrained.
+ * was only checked, runs unconstrained. The variable is the weakest way to hold the job to
+ * its limit; the step that stands for the job applies the best one its node offers when its
+ * first task is forked (remote_enforce.c, docs/enforcement.md), the only thing here that may
+ * stop a job: on a node below the site's required level.
  *
  * In the step that stands for the whole job, a thread samples the job's GPU memory through
  * NVML from the last task's fork to the step's end (nvml.c); at the end the job's output
@@ -71,9 +74,11 @@ static void limit_string(const char *visible, unsigned long long mb, char *out, 
 static int is_job_step(spank_t sp);
 static int request_id(spank_t sp, uint64_t *id);
 
-int xmem__remote_task_init(spank_t sp)
+/* The limit in MiB of a job that runs on a share (shard or mps) with a limit; 0 otherwise. A
+ * job that kept its whole GPU, or was only checked, is not held to its estimate. */
+static uint64_t packed_limit_mb(spank_t sp)
 {
-    char mode[32], mb[32], share[32], visible[256] = "", limit[512], existing[512];
+    char mode[32], mb[32], share[32];
     unsigned long long v;
     char *end;
 
@@ -81,18 +86,29 @@ int xmem__remote_task_init(spank_t sp)
         return 0;
     if (getenv_sp(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode)) && strcmp(mode, "check") == 0)
         return 0;
-    /* Only a job that runs on a share is held to its estimate. */
     if (!getenv_sp(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) &&
         !getenv_sp(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share)))
-        return 0;
-    /* job_submit.lua may have set the limit it applied (with the site margin): it wins. */
-    if (getenv_sp(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", existing, sizeof(existing)))
         return 0;
     v = strtoull(mb, &end, 10);
     if (end == mb || *end != '\0' || v == 0) {
         slurm_error("xmem: ignoring a malformed SLURM_SPANK_XMEM_LIMIT_MB=%s", mb);
         return 0;
     }
+    return v;
+}
+
+int xmem__remote_task_init(spank_t sp)
+{
+    char visible[256] = "", limit[512], existing[512];
+    uint64_t v = packed_limit_mb(sp);
+
+    /* The client level is the floor of every other (docs/enforcement.md): only a site that
+     * asked for enforce=none goes without it. */
+    if (v == 0 || xmem__settings.enforce == XMEM_ENFORCE_NONE)
+        return 0;
+    /* job_submit.lua may have set the limit it applied (with the site margin): it wins. */
+    if (getenv_sp(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", existing, sizeof(existing)))
+        return 0;
     getenv_sp(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible));
     limit_string(visible, v, limit, sizeof(limit));
     if (spank_setenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", limit, 1) != ESPANK_SUCCESS)
@@ -114,8 +130,11 @@ int xmem__remote_task_exit(spank_t sp)
     return 0;
 }
 
-/* Starts sampling once the last local task is forked: from then on slurmstepd forks no
- * more tasks while our thread runs, and no task has exec'd its program yet. */
+/* Holds the job to its limit once its first task is forked, before any task execs (tasks
+ * wait until every post_fork has run); a node below the required level kills each task of
+ * the job before it execs (remote_enforce.c). Then starts sampling once the last local task
+ * is forked: from then on slurmstepd forks no more tasks while our thread runs, and no task
+ * has exec'd its program yet. */
 int xmem__remote_task_post_fork(spank_t sp)
 {
     struct xmem_sampler_config cfg = {0};
@@ -124,10 +143,14 @@ int xmem__remote_task_post_fork(spank_t sp)
     uint64_t rid;
     char err[256];
 
+    spank_get_item(sp, S_TASK_ID, &task);
+    if (task == 0 && is_job_step(sp))
+        xmem__enforce_job(sp, packed_limit_mb(sp));
+    if (xmem__enforce_refused()) /* every task of a refused job, none execs */
+        return xmem__enforce_stop_task(sp);
     if (step.sampler_tried || strcmp(xmem__settings.nvml, "off") == 0)
         return 0;
-    if (spank_get_item(sp, S_TASK_ID, &task) == ESPANK_SUCCESS &&
-        spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS &&
+    if (task >= 0 && spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS &&
         task + 1 < (int)ntasks)
         return 0;
     step.sampler_tried = 1;
@@ -232,6 +255,7 @@ int xmem__remote_exit(spank_t sp)
     job.account = info.account;
     job.partition = info.partition;
     job.exit_status = step.worst_exit;
+    job.enforcement = xmem__enforce_applied();
     job.elapsed_seconds = (uint64_t)(time(NULL) - step.start);
     if (xmem_client_job_end(xmem__settings.socket, XMEM_PLUGIN_JOB_END_TIMEOUT_S * 1000, &job, err,
                             sizeof(err)) != 0)

@@ -1,7 +1,7 @@
 /*
- * run.c — run a short helper (scontrol) from slurmstepd and capture what it prints, never for
- * longer than a deadline: past it the helper is killed, so a hung slurmctld cannot hold up
- * the end of a job.
+ * run.c — run a short helper (scontrol, nvidia-cuda-mps-control) from slurmstepd and capture
+ * what it prints, never for longer than a deadline: past it the helper is killed, so a hung
+ * slurmctld or MPS daemon cannot hold up a job.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,20 +25,42 @@ static long long now_ms(void)
 }
 
 /* In the child: only async-signal-safe calls until exec (the parent has threads). */
-static void child_exec(char *const argv[], int out_fd, int null_fd)
+static void child_exec(char *const argv[], char *const envp[], int in_fd, int out_fd, int null_fd)
 {
     sigset_t all;
 
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
-    dup2(null_fd, STDIN_FILENO);
+    dup2(in_fd, STDIN_FILENO);
     dup2(out_fd, STDOUT_FILENO);
     dup2(null_fd, STDERR_FILENO);
     if (close_range(3, ~0U, 0) < 0) /* kernels before 5.9 */
         for (int fd = 3; fd < 1024; fd++)
             close(fd);
-    execvp(argv[0], argv);
+    if (envp != NULL)
+        execvpe(argv[0], argv, envp);
+    else
+        execvp(argv[0], argv);
     _exit(127);
+}
+
+/* A pipe whose read end holds `input` for the child's stdin; -1 when it does not fit in the
+ * pipe's buffer at once (the input is a few command lines). */
+static int input_pipe(const char *input, int *read_fd)
+{
+    int fds[2];
+    size_t len = strlen(input);
+
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -1;
+    if (write(fds[1], input, len) != (ssize_t)len) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    close(fds[1]);
+    *read_fd = fds[0];
+    return 0;
 }
 
 /* Reads the child's output until EOF or the deadline; returns 0 at EOF, -1 past it. */
@@ -96,14 +118,21 @@ static int reap(pid_t pid, long long deadline)
 int xmem_run_capture(char *const argv[], int deadline_ms, char *out, size_t outlen, char *err,
                      size_t errlen)
 {
-    int rv = -1, pipefd[2] = {-1, -1}, null_fd = -1, status;
+    return xmem_run_feed(argv, NULL, NULL, deadline_ms, out, outlen, err, errlen);
+}
+
+int xmem_run_feed(char *const argv[], char *const envp[], const char *input, int deadline_ms,
+                  char *out, size_t outlen, char *err, size_t errlen)
+{
+    int rv = -1, pipefd[2] = {-1, -1}, null_fd = -1, in_fd = -1, status;
     long long deadline = now_ms() + deadline_ms;
     size_t used = 0;
     pid_t pid;
 
     out[0] = '\0';
     null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0) {
+    if (null_fd < 0 || pipe2(pipefd, O_CLOEXEC) < 0 ||
+        (input != NULL && input_pipe(input, &in_fd) < 0)) {
         snprintf(err, errlen, "xmem: cannot run %s: %s", argv[0], strerror(errno));
         goto out;
     }
@@ -113,7 +142,7 @@ int xmem_run_capture(char *const argv[], int deadline_ms, char *out, size_t outl
         goto out;
     }
     if (pid == 0)
-        child_exec(argv, pipefd[1], null_fd);
+        child_exec(argv, envp, in_fd >= 0 ? in_fd : null_fd, pipefd[1], null_fd);
     close(pipefd[1]);
     pipefd[1] = -1;
     if (drain(pipefd[0], deadline, out, outlen, &used) < 0) {
@@ -124,7 +153,7 @@ int xmem_run_capture(char *const argv[], int deadline_ms, char *out, size_t outl
     out[used] = '\0';
     status = reap(pid, deadline);
     if (status < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(err, errlen, "xmem: %s failed (%s %d; is it installed and is slurmctld up?)",
+        snprintf(err, errlen, "xmem: %s failed (%s %d; is it installed and is its daemon up?)",
                  argv[0], status >= 0 && WIFEXITED(status) ? "exit status" : "wait status",
                  status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : status);
         goto out;
@@ -137,5 +166,7 @@ out:
         close(pipefd[1]);
     if (null_fd >= 0)
         close(null_fd);
+    if (in_fd >= 0)
+        close(in_fd);
     return rv;
 }

@@ -12,8 +12,9 @@
 #include "xmem_plugin.h"
 
 /* KEY_PATH: an absolute path. KEY_LIB: what dlopen takes (an absolute path or a bare file
- * name searched the usual way), or "off". */
-enum key_type { KEY_PATH, KEY_LIB, KEY_INT, KEY_ENUM };
+ * name searched the usual way), or "off". KEY_PROGRAM: an absolute path or a bare name
+ * searched on slurmstepd's PATH. */
+enum key_type { KEY_PATH, KEY_LIB, KEY_PROGRAM, KEY_INT, KEY_ENUM };
 
 struct key_choice {
     const char *name;
@@ -22,6 +23,13 @@ struct key_choice {
 
 static const struct key_choice on_failure_choices[] = {
     {"keep", XMEM_ON_FAILURE_KEEP}, {"reject", XMEM_ON_FAILURE_REJECT}, {NULL, 0}};
+/* auto tries the best level first, so it is the cap at the best one. */
+static const struct key_choice enforce_choices[] = {{"auto", XMEM_ENFORCE_DMEM},
+                                                    {"dmem", XMEM_ENFORCE_DMEM},
+                                                    {"mps-server", XMEM_ENFORCE_MPS_SERVER},
+                                                    {"client", XMEM_ENFORCE_CLIENT},
+                                                    {"none", XMEM_ENFORCE_NONE},
+                                                    {NULL, 0}};
 static const struct key_choice bool_choices[] = {{"0", 0},     {"1", 1},    {"no", 0}, {"yes", 1},
                                                  {"false", 0}, {"true", 1}, {NULL, 0}};
 
@@ -45,6 +53,10 @@ static const struct key {
     {"nvml_interval_ms", KEY_INT, FIELD(nvml_interval_ms), XMEM_PLUGIN_MIN_NVML_INTERVAL_MS,
      XMEM_PLUGIN_MAX_NVML_INTERVAL_MS, NULL},
     {"scontrol", KEY_PATH, FIELD(scontrol), 0, 0, NULL},
+    {"enforce", KEY_ENUM, FIELD(enforce), 0, 0, enforce_choices},
+    {"cgroup_root", KEY_PATH, FIELD(cgroup_root), 0, 0, NULL},
+    {"job_cgroup", KEY_PATH, FIELD(job_cgroup), 0, 0, NULL},
+    {"mps_control", KEY_PROGRAM, FIELD(mps_control), 0, 0, NULL},
 #undef FIELD
 };
 
@@ -59,6 +71,10 @@ void xmem_settings_init(struct xmem_settings *s)
     snprintf(s->nvml, sizeof(s->nvml), "%s", XMEM_PLUGIN_DEFAULT_NVML);
     s->nvml_interval_ms = XMEM_PLUGIN_DEFAULT_NVML_INTERVAL_MS;
     snprintf(s->scontrol, sizeof(s->scontrol), "%s", XMEM_PLUGIN_DEFAULT_SCONTROL);
+    s->enforce = XMEM_ENFORCE_DMEM;
+    snprintf(s->cgroup_root, sizeof(s->cgroup_root), "%s", XMEM_PLUGIN_DEFAULT_CGROUP_ROOT);
+    s->job_cgroup[0] = '\0';
+    snprintf(s->mps_control, sizeof(s->mps_control), "%s", XMEM_PLUGIN_DEFAULT_MPS_CONTROL);
 }
 
 static int set_key(struct xmem_settings *s, const struct key *k, const char *v, char *err,
@@ -75,6 +91,7 @@ static int set_key(struct xmem_settings *s, const struct key *k, const char *v, 
         snprintf(field, k->size, "%s", v);
         return 0;
     case KEY_LIB:
+    case KEY_PROGRAM:
         if (strlen(v) >= k->size || (v[0] != '/' && strchr(v, '/') != NULL))
             goto bad;
         snprintf(field, k->size, "%s", v);
@@ -105,6 +122,12 @@ bad:
         snprintf(err, errlen,
                  "xmem: %s: invalid value: %s (off, a library file name or an "
                  "absolute path, at most %zu bytes)",
+                 k->name, v, k->size - 1);
+        break;
+    case KEY_PROGRAM:
+        snprintf(err, errlen,
+                 "xmem: %s: invalid value: %s (a program name found on PATH or an absolute "
+                 "path, at most %zu bytes)",
                  k->name, v, k->size - 1);
         break;
     case KEY_INT:
@@ -144,7 +167,8 @@ int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, s
         if (k == NULL) {
             snprintf(err, errlen,
                      "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
-                     "on_failure, steps, verbose, nvml, nvml_interval_ms, scontrol)",
+                     "on_failure, steps, verbose, nvml, nvml_interval_ms, scontrol, enforce, "
+                     "cgroup_root, job_cgroup, mps_control)",
                      (int)klen, av[i]);
             return -1;
         }

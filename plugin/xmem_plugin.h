@@ -25,14 +25,18 @@ enum xmem_on_failure {
 };
 
 struct xmem_settings {
-    char socket[108];     /* socket=PATH */
-    int timeout_s;        /* timeout=SECONDS: deadline of an estimate */
-    int on_failure;       /* on_failure=keep|reject */
-    int steps;            /* steps=N: optimizer steps to profile, 0 = daemon default */
-    int verbose;          /* verbose=0|1: say more in sbatch */
-    char nvml[256];       /* nvml=PATH|off: the NVML library slurmstepd samples */
-    int nvml_interval_ms; /* nvml_interval_ms=N: time between two samples */
-    char scontrol[256];   /* scontrol=PATH: finds the job's output files at its end */
+    char socket[108];      /* socket=PATH */
+    int timeout_s;         /* timeout=SECONDS: deadline of an estimate */
+    int on_failure;        /* on_failure=keep|reject */
+    int steps;             /* steps=N: optimizer steps to profile, 0 = daemon default */
+    int verbose;           /* verbose=0|1: say more in sbatch */
+    char nvml[256];        /* nvml=PATH|off: the NVML library slurmstepd samples */
+    int nvml_interval_ms;  /* nvml_interval_ms=N: time between two samples */
+    char scontrol[256];    /* scontrol=PATH: finds the job's output files at its end */
+    int enforce;           /* enforce=auto|LEVEL: the best level to try (auto = dmem) */
+    char cgroup_root[256]; /* cgroup_root=PATH: where cgroup v2 is mounted */
+    char job_cgroup[256];  /* job_cgroup=PATTERN: the job's cgroup dir, %j = job id; "" = /proc */
+    char mps_control[256]; /* mps_control=PROGRAM: nvidia-cuda-mps-control, on PATH or absolute */
 };
 
 void xmem_settings_init(struct xmem_settings *s);
@@ -107,6 +111,10 @@ int xmem_job_info_query(const char *scontrol, uint32_t job_id, int deadline_ms,
  * stdout. Past deadline_ms the child is killed. 0 only when it exited with status 0. */
 int xmem_run_capture(char *const argv[], int deadline_ms, char *out, size_t outlen, char *err,
                      size_t errlen);
+/* The same, with `input` (NULL: /dev/null; at most a pipe buffer) on its stdin and envp (NULL:
+ * this process's) as its environment. */
+int xmem_run_feed(char *const argv[], char *const envp[], const char *input, int deadline_ms,
+                  char *out, size_t outlen, char *err, size_t errlen);
 
 /* 1 when buf holds one of PyTorch's CUDA out-of-memory messages. */
 int xmem_oom_text(const char *buf, size_t len);
@@ -135,5 +143,65 @@ int xmem_sampler_start(const struct xmem_sampler_config *cfg, struct xmem_sample
  * when something was measured, else 0 with the reason in why. */
 int xmem_sampler_stop(struct xmem_sampler *s, int timeout_ms, uint64_t *peak, char *why,
                       size_t whylen);
+
+/* ---- holding a packed job to its limit on its node (enforce.c, docs/enforcement.md) ----- */
+
+/* The levels are daemon/contract/enforcement.h's, the one definition. */
+#include "../daemon/contract/enforcement.h"
+
+/* The job's cgroup v2 directory: root followed by the "0::" path of a /proc/PID/cgroup text,
+ * cut after its job_<job_id> component. -1 when the task is in no such cgroup. */
+int xmem_cgroup_job_dir(const char *proc_cgroup, uint32_t job_id, const char *root, char *dir,
+                        size_t len);
+/* plugstack job_cgroup=PATTERN with every %j replaced by the job id. */
+int xmem_cgroup_pattern_dir(const char *pattern, uint32_t job_id, char *dir, size_t len);
+
+#define XMEM_DMEM_MAX_REGIONS 16
+#define XMEM_DMEM_REGION_LEN 128
+/* The device memory regions of cgroup v2's dmem controller ("drm/0000:03:00.0/vram0"). */
+struct xmem_dmem_regions {
+    int n;
+    char name[XMEM_DMEM_MAX_REGIONS][XMEM_DMEM_REGION_LEN];
+};
+/* Reads a dmem.capacity text ("REGION BYTES" lines); -1 when malformed or empty. */
+int xmem_dmem_capacity_parse(const char *text, struct xmem_dmem_regions *r);
+/* "REGION BYTES\n" for every region: what one write() to dmem.max carries. */
+int xmem_dmem_max_text(const struct xmem_dmem_regions *r, uint64_t bytes, char *buf, size_t len);
+/* 1 when a dmem.max text shows `bytes` for every region. */
+int xmem_dmem_max_shows(const char *text, const struct xmem_dmem_regions *r, uint64_t bytes);
+/* 1 when root's dmem.capacity lists a region (into r) and job_dir has a dmem.max. */
+int xmem_dmem_available(const char *root, const char *job_dir, struct xmem_dmem_regions *r);
+/* Writes the limit for every region to job_dir/dmem.max and checks that it reads back. */
+int xmem_dmem_apply(const char *job_dir, const struct xmem_dmem_regions *r, uint64_t bytes,
+                    char *err, size_t errlen);
+
+/* 1 when program is an executable absolute path or found on PATH. */
+int xmem_program_found(const char *program);
+/* 1 when pipe_dir/control is a socket or FIFO owned by root (the MPS control daemon's). */
+int xmem_mps_pipe_ok(const char *pipe_dir);
+/* 1 when gpus is a list of GPU indices, "0" or "0,2". */
+int xmem_gpu_list_ok(const char *gpus);
+/* The pids of a get_server_list answer (one a line); returns how many, at most max. */
+int xmem_mps_server_pids(const char *text, pid_t *pids, int max);
+/* The real uid of a /proc/PID/status text. */
+int xmem_status_uid(const char *status, uid_t *uid);
+/* The nvidia-cuda-mps-control commands that pin mb MiB on each GPU of gpus, for new servers
+ * (set_default_device_pinned_mem_limit) and for each running server of the job's user. */
+int xmem_mps_commands(const char *gpus, uint64_t mb, const pid_t *servers, int nservers, char *out,
+                      size_t len);
+/* Runs control (as the caller, root) against pipe_dir: get_server_list, then the commands
+ * for the servers of uid. 0 only when both exit with status 0. */
+int xmem_mps_apply(const char *control, const char *pipe_dir, const char *gpus, uint64_t mb,
+                   uid_t uid, char *err, size_t errlen);
+
+/* The first device's limit in MiB of a CUDA_MPS_PINNED_DEVICE_MEM_LIMIT value ("0=4096M",
+ * "0=4G,1=4G"). */
+int xmem_pinned_limit_mb(const char *text, uint64_t *mb);
+
+/* The best level at most cap among the available ones (bit 1 << level); none at worst. */
+int xmem_enforce_best(int cap, unsigned available);
+/* 1 when the applied level meets the required one (a name; NULL or "": none required). An
+ * unknown name is met by no level: the node refuses rather than guess. */
+int xmem_enforce_meets(int applied, const char *required);
 
 #endif

@@ -111,6 +111,16 @@ std::string name(const YAML::Node &n, const std::string &key)
     return s;
 }
 
+// A level name of daemon/contract/enforcement.h.
+int enforcement(const YAML::Node &n, const std::string &key)
+{
+    std::string s = scalar(n, key);
+    int level = xmem_enforcement_parse(s.c_str());
+    if (level < 0)
+        fail(n, key, "invalid value: " + s + " (use none, client, mps-server or dmem)");
+    return level;
+}
+
 using Handler = std::function<void(const YAML::Node &, const std::string &)>;
 struct KeyRule {
     const char *key;
@@ -153,7 +163,8 @@ void parse_target(const YAML::Node &n, const std::string &key, GpuTarget &t)
            }},
           {"shards_per_gpu",
            [&](auto &v, auto &k) { t.shards_per_gpu = (int)integer(v, k, 1, 1024); }},
-          {"mps_per_gpu", [&](auto &v, auto &k) { t.mps_per_gpu = (int)integer(v, k, 1, 100); }}});
+          {"mps_per_gpu", [&](auto &v, auto &k) { t.mps_per_gpu = (int)integer(v, k, 1, 100); }},
+          {"enforcement", [&](auto &v, auto &k) { t.enforcement = enforcement(v, k); }}});
 }
 
 void parse_policy(const YAML::Node &n, const std::string &key, Policy &p)
@@ -171,6 +182,8 @@ void parse_policy(const YAML::Node &n, const std::string &key, Policy &p)
            [&](auto &v, auto &k) { p.whole_gpu_above_percent = (int)integer(v, k, 1, 100); }},
           {"decision_ttl_seconds",
            [&](auto &v, auto &k) { p.decision_ttl_seconds = (int)integer(v, k, 10, 86400); }},
+          {"require_enforcement",
+           [&](auto &v, auto &k) { p.require_enforcement = enforcement(v, k); }},
           {"default", [&](auto &v, auto &k) { parse_target(v, k, p.default_target); }},
           {"partitions", [&](auto &v, auto &k) {
                if (!v.IsMap())

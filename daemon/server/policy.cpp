@@ -138,8 +138,18 @@ std::string target(const GpuTarget &t)
 {
     std::ostringstream o;
     o << "{ gpu = \"" << t.gpu << "\", memory_mb = " << t.memory_mib
-      << ", shards_per_gpu = " << t.shards_per_gpu << ", mps_per_gpu = " << t.mps_per_gpu << " }";
+      << ", shards_per_gpu = " << t.shards_per_gpu << ", mps_per_gpu = " << t.mps_per_gpu
+      << ", enforcement = \"" << xmem_enforcement_name(t.enforcement) << "\" }";
     return o.str();
+}
+
+// The levels in order, from enforcement.h: the policy's Lua compares ranks in this list.
+std::string enforcement_levels()
+{
+    std::string list;
+    for (int i = 0; i < XMEM_ENFORCE_LEVELS; i++)
+        list += std::string(i ? ", " : "") + "\"" + xmem_enforcement_names[i] + "\"";
+    return "{ " + list + " }";
 }
 
 } // namespace
@@ -208,6 +218,8 @@ std::string policy_render_lua(const Policy &p, unsigned daemon_uid)
       << "  version = 1, mode = \"" << p.mode << "\", margin_percent = " << p.margin_percent
       << ", whole_gpu_above_percent = " << p.whole_gpu_above_percent << ",\n"
       << "  decision_ttl_seconds = " << p.decision_ttl_seconds << ",\n"
+      << "  enforcement_levels = " << enforcement_levels() << ",  -- weakest first\n"
+      << "  require_enforcement = \"" << xmem_enforcement_name(p.require_enforcement) << "\",\n"
       << "  daemon_uid = " << daemon_uid
       << ",  -- uid xmemd runs as: the only uid whose MUNGE credentials are trusted\n"
       << "  default = " << target(p.default_target) << ",\n"

@@ -8,6 +8,7 @@
 
 #include "allocator/result.h"
 #include "contract/defaults.h"
+#include "contract/enforcement.h"
 
 #include <cstdint>
 #include <string>
@@ -38,6 +39,9 @@ struct GpuTarget {
     double stated_memory_gb = 0; // deprecated `memory_gb:` as written; 0 = not written
     TargetLines lines;
     std::string catalog_name = {}; // the catalog's full name for `gpu` (policy_resolve)
+    // The level the partition's nodes hold a share to (`enforcement:`, enforcement.h); what
+    // job_submit.lua compares with the required level. Client: every node sets the variable.
+    int enforcement = XMEM_ENFORCE_CLIENT;
 };
 
 // A margin learnt by `xmem calibrate` for one GPU type (calibration.h): it replaces
@@ -53,6 +57,9 @@ struct Policy {
     int margin_percent = 10;
     int whole_gpu_above_percent = 90;
     int decision_ttl_seconds = 600;
+    // `require_enforcement:`: a job is packed only on a partition that holds it at least this
+    // well (docs/enforcement.md); none = pack anywhere.
+    int require_enforcement = XMEM_ENFORCE_NONE;
     GpuTarget default_target{XMEM_DEFAULT_GPU, 10, 100, 0, 0, {}}; // memory: policy_resolve
     std::vector<std::pair<std::string, GpuTarget>> partitions;     // file order
     std::vector<GpuMargin> margins; // from the calibration file; empty: margin_percent only

@@ -24,7 +24,7 @@ out=$("$B/xmemd" --config "$T/bad.yaml" --foreground 2>&1) && fail "bad config a
 expect_eq "$out" "xmemd: $T/bad.yaml:2: max_concurent: unknown key (see etc/xmem.yaml for the keys)" "bad config message"
 "$B/xmemd" --config "$T/xmem.yaml" --render-policy "$T/policy.lua" || fail "render-policy"
 grep -q 'daemon_uid = 0,' "$T/policy.lua" || fail "policy lacks daemon_uid"
-grep -q 'default = { gpu = "A100-40GB", memory_mb = 40536, shards_per_gpu = 10, mps_per_gpu = 100 }' "$T/policy.lua" || fail "policy default (memory from the catalog)"
+grep -q 'default = { gpu = "A100-40GB", memory_mb = 40536, shards_per_gpu = 10, mps_per_gpu = 100, enforcement = "client" }' "$T/policy.lua" || fail "policy default (memory from the catalog)"
 
 log "unsafe socket directory and stale lock"
 chmod 0777 "$T/run"

@@ -66,9 +66,10 @@ static void renders_brief_example(void **)
                          "whole_gpu_above_percent = 90,\n");
     assert_contains(lua, "  daemon_uid = 0,  -- uid xmemd runs as");
     assert_contains(lua, "  default = { gpu = \"A100-40GB\", memory_mb = 40536, shards_per_gpu = "
-                         "10, mps_per_gpu = 100 },\n");
+                         "10, mps_per_gpu = 100, enforcement = \"client\" },\n");
     assert_contains(lua, "  partitions = {\n    debug = { gpu = \"A100-40GB\", memory_mb = 40536, "
-                         "shards_per_gpu = 10, mps_per_gpu = 100 },\n  },\n}\n");
+                         "shards_per_gpu = 10, mps_per_gpu = 100, enforcement = \"client\" },\n"
+                         "  },\n}\n");
     assert_contains(lua, "decision_ttl_seconds = 600,");
 }
 
@@ -114,6 +115,41 @@ static void memory_comes_from_the_catalog(void **)
     assert_contains(lua, "default = { gpu = \"a100-40gb-alias\", memory_mb = 12345, "
                          "shards_per_gpu = 5,");
     assert_contains(lua, "big = { gpu = \"H100-80GB\", memory_mb = 81559, shards_per_gpu = 5,");
+}
+
+// The required level and each partition's, strict like every key; the levels in the Lua come
+// from enforcement.h, never from a copy.
+static void enforcement_levels(void **)
+{
+    std::string catalog = write_catalog();
+    auto l = load_with(catalog, "policy:\n  require_enforcement: mps-server\n"
+                                "  default: {enforcement: dmem}\n"
+                                "  partitions:\n    old: {enforcement: none}\n    same: {}\n");
+    if (!l.config)
+        fail_msg("%s", l.config.error().message.c_str());
+    const Policy &p = l.config.value().policy;
+    assert_int_equal(p.require_enforcement, XMEM_ENFORCE_MPS_SERVER);
+    assert_int_equal(policy_target(p, "old").enforcement, XMEM_ENFORCE_NONE);
+    assert_int_equal(policy_target(p, "same").enforcement, XMEM_ENFORCE_DMEM); // inherited
+    std::string lua = policy_render_lua(p, 0);
+    assert_contains(lua,
+                    "  enforcement_levels = { \"none\", \"client\", \"mps-server\", \"dmem\" },");
+    assert_contains(lua, "  require_enforcement = \"mps-server\",\n");
+    assert_contains(lua, "old = { gpu = \"A100-40GB\", memory_mb = 40536, shards_per_gpu = 10, "
+                         "mps_per_gpu = 100, enforcement = \"none\" },");
+    l = load_with(catalog, "policy:\n  require_enforcement: hard\n");
+    assert_false((bool)l.config);
+    assert_string_equal(l.config.error().message.c_str(),
+                        (l.config_path + ":3: policy.require_enforcement: invalid value: hard (use "
+                                         "none, client, mps-server or dmem)")
+                            .c_str());
+    l = load_with(catalog, "policy:\n  partitions:\n    p:\n      enforcement: MPS\n");
+    assert_false((bool)l.config);
+    assert_contains(l.config.error().message,
+                    l.config_path + ":5: policy.partitions.p.enforcement: invalid value: MPS");
+    assert_int_equal(Policy().require_enforcement, XMEM_ENFORCE_NONE);
+    assert_int_equal(Policy().default_target.enforcement, XMEM_ENFORCE_CLIENT);
+    unlink(catalog.c_str());
 }
 
 static void unknown_policy_gpu_is_refused(void **)
@@ -208,6 +244,7 @@ static void missing_or_broken_catalog(void **)
 int test_group_policy(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(renders_brief_example),
+                                       cmocka_unit_test(enforcement_levels),
                                        cmocka_unit_test(quotes_non_identifiers),
                                        cmocka_unit_test(empty_partitions),
                                        cmocka_unit_test(memory_comes_from_the_catalog),

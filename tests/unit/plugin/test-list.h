@@ -15,7 +15,8 @@
     X(export)                                                                                      \
     X(oom)                                                                                         \
     X(jobinfo)                                                                                     \
-    X(sampler)
+    X(sampler)                                                                                     \
+    X(enforce)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);
 XMEM_TEST_GROUPS(XMEM_DECLARE_GROUP)

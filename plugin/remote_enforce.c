@@ -1,0 +1,184 @@
+/*
+ * remote_enforce.c — slurmstepd, as root, after the job step's first task is forked and
+ * before any task execs: hold a packed job to its GPU memory limit with the best level the
+ * node offers (enforce.c), remember which, and refuse the job when that is below the level
+ * the site requires (docs/enforcement.md).
+ *
+ * A level that is missing or fails drops to the next one down; client (the variable remote.c
+ * sets in each task) is the floor. The job step applies it once for the whole job: dmem holds
+ * the job's cgroup, so later steps are inside it, and the MPS default limit holds new
+ * servers too.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <slurm/spank.h>
+
+#include "defaults.h"
+#include "spank_ctx.h"
+
+static struct {
+    int level;   /* the level applied to this job; -1: not decided in this step */
+    int refused; /* 1: the node is below the required level; the step fails */
+} enforced = {-1, 0};
+
+int xmem__enforce_refused(void)
+{
+    return enforced.refused;
+}
+
+int xmem__enforce_stop_task(spank_t sp)
+{
+    pid_t pid = 0;
+
+    if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS || pid <= 1 ||
+        kill(pid, SIGKILL) < 0) {
+        slurm_error("xmem: cannot stop task pid %d of a refused job; failing the step", (int)pid);
+        return -1;
+    }
+    return 0;
+}
+
+const char *xmem__enforce_applied(void)
+{
+    return enforced.level < 0 ? NULL : xmem_enforcement_name(enforced.level);
+}
+
+static int getenv_sp(spank_t sp, const char *name, char *buf, int len)
+{
+    return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0] != '\0';
+}
+
+/* plugstack job_cgroup=PATTERN, else the first task's cgroup cut after job_<id>. */
+static int job_cgroup_dir(spank_t sp, uint32_t job_id, char *dir, size_t len)
+{
+    char path[64], text[4096];
+    pid_t pid = 0;
+    FILE *f;
+    size_t n;
+
+    if (xmem__settings.job_cgroup[0] != '\0')
+        return xmem_cgroup_pattern_dir(xmem__settings.job_cgroup, job_id, dir, len);
+    if (spank_get_item(sp, S_TASK_PID, &pid) != ESPANK_SUCCESS)
+        return -1;
+    snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+    f = fopen(path, "re");
+    if (f == NULL)
+        return -1;
+    n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return xmem_cgroup_job_dir(text, job_id, xmem__settings.cgroup_root, dir, len);
+}
+
+static int apply_dmem(spank_t sp, uint32_t job_id, uint64_t mb, char *err, size_t errlen)
+{
+    char dir[XMEM_PLUGIN_MAX_CGROUP_PATH];
+    struct xmem_dmem_regions regions;
+
+    if (job_cgroup_dir(sp, job_id, dir, sizeof(dir)) < 0) {
+        snprintf(err, errlen, "xmem: dmem: the job's cgroup v2 directory was not found");
+        return -1;
+    }
+    if (!xmem_dmem_available(xmem__settings.cgroup_root, dir, &regions)) {
+        snprintf(err, errlen,
+                 "xmem: dmem: %.160s/dmem.capacity lists no region or %.240s has no dmem.max",
+                 xmem__settings.cgroup_root, dir);
+        return -1;
+    }
+    return xmem_dmem_apply(dir, &regions, mb << 20, err, errlen);
+}
+
+/* The job's GPUs as the node numbers them: the step's, the job's, else the visible ones. */
+static int job_gpus(spank_t sp, char *gpus, int len)
+{
+    static const char *const names[] = {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
+                                        "CUDA_VISIBLE_DEVICES"};
+
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (getenv_sp(sp, names[i], gpus, len) && xmem_gpu_list_ok(gpus))
+            return 0;
+    return -1;
+}
+
+static int apply_mps_server(spank_t sp, uint64_t mb, char *err, size_t errlen)
+{
+    char pipe_dir[1024] = XMEM_PLUGIN_DEFAULT_MPS_PIPE_DIR, gpus[256];
+    uid_t uid = 0;
+
+    getenv_sp(sp, "CUDA_MPS_PIPE_DIRECTORY", pipe_dir, sizeof(pipe_dir));
+    if (!xmem_program_found(xmem__settings.mps_control)) {
+        snprintf(err, errlen, "xmem: mps-server: %s not found", xmem__settings.mps_control);
+        return -1;
+    }
+    if (!xmem_mps_pipe_ok(pipe_dir)) {
+        snprintf(err, errlen, "xmem: mps-server: %s/control is not root's MPS control pipe",
+                 pipe_dir);
+        return -1;
+    }
+    if (job_gpus(sp, gpus, sizeof(gpus)) < 0 ||
+        spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) {
+        snprintf(err, errlen, "xmem: mps-server: the job's GPUs or uid are unknown");
+        return -1;
+    }
+    return xmem_mps_apply(xmem__settings.mps_control, pipe_dir, gpus, mb, uid, err, errlen);
+}
+
+/* The best level at most the site's cap that takes: each failure drops one level. */
+static int apply_best(spank_t sp, uint32_t job_id, uint64_t mb)
+{
+    char err[512];
+    int level;
+
+    for (level = xmem__settings.enforce; level > XMEM_ENFORCE_CLIENT; level--) {
+        int rc = level == XMEM_ENFORCE_DMEM ? apply_dmem(sp, job_id, mb, err, sizeof(err))
+                                            : apply_mps_server(sp, mb, err, sizeof(err));
+        if (rc == 0)
+            return level;
+        slurm_info("xmem: job %" PRIu32 ": %s not applied: %s", job_id,
+                   xmem_enforcement_name(level), err);
+    }
+    return level; /* client, or none when the site's cap is none */
+}
+
+/* The limit: the job's xmem limit, or the one job_submit.lua wrote into the job's environment
+ * when smaller. The first comes from the submitting client's SPANK environment, the second
+ * from the controller (the signed decision): a forged client cannot raise it. */
+static uint64_t limit_mb(spank_t sp, uint64_t mb)
+{
+    char text[512];
+    uint64_t controller;
+
+    if (getenv_sp(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", text, sizeof(text)) &&
+        xmem_pinned_limit_mb(text, &controller) == 0 && controller < mb)
+        return controller;
+    return mb;
+}
+
+int xmem__enforce_job(spank_t sp, uint64_t mb)
+{
+    char required[32] = "";
+    uint32_t job_id = 0;
+
+    if (mb == 0) { /* not packed: the job has its whole GPU, nothing to hold */
+        enforced.level = XMEM_ENFORCE_NONE;
+        return 0;
+    }
+    spank_get_item(sp, S_JOB_ID, &job_id);
+    mb = limit_mb(sp, mb);
+    enforced.level = apply_best(sp, job_id, mb);
+    slurm_info("xmem: job %" PRIu32 ": GPU memory limit %" PRIu64 " MiB enforced by %s", job_id, mb,
+               xmem_enforcement_name(enforced.level));
+    /* Set by job_submit.lua when it packed the job under a site-required level. */
+    getenv_sp(sp, "XMEM_ENFORCE_REQUIRED", required, sizeof(required));
+    if (xmem_enforce_meets(enforced.level, required))
+        return 0;
+    enforced.refused = 1;
+    slurm_error("xmem: job %" PRIu32 ": this node holds a GPU share only at level %s, the site "
+                "requires %s: the packed job does not run here (set up %s on the nodes of this "
+                "partition, or declare the level they offer in xmem.yaml)",
+                job_id, xmem_enforcement_name(enforced.level), required, required);
+    return -1;
+}
