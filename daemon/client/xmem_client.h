@@ -94,6 +94,8 @@ struct xmem_job_end {
     uint64_t measured_peak_bytes; /* largest sum of the job's GPU memory seen by NVML */
     int has_job_uid;              /* 1: job_uid holds the uid the job ran as */
     uint32_t job_uid;             /* required when root reports: the request must be this uid's */
+    const char *enforcement;      /* level applied to the job (enforcement.h name), NULL: unknown */
+    int oom_requeued;             /* 1: xmem requeued this job after a CUDA OOM on its share */
 };
 
 /* Report a finished job for accounting (best effort; callers ignore failures). */
