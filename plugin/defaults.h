@@ -57,4 +57,12 @@
  * the error are the last thing a crashed training script prints. */
 #define XMEM_PLUGIN_OOM_SCAN_BYTES (64 * 1024)
 
+/* oom_requeue=factor:F: above 10 a share is as big as a GPU anyway (a GPU has 10 shards or
+ * 100 MPS percent in the usual gres.conf); 1 or less would rerun the same share. */
+#define XMEM_REQUEUE_MAX_FACTOR 10
+/* Largest share count and limit believed from a comment: no GPU has more MPS shares or more
+ * than 16 TiB. */
+#define XMEM_REQUEUE_MAX_SHARE_COUNT 100000
+#define XMEM_REQUEUE_MAX_LIMIT_MB (16ULL << 20)
+
 #endif

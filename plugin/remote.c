@@ -54,7 +54,7 @@ static int getenv_sp(spank_t sp, const char *name, char *buf, int len)
 }
 
 /* "0=12288M" or "0=12288M,1=12288M": one entry per device the task sees. */
-static void limit_string(const char *visible, unsigned long long mb, char *out, size_t len)
+void xmem__limit_string(const char *visible, unsigned long long mb, char *out, size_t len)
 {
     int ndev = 1;
 
@@ -81,6 +81,9 @@ int xmem__remote_task_init(spank_t sp)
         return 0;
     if (getenv_sp(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode)) && strcmp(mode, "check") == 0)
         return 0;
+    /* A rerun after a CUDA OOM: its limit comes from the requeue, not the decision. */
+    if (xmem__requeue_task_init(sp))
+        return 0;
     /* Only a job that runs on a share is held to its estimate. */
     if (!getenv_sp(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) &&
         !getenv_sp(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share)))
@@ -94,7 +97,7 @@ int xmem__remote_task_init(spank_t sp)
         return 0;
     }
     getenv_sp(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible));
-    limit_string(visible, v, limit, sizeof(limit));
+    xmem__limit_string(visible, v, limit, sizeof(limit));
     if (spank_setenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", limit, 1) != ESPANK_SUCCESS)
         slurm_error("xmem: cannot set CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s for the task", limit);
     return 0;
@@ -223,6 +226,7 @@ int xmem__remote_exit(spank_t sp)
         slurm_info("xmem: job %" PRIu32 ": output not scanned for CUDA OOM: %s", job.job_id, err);
     if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS) {
         job.cuda_oom = output_shows_oom(&info, uid);
+        job.oom_requeued = xmem__requeue_after_oom(sp, job.job_id, &info, job.cuda_oom);
         /* The request id came from the job's environment, which its user controls: xmemd
          * records the report only if that request is this uid's. */
         job.has_job_uid = 1;

@@ -13,7 +13,7 @@
 
 /* KEY_PATH: an absolute path. KEY_LIB: what dlopen takes (an absolute path or a bare file
  * name searched the usual way), or "off". */
-enum key_type { KEY_PATH, KEY_LIB, KEY_INT, KEY_ENUM };
+enum key_type { KEY_PATH, KEY_LIB, KEY_INT, KEY_ENUM, KEY_REQUEUE };
 
 struct key_choice {
     const char *name;
@@ -45,6 +45,7 @@ static const struct key {
     {"nvml_interval_ms", KEY_INT, FIELD(nvml_interval_ms), XMEM_PLUGIN_MIN_NVML_INTERVAL_MS,
      XMEM_PLUGIN_MAX_NVML_INTERVAL_MS, NULL},
     {"scontrol", KEY_PATH, FIELD(scontrol), 0, 0, NULL},
+    {"oom_requeue", KEY_REQUEUE, FIELD(oom_requeue), 0, 0, NULL},
 #undef FIELD
 };
 
@@ -59,6 +60,7 @@ void xmem_settings_init(struct xmem_settings *s)
     snprintf(s->nvml, sizeof(s->nvml), "%s", XMEM_PLUGIN_DEFAULT_NVML);
     s->nvml_interval_ms = XMEM_PLUGIN_DEFAULT_NVML_INTERVAL_MS;
     snprintf(s->scontrol, sizeof(s->scontrol), "%s", XMEM_PLUGIN_DEFAULT_SCONTROL);
+    s->oom_requeue.mode = XMEM_REQUEUE_WHOLE;
 }
 
 static int set_key(struct xmem_settings *s, const struct key *k, const char *v, char *err,
@@ -94,6 +96,8 @@ static int set_key(struct xmem_settings *s, const struct key *k, const char *v, 
             }
         }
         goto bad;
+    case KEY_REQUEUE: /* its own message: the value has a form, not a list */
+        return xmem_requeue_option_parse(v, (struct xmem_requeue_option *)field, err, errlen);
     }
 bad:
     switch (k->type) {
@@ -110,6 +114,8 @@ bad:
     case KEY_INT:
         snprintf(err, errlen, "xmem: %s: invalid value: %s (an integer from %ld to %ld)", k->name,
                  v, k->min, k->max);
+        break;
+    case KEY_REQUEUE:
         break;
     case KEY_ENUM: {
         char choices[128] = "";
@@ -144,7 +150,7 @@ int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, s
         if (k == NULL) {
             snprintf(err, errlen,
                      "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
-                     "on_failure, steps, verbose, nvml, nvml_interval_ms, scontrol)",
+                     "on_failure, steps, verbose, nvml, nvml_interval_ms, scontrol, oom_requeue)",
                      (int)klen, av[i]);
             return -1;
         }

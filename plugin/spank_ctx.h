@@ -24,5 +24,17 @@ int xmem__remote_task_init(spank_t sp);
 int xmem__remote_task_post_fork(spank_t sp);
 int xmem__remote_task_exit(spank_t sp);
 int xmem__remote_exit(spank_t sp);
+/* "0=12288M" or "0=12288M,1=12288M" (one entry per device in visible) into out. */
+void xmem__limit_string(const char *visible, unsigned long long mb, char *out, size_t len);
+
+/* requeue_step.c. At job end: requeue a batch job that ran out of GPU memory on its share,
+ * once (the oom_requeue= option); 1 when it was requeued. */
+int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_info *info,
+                            int cuda_oom);
+/* Requeues a packed batch job once on a whole GPU for another reason (why: a few words, e.g.
+ * "node cannot enforce mps-server"); 0 or -1, logged. */
+int xmem__requeue_whole(spank_t sp, uint32_t job_id, const char *why);
+/* task_init of a rerun: its limit and the line in its output; 1 when it was one. */
+int xmem__requeue_task_init(spank_t sp);
 
 #endif

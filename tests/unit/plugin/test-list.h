@@ -18,7 +18,8 @@
     X(preamble)                                                                                    \
     X(oom)                                                                                         \
     X(jobinfo)                                                                                     \
-    X(sampler)
+    X(sampler)                                                                                     \
+    X(requeue)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);
 XMEM_TEST_GROUPS(XMEM_DECLARE_GROUP)
