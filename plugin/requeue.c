@@ -155,12 +155,12 @@ int xmem_requeue_mark_format(const struct xmem_requeue_plan *plan, char *buf, si
         return -1;
     if (plan->whole)
         n = snprintf(buf, len, "%s%s from=%s:%u limit=%lluM to=%s:%u whole", XMEM_REQUEUE_MARK,
-                     plan->reason, plan->from.kind, plan->from.count, plan->from_limit_mb, plan->to.kind,
-                     plan->to.count);
+                     plan->reason, plan->from.kind, plan->from.count, plan->from_limit_mb,
+                     plan->to.kind, plan->to.count);
     else
         n = snprintf(buf, len, "%s%s from=%s:%u limit=%lluM to=%s:%u limit=%lluM",
-                     XMEM_REQUEUE_MARK, plan->reason, plan->from.kind, plan->from.count, plan->from_limit_mb,
-                     plan->to.kind, plan->to.count, plan->to_limit_mb);
+                     XMEM_REQUEUE_MARK, plan->reason, plan->from.kind, plan->from.count,
+                     plan->from_limit_mb, plan->to.kind, plan->to.count, plan->to_limit_mb);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -177,9 +177,8 @@ static int mib(const char *s, unsigned long long *out)
     char *end;
 
     *out = strtoull(s, &end, 10);
-    return end != s && strcmp(end, "M") == 0 && *out > 0 && *out <= XMEM_REQUEUE_MAX_LIMIT_MB
-               ? 0
-               : -1;
+    return end != s && strcmp(end, "M") == 0 && *out > 0 && *out <= XMEM_REQUEUE_MAX_LIMIT_MB ? 0
+                                                                                              : -1;
 }
 
 int xmem_requeue_mark_parse(const char *comment, struct xmem_requeue_plan *plan)
@@ -255,7 +254,8 @@ int xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_r
     plan->from = packed.share;
     plan->from_limit_mb = packed.limit_mb;
     plan->to = packed.share;
-    count = o != NULL && o->mode == XMEM_REQUEUE_FACTOR ? ceil(packed.share.count * o->factor) : f->per_gpu;
+    count = o != NULL && o->mode == XMEM_REQUEUE_FACTOR ? ceil(packed.share.count * o->factor)
+                                                        : f->per_gpu;
     plan->whole = count >= f->per_gpu;
     plan->to.count = plan->whole ? f->per_gpu : (unsigned)count;
     if (!plan->whole)

@@ -35,8 +35,7 @@ static int scontrol(uint32_t job_id, enum xmem_requeue_step step, const char *ar
         snprintf(err, errlen, "xmem: the job's comment is too long to add the requeue mark");
         return -1;
     }
-    return xmem_run_capture(a.argv, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, out, sizeof(out), err,
-                            errlen);
+    return xmem_run_capture(a.argv, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, out, sizeof(out), err, errlen);
 }
 
 /* The node's shares of that kind per GPU, from `scontrol show node` (0: unknown). */
@@ -68,8 +67,7 @@ static int requeue(uint32_t job_id, const struct xmem_job_info *info,
 
     if (xmem_requeue_mark_format(plan, mark, sizeof(mark)) < 0)
         return -1;
-    snprintf(comment, sizeof(comment), "%s%s%s", info->comment, info->comment[0] ? "; " : "",
-             mark);
+    snprintf(comment, sizeof(comment), "%s%s%s", info->comment, info->comment[0] ? "; " : "", mark);
     snprintf(share, sizeof(share), "%s:%u", plan->to.kind, plan->to.count);
     if (scontrol(job_id, XMEM_REQUEUE_STEP_MARK, comment, err, sizeof(err)) < 0 ||
         scontrol(job_id, XMEM_REQUEUE_STEP_HOLD, NULL, err, sizeof(err)) < 0) {
@@ -112,21 +110,23 @@ int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_i
     struct xmem_requeue_facts f = {.cuda_oom = cuda_oom};
     struct xmem_requeue_plan plan;
     char share[32], why[256];
+    /* A rerun reports it too: its job_end replaces the first run's in the ledger. */
+    int earlier = xmem_requeue_mark_parse(info->comment, &plan) == 0 &&
+                  strcmp(plan.reason, XMEM_REQUEUE_OOM) == 0;
 
-    f.on_share =
-        spank_getenv(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) == ESPANK_SUCCESS ||
-        spank_getenv(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share)) ==
-            ESPANK_SUCCESS;
+    f.on_share = spank_getenv(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) == ESPANK_SUCCESS ||
+                 spank_getenv(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share)) ==
+                     ESPANK_SUCCESS;
     if (xmem__settings.oom_requeue.mode == XMEM_REQUEUE_OFF || !cuda_oom || !f.on_share)
-        return 0;
+        return earlier;
     facts_from(info, &f);
     if (xmem_requeue_decide(&xmem__settings.oom_requeue, &f, &plan, why, sizeof(why)) != 1) {
         if (why[0] != '\0')
             slurm_info("xmem: job %" PRIu32 " ran out of GPU memory, not requeued: %s", job_id,
                        why);
-        return 0;
+        return earlier;
     }
-    return requeue(job_id, info, &plan) == 0;
+    return requeue(job_id, info, &plan) == 0 || earlier;
 }
 
 int xmem__requeue_whole(spank_t sp, uint32_t job_id, const char *why)
@@ -137,8 +137,8 @@ int xmem__requeue_whole(spank_t sp, uint32_t job_id, const char *why)
     char err[512], refused[256];
 
     (void)sp;
-    if (xmem_job_info_query(xmem__settings.scontrol, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS,
-                            &info, err, sizeof(err)) < 0) {
+    if (xmem_job_info_query(xmem__settings.scontrol, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &info,
+                            err, sizeof(err)) < 0) {
         slurm_info("xmem: job %" PRIu32 " not requeued: %s", job_id, err);
         return -1;
     }
@@ -185,8 +185,8 @@ int xmem__requeue_task_init(spank_t sp)
     if (spank_getenv(sp, "SLURM_RESTART_COUNT", restarts, sizeof(restarts)) != ESPANK_SUCCESS ||
         atoi(restarts) <= 0 || spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS)
         return 0;
-    if (xmem_job_info_query(xmem__settings.scontrol, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS,
-                            &info, err, sizeof(err)) < 0 ||
+    if (xmem_job_info_query(xmem__settings.scontrol, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &info,
+                            err, sizeof(err)) < 0 ||
         xmem_requeue_mark_parse(info.comment, &plan) < 0)
         return 0;
     if (plan.whole) {
@@ -196,8 +196,7 @@ int xmem__requeue_task_init(spank_t sp)
         xmem__limit_string(visible, plan.to_limit_mb, limit, sizeof(limit));
         spank_setenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", limit, 1);
     }
-    if (spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS &&
-        stepid == SLURM_BATCH_SCRIPT)
+    if (spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS && stepid == SLURM_BATCH_SCRIPT)
         tell_output(&plan);
     return 1;
 }

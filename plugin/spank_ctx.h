@@ -28,7 +28,8 @@ int xmem__remote_exit(spank_t sp);
 void xmem__limit_string(const char *visible, unsigned long long mb, char *out, size_t len);
 
 /* requeue_step.c. At job end: requeue a batch job that ran out of GPU memory on its share,
- * once (the oom_requeue= option); 1 when it was requeued. */
+ * once (the oom_requeue= option). 1 when xmem requeued the job after a CUDA OOM, now or
+ * before this run (the rerun's job_end replaces the first run's row in the ledger). */
 int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_info *info,
                             int cuda_oom);
 /* Requeues a packed batch job once on a whole GPU for another reason (why: a few words, e.g.

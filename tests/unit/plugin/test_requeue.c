@@ -23,8 +23,9 @@ static void option_values(void **state)
     assert_int_equal(o.mode, XMEM_REQUEUE_FACTOR);
     assert_true(o.factor == 1.5);
     assert_int_equal(xmem_requeue_option_parse("factor:10", &o, err, sizeof(err)), 0);
-    const char *bad[] = {"factor:1", "factor:0.5", "factor:10.01", "factor:", "factor:2x",
-                         "factor:nan", "Whole", "", "on", "factor:-3"};
+    const char *bad[] = {
+        "factor:1", "factor:0.5", "factor:10.01", "factor:",  "factor:2x", "factor:nan",
+        "Whole",    "",           "on",           "factor:-3"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(xmem_requeue_option_parse(bad[i], &o, err, sizeof(err)), -1);
         assert_non_null(strstr(err, "xmem: oom_requeue: invalid value: "));
@@ -199,8 +200,10 @@ static void decision(void **state)
 
     /* Refusals worth a log line. */
     f = oomed();
-    snprintf(marked, sizeof(marked), "%s; xmem: requeued after CUDA OOM from=shard:3 "
-                                     "limit=8000M to=shard:10 whole", packed);
+    snprintf(marked, sizeof(marked),
+             "%s; xmem: requeued after CUDA OOM from=shard:3 "
+             "limit=8000M to=shard:10 whole",
+             packed);
     f.comment = marked;
     assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
     assert_string_equal(why, "already requeued once after a CUDA OOM");
@@ -290,10 +293,10 @@ static void job_fields(void **state)
 int xmem_test_group_requeue(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(option_values),  cmocka_unit_test(settings_key),
-        cmocka_unit_test(comment_packed), cmocka_unit_test(node_shares),
+        cmocka_unit_test(option_values),   cmocka_unit_test(settings_key),
+        cmocka_unit_test(comment_packed),  cmocka_unit_test(node_shares),
         cmocka_unit_test(mark_round_trip), cmocka_unit_test(decision),
-        cmocka_unit_test(command_lines),  cmocka_unit_test(job_fields),
+        cmocka_unit_test(command_lines),   cmocka_unit_test(job_fields),
     };
     return cmocka_run_group_tests_name("requeue", tests, NULL, NULL);
 }
