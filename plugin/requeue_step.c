@@ -163,9 +163,9 @@ static void tell_output(const struct xmem_requeue_plan *plan)
     if (plan->whole)
         fprintf(stderr,
                 "xmem: the first run on gres:%s:%u (limit %llu MiB) %s; xmem requeued the job "
-                "once with a whole GPU (gres:%s:%u, every %s of one GPU, no memory limit)\n",
+                "once with a whole GPU (gres:%s:%u: all of one GPU, no memory limit)\n",
                 plan->from.kind, plan->from.count, plan->from_limit_mb, what, plan->to.kind,
-                plan->to.count, plan->to.kind);
+                plan->to.count);
     else
         fprintf(stderr,
                 "xmem: the first run on gres:%s:%u (limit %llu MiB) %s; xmem requeued the job "

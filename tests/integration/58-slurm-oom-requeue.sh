@@ -48,12 +48,19 @@ submit_job() {
     PRIO=$(lab_field "$JOB" Priority)
 }
 finished() { lab_wait_state "$1" 60 COMPLETED FAILED || t_fail "job $1 did not finish"; }
-XMEM_LINE='^xmem: the first run on gres:shard:3 \(limit 8000 MiB\) ran out of GPU memory; xmem requeued the job once with a whole GPU \(gres:shard:10'
+XMEM_LINE='^xmem: the first run on gres:shard:3 \(limit 8000 MiB\) ran out of GPU memory; xmem requeued the job once with a whole GPU \(gres:shard:10: all of one GPU, no memory limit\)$'
 
-# 1. Packed, OOM once: requeued on every shard of one GPU, no limit, completes.
+# The first three run side by side: packed, OOM once; packed, OOM twice; too big to pack.
 submit_job packed
 packed=$JOB packed_prio=$PRIO
 expect_field "$packed" TresPerNode gres:shard:3 "packed job at submission"
+submit_job again
+again=$JOB
+submit_job whole
+whole=$JOB
+expect_field "$whole" TresPerNode gres:gpu:1 "job too big to pack"
+
+# 1. Packed, OOM once: requeued on every shard of one GPU, no limit, completes.
 finished "$packed"
 expect_field "$packed" JobId "$packed" "same job"
 expect_field "$packed" JobState COMPLETED "packed job after its rerun"
@@ -69,8 +76,6 @@ lab_comment "$packed" | grep -q "xmem: requeued after CUDA OOM from=shard:3 limi
 t_ok "packed job $packed OOMed on shard:3, was requeued once (same id, priority $packed_prio), reran on shard:10 without a limit and completed; its output says so"
 
 # 2. OOM on the rerun too: not requeued a second time.
-submit_job again
-again=$JOB
 finished "$again"
 expect_field "$again" JobState FAILED "job that OOMs twice"
 expect_field "$again" Restarts 1 "job that OOMs twice"
@@ -79,9 +84,6 @@ grep -q "job $again ran out of GPU memory, not requeued: already requeued once" 
 t_ok "a rerun that OOMs again is not requeued again"
 
 # 3. OOM on a whole GPU: nothing to requeue.
-submit_job whole
-whole=$JOB
-expect_field "$whole" TresPerNode gres:gpu:1 "job too big to pack"
 finished "$whole"
 expect_field "$whole" JobState FAILED "whole job that OOMs"
 expect_field "$whole" Restarts 0 "whole job that OOMs"
