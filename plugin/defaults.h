@@ -70,4 +70,12 @@
 /* MPS servers considered from one get_server_list: one per user per GPU in practice. */
 #define XMEM_PLUGIN_MAX_MPS_SERVERS 64
 
+/* oom_requeue=factor:F: above 10 a share is as big as a GPU anyway (a GPU has 10 shards or
+ * 100 MPS percent in the usual gres.conf); 1 or less would rerun the same share. */
+#define XMEM_REQUEUE_MAX_FACTOR 10
+/* Largest share count and limit believed from a comment: no GPU has more MPS shares or more
+ * than 16 TiB. */
+#define XMEM_REQUEUE_MAX_SHARE_COUNT 100000
+#define XMEM_REQUEUE_MAX_LIMIT_MB (16ULL << 20)
+
 #endif

@@ -5,10 +5,14 @@
  * StdOut=/StdErr= itself, and prints each of them on a line of its own, so a path may hold
  * spaces).
  *
+ * For the requeue after a CUDA OOM (requeue.c): the comment, the request per node, the node,
+ * the priority and whether it is a batch job.
+ *
  * A field the user can write into (job name, comment, paths) could carry a forged
  * "Account=..." or a line "StdOut=...": a key seen more than once is ambiguous and ignored.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "xmem_plugin.h"
@@ -59,6 +63,18 @@ static int token_value(const char *text, const char *key, char *out, size_t outl
     return out[0] != '\0' ? 0 : -1;
 }
 
+/* The number in the only token key=N; 0 when absent, ambiguous or not a number. */
+static unsigned long long token_number(const char *text, const char *key)
+{
+    char v[32], *end;
+    unsigned long long n;
+
+    if (token_value(text, key, v, sizeof(v)) < 0)
+        return 0;
+    n = strtoull(v, &end, 10);
+    return end == v || *end != '\0' || v[0] == '-' ? 0 : n;
+}
+
 void xmem_job_info_parse(const char *text, struct xmem_job_info *info)
 {
     memset(info, 0, sizeof(*info));
@@ -66,6 +82,15 @@ void xmem_job_info_parse(const char *text, struct xmem_job_info *info)
     line_value(text, "StdErr=", info->std_err, sizeof(info->std_err));
     token_value(text, "Account=", info->account, sizeof(info->account));
     token_value(text, "Partition=", info->partition, sizeof(info->partition));
+    line_value(text, "Comment=", info->comment, sizeof(info->comment));
+    /* 22.05 ends the line with a blank ("Comment=x "); a path may end with one, a comment
+     * needs none. */
+    for (size_t n = strlen(info->comment); n > 0 && info->comment[n - 1] == ' ';)
+        info->comment[--n] = '\0';
+    line_value(text, "TresPerNode=", info->tres_per_node, sizeof(info->tres_per_node));
+    token_value(text, "NodeList=", info->node_list, sizeof(info->node_list));
+    info->priority = (uint32_t)token_number(text, "Priority=");
+    info->batch = token_number(text, "BatchFlag=") == 1;
 }
 
 int xmem_job_info_query(const char *scontrol, uint32_t job_id, int deadline_ms,

@@ -57,7 +57,7 @@ static int getenv_sp(spank_t sp, const char *name, char *buf, int len)
 }
 
 /* "0=12288M" or "0=12288M,1=12288M": one entry per device the task sees. */
-static void limit_string(const char *visible, unsigned long long mb, char *out, size_t len)
+void xmem__limit_string(const char *visible, unsigned long long mb, char *out, size_t len)
 {
     int ndev = 1;
 
@@ -75,13 +75,17 @@ static int is_job_step(spank_t sp);
 static int request_id(spank_t sp, uint64_t *id);
 
 /* The limit in MiB of a job that runs on a share (shard or mps) with a limit; 0 otherwise. A
- * job that kept its whole GPU, or was only checked, is not held to its estimate. */
-static uint64_t packed_limit_mb(spank_t sp)
+ * job that kept its whole GPU, or was only checked, is not held to its estimate. A rerun
+ * that xmem requeued after an OOM is held to the requeue's limit instead (requeue_step.c):
+ * none on a whole GPU, the larger one in factor mode. */
+static uint64_t packed_limit_mb(spank_t sp, int *rerun)
 {
     char mode[32], mb[32], share[32];
     unsigned long long v;
+    uint64_t rerun_mb = 0;
     char *end;
 
+    *rerun = 0;
     if (!getenv_sp(sp, "SLURM_SPANK_XMEM_LIMIT_MB", mb, sizeof(mb)))
         return 0;
     if (getenv_sp(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode)) && strcmp(mode, "check") == 0)
@@ -89,6 +93,10 @@ static uint64_t packed_limit_mb(spank_t sp)
     if (!getenv_sp(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) &&
         !getenv_sp(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share)))
         return 0;
+    if (xmem__requeue_rerun_limit(sp, &rerun_mb)) {
+        *rerun = 1;
+        return rerun_mb;
+    }
     v = strtoull(mb, &end, 10);
     if (end == mb || *end != '\0' || v == 0) {
         slurm_error("xmem: ignoring a malformed SLURM_SPANK_XMEM_LIMIT_MB=%s", mb);
@@ -100,8 +108,13 @@ static uint64_t packed_limit_mb(spank_t sp)
 int xmem__remote_task_init(spank_t sp)
 {
     char visible[256] = "", limit[512], existing[512];
-    uint64_t v = packed_limit_mb(sp);
+    int rerun;
+    uint64_t v;
 
+    /* A rerun after a CUDA OOM: the old limit goes, and its output gets the one line. */
+    if (xmem__requeue_task_init(sp))
+        return 0;
+    v = packed_limit_mb(sp, &rerun);
     /* The client level is the floor of every other (docs/enforcement.md): only a site that
      * asked for enforce=none goes without it. */
     if (v == 0 || xmem__settings.enforce == XMEM_ENFORCE_NONE)
@@ -110,7 +123,7 @@ int xmem__remote_task_init(spank_t sp)
     if (getenv_sp(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", existing, sizeof(existing)))
         return 0;
     getenv_sp(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible));
-    limit_string(visible, v, limit, sizeof(limit));
+    xmem__limit_string(visible, v, limit, sizeof(limit));
     if (spank_setenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", limit, 1) != ESPANK_SUCCESS)
         slurm_error("xmem: cannot set CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s for the task", limit);
     return 0;
@@ -144,8 +157,11 @@ int xmem__remote_task_post_fork(spank_t sp)
     char err[256];
 
     spank_get_item(sp, S_TASK_ID, &task);
-    if (task == 0 && is_job_step(sp))
-        xmem__enforce_job(sp, packed_limit_mb(sp));
+    if (task == 0 && is_job_step(sp)) {
+        int rerun;
+        uint64_t mb = packed_limit_mb(sp, &rerun);
+        xmem__enforce_job(sp, mb, rerun);
+    }
     if (xmem__enforce_refused()) /* every task of a refused job, none execs */
         return xmem__enforce_stop_task(sp);
     if (step.sampler_tried || strcmp(xmem__settings.nvml, "off") == 0)
@@ -246,6 +262,10 @@ int xmem__remote_exit(spank_t sp)
         slurm_info("xmem: job %" PRIu32 ": output not scanned for CUDA OOM: %s", job.job_id, err);
     if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS) {
         job.cuda_oom = output_shows_oom(&info, uid);
+        job.oom_requeued = xmem__requeue_after_oom(sp, job.job_id, &info, job.cuda_oom);
+        /* Refused on a node below the site's required level: it runs again whole. */
+        if (xmem__enforce_refused())
+            xmem__requeue_whole(sp, job.job_id, "the node cannot enforce the required level");
         /* The request id came from the job's environment, which its user controls: xmemd
          * records the report only if that request is this uid's. */
         job.has_job_uid = 1;

@@ -157,7 +157,7 @@ static uint64_t limit_mb(spank_t sp, uint64_t mb)
     return mb;
 }
 
-int xmem__enforce_job(spank_t sp, uint64_t mb)
+int xmem__enforce_job(spank_t sp, uint64_t mb, int rerun)
 {
     char required[32] = "";
     uint32_t job_id = 0;
@@ -167,7 +167,9 @@ int xmem__enforce_job(spank_t sp, uint64_t mb)
         return 0;
     }
     spank_get_item(sp, S_JOB_ID, &job_id);
-    mb = limit_mb(sp, mb);
+    /* A rerun's limit is the requeue's: the controller's variable still holds the first run's. */
+    if (!rerun)
+        mb = limit_mb(sp, mb);
     enforced.level = apply_best(sp, job_id, mb);
     slurm_info("xmem: job %" PRIu32 ": GPU memory limit %" PRIu64 " MiB enforced by %s", job_id, mb,
                xmem_enforcement_name(enforced.level));

@@ -31,6 +31,11 @@ static void child_exec(char *const argv[], char *const envp[], int in_fd, int ou
 
     sigemptyset(&all);
     sigprocmask(SIG_SETMASK, &all, NULL);
+    /* Slurm's kill of a job that ends or is requeued reaches slurmstepd's children too: the
+     * helper ends by its deadline (SIGKILL) instead, so the requeue's last scontrol calls,
+     * made after `scontrol requeuehold`, run to the end (docs/enforcement.md). */
+    signal(SIGTERM, SIG_IGN);
+    setpgid(0, 0);
     dup2(in_fd, STDIN_FILENO);
     dup2(out_fd, STDOUT_FILENO);
     dup2(null_fd, STDERR_FILENO);

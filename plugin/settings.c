@@ -14,7 +14,7 @@
 /* KEY_PATH: an absolute path. KEY_LIB: what dlopen takes (an absolute path or a bare file
  * name searched the usual way), or "off". KEY_PROGRAM: an absolute path or a bare name
  * searched on slurmstepd's PATH. */
-enum key_type { KEY_PATH, KEY_LIB, KEY_PROGRAM, KEY_INT, KEY_ENUM };
+enum key_type { KEY_PATH, KEY_LIB, KEY_PROGRAM, KEY_INT, KEY_ENUM, KEY_REQUEUE };
 
 struct key_choice {
     const char *name;
@@ -57,6 +57,7 @@ static const struct key {
     {"cgroup_root", KEY_PATH, FIELD(cgroup_root), 0, 0, NULL},
     {"job_cgroup", KEY_PATH, FIELD(job_cgroup), 0, 0, NULL},
     {"mps_control", KEY_PROGRAM, FIELD(mps_control), 0, 0, NULL},
+    {"oom_requeue", KEY_REQUEUE, FIELD(oom_requeue), 0, 0, NULL},
 #undef FIELD
 };
 
@@ -75,6 +76,7 @@ void xmem_settings_init(struct xmem_settings *s)
     snprintf(s->cgroup_root, sizeof(s->cgroup_root), "%s", XMEM_PLUGIN_DEFAULT_CGROUP_ROOT);
     s->job_cgroup[0] = '\0';
     snprintf(s->mps_control, sizeof(s->mps_control), "%s", XMEM_PLUGIN_DEFAULT_MPS_CONTROL);
+    s->oom_requeue.mode = XMEM_REQUEUE_WHOLE;
 }
 
 static int set_key(struct xmem_settings *s, const struct key *k, const char *v, char *err,
@@ -111,6 +113,8 @@ static int set_key(struct xmem_settings *s, const struct key *k, const char *v, 
             }
         }
         goto bad;
+    case KEY_REQUEUE: /* its own message: the value has a form, not a list */
+        return xmem_requeue_option_parse(v, (struct xmem_requeue_option *)field, err, errlen);
     }
 bad:
     switch (k->type) {
@@ -133,6 +137,8 @@ bad:
     case KEY_INT:
         snprintf(err, errlen, "xmem: %s: invalid value: %s (an integer from %ld to %ld)", k->name,
                  v, k->min, k->max);
+        break;
+    case KEY_REQUEUE:
         break;
     case KEY_ENUM: {
         char choices[128] = "";
@@ -168,7 +174,7 @@ int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, s
             snprintf(err, errlen,
                      "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
                      "on_failure, steps, verbose, nvml, nvml_interval_ms, scontrol, enforce, "
-                     "cgroup_root, job_cgroup, mps_control)",
+                     "cgroup_root, job_cgroup, mps_control, oom_requeue)",
                      (int)klen, av[i]);
             return -1;
         }

@@ -24,11 +24,27 @@ int xmem__remote_task_init(spank_t sp);
 int xmem__remote_task_post_fork(spank_t sp);
 int xmem__remote_task_exit(spank_t sp);
 int xmem__remote_exit(spank_t sp);
+/* "0=12288M" or "0=12288M,1=12288M" (one entry per device in visible) into out. */
+void xmem__limit_string(const char *visible, unsigned long long mb, char *out, size_t len);
+
+/* requeue_step.c. At job end: requeue a batch job that ran out of GPU memory on its share,
+ * once (the oom_requeue= option). 1 when xmem requeued the job after a CUDA OOM, now or
+ * before this run (the rerun's job_end replaces the first run's row in the ledger). */
+int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_info *info,
+                            int cuda_oom);
+/* Requeues a packed batch job once on a whole GPU for another reason (why: a few words, e.g.
+ * "node cannot enforce mps-server"); 0 or -1, logged. */
+int xmem__requeue_whole(spank_t sp, uint32_t job_id, const char *why);
+/* task_init of a rerun: its limit and the line in its output; 1 when it was one. */
+int xmem__requeue_task_init(spank_t sp);
+/* 1 when this run is one xmem requeued (SLURM_RESTART_COUNT and the mark): *mb is the limit it
+ * is held to, 0 when it runs whole. 0 otherwise. */
+int xmem__requeue_rerun_limit(spank_t sp, uint64_t *mb);
 
 /* remote_enforce.c: holds the job step's packed job (limit mb MiB; 0: not packed) to its
  * limit with the best level the node offers; -1 (and the line in the job's stderr and
  * slurmd's log) when that is below the required level. */
-int xmem__enforce_job(spank_t sp, uint64_t mb);
+int xmem__enforce_job(spank_t sp, uint64_t mb, int rerun);
 /* 1 when this node refused the packed job for want of the required level: the job can be
  * requeued whole. */
 int xmem__enforce_refused(void);

@@ -19,6 +19,17 @@
 
 /* ---- plugstack.conf arguments (settings.c) ---------------------------------------------- */
 
+/* oom_requeue= (requeue.c) */
+enum xmem_requeue_mode {
+    XMEM_REQUEUE_WHOLE = 0,  /* rerun on every share of one GPU (default) */
+    XMEM_REQUEUE_FACTOR = 1, /* rerun on the share times factor (whole past the GPU) */
+    XMEM_REQUEUE_OFF = 2,
+};
+struct xmem_requeue_option {
+    int mode;      /* enum xmem_requeue_mode */
+    double factor; /* XMEM_REQUEUE_FACTOR: in (1, XMEM_REQUEUE_MAX_FACTOR] */
+};
+
 enum xmem_on_failure {
     XMEM_ON_FAILURE_KEEP = 0,   /* submit with the original request and warn (default) */
     XMEM_ON_FAILURE_REJECT = 1, /* refuse the submission */
@@ -37,6 +48,7 @@ struct xmem_settings {
     char cgroup_root[256]; /* cgroup_root=PATH: where cgroup v2 is mounted */
     char job_cgroup[256];  /* job_cgroup=PATTERN: the job's cgroup dir, %j = job id; "" = /proc */
     char mps_control[256]; /* mps_control=PROGRAM: nvidia-cuda-mps-control, on PATH or absolute */
+    struct xmem_requeue_option oom_requeue; /* oom_requeue=whole|factor:F|off */
 };
 
 void xmem_settings_init(struct xmem_settings *s);
@@ -94,12 +106,18 @@ int xmem_request_gpu(const struct xmem_cmdline *c, char *buf, size_t len);
 /* ---- job end: output files, CUDA OOM, GPU memory (jobinfo.c, run.c, oom.c, jobproc.c,
  *      nvml.c) ------------------------------------------------------------------------------ */
 
-/* What `scontrol show job` says of a finished job; "" for what it did not say clearly. */
+/* What `scontrol show job` says of a finished job; "" (or 0) for what it did not say
+ * clearly. */
 struct xmem_job_info {
     char std_out[4096];
     char std_err[4096];
     char account[65];
     char partition[65];
+    char comment[2048];      /* the user's words, then job_submit.lua's "xmem: ..." */
+    char tres_per_node[128]; /* "gres:shard:3": what the job is allocated per node */
+    char node_list[256];
+    uint32_t priority;
+    int batch; /* 1: a batch job (BatchFlag=1), which Slurm can requeue */
 };
 
 /* Parses `scontrol show job ID` output (a key printed twice is ignored as ambiguous). */
@@ -203,5 +221,79 @@ int xmem_enforce_best(int cap, unsigned available);
 /* 1 when the applied level meets the required one (a name; NULL or "": none required). An
  * unknown name is met by no level: the node refuses rather than guess. */
 int xmem_enforce_meets(int applied, const char *required);
+
+/* ---- after a CUDA OOM on a share (requeue.c; requeue_step.c runs it) ------------------ */
+
+/* Parses oom_requeue=whole|factor:F|off. */
+int xmem_requeue_option_parse(const char *v, struct xmem_requeue_option *o, char *err,
+                              size_t errlen);
+
+/* The mark xmem appends to a requeued job's comment, "xmem: requeued after <reason> ...":
+ * once there, the job is never requeued again, for any reason. */
+#define XMEM_REQUEUE_MARK "xmem: requeued after "
+#define XMEM_REQUEUE_OOM "CUDA OOM"
+
+struct xmem_share {
+    char kind[8]; /* "shard" or "mps" */
+    unsigned count;
+};
+/* What job_submit.lua wrote: "xmem: estimate=.. limit=3000M .. request=gres:gpu:1->shard:3". */
+struct xmem_packed {
+    char original[32]; /* "gres:gpu:1" */
+    struct xmem_share share;
+    unsigned long long limit_mb; /* the limit the job was held to */
+};
+/* 0 when the comment's last xmem part says the job was packed, in a form xmem writes. */
+int xmem_comment_packed(const char *comment, struct xmem_packed *p);
+/* 1 when the comment carries XMEM_REQUEUE_MARK. */
+int xmem_comment_marked(const char *comment);
+/* A node's shares of kind per GPU from its Gres= ("gpu:2,shard:20" -> 10); 0 or -1. */
+int xmem_node_share_per_gpu(const char *gres, const char *kind, unsigned *per_gpu);
+
+struct xmem_requeue_plan {
+    char reason[96]; /* XMEM_REQUEUE_OOM or the caller's; no ';' nor '=' */
+    struct xmem_share from, to;
+    unsigned long long from_limit_mb;
+    unsigned long long to_limit_mb; /* 0 when whole: the rerun has no limit */
+    int whole;                      /* to is every share of one GPU */
+};
+/* The mark with the plan: "xmem: requeued after CUDA OOM from=shard:3 limit=3000M
+ * to=shard:10 whole" or
+ * "... to=shard:6 limit=6000M". The rerun reads it back (task_init). */
+int xmem_requeue_mark_format(const struct xmem_requeue_plan *plan, char *buf, size_t len);
+int xmem_requeue_mark_parse(const char *comment, struct xmem_requeue_plan *plan);
+
+/* What slurmstepd knows at the end of the job. */
+struct xmem_requeue_facts {
+    int cuda_oom;              /* the job's output shows a CUDA OOM */
+    int on_share;              /* its environment says it ran on a shard or mps share */
+    int batch;                 /* a batch job */
+    const char *comment;       /* from slurmctld */
+    const char *tres_per_node; /* from slurmctld: "gres:shard:3" */
+    unsigned per_gpu;          /* the node's shares of that kind per GPU; 0 unknown */
+};
+/* 1: requeue with plan (reason XMEM_REQUEUE_OOM). 0: not; why says why when it is worth a
+ * log line ("" otherwise). With o NULL: requeue whole for another reason, OOM or not. */
+int xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_requeue_facts *f,
+                        struct xmem_requeue_plan *plan, char *why, size_t whylen);
+
+/* The scontrol calls, in order: mark the comment (while the job still runs, so that a
+ * failure later can never lead to a second requeue), requeue held, set the share, release,
+ * give back the priority Slurm recomputes at release. */
+enum xmem_requeue_step {
+    XMEM_REQUEUE_STEP_MARK,     /* arg: the new comment */
+    XMEM_REQUEUE_STEP_HOLD,     /* arg unused */
+    XMEM_REQUEUE_STEP_SHARE,    /* arg: "shard:10" */
+    XMEM_REQUEUE_STEP_RELEASE,  /* arg unused */
+    XMEM_REQUEUE_STEP_PRIORITY, /* arg: the priority before the requeue */
+};
+struct xmem_requeue_argv {
+    uint32_t job_id; /* set by the caller */
+    char job[32];
+    char value[2600];
+    char *argv[5];
+};
+int xmem_requeue_argv(const char *scontrol, enum xmem_requeue_step step, const char *arg,
+                      struct xmem_requeue_argv *a);
 
 #endif

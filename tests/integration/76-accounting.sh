@@ -29,7 +29,8 @@ t_exit_76() {
 }
 trap t_exit_76 EXIT
 
-XMEM_PLUGSTACK_ARGS="nvml=$FAKE_NVML nvml_interval_ms=100" XMEM_LAB_PROFILER=fake lab_up shard
+# oom_requeue=off: these OOM jobs are counted, not requeued (test 58 covers the requeue).
+XMEM_PLUGSTACK_ARGS="nvml=$FAKE_NVML nvml_interval_ms=100 oom_requeue=off" XMEM_LAB_PROFILER=fake lab_up shard
 [ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
 DB=$LAB/state/xmem-ledger.sqlite
 J=$LAB/jobs

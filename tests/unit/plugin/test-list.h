@@ -16,7 +16,8 @@
     X(oom)                                                                                         \
     X(jobinfo)                                                                                     \
     X(sampler)                                                                                     \
-    X(enforce)
+    X(enforce)                                                                                     \
+    X(requeue)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);
 XMEM_TEST_GROUPS(XMEM_DECLARE_GROUP)

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# After a CUDA OOM on a share (docs/enforcement.md "After an OOM"): a packed batch job whose
+# first run prints a CUDA out-of-memory error is requeued once by slurmstepd (plugstack
+# oom_requeue=), keeps its job id and priority, reruns on a whole GPU (every shard of one
+# GPU: Slurm 22.05 cannot turn a shard job into a gpu one) without the first run's memory
+# limit, completes, and its output has xmem's line. A job that OOMs on a whole GPU is not
+# requeued; a rerun that OOMs again is not requeued again; factor:2 reruns on twice the
+# share with twice the limit; oom_requeue=off leaves the job failed.
+T_NAME=58-slurm-oom-requeue
+. "$(dirname "$0")/lab/testlib.sh"
+t_require_lab
+[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+
+XMEM_LAB_PROFILER=fake lab_up shard
+[ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
+# Slurm holds a requeued job back for the credential lifetime plus one second (AuthInfo
+# cred_expire, 120 s by default); slurmctld reads it at start only.
+sed -i 's|^AuthInfo=.*|&,cred_expire=5|' "$LAB/etc/slurm.conf"
+lab_stop_pidfile "$LAB/run/slurmctld.pid"
+XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -f "$SLURM_CONF" {LAB_LOCK_FD}>&- ||
+    t_fail "slurmctld did not restart"
+lab_wait_for 30 lab_node_ready || t_fail "node not idle after the slurmctld restart"
+
+J=$LAB/jobs
+cd "$J" || t_fail "no $J"
+echo 'print("training")' >train.py
+# job_script FILE LIMIT_MB OOM_RUNS: OOMs while SLURM_RESTART_COUNT < OOM_RUNS, then reports
+# its limit and share and succeeds.
+job_script() {
+    cat >"$1" <<EOF
+#!/bin/bash
+#SBATCH --gres=gpu:1
+python3 train.py --fake-limit-mb=$2
+if [ "\${SLURM_RESTART_COUNT:-0}" -lt $3 ]; then
+    echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2
+    exit 1
+fi
+echo "run \${SLURM_RESTART_COUNT:-0}: limit=\${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none} shards=\${SLURM_SHARDS_ON_NODE:-none}"
+EOF
+}
+job_script packed.sbatch 8000 1    # shard:3, OOM on the first run only
+job_script again.sbatch 8001 2     # OOM on both runs
+job_script whole.sbatch 38000 1    # above 90 % of the GPU: stays gpu:1
+
+# submit_job NAME: JOB and its first-run priority.
+submit_job() {
+    submit --xmem -o "$J/$1.out" "$J/$1.sbatch"
+    PRIO=$(lab_field "$JOB" Priority)
+}
+finished() { lab_wait_state "$1" 60 COMPLETED FAILED || t_fail "job $1 did not finish"; }
+XMEM_LINE='^xmem: the first run on gres:shard:3 \(limit 8000 MiB\) ran out of GPU memory; xmem requeued the job once with a whole GPU \(gres:shard:10: all of one GPU, no memory limit\)$'
+
+# The first three run side by side: packed, OOM once; packed, OOM twice; too big to pack.
+submit_job packed
+packed=$JOB packed_prio=$PRIO
+expect_field "$packed" TresPerNode gres:shard:3 "packed job at submission"
+submit_job again
+again=$JOB
+submit_job whole
+whole=$JOB
+expect_field "$whole" TresPerNode gres:gpu:1 "job too big to pack"
+
+# 1. Packed, OOM once: requeued on every shard of one GPU, no limit, completes.
+finished "$packed"
+expect_field "$packed" JobId "$packed" "same job"
+expect_field "$packed" JobState COMPLETED "packed job after its rerun"
+expect_field "$packed" Restarts 1 "packed job"
+expect_field "$packed" TresPerNode gres:shard:10 "rerun's share"
+expect_field "$packed" Priority "$packed_prio" "rerun's priority"
+out=$(cat "$J/packed.out")
+grep -qE "$XMEM_LINE" <<<"$out" || t_fail "packed output lacks xmem's line: $out"
+grep -qx "run 1: limit=none shards=10" <<<"$out" || t_fail "rerun not whole or still limited: $out"
+[ "$(grep -c '^xmem: ' <<<"$out")" = 1 ] || t_fail "not exactly one xmem line: $out"
+lab_comment "$packed" | grep -q "xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole" ||
+    t_fail "comment lacks the mark: $(lab_comment "$packed")"
+t_ok "packed job $packed OOMed on shard:3, was requeued once (same id, priority $packed_prio), reran on shard:10 without a limit and completed; its output says so"
+
+# 2. OOM on the rerun too: not requeued a second time.
+finished "$again"
+expect_field "$again" JobState FAILED "job that OOMs twice"
+expect_field "$again" Restarts 1 "job that OOMs twice"
+grep -q "job $again ran out of GPU memory, not requeued: already requeued once" "$LAB/log/slurmd.log" ||
+    t_fail "slurmd log lacks why job $again was not requeued again"
+t_ok "a rerun that OOMs again is not requeued again"
+
+# 3. OOM on a whole GPU: nothing to requeue.
+finished "$whole"
+expect_field "$whole" JobState FAILED "whole job that OOMs"
+expect_field "$whole" Restarts 0 "whole job that OOMs"
+t_ok "a job that OOMs on a whole GPU is not requeued"
+
+# plugstack.conf is read by each new slurmstepd: the next jobs see the new option.
+set_option() { sed -i "s| oom_requeue=[^ ]*||; s|\$| oom_requeue=$1|" "$LAB/etc/plugstack.conf"; }
+
+# 4. factor:2: twice the share and twice the limit.
+set_option factor:2
+job_script factor.sbatch 8002 1
+submit_job factor
+factor=$JOB
+finished "$factor"
+expect_field "$factor" JobState COMPLETED "factor job"
+expect_field "$factor" TresPerNode gres:shard:6 "factor rerun's share"
+out=$(cat "$J/factor.out")
+grep -q "ran out of GPU memory; xmem requeued the job once on gres:shard:6 (limit 16004 MiB)" <<<"$out" ||
+    t_fail "factor output lacks xmem's line: $out"
+grep -qx "run 1: limit=0=16004M shards=6" <<<"$out" || t_fail "factor rerun's limit: $out"
+t_ok "factor:2 reran on shard:6 with a 16004 MiB limit"
+
+# 5. off: the OOM stays a failure.
+set_option off
+job_script off.sbatch 8003 1
+submit_job off
+off=$JOB
+finished "$off"
+expect_field "$off" JobState FAILED "oom_requeue=off"
+expect_field "$off" Restarts 0 "oom_requeue=off"
+t_ok "oom_requeue=off leaves the OOM failed"
+t_done

@@ -1,0 +1,302 @@
+/* test_requeue.c — the requeue after a CUDA OOM on a share: the oom_requeue= option, what
+ * job_submit.lua wrote in the comment, the mark, the decision and the scontrol command lines. */
+#include <stdio.h>
+#include <string.h>
+
+#include "test-list.h"
+#include "xmem_plugin.h"
+
+/* What job_submit.lua appends for a packed job, after the user's own comment. */
+static const char packed[] = "my run; xmem: estimate=7200M limit=8000M policy=shard "
+                             "request=gres:gpu:1->shard:3";
+
+static void option_values(void **state)
+{
+    struct xmem_requeue_option o;
+    char err[256];
+
+    assert_int_equal(xmem_requeue_option_parse("whole", &o, err, sizeof(err)), 0);
+    assert_int_equal(o.mode, XMEM_REQUEUE_WHOLE);
+    assert_int_equal(xmem_requeue_option_parse("off", &o, err, sizeof(err)), 0);
+    assert_int_equal(o.mode, XMEM_REQUEUE_OFF);
+    assert_int_equal(xmem_requeue_option_parse("factor:1.5", &o, err, sizeof(err)), 0);
+    assert_int_equal(o.mode, XMEM_REQUEUE_FACTOR);
+    assert_true(o.factor == 1.5);
+    assert_int_equal(xmem_requeue_option_parse("factor:10", &o, err, sizeof(err)), 0);
+    const char *bad[] = {
+        "factor:1", "factor:0.5", "factor:10.01", "factor:",  "factor:2x", "factor:nan",
+        "Whole",    "",           "on",           "factor:-3"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(xmem_requeue_option_parse(bad[i], &o, err, sizeof(err)), -1);
+        assert_non_null(strstr(err, "xmem: oom_requeue: invalid value: "));
+    }
+}
+
+static void settings_key(void **state)
+{
+    struct xmem_settings s;
+    char err[256];
+    char *def[] = {"socket=/run/x.sock"}, *factor[] = {"oom_requeue=factor:2"},
+         *bad[] = {"oom_requeue=twice"};
+
+    xmem_settings_init(&s);
+    assert_int_equal(xmem_settings_parse(&s, 1, def, err, sizeof(err)), 0);
+    assert_int_equal(s.oom_requeue.mode, XMEM_REQUEUE_WHOLE); /* the default */
+    assert_int_equal(xmem_settings_parse(&s, 1, factor, err, sizeof(err)), 0);
+    assert_int_equal(s.oom_requeue.mode, XMEM_REQUEUE_FACTOR);
+    assert_int_equal(xmem_settings_parse(&s, 1, bad, err, sizeof(err)), -1);
+    assert_string_equal(err, "xmem: oom_requeue: invalid value: twice (whole, off, or factor:F "
+                             "with F above 1 and at most 10)");
+}
+
+static void comment_packed(void **state)
+{
+    struct xmem_packed p;
+
+    assert_int_equal(xmem_comment_packed(packed, &p), 0);
+    assert_string_equal(p.original, "gres:gpu:1");
+    assert_string_equal(p.share.kind, "shard");
+    assert_int_equal(p.share.count, 3);
+    assert_int_equal(p.limit_mb, 8000);
+    assert_int_equal(xmem_comment_packed("xmem: estimate=declared limit=4096M policy=mps "
+                                         "request=gres:gpu:1->mps:11",
+                                         &p),
+                     0);
+    assert_string_equal(p.share.kind, "mps");
+    assert_int_equal(p.share.count, 11);
+    /* The last packing part counts (job_submit.lua appends after the user's words); a forged
+     * one that is not the job's share is caught by the decision (TresPerNode). */
+    assert_int_equal(xmem_comment_packed("xmem: estimate=1M limit=9M policy=shard request=gres:gpu:"
+                                         "1->shard:1; xmem: estimate=1M limit=8M policy=shard "
+                                         "request=gres:gpu:1->shard:2",
+                                         &p),
+                     0);
+    assert_int_equal(p.share.count, 2);
+    assert_int_equal(p.limit_mb, 8);
+    /* Not packed, or not in xmem's form. */
+    const char *no[] = {
+        "",
+        "xmem: policy=shard request=gres:gpu:2 (unchanged: version 1 rewrites ...)",
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1 (check only)",
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:2->shard:3",
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->gpu:1",
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:0",
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:3x",
+        "xmem: estimate=7200M limit=8000 policy=shard request=gres:gpu:1->shard:3",
+        "xmem: estimate=7200M limit=0M policy=shard request=gres:gpu:1->shard:3",
+        "xmem: estimate=7200M policy=shard request=gres:gpu:1->shard:3",
+    };
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        if (xmem_comment_packed(no[i], &p) != -1)
+            fail_msg("accepted: %s", no[i]);
+}
+
+static void node_shares(void **state)
+{
+    unsigned n = 0;
+
+    assert_int_equal(xmem_node_share_per_gpu("gpu:2,shard:20", "shard", &n), 0);
+    assert_int_equal(n, 10);
+    assert_int_equal(xmem_node_share_per_gpu("gpu:a100:4(S:0-1),mps:400(S:0-1)", "mps", &n), 0);
+    assert_int_equal(n, 100);
+    assert_int_equal(xmem_node_share_per_gpu("gpu:2,shard:20", "mps", &n), -1);
+    assert_int_equal(xmem_node_share_per_gpu("shard:20", "shard", &n), -1);
+    assert_int_equal(xmem_node_share_per_gpu("gpu:3,shard:20", "shard", &n), -1); /* uneven */
+    assert_int_equal(xmem_node_share_per_gpu("(null)", "shard", &n), -1);
+}
+
+static void mark_round_trip(void **state)
+{
+    struct xmem_requeue_plan plan = {.reason = XMEM_REQUEUE_OOM,
+                                     .from = {"shard", 3},
+                                     .to = {"shard", 10},
+                                     .from_limit_mb = 8000,
+                                     .whole = 1},
+                             back;
+    char mark[256], comment[512];
+
+    assert_int_equal(xmem_requeue_mark_format(&plan, mark, sizeof(mark)), 0);
+    assert_string_equal(mark, "xmem: requeued after CUDA OOM from=shard:3 limit=8000M "
+                              "to=shard:10 whole");
+    snprintf(comment, sizeof(comment), "%s; %s", packed, mark);
+    assert_true(xmem_comment_marked(comment));
+    assert_false(xmem_comment_marked(packed));
+    assert_int_equal(xmem_requeue_mark_parse(comment, &back), 0);
+    assert_string_equal(back.reason, "CUDA OOM");
+    assert_true(back.whole);
+    assert_int_equal(back.from.count, 3);
+    assert_int_equal(back.to.count, 10);
+    assert_int_equal(back.from_limit_mb, 8000);
+    assert_int_equal(back.to_limit_mb, 0);
+
+    plan.whole = 0;
+    plan.to.count = 6;
+    plan.to_limit_mb = 16000;
+    assert_int_equal(xmem_requeue_mark_format(&plan, mark, sizeof(mark)), 0);
+    assert_int_equal(xmem_requeue_mark_parse(mark, &back), 0);
+    assert_false(back.whole);
+    assert_int_equal(back.to.count, 6);
+    assert_int_equal(back.from_limit_mb, 8000);
+    assert_int_equal(back.to_limit_mb, 16000);
+    /* A reason that would break the comment's syntax is refused. */
+    snprintf(plan.reason, sizeof(plan.reason), "x; y");
+    assert_int_equal(xmem_requeue_mark_format(&plan, mark, sizeof(mark)), -1);
+    /* Forgeries that do not parse are ignored by the rerun. */
+    assert_int_equal(xmem_requeue_mark_parse("xmem: requeued after CUDA OOM from=gpu:1 "
+                                             "limit=8000M to=shard:10 whole",
+                                             &back),
+                     -1);
+    assert_int_equal(xmem_requeue_mark_parse("xmem: requeued after CUDA OOM from=shard:3 "
+                                             "limit=8000M to=shard:6 limit=-1M",
+                                             &back),
+                     -1);
+}
+
+/* A packed, OOMed batch job on a node with 10 shards per GPU. */
+static struct xmem_requeue_facts oomed(void)
+{
+    struct xmem_requeue_facts f = {.cuda_oom = 1,
+                                   .on_share = 1,
+                                   .batch = 1,
+                                   .comment = packed,
+                                   .tres_per_node = "gres:shard:3",
+                                   .per_gpu = 10};
+    return f;
+}
+
+static void decision(void **state)
+{
+    struct xmem_requeue_option whole = {XMEM_REQUEUE_WHOLE, 0}, off = {XMEM_REQUEUE_OFF, 0},
+                               factor = {XMEM_REQUEUE_FACTOR, 2}, big = {XMEM_REQUEUE_FACTOR, 4};
+    struct xmem_requeue_facts f = oomed();
+    struct xmem_requeue_plan plan;
+    char why[256], marked[512];
+
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 1);
+    assert_true(plan.whole);
+    assert_string_equal(plan.to.kind, "shard");
+    assert_int_equal(plan.to.count, 10);
+    assert_int_equal(plan.to_limit_mb, 0);
+    assert_string_equal(plan.reason, XMEM_REQUEUE_OOM);
+
+    assert_int_equal(xmem_requeue_decide(&factor, &f, &plan, why, sizeof(why)), 1);
+    assert_false(plan.whole);
+    assert_int_equal(plan.to.count, 6);
+    assert_int_equal(plan.to_limit_mb, 16000);
+    /* 3 x 4 = 12 shards: more than the GPU has, so whole. */
+    assert_int_equal(xmem_requeue_decide(&big, &f, &plan, why, sizeof(why)), 1);
+    assert_true(plan.whole);
+    assert_int_equal(plan.to.count, 10);
+
+    /* Off, no OOM, not on a share: silently nothing. */
+    assert_int_equal(xmem_requeue_decide(&off, &f, &plan, why, sizeof(why)), 0);
+    assert_string_equal(why, "");
+    f.cuda_oom = 0;
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    f = oomed();
+    f.on_share = 0;
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_string_equal(why, "");
+
+    /* Refusals worth a log line. */
+    f = oomed();
+    snprintf(marked, sizeof(marked),
+             "%s; xmem: requeued after CUDA OOM from=shard:3 "
+             "limit=8000M to=shard:10 whole",
+             packed);
+    f.comment = marked;
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_string_equal(why, "already requeued once after a CUDA OOM");
+    f = oomed();
+    f.batch = 0;
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_non_null(strstr(why, "not a batch job"));
+    f = oomed();
+    f.tres_per_node = "gres:shard:10"; /* the comment was edited or is stale */
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_string_equal(why, "its comment names gres:shard:3, but it ran on gres:shard:10");
+    f = oomed();
+    f.per_gpu = 3; /* shard:3 is a whole GPU there */
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_string_equal(why, "it already had a whole GPU");
+    f.per_gpu = 0;
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_string_equal(why, "the node's shares per GPU are unknown");
+    f = oomed();
+    f.comment = "no xmem here";
+    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_non_null(strstr(why, "comment does not say"));
+
+    /* Another reason (o NULL): whole, with or without an OOM. */
+    f = oomed();
+    f.cuda_oom = 0;
+    assert_int_equal(xmem_requeue_decide(NULL, &f, &plan, why, sizeof(why)), 1);
+    assert_true(plan.whole);
+}
+
+static void command_lines(void **state)
+{
+    struct xmem_requeue_argv a = {.job_id = 42};
+    char big[3000];
+
+    assert_int_equal(xmem_requeue_argv("/usr/bin/scontrol", XMEM_REQUEUE_STEP_MARK, "c; m", &a), 0);
+    assert_string_equal(a.argv[0], "/usr/bin/scontrol");
+    assert_string_equal(a.argv[1], "update");
+    assert_string_equal(a.argv[2], "JobId=42");
+    assert_string_equal(a.argv[3], "Comment=c; m");
+    assert_null(a.argv[4]);
+    assert_int_equal(xmem_requeue_argv("scontrol", XMEM_REQUEUE_STEP_HOLD, NULL, &a), 0);
+    assert_string_equal(a.argv[1], "requeuehold");
+    assert_string_equal(a.argv[2], "42");
+    assert_null(a.argv[3]);
+    assert_int_equal(xmem_requeue_argv("scontrol", XMEM_REQUEUE_STEP_SHARE, "shard:10", &a), 0);
+    assert_string_equal(a.argv[3], "TresPerNode=gres:shard:10");
+    assert_int_equal(xmem_requeue_argv("scontrol", XMEM_REQUEUE_STEP_RELEASE, NULL, &a), 0);
+    assert_string_equal(a.argv[1], "release");
+    assert_string_equal(a.argv[2], "42");
+    assert_int_equal(xmem_requeue_argv("scontrol", XMEM_REQUEUE_STEP_PRIORITY, "4294901759", &a),
+                     0);
+    assert_string_equal(a.argv[3], "Priority=4294901759");
+    /* A comment too long to keep whole: no command rather than a cut one. */
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    assert_int_equal(xmem_requeue_argv("scontrol", XMEM_REQUEUE_STEP_MARK, big, &a), -1);
+}
+
+/* `scontrol show job` of a packed job (22.05, abridged from the lab). */
+static void job_fields(void **state)
+{
+    struct xmem_job_info info;
+
+    xmem_job_info_parse("JobId=1 JobName=packed.sbatch\n"
+                        "   Priority=4294901759 Nice=0 Account=(null) QOS=(null)\n"
+                        "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+                        "   NodeList=vm\n"
+                        "   Comment=xmem: estimate=7200M limit=8000M policy=shard "
+                        "request=gres:gpu:1->shard:3 \n"
+                        "   TresPerNode=gres:shard:3\n",
+                        &info);
+    assert_int_equal(info.priority, 4294901759u);
+    assert_int_equal(info.batch, 1);
+    assert_string_equal(info.node_list, "vm");
+    assert_string_equal(info.tres_per_node, "gres:shard:3");
+    assert_string_equal(info.comment, "xmem: estimate=7200M limit=8000M policy=shard "
+                                      "request=gres:gpu:1->shard:3");
+    /* A comment that forges BatchFlag= or a second TresPerNode line: ambiguous, so none. */
+    xmem_job_info_parse("   Requeue=1 BatchFlag=1\n   Comment=x BatchFlag=1\n"
+                        "   TresPerNode=gres:shard:3\n   TresPerNode=gres:shard:1\n",
+                        &info);
+    assert_int_equal(info.batch, 0);
+    assert_string_equal(info.tres_per_node, "");
+}
+
+int xmem_test_group_requeue(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(option_values),   cmocka_unit_test(settings_key),
+        cmocka_unit_test(comment_packed),  cmocka_unit_test(node_shares),
+        cmocka_unit_test(mark_round_trip), cmocka_unit_test(decision),
+        cmocka_unit_test(command_lines),   cmocka_unit_test(job_fields),
+    };
+    return cmocka_run_group_tests_name("requeue", tests, NULL, NULL);
+}
