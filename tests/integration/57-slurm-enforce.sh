@@ -4,7 +4,7 @@
 # fake cgroup tree through plugstack cgroup_root=/job_cgroup=), mps-server when only the MPS
 # control pipe is there (tests/fakes/nvidia-cuda-mps-control), client when neither; a
 # required level the partition does not declare keeps the job whole; a node below the
-# required level refuses the packed job with one line, and the job fails.
+# required level refuses the packed job with one line, and the job is requeued whole.
 T_NAME=57-slurm-enforce
 . "$(dirname "$0")/lab/testlib.sh"
 t_require_lab
@@ -132,10 +132,18 @@ set_policy dmem dmem
 mkfifo -m 0600 "$MPS/control"
 submit --xmem -o "$J/%j.out" "$J/job.sbatch"
 expect_field "$JOB" TresPerNode gres:shard:2 "packed on a partition that declares dmem"
-lab_wait_state "$JOB" 30 FAILED || t_fail "the refused job did not fail: $(lab_field "$JOB" JobState)"
+# The refused run ends, and the plugin requeues the job whole (requeue_step.c): every
+# share of one GPU, held back by Slurm for a while before it runs again.
+requeued_whole() { [ "$(lab_field "$JOB" TresPerNode)" = gres:shard:10 ] &&
+    [ "$(lab_field "$JOB" JobState)" != RUNNING ]; }
+lab_wait_for 30 requeued_whole ||
+    t_fail "the refused job was not requeued whole: $(timeout 10 scontrol show job "$JOB")"
+timeout 10 scontrol show job "$JOB" | grep -q "requeued after the node cannot enforce the required level" ||
+    t_fail "the requeue is not marked: $(timeout 10 scontrol show job "$JOB")"
 line="xmem: job $JOB: this node holds a GPU share only at level mps-server, the site requires dmem"
 grep -q "$line" "$SLURMD_LOG" || t_fail "slurmd log lacks the refusal: $(grep "job $JOB" "$SLURMD_LOG")"
 grep -q "$line" "$J/$JOB.out" || t_fail "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")"
 ! grep -qx "0=4096M" "$J/$JOB.out" || t_fail "the refused job ran"
-t_ok "a node below the required level refuses the packed job: FAILED, one line in its stderr and slurmd's log"
+scancel "$JOB"
+t_ok "a node below the required level refuses the packed job: one line in its stderr and slurmd's log, and it is requeued whole"
 t_done
