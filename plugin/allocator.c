@@ -402,9 +402,10 @@ int xmem__allocator_option(const struct xmem_value *v, const char *optarg)
         ans.have = 1;
         ans.limit_bytes = v->budget_bytes;
         xmem_size_format(v->budget_bytes, size, sizeof(size));
-        slurm_info("xmem: declared budget %s (not profiled; enforced per process by the MPS "
-                   "memory limit)",
-                   size);
+        slurm_info(
+            "xmem: declared budget %s (not profiled; the node holds the job to it with the best "
+            "enforcement level it offers)",
+            size);
     } else {
         rc = ask_daemon(&in, v->mode);
     }
