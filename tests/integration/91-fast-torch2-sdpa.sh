@@ -38,4 +38,25 @@ ctx=$(sed -n 's/^S \([0-9]*\) .*|aten::_scaled_dot_product_flash_attention_backw
 grep -q "^A [0-9]* 524288 g 0 ${ctx:-none}\$" "$TMP/8.0.trace" ||
     { echo "FAILED: no fp32 dQ accumulator in flash attention's backward"; exit 1; }
 echo "ok: flash backward's dQ accumulator"
+# fp32 on sm80 takes the memory-efficient kernel, which returns its philox seed and offset
+# as 0-d CPU longs (xmem_fast/attention.py, HOST_OUTPUTS): the trace has its output and
+# logsumexp on the device and no 8-byte storage. Checked to fail with HOST_OUTPUTS emptied.
+XMEM_GPU_CAPABILITY=8.0 "$FAST" --python "$VPY" --out "$TMP/efficient.trace" --steps 1 --timeout 120 \
+    -- python "$WORKLOADS/attention.py" --seq 256 --hidden 128 --heads 2 --layers 1 --batch 4 \
+    >"$TMP/out" 2>&1 || { echo "FAILED: capture of fp32 attention:"; tail -20 "$TMP/out"; exit 1; }
+"$VPY" - "$TMP/efficient.trace" <<'PY' ||
+import sys
+ctx, sizes = set(), []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if f[0] == "S" and f[2].endswith(">aten::_scaled_dot_product_efficient_attention"):
+        ctx.add(f[1])
+    elif f[0] == "A" and f[5] in ctx:
+        sizes.append(int(f[2]))
+want = [4 * 256 * 128 * 4, 4 * 2 * 256 * 4]  # output (B, T, hidden) fp32, logsumexp (B, H, T)
+print(f"efficient attention's device storages per call: {sizes}")
+sys.exit(0 if sizes == want else 1)
+PY
+    { echo "FAILED: efficient attention's device storages are not output + logsumexp"; exit 1; }
+echo "ok: efficient attention's RNG seed and offset stay on the host"
 echo "all checks passed"

@@ -72,12 +72,12 @@ class DeviceMode(TorchFunctionMode):
         return GPU if self.native.dev_of(base) == 103 else HOST
 
     def dev_of_args(self, args, kwargs):
-        """GPU when any tensor argument (or the first of a tensor list) is on the device."""
+        """GPU when any tensor argument, or a tensor list, is on the device."""
         for a in args:
             if isinstance(a, torch.Tensor):
                 d = self.dev_of(a)
             elif isinstance(a, (list, tuple)) and a and isinstance(a[0], torch.Tensor):
-                d = self.dev_of(a[0])
+                d = self._dev_of_list(a)
             else:
                 continue
             if d == GPU:
@@ -86,6 +86,18 @@ class DeviceMode(TorchFunctionMode):
             if isinstance(a, torch.Tensor) and self.dev_of(a) == GPU:
                 return GPU
         return HOST
+
+    def _dev_of_list(self, tensors):
+        """The device of the first tensor in the list that has a storage. A GPU op's tensor
+        lists are all on one device, so one look-up usually answers (foreach lists hold
+        hundreds); an empty tensor has no storage to ask, so the next one answers:
+        Hugging Face's KV cache starts as `torch.tensor([], device="cuda")` and grows by
+        `torch.cat([cache, keys])`, a device tensor kept for backward."""
+        for t in tensors:
+            d = self.dev_of(t) if isinstance(t, torch.Tensor) else None
+            if d is not None:
+                return d
+        return None
 
     def run_on(self, dev, func, args, kwargs):
         if dev == self.current:

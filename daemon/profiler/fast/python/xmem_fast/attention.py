@@ -92,3 +92,13 @@ def _math(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
 
 
 _RUN = {sdpa.FLASH: _flash, sdpa.EFFICIENT: _efficient, sdpa.CUDNN: _cudnn, sdpa.MATH: _math}
+
+# Outputs a CUDA kernel returns on the host, by op and output index; their Meta kernels say
+# "meta", which the storage tracker would put on the device. The memory-efficient kernel's
+# philox seed and offset are 0-d CPU longs in eager mode (the CUDA device only under CUDA
+# graph capture: "Note [Seed and Offset]" in torch/_meta_registrations.py; FakeTensor's
+# cross-checks excuse exactly these outputs' devices, torch/_subclasses/fake_utils.py).
+HOST_OUTPUTS = {}
+_op = getattr(aten, "_scaled_dot_product_efficient_attention", None)  # torch 2.x
+if _op is not None:
+    HOST_OUTPUTS[_op.default] = (2, 3)

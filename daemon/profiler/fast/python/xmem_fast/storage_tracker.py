@@ -12,7 +12,8 @@ eager order.
 Device rule (the exact capture's, docs/capture.md): outputs are on the device when one of
 the op's meta inputs is; a factory (no meta input) allocates on the device unless the
 tracker is `hosting` (parameters and buffers being built: host tensors that cost nothing);
-meta storages made from host-meta inputs stay host-meta. Only device storages are written.
+meta storages made from host-meta inputs stay host-meta; outputs a CUDA kernel returns on
+the host (attention.py's HOST_OUTPUTS) are host-meta. Only device storages are written.
 """
 import os
 from itertools import compress
@@ -21,6 +22,7 @@ import torch
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from .attention import HOST_OUTPUTS
 from .scratch import SCRATCH
 from .shape_kernels import KERNELS
 
@@ -108,9 +110,10 @@ class StorageTracker(TorchDispatchMode):
         del scratch  # freed at the next op boundary, as the CUDA kernel frees it on return
         if dev is None:
             dev = "h" if self.hosting else "g"
+        hosted = {id(out[i]) for i in HOST_OUTPUTS.get(func, ())}
         for t in _tensors(out):
             if t.is_meta:
-                self._note_output(t, dev, func)
+                self._note_output(t, "h" if id(t) in hosted else dev, func)
         return out
 
     def _scratch(self, func, dev, args, kwargs):
