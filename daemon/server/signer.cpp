@@ -27,8 +27,8 @@ std::string decision_payload(const Decision &d)
     return "xmem-decision v1 uid=" + std::to_string(d.uid) +
            " request=" + std::to_string(d.request_id) + " peak=" + std::to_string(d.peak_bytes) +
            " limit=" + std::to_string(d.limit_bytes) + " gpu=" + payload_word(d.gpu) +
-           " script=" + payload_word(d.script_sha256) + " gres=" + payload_word(d.gres) +
-           " expires=" + std::to_string(d.expires);
+           " script=" + payload_word(d.script_sha256) + " dir=" + payload_word(d.dir_sha256) +
+           " gres=" + payload_word(d.gres) + " expires=" + std::to_string(d.expires);
 }
 
 Result<std::string> munge_sign(const std::string &payload, const std::string &socket,

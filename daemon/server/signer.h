@@ -19,15 +19,18 @@ struct Decision {
     uint64_t limit_bytes;
     std::string gpu;
     // What the decision was made for, checked by job_submit.lua against the job it is
-    // attached to: the SHA-256 of the batch script (bound_script.h; "-": none, srun/salloc) and the
+    // attached to: the SHA-256 of the batch script (bound_script.h; "-": none, srun/salloc),
+    // the SHA-256 of the working directory the profile ran in, as the path the request named
+    // (the job's work_dir is that same string: see docs/protocol.md, "Decisions"), and the
     // GPU request as the client canonicalised it ("gpu:1", "gpu:a100:1"; "-": not given).
     std::string script_sha256;
+    std::string dir_sha256;
     std::string gres;
     long expires; // unix seconds
 };
 
 // "xmem-decision v1 uid=<uid> request=<id> peak=<bytes> limit=<bytes> gpu=<name>
-//  script=<sha256|-> gres=<request|-> expires=<s>". Every value is one word of
+//  script=<sha256|-> dir=<sha256> gres=<request|-> expires=<s>". Every value is one word of
 // [A-Za-z0-9._:-] (anything else becomes '_', an empty value "-"), so no value can carry a
 // space and a second "k=v" into the payload.
 std::string decision_payload(const Decision &d);
