@@ -102,18 +102,32 @@ local function sha256_each(texts)
   return digests
 end
 
--- Was the decision made for this job: its batch script, its working directory and its GPU
--- request? nil, or why not. The script's digest is "-" for none (srun, salloc); a --wrap
--- job's script is the one sbatch built from the command, which xmemd builds the same way, so
--- a decision for one --wrap command does not fit another. The directory is work_dir as
--- sbatch sent it (--chdir, or the submit directory), the same string the profile ran in:
--- a decision made where big.py is a tiny file does not fit a job run elsewhere.
+-- The text xmemd hashes into the decision's env (signer.h, request_env_text): each name the
+-- decision lists, "NAME=<bytes>:<value>\n" when the job has it, "NAME\n" when not.
+local function env_text(names, environment)
+  local out = {}
+  for name in names:gmatch("[^:]+") do
+    local v = environment and environment[name]
+    out[#out + 1] = v and string.format("%s=%d:%s\n", name, #v, v) or name .. "\n"
+  end
+  return table.concat(out)
+end
+
+-- Was the decision made for this job: its batch script, its working directory, its
+-- environment and its GPU request? nil, or why not. The script's digest is "-" for none
+-- (srun, salloc); a --wrap job's script is the one sbatch built from the command, which xmemd
+-- builds the same way, so a decision for one --wrap command does not fit another. The
+-- directory is work_dir as sbatch sent it (--chdir, or the submit directory), the same
+-- string the profile ran in: a decision made where big.py is a tiny file does not fit a job
+-- run elsewhere. The environment is compared for batch jobs only: slurmctld gives Lua no
+-- other job's environment (docs/slurm.md says what stays unbound).
 local function decision_mismatch(d, job_desc, gres)
   local script, dir = job_desc.script, job_desc.work_dir
   if dir == nil or dir == "" then return "the job names no working directory" end
-  local hex = sha256_each({ script or "", dir })
+  local batch = script ~= nil and script ~= ""
+  local hex = sha256_each({ script or "", dir, batch and env_text(d.envnames, job_desc.environment) or "" })
   if hex == nil then return "cannot compute the job's SHA-256 digests (is sha256sum installed?)" end
-  local digest = (script == nil or script == "") and "-" or hex[1]
+  local digest = batch and hex[1] or "-"
   if d.script ~= digest then
     return string.format("decision was made for another batch script (sha256 %s, this job's %s)",
       d.script:sub(1, 12), digest:sub(1, 12))
@@ -121,6 +135,10 @@ local function decision_mismatch(d, job_desc, gres)
   if d.dir ~= hex[2] then
     return string.format("decision was made in another working directory than this job's %s"
       .. " (sha256 %s, this job's %s)", dir, d.dir:sub(1, 12), hex[2]:sub(1, 12))
+  end
+  if batch and d.env ~= hex[3] then
+    return string.format("decision was made with other values of %s than this job's"
+      .. " (sha256 %s, this job's %s)", d.envnames:gsub(":", ", "), d.env:sub(1, 12), hex[3]:sub(1, 12))
   end
   if d.gres ~= gres then
     return string.format("decision was made for the GPU request %s, this job asks for %s", d.gres, gres)

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # A decision is bound to the job it was made for (issue 15, findings 10 and 11): the SHA-256
-# of its batch script, the SHA-256 of its working directory and its GPU request are in the
-# signed payload, and job_submit.lua compares them with the job it is attached to. An unprivileged user holding a genuine
+# of its batch script, the SHA-256 of its working directory, of the variables that decide
+# what it runs (PATH, VIRTUAL_ENV, ...) and its GPU request are in the signed payload, and job_submit.lua compares them with the job it is attached to. An unprivileged user holding a genuine
 # decision (signed by xmemd's uid for them) for tiny.sbatch cannot apply it to big.sbatch,
 # nor to another GPU request; a payload field given twice cannot override the first; a
 # typed request (--gres=gpu:a100:1) keeps its type. Each refused job keeps its request.
 # Against the real xmemd (7-9): a client that names big.sbatch but profiles tiny.py is
 # refused (script_mismatch), a --wrap decision is bound to its own command, and a decision
-# made in directory A does not fit a job whose --chdir is B, where big.py differs (10-11).
+# made in directory A does not fit a job whose --chdir is B, where big.py differs (10-11),
+# nor a job submitted with another VIRTUAL_ENV (12).
 T_NAME=67-slurm-bound-decisions
 . "$(dirname "$0")/lab/testlib.sh"
 t_require_lab
@@ -27,10 +28,14 @@ tiny=$(sha256sum <tiny.sbatch | cut -d' ' -f1)
 # The jobs directory as sbatch sends it without --chdir (getcwd: no symlinks), and its digest.
 J=$(pwd -P)
 jobs_dir=$(printf %s "$J" | sha256sum | cut -d' ' -f1)
+# The environment a forged job of U's has, over PATH alone: the payload lists the names it
+# binds (envnames), and the controller hashes those (signer.h, request_env_text).
+path=$(runuser -u $U -- printenv PATH)
+job_env=$(printf 'PATH=%d:%s\n' "${#path}" "$path" | sha256sum | cut -d' ' -f1)
 later=$(($(date +%s) + 600))
 # decision SCRIPT_SHA GRES [EXTRA]: what xmemd signs for uid U in $J (4 GiB limit → shard:2).
 decision() {
-    cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$1 dir=$jobs_dir gres=$2 ${3:-}expires=$later"
+    cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$1 dir=$jobs_dir gres=$2 envnames=PATH env=$job_env ${3:-}expires=$later"
 }
 
 # expect_refused WHY_REGEX REQUEST WHAT
@@ -73,7 +78,8 @@ expect_refused "unknown decision field 'whole'" gres:gpu:1 "unknown field"
 t_ok "a payload field given twice, or unknown, refuses the decision"
 
 # 5b. A decision without the directory (an older xmemd) is refused: they upgrade together.
-forged_sbatch $U "$(cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$tiny gres=gpu:1 expires=$later")" tiny.sbatch
+#     (Test 40 checks that xmemd signs dir and env.)
+forged_sbatch $U "$(cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$tiny gres=gpu:1 envnames=PATH env=$job_env expires=$later")" tiny.sbatch
 expect_refused "incomplete decision: .*" gres:gpu:1 "decision without dir"
 t_ok "a decision that names no working directory is refused"
 
@@ -88,8 +94,12 @@ t_ok "--gres=gpu:a100:1 keeps its type (whole GPU, with the reason)"
 # ---- Against the real xmemd, through its socket, as the unprivileged user (the fake
 # profiler sizes a job from its --fake-limit-mb argument).
 cat >ask.py <<'PY'
-import json, socket, struct, sys
-body = json.dumps(json.loads(sys.argv[2])).encode()
+import json, os, socket, struct, sys
+# The environment this user's sbatch would export, as the plugin sends it (xmemd keeps its
+# list of variables), with the request's own values over it.
+req = json.loads(sys.argv[2])
+req["env"] = {**os.environ, **req.get("env", {})}
+body = json.dumps(req).encode()
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.settimeout(60)
 s.connect(sys.argv[1])
@@ -185,5 +195,18 @@ t_ok "a decision made in wa is ignored for --chdir=wb (the job keeps gpu:1) and 
 submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir="$J/wb" run.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir"
 t_ok "sbatch --xmem --chdir=wb through the real plugin and xmemd is packed (shard:2)"
+
+# 12. The environment: a decision made with VIRTUAL_ENV=/venvs/a, attached to a job
+#     submitted with VIRTUAL_ENV=/venvs/b, is ignored; with /venvs/a it packs.
+run_a='{"argv":["python3","big.py","--fake-limit-mb=4096"],"cwd":"'"$J/wa"'","script":"'"$J"'/run.sbatch","gres":"gpu:1","env":{"VIRTUAL_ENV":"/venvs/a"}}'
+ask "$run_a"
+[ "$ASK_OUTCOME" = estimated ] || t_fail "run.sbatch with /venvs/a: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+VIRTUAL_ENV=/venvs/b forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
+expect_refused "decision was made with other values of PATH, PYTHONPATH, .*VIRTUAL_ENV, .* than this job's \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
+    gres:gpu:1 "a decision made with /venvs/a on a job submitted with /venvs/b"
+ask "$run_a"
+VIRTUAL_ENV=/venvs/a forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
+expect_field "$JOB" TresPerNode gres:shard:2 "a decision made with /venvs/a on a job with /venvs/a"
+t_ok "a decision made with VIRTUAL_ENV=/venvs/a is ignored for a job with /venvs/b (gpu:1) and applied with /venvs/a (shard:2)"
 
 t_done
