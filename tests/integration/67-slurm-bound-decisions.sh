@@ -195,6 +195,22 @@ t_ok "a decision made in wa is ignored for --chdir=wb (the job keeps gpu:1) and 
 submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir="$J/wb" run.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir"
 t_ok "sbatch --xmem --chdir=wb through the real plugin and xmemd is packed (shard:2)"
+# A relative --chdir: sbatch makes it absolute against its cwd, and so must the plugin.
+for rel in wb ./wb; do
+    submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir=$rel run.sbatch
+    expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir=$rel"
+    echo "--chdir=$rel: WorkDir=$(lab_field "$JOB" WorkDir)" >&2
+done
+# From a directory entered through a symlink, sbatch bases a relative --chdir on $PWD
+# (get_current_dir_name), not on getcwd: the plugin must send that same spelling.
+ln -sfn "$J" link
+RUN_OUT=$(cd "$J/link" && runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin \
+    sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir=wb "$J/run.sbatch" 2>&1)
+JOB=$(lab_jobid "$RUN_OUT")
+[ -n "$JOB" ] || t_fail "sbatch from the symlinked directory submitted nothing"
+expect_field "$JOB" WorkDir "$J/link/wb" "--chdir=wb from $J/link"
+expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir=wb from $J/link"
+t_ok "sbatch --xmem with a relative --chdir (wb, ./wb, and wb under a symlinked \$PWD) is packed (shard:2)"
 
 # 12. The environment: a decision made with VIRTUAL_ENV=/venvs/a, attached to a job
 #     submitted with VIRTUAL_ENV=/venvs/b, is ignored; with /venvs/a it packs.
