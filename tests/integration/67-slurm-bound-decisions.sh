@@ -8,7 +8,7 @@
 # Against the real xmemd (7-9): a client that names big.sbatch but profiles tiny.py is
 # refused (script_mismatch), a --wrap decision is bound to its own command, and a decision
 # made in directory A does not fit a job whose --chdir is B, where big.py differs (10-11),
-# nor a job submitted with another VIRTUAL_ENV (12).
+# nor a job submitted with another VIRTUAL_ENV (12); srun and salloc still pack (13).
 T_NAME=67-slurm-bound-decisions
 . "$(dirname "$0")/lab/testlib.sh"
 t_require_lab
@@ -224,5 +224,19 @@ ask "$run_a"
 VIRTUAL_ENV=/venvs/a forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "a decision made with /venvs/a on a job with /venvs/a"
 t_ok "a decision made with VIRTUAL_ENV=/venvs/a is ignored for a job with /venvs/b (gpu:1) and applied with /venvs/a (shard:2)"
+
+# 13. srun and salloc outside a job are bound to their directory too (getcwd, as the plugin
+#     sends it); their environment is not (slurmctld gives Lua none for them): both pack.
+log_count() { grep -cE "xmem: uid $UID_U: $1" "$LAB/log/slurmctld.log" || true; }
+ignored=$(log_count "decision ignored") packed=$(log_count "estimate=3686M .*-> shard:2")
+for c in srun salloc; do
+    out=$(cd "$J/wa" && runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin \
+        timeout 60 $c --gres=gpu:1 --xmem python3 big.py --fake-limit-mb=4096 2>&1) ||
+        t_fail "$c --xmem failed: $out"
+done
+[ "$(log_count "decision ignored")" = "$ignored" ] || t_fail "srun/salloc: a decision was ignored"
+[ "$(log_count "estimate=3686M .*-> shard:2")" = $((packed + 2)) ] ||
+    t_fail "srun/salloc: expected two more packed jobs in the controller log"
+t_ok "srun and salloc --xmem decisions from $J/wa are applied (shard:2)"
 
 t_done
