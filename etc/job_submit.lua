@@ -83,32 +83,62 @@ local function verify_decision(cred, job_uid, policy)
   return d
 end
 
--- The SHA-256 of the job's batch script, as xmemd signs it: "-" for none (srun, salloc). A
--- --wrap job's script is the one sbatch built from the command, which xmemd builds the same
--- way, so a decision for one --wrap command does not fit another. sha256sum, not Lua:
+-- The SHA-256 (hex) of each text, in one sha256sum run, or nil. sha256sum, not Lua:
 -- slurmctld's Lua 5.1 has no bit operators, and one fork costs a few ms where arithmetic
 -- SHA-256 in Lua would hold the controller for seconds on a large script (docs/slurm.md).
-local function script_sha256(script)
-  if script == nil or script == "" then return "-" end
-  local tmp = os.tmpname()
-  local f = io.open(tmp, "wb")
-  if not f then return nil end
-  f:write(script)
-  f:close()
-  local p = io.popen("sha256sum < " .. tmp)
+local function sha256_each(texts)
+  local files, digests = {}, {}
+  for i, text in ipairs(texts) do
+    files[i] = os.tmpname()
+    local f = io.open(files[i], "wb")
+    if f then f:write(text); f:close() end
+  end
+  local p = io.popen("sha256sum " .. table.concat(files, " ") .. " 2>/dev/null")
   local out = p and p:read("*a") or ""
   if p then p:close() end
-  os.remove(tmp)
-  return out:match("^(%x+)")
+  for _, name in ipairs(files) do os.remove(name) end
+  for hex in out:gmatch("(%x+)  [^\n]*") do digests[#digests + 1] = hex end
+  if #digests ~= #texts then return nil end
+  return digests
 end
 
--- Was the decision made for this job: its batch script and its GPU request? nil, or why not.
+-- The text xmemd hashes into the decision's env (signer.h, request_env_text): each name the
+-- decision lists, "NAME=<bytes>:<value>\n" when the job has it, "NAME\n" when not.
+local function env_text(names, environment)
+  local out = {}
+  for name in names:gmatch("[^:]+") do
+    local v = environment and environment[name]
+    out[#out + 1] = v and string.format("%s=%d:%s\n", name, #v, v) or name .. "\n"
+  end
+  return table.concat(out)
+end
+
+-- Was the decision made for this job: its batch script, its working directory, its
+-- environment and its GPU request? nil, or why not. The script's digest is "-" for none
+-- (srun, salloc); a --wrap job's script is the one sbatch built from the command, which xmemd
+-- builds the same way, so a decision for one --wrap command does not fit another. The
+-- directory is work_dir as sbatch sent it (--chdir, or the submit directory), the same
+-- string the profile ran in: a decision made where big.py is a tiny file does not fit a job
+-- run elsewhere. The environment is compared for batch jobs only: slurmctld gives Lua no
+-- other job's environment (docs/slurm.md says what stays unbound).
 local function decision_mismatch(d, job_desc, gres)
-  local digest = script_sha256(job_desc.script)
-  if digest == nil then return "cannot compute the batch script's SHA-256 (is sha256sum installed?)" end
+  local script, dir = job_desc.script, job_desc.work_dir
+  if dir == nil or dir == "" then return "the job names no working directory" end
+  local batch = script ~= nil and script ~= ""
+  local hex = sha256_each({ script or "", dir, batch and env_text(d.envnames, job_desc.environment) or "" })
+  if hex == nil then return "cannot compute the job's SHA-256 digests (is sha256sum installed?)" end
+  local digest = batch and hex[1] or "-"
   if d.script ~= digest then
     return string.format("decision was made for another batch script (sha256 %s, this job's %s)",
       d.script:sub(1, 12), digest:sub(1, 12))
+  end
+  if d.dir ~= hex[2] then
+    return string.format("decision was made in another working directory than this job's %s"
+      .. " (sha256 %s, this job's %s)", dir, d.dir:sub(1, 12), hex[2]:sub(1, 12))
+  end
+  if batch and d.env ~= hex[3] then
+    return string.format("decision was made with other values of %s than this job's"
+      .. " (sha256 %s, this job's %s)", d.envnames:gsub(":", ", "), d.env:sub(1, 12), hex[3]:sub(1, 12))
   end
   if d.gres ~= gres then
     return string.format("decision was made for the GPU request %s, this job asks for %s", d.gres, gres)

@@ -133,8 +133,10 @@ end
 
 -- The fields of a decision payload ("xmem-decision v1 k=v k=v ..."), or nil and why. Every
 -- key is known and given once: a value smuggling a second "uid=" must not override the first.
+-- A decision without "dir" or "env" (an xmemd older than this script) is incomplete:
+-- refused. "envnames" lists the variables "env" hashes (xmemd's list, signed with it).
 local DECISION_KEYS = { uid = true, request = true, peak = true, limit = true, gpu = true,
-  script = true, gres = true, expires = true }
+  script = true, dir = true, gres = true, envnames = true, env = true, expires = true }
 function M.parse_decision(payload)
   local body = payload:match("^xmem%-decision v1 (.*)$")
   if body == nil then return nil, "not a version 1 xmem decision" end
@@ -147,7 +149,8 @@ function M.parse_decision(payload)
     d[k] = v
   end
   d.uid, d.peak, d.limit, d.expires = tonumber(d.uid), tonumber(d.peak), tonumber(d.limit), tonumber(d.expires)
-  if d.uid == nil or d.limit == nil or d.expires == nil or d.script == nil or d.gres == nil then
+  if d.uid == nil or d.limit == nil or d.expires == nil or d.script == nil or d.dir == nil
+    or d.gres == nil or d.env == nil or d.envnames == nil or not d.envnames:match("^[%u%d_:]+$") then
     return nil, "incomplete decision: " .. payload
   end
   return d

@@ -10,6 +10,7 @@
  * Never lose a job: whatever fails here, the job is submitted with its original request
  * and a one-line warning, unless the site set on_failure=reject.
  */
+#define _GNU_SOURCE /* get_current_dir_name: sbatch's base for a relative --chdir */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -258,18 +259,38 @@ static int estimate_failed(const char *why)
     return 0;
 }
 
+/* The job's working directory as sbatch 22.05 sends it (job_desc.work_dir), which the signed
+ * decision is bound to: getcwd() without --chdir; --chdir as given when absolute; a relative
+ * one after get_current_dir_name() (the shell's $PWD when it names this directory, so maybe
+ * through a symlink) and a '/', not normalised. Malloc'd; NULL when it cannot be known. */
+static char *job_directory(const char *chdir_opt)
+{
+    char *base, *out;
+
+    if (chdir_opt == NULL)
+        return getcwd(NULL, 0);
+    if (chdir_opt[0] == '/')
+        return strdup(chdir_opt);
+    base = get_current_dir_name();
+    if (base == NULL)
+        return NULL;
+    out = malloc(strlen(base) + strlen(chdir_opt) + 2);
+    if (out != NULL)
+        sprintf(out, "%s/%s", base, chdir_opt);
+    free(base);
+    return out;
+}
+
 static int ask_daemon(struct job_input *in, int mode)
 {
     struct xmem_estimate_request req;
     struct xmem_estimate_result res;
-    char err[1024] = "", cwd[4096], entry[1024], peak[32], limit[32], gres[96];
-    char *script = NULL, **env = NULL;
+    char err[1024] = "", entry[1024], peak[32], limit[32], gres[96];
+    char *script = NULL, **env = NULL, *dir = job_directory(in->cl.chdir);
     int rc;
 
     memset(&req, 0, sizeof(req));
     memset(&res, 0, sizeof(res));
-    if (getcwd(cwd, sizeof(cwd)) == NULL)
-        snprintf(cwd, sizeof(cwd), "/");
     req.argv = (const char *const *)in->entry;
     /* The script sbatch sends is the one the decision is bound to (its SHA-256, read by
      * xmemd as the user): named absolutely, since cwd below may be --chdir's. For --wrap,
@@ -282,7 +303,7 @@ static int ask_daemon(struct job_input *in, int mode)
     }
     if (xmem_request_gpu(&in->cl, gres, sizeof(gres)) == 0)
         req.gres = gres;
-    req.cwd = in->cl.chdir ? in->cl.chdir : cwd;
+    req.cwd = dir ? dir : "/";
     /* What the job itself would get: sbatch's --export semantics (salloc and srun pass the
      * whole environment). */
     env = in->cl.command == XMEM_CMD_SBATCH
@@ -307,6 +328,7 @@ static int ask_daemon(struct job_input *in, int mode)
     rc = xmem_client_estimate(xmem__settings.socket, xmem__settings.timeout_s * 1000, &req, &res,
                               err, sizeof(err));
     free(script);
+    free(dir);
     xmem_argv_free(env);
     free((void *)req.preamble);
     free((void *)req.skipped);

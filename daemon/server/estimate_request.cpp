@@ -8,6 +8,7 @@
 #include "defaults.h"
 #include "estimate_job.h"
 #include "log.h"
+#include "sha256.h"
 #include "signer.h"
 
 #include <algorithm>
@@ -296,10 +297,22 @@ void sign(EstimateJob *job)
                    gib(job->est.limit_bytes) + " on " + job->est.gpu +
                    (job->cached ? " (cached)" : "") +
                    (job->outcome == Outcome::exceeds_gpu ? "; does not fit this GPU" : "");
-    Decision dec{job->peer.uid,       job->id,
-                 job->est.peak_bytes, job->est.limit_bytes,
-                 job->est.gpu,        job->script_sha256,
-                 job->req.gres,       time(nullptr) + cfg.policy.decision_ttl_seconds};
+    Decision dec;
+    dec.uid = job->peer.uid;
+    dec.request_id = job->id;
+    dec.peak_bytes = job->est.peak_bytes;
+    dec.limit_bytes = job->est.limit_bytes;
+    dec.gpu = job->est.gpu;
+    dec.script_sha256 = job->script_sha256;
+    // The directory is bound as the path the profile's chdir used, not its realpath: the job's
+    // work_dir is the same string (sbatch's --chdir or getcwd), which job_submit.lua cannot
+    // resolve, and a path that changes meaning in between is the user's own doing, like an
+    // edited big.py.
+    dec.dir_sha256 = sha256_hex(job->req.cwd);
+    dec.gres = job->req.gres;
+    // What the profile ran with (the cache key hashes the same variables, so a hit agrees).
+    dec.env_sha256 = sha256_hex(request_env_text(job->req.env));
+    dec.expires = time(nullptr) + cfg.policy.decision_ttl_seconds;
     auto cred =
         munge_sign(decision_payload(dec), cfg.munge_socket, cfg.policy.decision_ttl_seconds);
     if (!cred) {

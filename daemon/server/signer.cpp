@@ -1,6 +1,9 @@
 // signer.cpp — decision payload formatting and MUNGE encoding.
 #include "signer.h"
 
+#include "contract/request_env.h"
+
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -27,8 +30,33 @@ std::string decision_payload(const Decision &d)
     return "xmem-decision v1 uid=" + std::to_string(d.uid) +
            " request=" + std::to_string(d.request_id) + " peak=" + std::to_string(d.peak_bytes) +
            " limit=" + std::to_string(d.limit_bytes) + " gpu=" + payload_word(d.gpu) +
-           " script=" + payload_word(d.script_sha256) + " gres=" + payload_word(d.gres) +
-           " expires=" + std::to_string(d.expires);
+           " script=" + payload_word(d.script_sha256) + " dir=" + payload_word(d.dir_sha256) +
+           " gres=" + payload_word(d.gres) + " envnames=" + payload_word(request_env_names()) +
+           " env=" + payload_word(d.env_sha256) + " expires=" + std::to_string(d.expires);
+}
+
+static const char *const k_bound_env[] = {XMEM_REQUEST_ENV_NAMES};
+
+std::string request_env_names()
+{
+    std::string out;
+    for (const char *name : k_bound_env)
+        out += (out.empty() ? "" : ":") + std::string(name);
+    return out;
+}
+
+std::string request_env_text(const std::vector<std::pair<std::string, std::string>> &env)
+{
+    std::string out;
+    for (const char *name : k_bound_env) {
+        auto it =
+            std::find_if(env.begin(), env.end(), [&](const auto &kv) { return kv.first == name; });
+        out += name;
+        if (it != env.end())
+            out += "=" + std::to_string(it->second.size()) + ":" + it->second;
+        out += "\n";
+    }
+    return out;
 }
 
 Result<std::string> munge_sign(const std::string &payload, const std::string &socket,

@@ -67,8 +67,10 @@ id1=$(kv "$T/e1" id)
 kv "$T/e1" decision | unmunge --socket="$T/munge/sock" >"$T/un" || fail "unmunge rejected the decision"
 grep -q "^UID: .*(0)" "$T/un" || fail "decision not signed by uid 0"
 uid1=$(id -u xmemt1)
-# No batch script and no GPU request in this request: both bindings are "-".
-grep -Eq "^xmem-decision v1 uid=$uid1 request=$id1 peak=1073741824 limit=1288490189 gpu=A100-40GB script=- gres=- expires=[0-9]+$" "$T/un" \
+# No batch script and no GPU request in this request: both bindings are "-"; the directory
+# is the digest of the cwd the request named, the environment the digest of the bound names.
+dir1=$(printf %s "$T/w" | sha256sum | cut -d' ' -f1)
+grep -Eq "^xmem-decision v1 uid=$uid1 request=$id1 peak=1073741824 limit=1288490189 gpu=A100-40GB script=- dir=$dir1 gres=- envnames=PATH:PYTHONPATH:[A-Z_:]+ env=[0-9a-f]{64} expires=[0-9]+$" "$T/un" \
     || { cat "$T/un"; fail "decision payload"; }
 
 log "root is refused (allow_root: false), ledger rows, job_end"

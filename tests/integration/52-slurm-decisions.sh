@@ -16,7 +16,13 @@ lab_forge_client
 now=$(date +%s)
 # A --wrap job's decision names the script sbatch builds from the command (sbatch 22.05).
 wrap_sha=$(printf '#!/bin/sh\n# This script was created by sbatch --wrap.\n\npython3 train.py\n' | sha256sum | cut -d' ' -f1)
-payload() { echo "xmem-decision v1 uid=$1 request=7 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$wrap_sha gres=gpu:1 expires=$2"; }
+# And the directory it ran in: the jobs directory, as sbatch's getcwd spells it.
+jobs_dir=$(pwd -P | tr -d '\n' | sha256sum | cut -d' ' -f1)
+# And its environment, over PATH alone (the payload names what it binds): root's, as
+# forged_sbatch runs sbatch.
+path=$(runuser -u root -- printenv PATH)
+job_env=$(printf 'PATH=%d:%s\n' "${#path}" "$path" | sha256sum | cut -d' ' -f1)
+payload() { echo "xmem-decision v1 uid=$1 request=7 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$wrap_sha dir=$jobs_dir gres=gpu:1 envnames=PATH env=$job_env expires=$2"; }
 
 # forged_submit AS_USER CREDENTIAL: submits a held gpu:1 --wrap job carrying the credential.
 forged_submit() { forged_sbatch "$1" "$2" --gres=gpu:1 --wrap "python3 train.py"; }

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # A decision is bound to the job it was made for (issue 15, findings 10 and 11): the SHA-256
-# of its batch script and its GPU request are in the signed payload, and job_submit.lua
-# compares them with the job it is attached to. An unprivileged user holding a genuine
+# of its batch script, the SHA-256 of its working directory, of the variables that decide
+# what it runs (PATH, VIRTUAL_ENV, ...) and its GPU request are in the signed payload, and job_submit.lua compares them with the job it is attached to. An unprivileged user holding a genuine
 # decision (signed by xmemd's uid for them) for tiny.sbatch cannot apply it to big.sbatch,
 # nor to another GPU request; a payload field given twice cannot override the first; a
 # typed request (--gres=gpu:a100:1) keeps its type. Each refused job keeps its request.
 # Against the real xmemd (7-9): a client that names big.sbatch but profiles tiny.py is
-# refused (script_mismatch), and a --wrap decision is bound to its own command.
+# refused (script_mismatch), a --wrap decision is bound to its own command, and a decision
+# made in directory A does not fit a job whose --chdir is B, where big.py differs (10-11),
+# nor a job submitted with another VIRTUAL_ENV (12); srun and salloc still pack (13).
 T_NAME=67-slurm-bound-decisions
 . "$(dirname "$0")/lab/testlib.sh"
 t_require_lab
@@ -23,10 +25,17 @@ printf '#!/bin/bash\n#SBATCH --gres=gpu:1\npython3 tiny.py\n' >tiny.sbatch
 printf '#!/bin/bash\n#SBATCH --gres=gpu:1\npython3 big.py --layers 96\n' >big.sbatch
 chmod a+r tiny.sbatch big.sbatch
 tiny=$(sha256sum <tiny.sbatch | cut -d' ' -f1)
+# The jobs directory as sbatch sends it without --chdir (getcwd: no symlinks), and its digest.
+J=$(pwd -P)
+jobs_dir=$(printf %s "$J" | sha256sum | cut -d' ' -f1)
+# The environment a forged job of U's has, over PATH alone: the payload lists the names it
+# binds (envnames), and the controller hashes those (signer.h, request_env_text).
+path=$(runuser -u $U -- printenv PATH)
+job_env=$(printf 'PATH=%d:%s\n' "${#path}" "$path" | sha256sum | cut -d' ' -f1)
 later=$(($(date +%s) + 600))
-# decision SCRIPT_SHA GRES [EXTRA]: what xmemd signs for uid U (4 GiB limit → shard:2).
+# decision SCRIPT_SHA GRES [EXTRA]: what xmemd signs for uid U in $J (4 GiB limit → shard:2).
 decision() {
-    cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$1 gres=$2 ${3:-}expires=$later"
+    cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$1 dir=$jobs_dir gres=$2 envnames=PATH env=$job_env ${3:-}expires=$later"
 }
 
 # expect_refused WHY_REGEX REQUEST WHAT
@@ -68,6 +77,12 @@ forged_sbatch $U "$(decision "$tiny" gpu:1 "whole=0 ")" tiny.sbatch
 expect_refused "unknown decision field 'whole'" gres:gpu:1 "unknown field"
 t_ok "a payload field given twice, or unknown, refuses the decision"
 
+# 5b. A decision without the directory (an older xmemd) is refused: they upgrade together.
+#     (Test 40 checks that xmemd signs dir and env.)
+forged_sbatch $U "$(cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$tiny gres=gpu:1 envnames=PATH env=$job_env expires=$later")" tiny.sbatch
+expect_refused "incomplete decision: .*" gres:gpu:1 "decision without dir"
+t_ok "a decision that names no working directory is refused"
+
 # 6. A typed request keeps its type: a share has none, so the job keeps its whole GPU.
 forged_sbatch $U "$(decision "$tiny" gpu:a100:1)" --gres=gpu:a100:1 tiny.sbatch
 expect_field "$JOB" TresPerNode gres:gpu:a100:1 "typed request"
@@ -79,8 +94,12 @@ t_ok "--gres=gpu:a100:1 keeps its type (whole GPU, with the reason)"
 # ---- Against the real xmemd, through its socket, as the unprivileged user (the fake
 # profiler sizes a job from its --fake-limit-mb argument).
 cat >ask.py <<'PY'
-import json, socket, struct, sys
-body = json.dumps(json.loads(sys.argv[2])).encode()
+import json, os, socket, struct, sys
+# The environment this user's sbatch would export, as the plugin sends it (xmemd keeps its
+# list of variables), with the request's own values over it.
+req = json.loads(sys.argv[2])
+req["env"] = {**os.environ, **req.get("env", {})}
+body = json.dumps(req).encode()
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.settimeout(60)
 s.connect(sys.argv[1])
@@ -106,11 +125,10 @@ chmod a+r big2.sbatch
 # ask BODY_JSON: ASK_OUTCOME, ASK_DECISION, ASK_MESSAGE from xmemd, asked as U.
 ask() {
     local out
-    out=$(cd "$LAB/jobs" && runuser -u $U -- timeout 90 python3 ask.py "$LAB/run/xmemd.sock" "$1" 2>&1)
+    out=$(cd "$J" && runuser -u $U -- timeout 90 python3 ask.py "$LAB/run/xmemd.sock" "$1" 2>&1)
     ASK_OUTCOME=$(sed -n 1p <<<"$out") ASK_DECISION=$(sed -n 2p <<<"$out") ASK_MESSAGE=$(sed -n 3p <<<"$out")
     echo "ask $1 -> $ASK_OUTCOME: $ASK_MESSAGE" >&2
 }
-J=$LAB/jobs
 
 # 7. big2.sbatch's path with tiny.py's argv: refused, nothing signed, nothing profiled.
 ask '{"argv":["python3","tiny.py","--fake-limit-mb=2048"],"cwd":"'"$J"'","script":"'"$J"'/big2.sbatch","gres":"gpu:1","preamble":[{"line":3,"text":"export OMP_NUM_THREADS=2"}]}'
@@ -153,4 +171,72 @@ want=$(printf '#!/bin/sh\n# This script was created by sbatch --wrap.\n\npython3
 [ "$(sha256sum <"$J/wrap-script.out")" = "$want" ] ||
     t_fail "sbatch's --wrap script is not the one xmemd builds: $(od -c "$J/wrap-script.out" | head -5)"
 t_ok "sbatch --xmem --wrap through the real plugin and xmemd is packed (shard:2)"
+# 10. The working directory: a decision made in A, attached to a job run in B (--chdir),
+#     where big.py is another file, is ignored; the same script in A still packs.
+mkdir -p wa wb
+echo 'print("tiny")' >wa/big.py
+printf 'print("big")\n' >wb/big.py
+chmod a+rx wa wb && chmod a+r wa/big.py wb/big.py
+printf '#!/bin/bash\n#SBATCH --gres=gpu:1\npython3 big.py --fake-limit-mb=4096\n' >run.sbatch
+chmod a+r run.sbatch
+ask '{"argv":["python3","big.py","--fake-limit-mb=4096"],"cwd":"'"$J/wa"'","script":"'"$J"'/run.sbatch","gres":"gpu:1"}'
+[ "$ASK_OUTCOME" = estimated ] || t_fail "run.sbatch in wa: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+wa=$(printf %s "$J/wa" | sha256sum | cut -d' ' -f1)
+forged_sbatch $U "$ASK_DECISION" --chdir="$J/wb" run.sbatch
+expect_refused "decision was made in another working directory than this job's $J/wb \(sha256 ${wa:0:12}, this job's [0-9a-f]{12}\)" \
+    gres:gpu:1 "a decision made in wa on a job run in wb"
+expect_field "$JOB" WorkDir "$J/wb" "the refused job's directory"
+ask '{"argv":["python3","big.py","--fake-limit-mb=4096"],"cwd":"'"$J/wa"'","script":"'"$J"'/run.sbatch","gres":"gpu:1"}'
+forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
+expect_field "$JOB" TresPerNode gres:shard:2 "a decision made in wa on a job run in wa"
+t_ok "a decision made in wa is ignored for --chdir=wb (the job keeps gpu:1) and applied in wa (shard:2)"
+
+# 11. The real plugin with --chdir: it sends the directory sbatch sets as work_dir.
+submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir="$J/wb" run.sbatch
+expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir"
+t_ok "sbatch --xmem --chdir=wb through the real plugin and xmemd is packed (shard:2)"
+# A relative --chdir: sbatch makes it absolute against its cwd, and so must the plugin.
+for rel in wb ./wb; do
+    submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir=$rel run.sbatch
+    expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir=$rel"
+    echo "--chdir=$rel: WorkDir=$(lab_field "$JOB" WorkDir)" >&2
+done
+# From a directory entered through a symlink, sbatch bases a relative --chdir on $PWD
+# (get_current_dir_name), not on getcwd: the plugin must send that same spelling.
+ln -sfn "$J" link
+RUN_OUT=$(cd "$J/link" && runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin \
+    sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir=wb "$J/run.sbatch" 2>&1)
+JOB=$(lab_jobid "$RUN_OUT")
+[ -n "$JOB" ] || t_fail "sbatch from the symlinked directory submitted nothing"
+expect_field "$JOB" WorkDir "$J/link/wb" "--chdir=wb from $J/link"
+expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir=wb from $J/link"
+t_ok "sbatch --xmem with a relative --chdir (wb, ./wb, and wb under a symlinked \$PWD) is packed (shard:2)"
+
+# 12. The environment: a decision made with VIRTUAL_ENV=/venvs/a, attached to a job
+#     submitted with VIRTUAL_ENV=/venvs/b, is ignored; with /venvs/a it packs.
+run_a='{"argv":["python3","big.py","--fake-limit-mb=4096"],"cwd":"'"$J/wa"'","script":"'"$J"'/run.sbatch","gres":"gpu:1","env":{"VIRTUAL_ENV":"/venvs/a"}}'
+ask "$run_a"
+[ "$ASK_OUTCOME" = estimated ] || t_fail "run.sbatch with /venvs/a: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+VIRTUAL_ENV=/venvs/b forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
+expect_refused "decision was made with other values of PATH, PYTHONPATH, .*VIRTUAL_ENV, .* than this job's \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
+    gres:gpu:1 "a decision made with /venvs/a on a job submitted with /venvs/b"
+ask "$run_a"
+VIRTUAL_ENV=/venvs/a forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
+expect_field "$JOB" TresPerNode gres:shard:2 "a decision made with /venvs/a on a job with /venvs/a"
+t_ok "a decision made with VIRTUAL_ENV=/venvs/a is ignored for a job with /venvs/b (gpu:1) and applied with /venvs/a (shard:2)"
+
+# 13. srun and salloc outside a job are bound to their directory too (getcwd, as the plugin
+#     sends it); their environment is not (slurmctld gives Lua none for them): both pack.
+log_count() { grep -cE "xmem: uid $UID_U: $1" "$LAB/log/slurmctld.log" || true; }
+ignored=$(log_count "decision ignored") packed=$(log_count "estimate=3686M .*-> shard:2")
+for c in srun salloc; do
+    out=$(cd "$J/wa" && runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin \
+        timeout 60 $c --gres=gpu:1 --xmem python3 big.py --fake-limit-mb=4096 2>&1) ||
+        t_fail "$c --xmem failed: $out"
+done
+[ "$(log_count "decision ignored")" = "$ignored" ] || t_fail "srun/salloc: a decision was ignored"
+[ "$(log_count "estimate=3686M .*-> shard:2")" = $((packed + 2)) ] ||
+    t_fail "srun/salloc: expected two more packed jobs in the controller log"
+t_ok "srun and salloc --xmem decisions from $J/wa are applied (shard:2)"
+
 t_done

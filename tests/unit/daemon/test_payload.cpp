@@ -3,30 +3,91 @@
 #include "cmocka.hpp"
 #include "estimate_job.h"
 #include "verdict.h"
+#include "sha256.h"
 #include "signer.h"
 #include "test-list.h"
 
+#include <algorithm>
+
 using namespace xmem::server;
+
+// The bound variable names, as the payload carries them.
+static std::string env_names()
+{
+    return "PATH:PYTHONPATH:PYTHONHOME:PYTHONNOUSERSITE:PYTHONUSERBASE:VIRTUAL_ENV:"
+           "LD_LIBRARY_PATH:MODULEPATH:MODULESHOME:LOADEDMODULES:_LMFILES_:CUDA_HOME:CUDA_PATH:"
+           "PYTORCH_CUDA_ALLOC_CONF:PYTORCH_ALLOC_CONF";
+}
 
 static void decision_line(void **)
 {
-    Decision d{1001,          42,          1073741824ULL,
-               1288490189ULL, "A100-40GB", std::string(64, 'a'),
-               "gpu:a100:1",  1796230000};
+    Decision d{1001,
+               42,
+               1073741824ULL,
+               1288490189ULL,
+               "A100-40GB",
+               std::string(64, 'a'),
+               std::string(64, 'b'),
+               "gpu:a100:1",
+               std::string(64, 'c'),
+               1796230000};
     assert_string_equal(decision_payload(d).c_str(),
                         ("xmem-decision v1 uid=1001 request=42 peak=1073741824 limit=1288490189 "
                          "gpu=A100-40GB script=" +
-                         std::string(64, 'a') + " gres=gpu:a100:1 expires=1796230000")
+                         std::string(64, 'a') + " dir=" + std::string(64, 'b') +
+                         " gres=gpu:a100:1 envnames=" + env_names() +
+                         " env=" + std::string(64, 'c') + " expires=1796230000")
                             .c_str());
-    Decision big{4294967294u, 18446744073709551615ULL, 0, 1ULL << 40, "H100-80GB", "-", "", 0};
+    Decision big{
+        4294967294u, 18446744073709551615ULL, 0, 1ULL << 40, "H100-80GB", "-", "", "", "", 0};
     assert_string_equal(decision_payload(big).c_str(),
-                        "xmem-decision v1 uid=4294967294 request=18446744073709551615 peak=0 "
-                        "limit=1099511627776 gpu=H100-80GB script=- gres=- expires=0");
+                        ("xmem-decision v1 uid=4294967294 request=18446744073709551615 peak=0 "
+                         "limit=1099511627776 gpu=H100-80GB script=- dir=- gres=- envnames=" +
+                         env_names() + " env=- expires=0")
+                            .c_str());
     // A value cannot carry a second field: the profiler's GPU name is one word.
-    Decision evil{1001, 1, 1, 1, "A100 uid=0 limit=1", "", "gpu:1 uid=0", 0};
+    Decision evil{1001, 1, 1, 1, "A100 uid=0 limit=1", "", "x dir=y", "gpu:1 uid=0", "", 0};
     assert_string_equal(decision_payload(evil).c_str(),
-                        "xmem-decision v1 uid=1001 request=1 peak=1 limit=1 "
-                        "gpu=A100_uid_0_limit_1 script=- gres=gpu:1_uid_0 expires=0");
+                        ("xmem-decision v1 uid=1001 request=1 peak=1 limit=1 "
+                         "gpu=A100_uid_0_limit_1 script=- dir=x_dir_y gres=gpu:1_uid_0 envnames=" +
+                         env_names() + " env=- expires=0")
+                            .c_str());
+}
+
+// The directory is bound by the digest of the path the profile ran in, spelled as the request
+// named it: whatever it holds (spaces, '=', newlines), the payload field is one hex word, and
+// the digest is the one job_submit.lua computes with sha256sum over job_desc.work_dir.
+static void decision_directory_digest(void **)
+{
+    assert_string_equal(sha256_hex("/home/u/A").c_str(),
+                        "32045075668f86a5ab9f2f1ac402c0e5b41af3e0541c759e499f95a481b58b20");
+    std::string odd = "/home/u/my dir=1\nuid=0";
+    Decision d{1001, 1, 1, 1, "A100", "-", sha256_hex(odd), "-", "", 0};
+    std::string p = decision_payload(d);
+    assert_contains(p, " dir=" + sha256_hex(odd) + " gres=- ");
+    assert_int_equal(std::count(p.begin(), p.end(), '='), 11);
+    assert_true(sha256_hex("/home/u/A") != sha256_hex("/home/u/A/"));
+}
+
+// The environment text job_submit.lua rebuilds from job_desc.environment: every bound name in
+// order, a length before each value, unset apart from empty, prefix families left out.
+static void decision_environment_text(void **)
+{
+    std::string unset;
+    for (size_t i = 0, j = 0; j != std::string::npos; i = j + 1) {
+        j = env_names().find(':', i);
+        unset += env_names().substr(i, j == std::string::npos ? j : j - i) + "\n";
+    }
+    assert_string_equal(request_env_text({}).c_str(), unset.c_str());
+    std::string t = request_env_text({{"CONDA_PREFIX", "/c"},
+                                      {"PATH", "/b:/v/bin"},
+                                      {"PYTHONPATH", "a\nPYTHONHOME=x"},
+                                      {"VIRTUAL_ENV", ""}});
+    assert_string_equal(t.substr(0, t.find("PYTHONNOUSERSITE")).c_str(),
+                        "PATH=9:/b:/v/bin\nPYTHONPATH=14:a\nPYTHONHOME=x\nPYTHONHOME\n");
+    assert_contains(t, "\nVIRTUAL_ENV=0:\nLD_LIBRARY_PATH\n");
+    assert_true(t.find("CONDA") == std::string::npos);
+    assert_string_equal(request_env_names().c_str(), env_names().c_str());
 }
 
 static void estimator_command_line(void **)
@@ -119,8 +180,11 @@ static void request_steps_and_allocator_env(void **)
 
 int test_group_payload(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(decision_line), cmocka_unit_test(estimator_command_line),
-        cmocka_unit_test(request_validation), cmocka_unit_test(request_steps_and_allocator_env)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(decision_line),
+                                       cmocka_unit_test(decision_directory_digest),
+                                       cmocka_unit_test(decision_environment_text),
+                                       cmocka_unit_test(estimator_command_line),
+                                       cmocka_unit_test(request_validation),
+                                       cmocka_unit_test(request_steps_and_allocator_env)};
     return cmocka_run_group_tests_name("payload", tests, nullptr, nullptr);
 }

@@ -37,9 +37,22 @@ eq(xmem.gpu_request("", "gres:gpu:a100:1", ""), "gpu:a100:1", "canonical typed, 
 
 -- Decision payloads: every key known, each once (a smuggled "uid=" cannot override).
 local S = string.rep("a", 64)
-local d = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " gres=gpu:1 expires=9")
+local bad, why
+local D = string.rep("b", 64)
+local E = " envnames=PATH:VIRTUAL_ENV env=" .. string.rep("c", 64)
+local d = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D .. " gres=gpu:1" .. E .. " expires=9")
 eq(d and d.uid, 5, "payload uid"); eq(d and d.script, S, "payload script"); eq(d and d.gres, "gpu:1", "payload gres")
-local bad, why = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 uid=0 limit=1 script=- gres=- expires=9")
+eq(d and d.dir, D, "payload dir"); eq(d and d.envnames, "PATH:VIRTUAL_ENV", "payload envnames")
+-- Bound to the environment: a decision without it, or with a name list that is not names, is refused.
+local noenv, ewhy = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=- dir=" .. D .. " gres=- expires=9")
+eq(noenv, nil, "decision without env refused"); eq(ewhy and ewhy:find("incomplete decision", 1, true), 1, "no-env message")
+eq(xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=- dir=" .. D .. " gres=- envnames=PATH.x env=- expires=9"), nil, "odd envnames refused")
+-- Bound to the working directory: a decision from an xmemd that does not sign one is refused.
+local nodir, nwhy = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " gres=gpu:1" .. E .. " expires=9")
+eq(nodir, nil, "decision without dir refused"); eq(nwhy and nwhy:find("incomplete decision", 1, true), 1, "no-dir message")
+bad, why = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=- dir=" .. D .. " dir=" .. S .. " gres=- expires=9")
+eq(bad, nil, "repeated dir refused"); eq(why, "decision field 'dir' given twice", "repeated dir message")
+bad, why = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 uid=0 limit=1 script=- gres=- expires=9")
 eq(bad, nil, "repeated key refused"); eq(why, "decision field 'uid' given twice", "repeated key message")
 bad, why = xmem.parse_decision("xmem-decision v1 uid=5 limit=2 evil=1 script=- gres=- expires=9")
 eq(bad, nil, "unknown key refused"); eq(why, "unknown decision field 'evil'", "unknown key message")
