@@ -71,8 +71,9 @@ out=$(cat "$J/packed.out")
 grep -qE "$XMEM_LINE" <<<"$out" || t_fail "packed output lacks xmem's line: $out"
 grep -qx "run 1: limit=none shards=10" <<<"$out" || t_fail "rerun not whole or still limited: $out"
 [ "$(grep -c '^xmem: ' <<<"$out")" = 1 ] || t_fail "not exactly one xmem line: $out"
-lab_comment "$packed" | grep -q "xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole" ||
-    t_fail "comment lacks the mark: $(lab_comment "$packed")"
+admin_comment() { timeout 10 scontrol show job "$1" | sed -n 's/^ *AdminComment=\(.*[^ ]\) *$/\1/p'; }
+admin_comment "$packed" | grep -q "xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole" ||
+    t_fail "AdminComment lacks the mark: $(admin_comment "$packed")"
 t_ok "packed job $packed OOMed on shard:3, was requeued once (same id, priority $packed_prio), reran on shard:10 without a limit and completed; its output says so"
 
 # 2. OOM on the rerun too: not requeued a second time.
