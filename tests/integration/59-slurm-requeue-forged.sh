@@ -6,22 +6,12 @@
 # still requeued once on a whole GPU, with the mark in the AdminComment, read back as them.
 T_NAME=59-slurm-requeue-forged
 . "$(dirname "$0")/lab/testlib.sh"
+. "$(dirname "$0")/58-requeue-common.bash"
 t_require_lab
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
 id xmemt1 >/dev/null 2>&1 || t_skip "no second user xmemt1 (the daemon tests' user)"
 
-XMEM_LAB_PROFILER=fake lab_up shard
-[ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
-# A requeued job waits for the credential lifetime (cred_expire, read at start) plus 1 s.
-sed -i 's|^AuthInfo=.*|&,cred_expire=5|' "$LAB/etc/slurm.conf"
-lab_stop_pidfile "$LAB/run/slurmctld.pid"
-XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -f "$SLURM_CONF" {LAB_LOCK_FD}>&- ||
-    t_fail "slurmctld did not restart"
-lab_wait_for 30 lab_node_ready || t_fail "node not idle after the slurmctld restart"
-
-J=$LAB/jobs
-cd "$J" || t_fail "no $J"
-echo 'print("training")' >train.py
+requeue_lab_up
 # job_script FILE LIMIT_MB FIRST_RUN: FIRST_RUN is what the first run does; a rerun reports
 # its limit and share and succeeds.
 job_script() {
@@ -40,8 +30,6 @@ job_script held.sbatch 8006 'exit 0'
 as_user() { submit_as xmemt1 "$@"; }
 # user CMD...: runs CMD as xmemt1 (RUN_OUT, RUN_RC).
 user() { run runuser -u xmemt1 -- env SLURM_CONF="$SLURM_CONF" "$@"; }
-admin_comment() { timeout 10 scontrol show job "$1" | sed -n 's/^ *AdminComment=\(.*[^ ]\) *$/\1/p'; }
-finished() { lab_wait_state "$1" 60 COMPLETED FAILED || t_fail "job $1 did not finish"; }
 
 as_user timeout 60 sbatch --xmem -o "$J/forged.out" forged.sbatch
 forged=$JOB
