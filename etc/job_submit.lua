@@ -146,9 +146,15 @@ local function decision_mismatch(d, job_desc, gres)
   return nil
 end
 
+-- xmem's record goes twice: into the Comment, for the user to read, and into the
+-- AdminComment, which only root and Slurm operators can change after submission: the
+-- plugin reads only that one (the packing record, then the requeue mark; a user who edits
+-- their Comment changes nothing xmem believes). docs/enforcement.md "After an OOM".
 local function add_comment(job_desc, text)
-  local c = job_desc.comment
-  if c and c ~= "" then job_desc.comment = c .. "; " .. text else job_desc.comment = text end
+  for _, key in ipairs({ "comment", "admin_comment" }) do
+    local c = job_desc[key]
+    if c and c ~= "" then job_desc[key] = c .. "; " .. text else job_desc[key] = text end
+  end
 end
 
 local function mb(bytes) return math.floor((bytes + 1048575) / 1048576) end
@@ -259,13 +265,46 @@ end
 
 -- Never lose a job: whatever goes wrong in xmem's part, the job is accepted as it stands.
 function slurm_job_submit(job_desc, part_list, submit_uid)
+  -- slurmctld takes an AdminComment from any submitter (its check is on update only): a
+  -- user's own could carry a forged packing record or requeue mark.
+  if submit_uid ~= 0 and job_desc.admin_comment ~= nil and job_desc.admin_comment ~= "" then
+    log("uid %d: AdminComment set at submission dropped (only root and operators write it)", submit_uid)
+    job_desc.admin_comment = ""
+  end
   local ok, err = pcall(xmem_job_submit, job_desc, submit_uid)
   if not ok then log("internal error: %s; job accepted as submitted", tostring(err)) end
   return slurm.SUCCESS
 end
 
-function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+-- A packed job's limit was sized for its share: a user who changes its GPU request (a
+-- smaller share, or gpu:1 back) would keep a limit made for another request. Only root (the
+-- requeue after an OOM sets the rerun's share as root) changes it.
+local function xmem_job_modify(job_desc, job_rec, modify_uid)
+  if modify_uid == 0 then return slurm.SUCCESS end
+  local record = job_rec.admin_comment
+  if record == nil or not record:match("xmem: estimate=[^;]*request=[^;]*%->") then return slurm.SUCCESS end
+  for _, key in ipairs({ "tres_per_node", "tres_per_job", "tres_per_task" }) do
+    local v = job_desc[key]
+    if v ~= nil and v ~= "" then
+      log("uid %d: job %s: change of %s to %s refused (packed by xmem)", modify_uid,
+        tostring(job_rec.job_id), key, v)
+      -- 22.05's scontrol shows only the code's text ("Access/permission denied"); the line
+      -- reaches the user where Slurm passes job_modify's messages on, and the log always.
+      slurm.log_user("xmem: job %s: its GPU request was set by xmem with a memory limit for that share and cannot be changed (scancel it and resubmit with --xmem or without it)",
+        tostring(job_rec.job_id))
+      return slurm.ESLURM_ACCESS_DENIED or slurm.ERROR
+    end
+  end
   return slurm.SUCCESS
+end
+
+function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
+  local ok, rc = pcall(xmem_job_modify, job_desc, job_rec, modify_uid)
+  if not ok then
+    log("internal error in job_modify: %s; update allowed", tostring(rc))
+    return slurm.SUCCESS
+  end
+  return rc
 end
 
 log("job_submit.lua loaded from %s", DIR)

@@ -5,11 +5,15 @@
  * StdOut=/StdErr= itself, and prints each of them on a line of its own, so a path may hold
  * spaces).
  *
- * For the requeue after a CUDA OOM (requeue.c): the comment, the request per node, the node,
- * the priority and whether it is a batch job.
+ * For the requeue after a CUDA OOM (requeue.c): the admin comment, the request per node, the
+ * node, the priority and whether it is a batch job. xmem's records (job_submit.lua's packing
+ * record, the requeue mark) are read from AdminComment, which only root and Slurm operators
+ * can set; the Comment is the user's and never read (docs/enforcement.md "After an OOM").
  *
  * A field the user can write into (job name, comment, paths) could carry a forged
  * "Account=..." or a line "StdOut=...": a key seen more than once is ambiguous and ignored.
+ * For AdminComment, the key anywhere else in the text (a comment holding "\n AdminComment=")
+ * makes it ambiguous too: a forged record must never be the only one seen.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +79,20 @@ static unsigned long long token_number(const char *text, const char *key)
     return end == v || *end != '\0' || v[0] == '-' ? 0 : n;
 }
 
+/* The AdminComment line, only when "AdminComment=" appears once in the whole text. */
+static void admin_comment(const char *text, char *out, size_t outlen)
+{
+    const char *first = strstr(text, "AdminComment=");
+
+    out[0] = '\0';
+    if (first == NULL || strstr(first + 1, "AdminComment=") != NULL ||
+        line_value(text, "AdminComment=", out, outlen) < 0)
+        return;
+    /* 22.05 ends the line with a blank ("AdminComment=x "); xmem's records need none. */
+    for (size_t n = strlen(out); n > 0 && out[n - 1] == ' ';)
+        out[--n] = '\0';
+}
+
 void xmem_job_info_parse(const char *text, struct xmem_job_info *info)
 {
     memset(info, 0, sizeof(*info));
@@ -82,11 +100,7 @@ void xmem_job_info_parse(const char *text, struct xmem_job_info *info)
     line_value(text, "StdErr=", info->std_err, sizeof(info->std_err));
     token_value(text, "Account=", info->account, sizeof(info->account));
     token_value(text, "Partition=", info->partition, sizeof(info->partition));
-    line_value(text, "Comment=", info->comment, sizeof(info->comment));
-    /* 22.05 ends the line with a blank ("Comment=x "); a path may end with one, a comment
-     * needs none. */
-    for (size_t n = strlen(info->comment); n > 0 && info->comment[n - 1] == ' ';)
-        info->comment[--n] = '\0';
+    admin_comment(text, info->admin_comment, sizeof(info->admin_comment));
     line_value(text, "TresPerNode=", info->tres_per_node, sizeof(info->tres_per_node));
     token_value(text, "NodeList=", info->node_list, sizeof(info->node_list));
     info->priority = (uint32_t)token_number(text, "Priority=");

@@ -1,8 +1,9 @@
 /*
  * requeue.c — what to do when a job that ran on a GPU share ends with a CUDA OOM: the site
  * option (plugstack oom_requeue=whole|factor:F|off), reading what job_submit.lua wrote in the
- * job's comment, the decision, the mark that keeps it to once, and the scontrol command lines.
- * No SPANK here (the unit tests link it); requeue_step.c runs the commands from slurmstepd.
+ * job's AdminComment (root's: a user can edit their Comment, so it is never read), the decision,
+ * the mark that keeps it to once, and the scontrol command lines. No SPANK here (the unit tests
+ * link it); requeue_step.c runs the commands from slurmstepd.
  *
  * Why the rerun keeps its share kind: Slurm 22.05 refuses to turn a shard or mps job into a
  * gpu one (`scontrol update TresPerNode=gres:gpu:1` answers "Invalid generic resource"), so
@@ -224,7 +225,7 @@ int xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_r
     why[0] = '\0';
     if (o != NULL && (o->mode == XMEM_REQUEUE_OFF || !f->cuda_oom || !f->on_share))
         return 0; /* nothing to say: the usual case */
-    if (xmem_comment_marked(f->comment)) {
+    if (xmem_comment_marked(f->admin_comment)) {
         snprintf(why, whylen, "already requeued once after a CUDA OOM");
         return 0;
     }
@@ -232,13 +233,13 @@ int xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_r
         snprintf(why, whylen, "not a batch job (Slurm requeues batch jobs only)");
         return 0;
     }
-    if (xmem_comment_packed(f->comment, &packed) < 0) {
-        snprintf(why, whylen, "its comment does not say which share xmem gave it");
+    if (xmem_comment_packed(f->admin_comment, &packed) < 0) {
+        snprintf(why, whylen, "its AdminComment does not say which share xmem gave it");
         return 0;
     }
     snprintf(allocated, sizeof(allocated), "gres:%s:%u", packed.share.kind, packed.share.count);
     if (strcmp(allocated, f->tres_per_node) != 0) {
-        snprintf(why, whylen, "its comment names %s, but it ran on %s", allocated,
+        snprintf(why, whylen, "its AdminComment names %s, but it ran on %s", allocated,
                  f->tres_per_node[0] ? f->tres_per_node : "an unknown request");
         return 0;
     }
@@ -272,7 +273,7 @@ int xmem_requeue_argv(const char *scontrol, enum xmem_requeue_step step, const c
     a->argv[n++] = (char *)scontrol;
     switch (step) {
     case XMEM_REQUEUE_STEP_MARK:
-        w = snprintf(a->value, sizeof(a->value), "Comment=%s", arg);
+        w = snprintf(a->value, sizeof(a->value), "AdminComment=%s", arg);
         a->argv[n++] = "update";
         break;
     case XMEM_REQUEUE_STEP_HOLD:
@@ -293,7 +294,7 @@ int xmem_requeue_argv(const char *scontrol, enum xmem_requeue_step step, const c
         return -1;
     }
     if (w < 0 || (size_t)w >= sizeof(a->value))
-        return -1; /* a comment too long to keep whole: no requeue rather than a cut comment */
+        return -1; /* too long to keep whole: no requeue rather than a cut record */
     if (strcmp(a->argv[1], "update") == 0) {
         snprintf(a->job, sizeof(a->job), "JobId=%u", (unsigned)a->job_id);
         a->argv[n++] = a->job;

@@ -1,7 +1,8 @@
 /*
  * requeue_step.c — slurmstepd's side of the requeue after a CUDA OOM on a share (requeue.c
  * decides, docs/enforcement.md "After an OOM"):
- *   - at the end of the job (remote.c, as root): mark the comment, `scontrol requeuehold`,
+ *   - at the end of the job (remote.c, as root): mark the AdminComment (root's; the user's
+ *     Comment is never read), `scontrol requeuehold`,
  *     set the rerun's share, release, give back the priority;
  *   - in each task of the rerun (task_init, as the user): lift the first run's memory limit
  *     (or set the larger one) and, in the batch step, print one line to the job's stderr:
@@ -32,7 +33,7 @@ static int scontrol(uint32_t job_id, enum xmem_requeue_step step, const char *ar
     char out[512];
 
     if (xmem_requeue_argv(xmem__settings.scontrol, step, arg, &a) < 0) {
-        snprintf(err, errlen, "xmem: the job's comment is too long to add the requeue mark");
+        snprintf(err, errlen, "xmem: the job's AdminComment is too long to add the requeue mark");
         return -1;
     }
     return xmem_run_capture(a.argv, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, out, sizeof(out), err, errlen);
@@ -63,13 +64,14 @@ static unsigned share_per_gpu(const char *node, const char *kind)
 static int requeue(uint32_t job_id, const struct xmem_job_info *info,
                    const struct xmem_requeue_plan *plan)
 {
-    char mark[256], comment[2600], share[40], prio[16], err[512];
+    char mark[256], record[2600], share[40], prio[16], err[512];
 
     if (xmem_requeue_mark_format(plan, mark, sizeof(mark)) < 0)
         return -1;
-    snprintf(comment, sizeof(comment), "%s%s%s", info->comment, info->comment[0] ? "; " : "", mark);
+    snprintf(record, sizeof(record), "%s%s%s", info->admin_comment,
+             info->admin_comment[0] ? "; " : "", mark);
     snprintf(share, sizeof(share), "%s:%u", plan->to.kind, plan->to.count);
-    if (scontrol(job_id, XMEM_REQUEUE_STEP_MARK, comment, err, sizeof(err)) < 0 ||
+    if (scontrol(job_id, XMEM_REQUEUE_STEP_MARK, record, err, sizeof(err)) < 0 ||
         scontrol(job_id, XMEM_REQUEUE_STEP_HOLD, NULL, err, sizeof(err)) < 0) {
         slurm_info("xmem: job %" PRIu32 " not requeued: %s", job_id, err);
         return -1;
@@ -97,10 +99,10 @@ static void facts_from(const struct xmem_job_info *info, struct xmem_requeue_fac
     struct xmem_packed packed;
 
     f->batch = info->batch;
-    f->comment = info->comment;
+    f->admin_comment = info->admin_comment;
     f->tres_per_node = info->tres_per_node;
     f->per_gpu = 0;
-    if (xmem_comment_packed(info->comment, &packed) == 0)
+    if (xmem_comment_packed(info->admin_comment, &packed) == 0)
         f->per_gpu = share_per_gpu(info->node_list, packed.share.kind);
 }
 
@@ -111,7 +113,7 @@ int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_i
     struct xmem_requeue_plan plan;
     char share[32], why[256];
     /* A rerun reports it too: its job_end replaces the first run's in the ledger. */
-    int earlier = xmem_requeue_mark_parse(info->comment, &plan) == 0 &&
+    int earlier = xmem_requeue_mark_parse(info->admin_comment, &plan) == 0 &&
                   strcmp(plan.reason, XMEM_REQUEUE_OOM) == 0;
 
     f.on_share = spank_getenv(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) == ESPANK_SUCCESS ||
@@ -176,7 +178,8 @@ static void tell_output(const struct xmem_requeue_plan *plan)
 }
 
 /* The plan of this run when xmem requeued it: SLURM_RESTART_COUNT > 0 and the mark in its
- * comment. 0 when it is one; -1 otherwise. */
+ * AdminComment (a mark forged in the Comment, then `scontrol requeue` by the user, is not one). 0
+ * when it is one; -1 otherwise. */
 static int rerun_plan(spank_t sp, struct xmem_requeue_plan *plan)
 {
     static struct xmem_job_info info;
@@ -190,7 +193,7 @@ static int rerun_plan(spank_t sp, struct xmem_requeue_plan *plan)
         return -1;
     if (xmem_job_info_query(xmem__settings.scontrol, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &info,
                             err, sizeof(err)) < 0 ||
-        xmem_requeue_mark_parse(info.comment, plan) < 0)
+        xmem_requeue_mark_parse(info.admin_comment, plan) < 0)
         return -1;
     return 0;
 }

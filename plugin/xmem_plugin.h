@@ -113,8 +113,8 @@ struct xmem_job_info {
     char std_err[4096];
     char account[65];
     char partition[65];
-    char comment[2048];      /* the user's words, then job_submit.lua's "xmem: ..." */
-    char tres_per_node[128]; /* "gres:shard:3": what the job is allocated per node */
+    char admin_comment[2048]; /* root's: job_submit.lua's "xmem: ...", then the requeue mark */
+    char tres_per_node[128];  /* "gres:shard:3": what the job is allocated per node */
     char node_list[256];
     uint32_t priority;
     int batch; /* 1: a batch job (BatchFlag=1), which Slurm can requeue */
@@ -228,7 +228,7 @@ int xmem_enforce_meets(int applied, const char *required);
 int xmem_requeue_option_parse(const char *v, struct xmem_requeue_option *o, char *err,
                               size_t errlen);
 
-/* The mark xmem appends to a requeued job's comment, "xmem: requeued after <reason> ...":
+/* The mark xmem appends to a requeued job's AdminComment, "xmem: requeued after <reason> ...":
  * once there, the job is never requeued again, for any reason. */
 #define XMEM_REQUEUE_MARK "xmem: requeued after "
 #define XMEM_REQUEUE_OOM "CUDA OOM"
@@ -268,7 +268,7 @@ struct xmem_requeue_facts {
     int cuda_oom;              /* the job's output shows a CUDA OOM */
     int on_share;              /* its environment says it ran on a shard or mps share */
     int batch;                 /* a batch job */
-    const char *comment;       /* from slurmctld */
+    const char *admin_comment; /* from slurmctld: only root writes it */
     const char *tres_per_node; /* from slurmctld: "gres:shard:3" */
     unsigned per_gpu;          /* the node's shares of that kind per GPU; 0 unknown */
 };
@@ -277,11 +277,11 @@ struct xmem_requeue_facts {
 int xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_requeue_facts *f,
                         struct xmem_requeue_plan *plan, char *why, size_t whylen);
 
-/* The scontrol calls, in order: mark the comment (while the job still runs, so that a
+/* The scontrol calls, in order: mark the AdminComment (while the job still runs, so that a
  * failure later can never lead to a second requeue), requeue held, set the share, release,
  * give back the priority Slurm recomputes at release. */
 enum xmem_requeue_step {
-    XMEM_REQUEUE_STEP_MARK,     /* arg: the new comment */
+    XMEM_REQUEUE_STEP_MARK,     /* arg: the new AdminComment */
     XMEM_REQUEUE_STEP_HOLD,     /* arg unused */
     XMEM_REQUEUE_STEP_SHARE,    /* arg: "shard:10" */
     XMEM_REQUEUE_STEP_RELEASE,  /* arg unused */

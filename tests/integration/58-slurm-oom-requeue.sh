@@ -8,22 +8,11 @@
 # share with twice the limit; oom_requeue=off leaves the job failed.
 T_NAME=58-slurm-oom-requeue
 . "$(dirname "$0")/lab/testlib.sh"
+. "$(dirname "$0")/58-requeue-common.bash"
 t_require_lab
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
 
-XMEM_LAB_PROFILER=fake lab_up shard
-[ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
-# Slurm holds a requeued job back for the credential lifetime plus one second (AuthInfo
-# cred_expire, 120 s by default); slurmctld reads it at start only.
-sed -i 's|^AuthInfo=.*|&,cred_expire=5|' "$LAB/etc/slurm.conf"
-lab_stop_pidfile "$LAB/run/slurmctld.pid"
-XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -f "$SLURM_CONF" {LAB_LOCK_FD}>&- ||
-    t_fail "slurmctld did not restart"
-lab_wait_for 30 lab_node_ready || t_fail "node not idle after the slurmctld restart"
-
-J=$LAB/jobs
-cd "$J" || t_fail "no $J"
-echo 'print("training")' >train.py
+requeue_lab_up
 # job_script FILE LIMIT_MB OOM_RUNS: OOMs while SLURM_RESTART_COUNT < OOM_RUNS, then reports
 # its limit and share and succeeds.
 job_script() {
@@ -47,7 +36,6 @@ submit_job() {
     submit --xmem -o "$J/$1.out" "$J/$1.sbatch"
     PRIO=$(lab_field "$JOB" Priority)
 }
-finished() { lab_wait_state "$1" 60 COMPLETED FAILED || t_fail "job $1 did not finish"; }
 XMEM_LINE='^xmem: the first run on gres:shard:3 \(limit 8000 MiB\) ran out of GPU memory; xmem requeued the job once with a whole GPU \(gres:shard:10: all of one GPU, no memory limit\)$'
 
 # The first three run side by side: packed, OOM once; packed, OOM twice; too big to pack.
@@ -71,8 +59,8 @@ out=$(cat "$J/packed.out")
 grep -qE "$XMEM_LINE" <<<"$out" || t_fail "packed output lacks xmem's line: $out"
 grep -qx "run 1: limit=none shards=10" <<<"$out" || t_fail "rerun not whole or still limited: $out"
 [ "$(grep -c '^xmem: ' <<<"$out")" = 1 ] || t_fail "not exactly one xmem line: $out"
-lab_comment "$packed" | grep -q "xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole" ||
-    t_fail "comment lacks the mark: $(lab_comment "$packed")"
+admin_comment "$packed" | grep -q "xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole" ||
+    t_fail "AdminComment lacks the mark: $(admin_comment "$packed")"
 t_ok "packed job $packed OOMed on shard:3, was requeued once (same id, priority $packed_prio), reran on shard:10 without a limit and completed; its output says so"
 
 # 2. OOM on the rerun too: not requeued a second time.

@@ -1,5 +1,6 @@
 /* test_requeue.c — the requeue after a CUDA OOM on a share: the oom_requeue= option, what
- * job_submit.lua wrote in the comment, the mark, the decision and the scontrol command lines. */
+ * job_submit.lua wrote in the AdminComment, the mark, the decision and the scontrol command lines.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -158,7 +159,7 @@ static struct xmem_requeue_facts oomed(void)
     struct xmem_requeue_facts f = {.cuda_oom = 1,
                                    .on_share = 1,
                                    .batch = 1,
-                                   .comment = packed,
+                                   .admin_comment = packed,
                                    .tres_per_node = "gres:shard:3",
                                    .per_gpu = 10};
     return f;
@@ -204,7 +205,7 @@ static void decision(void **state)
              "%s; xmem: requeued after CUDA OOM from=shard:3 "
              "limit=8000M to=shard:10 whole",
              packed);
-    f.comment = marked;
+    f.admin_comment = marked;
     assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
     assert_string_equal(why, "already requeued once after a CUDA OOM");
     f = oomed();
@@ -212,9 +213,9 @@ static void decision(void **state)
     assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
     assert_non_null(strstr(why, "not a batch job"));
     f = oomed();
-    f.tres_per_node = "gres:shard:10"; /* the comment was edited or is stale */
+    f.tres_per_node = "gres:shard:10"; /* the record is stale */
     assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
-    assert_string_equal(why, "its comment names gres:shard:3, but it ran on gres:shard:10");
+    assert_string_equal(why, "its AdminComment names gres:shard:3, but it ran on gres:shard:10");
     f = oomed();
     f.per_gpu = 3; /* shard:3 is a whole GPU there */
     assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
@@ -223,9 +224,9 @@ static void decision(void **state)
     assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
     assert_string_equal(why, "the node's shares per GPU are unknown");
     f = oomed();
-    f.comment = "no xmem here";
+    f.admin_comment = "no xmem here";
     assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
-    assert_non_null(strstr(why, "comment does not say"));
+    assert_non_null(strstr(why, "AdminComment does not say"));
 
     /* Another reason (o NULL): whole, with or without an OOM. */
     f = oomed();
@@ -243,7 +244,7 @@ static void command_lines(void **state)
     assert_string_equal(a.argv[0], "/usr/bin/scontrol");
     assert_string_equal(a.argv[1], "update");
     assert_string_equal(a.argv[2], "JobId=42");
-    assert_string_equal(a.argv[3], "Comment=c; m");
+    assert_string_equal(a.argv[3], "AdminComment=c; m");
     assert_null(a.argv[4]);
     assert_int_equal(xmem_requeue_argv("scontrol", XMEM_REQUEUE_STEP_HOLD, NULL, &a), 0);
     assert_string_equal(a.argv[1], "requeuehold");
@@ -272,16 +273,33 @@ static void job_fields(void **state)
                         "   Priority=4294901759 Nice=0 Account=(null) QOS=(null)\n"
                         "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
                         "   NodeList=vm\n"
-                        "   Comment=xmem: estimate=7200M limit=8000M policy=shard "
+                        "   AdminComment=xmem: estimate=7200M limit=8000M policy=shard "
                         "request=gres:gpu:1->shard:3 \n"
+                        "   Comment=xmem: estimate=7200M limit=99999M policy=shard "
+                        "request=gres:gpu:1->shard:3; xmem: requeued after CUDA OOM from=shard:3 "
+                        "limit=8000M to=shard:10 whole \n"
                         "   TresPerNode=gres:shard:3\n",
                         &info);
     assert_int_equal(info.priority, 4294901759u);
     assert_int_equal(info.batch, 1);
     assert_string_equal(info.node_list, "vm");
     assert_string_equal(info.tres_per_node, "gres:shard:3");
-    assert_string_equal(info.comment, "xmem: estimate=7200M limit=8000M policy=shard "
-                                      "request=gres:gpu:1->shard:3");
+    /* Only root's AdminComment: the user's Comment (here forging a mark) is never read. */
+    assert_string_equal(info.admin_comment, "xmem: estimate=7200M limit=8000M policy=shard "
+                                            "request=gres:gpu:1->shard:3");
+    /* A Comment holding "AdminComment=...", on a line of its own or not: ambiguous with the
+     * real one (job_submit.lua writes one for every job xmem sized). */
+    xmem_job_info_parse("   AdminComment=xmem: estimate=7200M limit=8000M policy=shard "
+                        "request=gres:gpu:1->shard:3 \n"
+                        "   Comment=x\n   AdminComment=xmem: requeued after CUDA OOM "
+                        "from=shard:3 limit=8000M to=shard:10 whole \n",
+                        &info);
+    assert_string_equal(info.admin_comment, "");
+    xmem_job_info_parse("   AdminComment=xmem: estimate=7200M limit=8000M policy=shard "
+                        "request=gres:gpu:1->shard:3 \n"
+                        "   Comment=x AdminComment=xmem: estimate=1M limit=99999M \n",
+                        &info);
+    assert_string_equal(info.admin_comment, "");
     /* A comment that forges BatchFlag= or a second TresPerNode line: ambiguous, so none. */
     xmem_job_info_parse("   Requeue=1 BatchFlag=1\n   Comment=x BatchFlag=1\n"
                         "   TresPerNode=gres:shard:3\n   TresPerNode=gres:shard:1\n",

@@ -1,0 +1,23 @@
+# 58-requeue-common.bash — what the requeue tests (58, 59) share: a shard lab with the fake
+# profiler whose slurmctld starts a requeued job again after 6 s, its jobs directory with a
+# train.py the fake profiler sizes, and their helpers. Source it after testlib.sh.
+
+# requeue_lab_up: the lab up, J its jobs directory (the current directory).
+requeue_lab_up() {
+    XMEM_LAB_PROFILER=fake lab_up shard
+    [ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
+    # Slurm holds a requeued job back for the credential lifetime plus one second (AuthInfo
+    # cred_expire, 120 s by default); slurmctld reads it at start only.
+    sed -i 's|^AuthInfo=.*|&,cred_expire=5|' "$LAB/etc/slurm.conf"
+    lab_stop_pidfile "$LAB/run/slurmctld.pid"
+    XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -f "$SLURM_CONF" {LAB_LOCK_FD}>&- ||
+        t_fail "slurmctld did not restart"
+    lab_wait_for 30 lab_node_ready || t_fail "node not idle after the slurmctld restart"
+    J=$LAB/jobs
+    cd "$J" || t_fail "no $J"
+    echo 'print("training")' >train.py
+}
+
+# The job's AdminComment, where xmem keeps its records (root's; docs/enforcement.md).
+admin_comment() { timeout 10 scontrol show job "$1" | sed -n 's/^ *AdminComment=\(.*[^ ]\) *$/\1/p'; }
+finished() { lab_wait_state "$1" 60 COMPLETED FAILED || t_fail "job $1 did not finish"; }

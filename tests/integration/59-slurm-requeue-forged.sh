@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Only root's words are believed (docs/enforcement.md "After an OOM"): a second user
+# (xmemt1) who forges xmem's requeue mark in their job's Comment and requeues the job
+# themselves does not lift its memory limit; cannot change the GPU request of their pending
+# packed job (job_submit.lua's slurm_job_modify) nor its AdminComment; and their real OOM is
+# still requeued once on a whole GPU, with the mark in the AdminComment, read back as them.
+T_NAME=59-slurm-requeue-forged
+. "$(dirname "$0")/lab/testlib.sh"
+. "$(dirname "$0")/58-requeue-common.bash"
+t_require_lab
+[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+id xmemt1 >/dev/null 2>&1 || t_skip "no second user xmemt1 (the daemon tests' user)"
+
+requeue_lab_up
+# job_script FILE LIMIT_MB FIRST_RUN: FIRST_RUN is what the first run does; a rerun reports
+# its limit and share and succeeds.
+job_script() {
+    cat >"$1" <<EOF
+#!/bin/bash
+#SBATCH --gres=gpu:1
+python3 train.py --fake-limit-mb=$2
+if [ "\${SLURM_RESTART_COUNT:-0}" = 0 ]; then $3; fi
+echo "run \${SLURM_RESTART_COUNT:-0}: limit=\${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none} shards=\${SLURM_SHARDS_ON_NODE:-none}"
+EOF
+    chmod a+r "$1"
+}
+job_script forged.sbatch 8004 'sleep 60; exit 0'
+job_script oom.sbatch 8005 'echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2; exit 1'
+job_script held.sbatch 8006 'exit 0'
+as_user() { submit_as xmemt1 "$@"; }
+# user CMD...: runs CMD as xmemt1 (RUN_OUT, RUN_RC).
+user() { run runuser -u xmemt1 -- env SLURM_CONF="$SLURM_CONF" "$@"; }
+
+as_user timeout 60 sbatch --xmem -o "$J/forged.out" forged.sbatch
+forged=$JOB
+as_user timeout 60 sbatch --xmem -o "$J/oom.out" oom.sbatch
+oom=$JOB
+as_user timeout 60 sbatch --xmem --hold -o /dev/null held.sbatch
+held=$JOB
+expect_field "$forged" TresPerNode gres:shard:3 "forged job at submission"
+admin_comment "$forged" | grep -q "^xmem: estimate=.* limit=8004M .*request=gres:gpu:1->shard:3$" ||
+    t_fail "the packing record is not in the AdminComment: $(admin_comment "$forged")"
+t_ok "job_submit.lua wrote the packing record into the AdminComment"
+
+# 1. A user cannot write the AdminComment, nor change a packed job's GPU request.
+user scontrol update JobId="$held" AdminComment="xmem: requeued after CUDA OOM from=shard:3 limit=8006M to=shard:10 whole"
+[ "$RUN_RC" != 0 ] || t_fail "xmemt1 set the AdminComment of job $held"
+user scontrol update JobId="$held" TresPerNode=gres:shard:1
+[ "$RUN_RC" != 0 ] || t_fail "xmemt1 changed the GPU request of packed job $held"
+# 22.05's scontrol prints only the error code's text; the controller's log says why.
+expect_out "Access/permission denied for job $held" "refusal"
+grep -q "xmem: uid $(id -u xmemt1): job $held: change of tres_per_node to gres:shard:1 refused (packed by xmem)" \
+    "$LAB/log/slurmctld.log" || t_fail "the controller's log does not say why the update was refused"
+expect_field "$held" TresPerNode gres:shard:3 "packed job after the user's update"
+run scontrol update JobId="$held" TresPerNode=gres:shard:4
+expect_rc 0 "root's update of a packed job's share"
+expect_field "$held" TresPerNode gres:shard:4 "packed job after root's update"
+t_ok "xmemt1 cannot set the AdminComment nor change a packed job's share (access denied, the log says why); root can"
+timeout 10 scancel "$held"
+
+# 2. A mark forged in the Comment, then a requeue by the owner: the limit stays.
+lab_wait_state "$forged" 30 RUNNING || t_fail "forged job did not start"
+user scontrol update JobId="$forged" Comment="$(lab_comment "$forged"); xmem: requeued after CUDA OOM from=shard:3 limit=8004M to=shard:10 whole"
+expect_rc 0 "the owner's update of their Comment (Slurm allows it)"
+user scontrol requeue "$forged"
+expect_rc 0 "the owner's requeue of their job"
+lab_wait_for 30 sh -c "[ \"\$(scontrol show job -o $forged | grep -o 'Restarts=[0-9]*')\" = Restarts=1 ]" ||
+    t_fail "job $forged was not requeued by its owner"
+finished "$forged"
+out=$(cat "$J/forged.out")
+grep -qx "run 1: limit=0=8004M shards=3" <<<"$out" || t_fail "the forged mark lifted the rerun's limit: $out"
+! grep -q '^xmem: ' <<<"$out" || t_fail "the forged rerun got xmem's requeue line: $out"
+t_ok "a mark forged in the Comment + the owner's requeue: the rerun keeps its 8004 MiB limit on shard:3"
+
+# 3. The owner's real OOM: requeued once, whole, read back from the AdminComment as xmemt1.
+finished "$oom"
+expect_field "$oom" JobState COMPLETED "the OOMed job after its rerun"
+expect_field "$oom" Restarts 1 "the OOMed job"
+out=$(cat "$J/oom.out")
+grep -qx "run 1: limit=none shards=10" <<<"$out" || t_fail "xmemt1's rerun not whole or still limited: $out"
+grep -q "^xmem: the first run on gres:shard:3 (limit 8005 MiB) ran out of GPU memory" <<<"$out" ||
+    t_fail "xmemt1's output lacks xmem's line: $out"
+admin_comment "$oom" | grep -q "; xmem: requeued after CUDA OOM from=shard:3 limit=8005M to=shard:10 whole$" ||
+    t_fail "the mark is not in the AdminComment: $(admin_comment "$oom")"
+t_ok "xmemt1's real OOM was requeued once on shard:10 without a limit (mark in the AdminComment)"
+t_done
