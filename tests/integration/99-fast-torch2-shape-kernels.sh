@@ -20,7 +20,8 @@ assert forward in KERNELS and backward in KERNELS, "batch norm has no shape kern
 
 
 def described(outputs):
-    return [None if t is None else (tuple(t.shape), t.stride(), t.dtype, t.untyped_storage().nbytes())
+    return [None if t is None else
+            (tuple(t.shape), t.stride(), t.dtype, t.untyped_storage().nbytes())
             for t in outputs]
 
 
@@ -44,8 +45,10 @@ for dtype, fp32_params, channels_last, training, affine, stats, shape in cases:
     case = (dtype, pdtype, channels_last, training, affine, stats, shape)
     want = forward(x, w, b, rm, rv, training, 0.1, 1e-5)
     got = KERNELS[forward](x, w, b, rm, rv, training, 0.1, 1e-5)
-    assert described(got) == described(want), f"forward {case}: {described(got)} != {described(want)}"
-    for mask in ([True, True, True], [True, False, False], [False, True, True], [False, False, True]):
+    assert described(got) == described(want), \
+        f"forward {case}: {described(got)} != {described(want)}"
+    masks = ([True, True, True], [True, False, False], [False, True, True], [False, False, True])
+    for mask in masks:
         args = (torch.empty_like(x), x, w, rm, rv, want[1], want[2], training, 1e-5, mask)
         want_b, got_b = backward(*args), KERNELS[backward](*args)
         assert described(got_b) == described(want_b), \
