@@ -9,7 +9,8 @@ T_NAME=59-slurm-requeue-forged
 . "$(dirname "$0")/58-requeue-common.bash"
 t_require_lab
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
-id xmemt1 >/dev/null 2>&1 || t_skip "no second user xmemt1 (the daemon tests' user)"
+id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
+    t_fail "cannot create the second user xmemt1"
 
 requeue_lab_up
 # job_script FILE LIMIT_MB FIRST_RUN: FIRST_RUN is what the first run does; a rerun reports
