@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 16 part 3: on torch 2.x, fast mode (meta tensors with the GPU's paths) and the exact
-# capture (the job run for real on the CPU) agree within 2 % (reserved: 3 %) on an MLP (AdamW, foreach), a
+# capture (the job run for real on the CPU) agree within 1 % on an MLP (AdamW, foreach), a
 # CNN (batch norm, SGD momentum), a small attention LM under AMP bf16 and a KV-cache-style
 # torch.cat onto an empty device tensor (Hugging Face's DynamicLayer; the exact capture once
 # put the result on the host, 2.7 % under fast mode on GPT-2): the traces' peak
@@ -58,11 +58,13 @@ load = lambda mode, ext: json.load(open(f"{tmp}/{mode}-{arch}.{ext}"))
 pairs = [("trace peak", load("exact", "stats")["peak"], load("fast", "stats")["peak"])]
 for key in ("allocated_peak_bytes", "reserved_peak_bytes"):
     pairs.append((key, load("exact", "json")[key], load("fast", "json")[key]))
-# Reserved bytes move in whole segments (2 MiB and up): one segment is ~2 % of these runs.
-tolerance = {"reserved_peak_bytes": 0.03}
+# Issue 16's target: reserved within 1 %. Reserved bytes move in whole segments (2 MiB and
+# up, about 2 % of these runs), so this holds only where both traces pack the allocator's
+# pools alike: the exact capture once recorded oneDNN's bf16 GEMM scratch as device memory,
+# a 2 MiB segment more on the attention LM (-1.887 %).
 bad = False
 for what, exact, fast in pairs:
-    ok = abs(fast - exact) <= tolerance.get(what, 0.02) * exact
+    ok = abs(fast - exact) <= 0.01 * exact
     bad |= not ok
     print(f"{'ok' if ok else 'FAILED'}: {arch} {what}: exact {exact}, fast {fast} "
           f"({100 * (fast - exact) / exact:+.3f} %)")

@@ -136,6 +136,11 @@ void Recorder::emit_markers_locked()
     m_marks.clear();
 }
 
+// A CPU matrix product (oneDNN's bf16/fp16 kernels) takes packing and accumulation buffers
+// from the CPU allocator and frees them before it returns; cuBLAS on a GPU runs in its
+// persistent workspace and takes nothing from the caching allocator inside the op. So a
+// device-tagged storage the product allocates itself is held back: freed inside the op, it
+// is written as host memory; still live when the op returns, it is the op's output.
 void Recorder::on_alloc(const void *ptr, uint64_t bytes, const OpContext &ops)
 {
     if (!m_recording || ptr == nullptr || bytes == 0)
@@ -148,6 +153,15 @@ void Recorder::on_alloc(const void *ptr, uint64_t bytes, const OpContext &ops)
     if (stale != m_live.end())
         free_stale_locked(stale);
     char dev = dev_for(ops);
+    if (dev == 'g' && ops.gemm != nullptr) {
+        m_held.push_back({ptr, bytes, context_locked(ops), ops.gemm});
+        return;
+    }
+    add_live_locked(ptr, bytes, dev, context_locked(ops));
+}
+
+void Recorder::add_live_locked(const void *ptr, uint64_t bytes, char dev, uint32_t ctx)
+{
     uint64_t id = m_next_id++;
     m_live.emplace(ptr, Live{id, bytes, dev});
     m_totals.allocs++;
@@ -158,7 +172,7 @@ void Recorder::on_alloc(const void *ptr, uint64_t bytes, const OpContext &ops)
         if (m_totals.live_gpu_bytes > m_totals.peak_gpu_bytes)
             m_totals.peak_gpu_bytes = m_totals.live_gpu_bytes;
     }
-    m_writer.alloc(id, bytes, dev, context_locked(ops));
+    m_writer.alloc(id, bytes, dev, ctx);
 }
 
 void Recorder::on_free(const void *ptr)
@@ -168,11 +182,40 @@ void Recorder::on_free(const void *ptr)
     std::lock_guard<std::mutex> lock(m_mu);
     if (!m_recording)
         return;
+    for (auto h = m_held.begin(); h != m_held.end(); ++h) {
+        if (h->ptr == ptr) {
+            emit_markers_locked();
+            add_live_locked(ptr, h->bytes, 'h', h->ctx);
+            m_held.erase(h);
+            free_locked(m_live.find(ptr));
+            return;
+        }
+    }
     auto it = m_live.find(ptr);
     if (it == m_live.end())
         return;
     emit_markers_locked();
     free_locked(it);
+}
+
+void Recorder::on_gemm_end(const void *gemm)
+{
+    std::lock_guard<std::mutex> lock(m_mu);
+    if (m_recording)
+        flush_gemm_locked(gemm);
+}
+
+// GEMM null: every held storage (the trace ends).
+void Recorder::flush_gemm_locked(const void *gemm)
+{
+    size_t kept = 0;
+    for (const Held &h : m_held) {
+        if (gemm == nullptr || h.gemm == gemm)
+            add_live_locked(h.ptr, h.bytes, 'g', h.ctx);
+        else
+            m_held[kept++] = h;
+    }
+    m_held.resize(kept);
 }
 
 void Recorder::free_locked(LiveMap::iterator it)
@@ -278,6 +321,7 @@ Result<void> Recorder::finish()
     if (!m_recording) {
         return Result<void>::fail("xmem: capture is not recording (finished twice?)");
     }
+    flush_gemm_locked(nullptr);
     m_recording = false;
     return m_writer.finish(m_totals.allocs, m_totals.frees, m_totals.live_bytes);
 }

@@ -34,6 +34,9 @@ struct OpContext {
     const char *outer = nullptr; // outermost op or Python range (e.g. Optimizer.step#Adam.step)
     const char *inner = nullptr; // innermost dispatched op; null when none is running
     bool bookkeeping = false;    // inside a profiler:: op (record_function handles)
+    // The innermost op when it is a CPU matrix product (torch_hooks.cpp): what it allocates
+    // itself and frees before it returns is the CPU library's scratch (see on_alloc).
+    const void *gemm = nullptr;
 };
 
 // Interned stand-in for INNER when no dispatched op is running: the storage was made by
@@ -59,6 +62,8 @@ class Recorder
     // or by another allocator instance) is ignored: it has no A record to match.
     void on_alloc(const void *ptr, uint64_t bytes, const OpContext &ops);
     void on_free(const void *ptr);
+    // The op GEMM (OpContext::gemm) returned: what it allocated and still holds is its output.
+    void on_gemm_end(const void *gemm);
 
     // Attribution state set from Python (or the LibTorch runner).
     uint32_t intern(std::string_view name);
@@ -98,6 +103,17 @@ class Recorder
     uint32_t intern_locked(std::string_view name);
     uint32_t context_locked(const OpContext &ops);
     char dev_for(const OpContext &ops) const;
+    void add_live_locked(const void *ptr, uint64_t bytes, char dev, uint32_t ctx);
+    void flush_gemm_locked(const void *gemm);
+
+    // Device storages a CPU matrix product allocated itself, held back until it returns.
+    struct Held {
+        const void *ptr;
+        uint64_t bytes;
+        uint32_t ctx;
+        const void *gemm;
+    };
+    std::vector<Held> m_held;
 
     std::mutex m_mu;
     bool m_recording = false;

@@ -38,6 +38,7 @@ namespace
 struct Running {
     const at::RecordFunction *fn;
     bool is_op;
+    bool is_gemm;
 };
 thread_local std::vector<Running> t_running;
 
@@ -47,6 +48,8 @@ OpContext current_ops()
     if (t_running.empty())
         return ops;
     ops.outer = t_running.front().fn->name();
+    if (t_running.back().is_gemm)
+        ops.gemm = t_running.back().fn;
     for (size_t i = t_running.size(); i-- > 0;) {
         const char *name = t_running[i].fn->name();
         if (std::strncmp(name, "profiler::", 10) == 0)
@@ -57,10 +60,27 @@ OpContext current_ops()
     return ops;
 }
 
+// The matrix products whose CPU kernels (oneDNN, for bf16 and fp16) take scratch from the
+// CPU allocator themselves, which a GPU's cuBLAS never takes from the caching allocator
+// (Recorder::on_alloc).
+bool is_gemm(const char *name)
+{
+    static const char *const k_gemms[] = {"aten::mm",      "aten::addmm",  "aten::bmm",
+                                          "aten::baddbmm", "aten::addbmm", "aten::mv",
+                                          "aten::addmv",   "aten::dot",    "aten::vdot"};
+    if (std::strncmp(name, "aten::", 6) != 0)
+        return false;
+    for (const char *gemm : k_gemms) {
+        if (std::strcmp(name, gemm) == 0)
+            return true;
+    }
+    return false;
+}
+
 std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction &fn)
 {
-    at::RecordScope scope = fn.scope();
-    t_running.push_back({&fn, scope != at::RecordScope::USER_SCOPE});
+    bool is_op = fn.scope() != at::RecordScope::USER_SCOPE;
+    t_running.push_back({&fn, is_op, is_op && is_gemm(fn.name())});
     return nullptr;
 }
 
@@ -70,6 +90,8 @@ void on_op_end(const at::RecordFunction &fn, at::ObserverContext *)
 {
     for (size_t i = t_running.size(); i-- > 0;) {
         if (t_running[i].fn == &fn) {
+            if (t_running[i].is_gemm)
+                recorder().on_gemm_end(&fn);
             t_running.resize(i);
             return;
         }

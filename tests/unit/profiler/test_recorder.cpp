@@ -142,6 +142,23 @@ static void contexts_are_interned_once(void **state)
                         "S 2 |Optimizer.step#SGD.step>(no-op)\nA 3 8 h 0 2\nZ 3 0 24\n");
 }
 
+// oneDNN's bf16 GEMM takes packing buffers from the CPU allocator inside the op; cuBLAS
+// takes none from the caching allocator: what the product frees before it returns is host.
+static void gemm_scratch_is_host_and_its_output_device(void **state)
+{
+    auto *f = static_cast<Fixture *>(*state);
+    int gemm = 0, out = 0, scratch = 0;
+    OpContext addmm{"aten::linear", "aten::addmm", false, &gemm};
+    f->rec.on_alloc(&out, 64, addmm);
+    f->rec.on_alloc(&scratch, 32, addmm);
+    f->rec.on_free(&scratch);
+    f->rec.on_gemm_end(&gemm);
+    assert_int_equal(f->rec.dev_of(&out), 'g');
+    std::string text = finish(f);
+    assert_string_equal(text.c_str(), "S 1 |aten::linear>aten::addmm\n"
+                                      "A 1 32 h 0 1\nF 1\nA 2 64 g 0 1\nZ 2 1 64\n");
+}
+
 static void markers_are_written_in_order_before_the_next_event(void **state)
 {
     auto *f = static_cast<Fixture *>(*state);
@@ -185,6 +202,8 @@ int xmem_test_group_recorder(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(device_rules, setup, teardown),
         cmocka_unit_test_setup_teardown(contexts_are_interned_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(gemm_scratch_is_host_and_its_output_device, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(markers_are_written_in_order_before_the_next_event, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(finishing_twice_is_an_error, setup, teardown),
