@@ -9,11 +9,15 @@ tensors this runs the CPU kernel whose memory matches the GPU's choice:
 
 * math: aten::_scaled_dot_product_attention_math, the same composite a GPU runs (fp16/bf16
   inputs upcast to fp32, the dropout mask materialised);
-* flash, efficient, cuDNN: aten::_scaled_dot_product_flash_attention_for_cpu, which keeps
-  output + logsumexp and no T x T. Not reproduced: the efficient kernel pads its logsumexp to a
-  multiple of 32 queries, the GPU backward kernels' own scratch (flash's fp32 dq accumulator),
-  and dropout (the CPU kernel has none; a GPU keeps only a 16-byte RNG state, so the CPU runs
-  without dropout and the trace notes it, `M sdpa_dropout`).
+* flash, efficient, cuDNN: aten::_scaled_dot_product_flash_attention_for_cpu computes the
+  values, on the host: its own scratch (per-thread score blocks, and in backward per-thread
+  gradient accumulators, hundreds of small buffers a step) is the CPU kernel's, no GPU
+  memory. The device gets what the GPU kernel keeps: output and
+  fp32 logsumexp [B, H, T], saved for backward; backward's dQ, dK, dV, with flash's own
+  scratch (xmem_gpu/flash.py) live while it runs. Not reproduced: the efficient kernel pads
+  its logsumexp to a multiple of 32 queries, the efficient and cuDNN backward kernels'
+  scratch, and dropout (the CPU kernel has none; a GPU keeps only a 16-byte RNG state, so
+  the CPU runs without dropout and the trace notes it, `M sdpa_dropout`).
 
 Under autocast, q, k and v are cast to the autocast dtype first, as CUDA autocast does; the
 chooser sees the dtype the script asked for (fp16 or bf16). Each backend taken is written to
@@ -74,14 +78,55 @@ def _arguments(args, kwargs):
     return [given.get(n, d) for n, d in zip(names, defaults)]
 
 
-def _run(backend, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
+def _on_device(mode, host_tensors):
+    """Device copies of tensors the CPU kernel computed on the host (the GPU's outputs)."""
+    def copy():
+        return [None if t is None else torch.empty_like(t).copy_(t) for t in host_tensors]
+    return mode.run_on(devices.GPU, copy, (), {})
+
+
+class _FusedAttention(torch.autograd.Function):
+    """A fused kernel's memory on the device, the CPU flash kernel's values from the host."""
+
+    @staticmethod
+    def forward(ctx, mode, backend, q, k, v, mask, is_causal, scale):
+        aten = torch.ops.aten
+        out, lse = mode.run_on(devices.HOST, aten._scaled_dot_product_flash_attention_for_cpu,
+                               (q, k, v, 0.0, is_causal), {"attn_mask": mask, "scale": scale})
+        out, lse = _on_device(mode, [out, lse])
+        ctx.mode, ctx.backend, ctx.is_causal, ctx.scale = mode, backend, is_causal, scale
+        # The output last: non-reentrant checkpointing matches saved tensors by position, and
+        # its recompute packs a Function's saved outputs after the rest (with out before lse,
+        # test 96's Llama LoRA failed with a metadata mismatch).
+        ctx.save_for_backward(q, k, v, mask, lse, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        from xmem_gpu import flash, sdpa as chooser
+        q, k, v, mask, lse, out = ctx.saved_tensors
+        mode = ctx.mode
+        scratch = []
+        if ctx.backend == chooser.FLASH:
+            scratch = mode.run_on(devices.GPU, lambda: [
+                torch.empty(shape, dtype=dtype) for shape, dtype in flash.backward_scratch(q, k)],
+                (), {})
+        grads = mode.run_on(
+            devices.HOST, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward,
+            (grad_out, q, k, v, out, lse, 0.0, ctx.is_causal),
+            {"attn_mask": mask, "scale": ctx.scale})
+        grads = _on_device(mode, list(grads))
+        del scratch  # the CUDA kernel frees its scratch on return
+        return (None, None, *grads, None, None, None)
+
+
+def _run(mode, backend, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
     aten = torch.ops.aten
     with torch.autocast("cpu", enabled=False):
         if backend == "math":
             return aten._scaled_dot_product_attention_math(
                 q, k, v, mask, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
-        return aten._scaled_dot_product_flash_attention_for_cpu(
-            q, k, v, 0.0, is_causal, attn_mask=mask, scale=scale)[0]
+        return _FusedAttention.apply(mode, backend, q, k, v, mask, is_causal, scale)
 
 
 def _note(native, backend, reason, dropout_p):
@@ -106,7 +151,7 @@ def scaled_dot_product_attention(mode, func, args, kwargs):
     def run():
         qc, kc, vc, maskc = _autocast_inputs([q, k, v, mask])
         maskc = _additive_mask(maskc, qc.dtype)
-        return _run(backend, qc, kc, vc, maskc, dropout_p, is_causal, scale, enable_gqa)
+        return _run(mode, backend, qc, kc, vc, maskc, dropout_p, is_causal, scale, enable_gqa)
 
     return mode.run_on(devices.GPU, run, (), {})
 
