@@ -3,12 +3,7 @@
 # ~/.local) changes what the same script allocates, so an estimate profiled for one user is
 # never served to, or signed for, another, even for a world-readable script both can read.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
-start_munged
-write_profiler 0
-ensure_user xmemt1
-ensure_user xmemt2
-write_config
-start_xmemd
+start_two_users
 u1=$(id -u xmemt1); u2=$(id -u xmemt2)
 
 # xmemt2's script, world-readable in a traversable directory.

@@ -6,12 +6,7 @@
 # job_end refuses an exit status or an elapsed time out of range; an empty config is refused,
 # and --check-config fails a missing estimator program.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
-start_munged
-write_profiler 0
-ensure_user xmemt1
-ensure_user xmemt2
-write_config
-start_xmemd
+start_two_users
 u1=$(id -u xmemt1)
 
 # 12 requests of ~480 KB each (4 arguments of 120 KB: under the kernel's per-argument limit),

@@ -4,12 +4,7 @@
 # xmemd checks whose job it was (job_uid, required from root) against the request's owner.
 # Before the fix, root's report for xmemt2's job naming xmemt1's request was recorded.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
-start_munged
-write_profiler 0
-ensure_user xmemt1
-ensure_user xmemt2
-write_config
-start_xmemd
+start_two_users
 u1=$(id -u xmemt1); u2=$(id -u xmemt2)
 mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py"
 

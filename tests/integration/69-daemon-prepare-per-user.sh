@@ -7,12 +7,7 @@
 # (checked: 0.9 -> 1756 ms on the old xmemd; 4 ms with the bound). A client that leaves while
 # its requests wait in line ends them, and frees its line.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
-start_munged
-write_profiler 0
-ensure_user xmemt1
-ensure_user xmemt2
-write_config
-start_xmemd
+start_two_users
 
 mkdir -m 0755 "$T/heavy" "$T/quiet"
 echo 'import m1, m2, m3, m4' >"$T/heavy/train.py"

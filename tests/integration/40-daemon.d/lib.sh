@@ -114,6 +114,17 @@ ensure_user() {
     CLEANUP_USERS="${CLEANUP_USERS:-} $1"
 }
 
+# start_two_users — the set-up of the per-user hardening tests: munged, an instant fake
+# profiler, the users xmemt1 and xmemt2, the default config and xmemd.
+start_two_users() {
+    start_munged
+    write_profiler 0
+    ensure_user xmemt1
+    ensure_user xmemt2
+    write_config
+    start_xmemd
+}
+
 expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 
 # use_real_estimator USER [extra yaml lines...] — skips (77) unless the built xmem-estimate
