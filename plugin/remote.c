@@ -51,9 +51,17 @@ int xmem__remote_init(spank_t sp)
     return 0;
 }
 
-static int getenv_sp(spank_t sp, const char *name, char *buf, int len)
+int xmem__getenv(spank_t sp, const char *name, char *buf, int len)
 {
     return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0] != '\0';
+}
+
+int xmem__on_share(spank_t sp)
+{
+    char share[32];
+
+    return xmem__getenv(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) ||
+           xmem__getenv(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share));
 }
 
 /* "0=12288M" or "0=12288M,1=12288M": one entry per device the task sees. */
@@ -80,18 +88,17 @@ static int request_id(spank_t sp, uint64_t *id);
  * none on a whole GPU, the larger one in factor mode. */
 static uint64_t packed_limit_mb(spank_t sp, int *rerun)
 {
-    char mode[32], mb[32], share[32];
+    char mode[32], mb[32];
     unsigned long long v;
     uint64_t rerun_mb = 0;
     char *end;
 
     *rerun = 0;
-    if (!getenv_sp(sp, "SLURM_SPANK_XMEM_LIMIT_MB", mb, sizeof(mb)))
+    if (!xmem__getenv(sp, "SLURM_SPANK_XMEM_LIMIT_MB", mb, sizeof(mb)))
         return 0;
-    if (getenv_sp(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode)) && strcmp(mode, "check") == 0)
+    if (xmem__getenv(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode)) && strcmp(mode, "check") == 0)
         return 0;
-    if (!getenv_sp(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) &&
-        !getenv_sp(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share)))
+    if (!xmem__on_share(sp))
         return 0;
     if (xmem__requeue_rerun_limit(sp, &rerun_mb)) {
         *rerun = 1;
@@ -120,9 +127,9 @@ int xmem__remote_task_init(spank_t sp)
     if (v == 0 || xmem__settings.enforce == XMEM_ENFORCE_NONE)
         return 0;
     /* job_submit.lua may have set the limit it applied (with the site margin): it wins. */
-    if (getenv_sp(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", existing, sizeof(existing)))
+    if (xmem__getenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", existing, sizeof(existing)))
         return 0;
-    getenv_sp(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible));
+    xmem__getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible));
     xmem__limit_string(visible, v, limit, sizeof(limit));
     if (spank_setenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", limit, 1) != ESPANK_SUCCESS)
         slurm_error("xmem: cannot set CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s for the task", limit);
@@ -192,7 +199,7 @@ static int is_job_step(spank_t sp)
         return 0;
     if (stepid == SLURM_BATCH_SCRIPT)
         return 1;
-    getenv_sp(sp, "SLURM_SPANK_XMEM_ORIGIN", origin, sizeof(origin));
+    xmem__getenv(sp, "SLURM_SPANK_XMEM_ORIGIN", origin, sizeof(origin));
     return stepid == 0 && strcmp(origin, "srun") == 0;
 }
 
@@ -201,7 +208,7 @@ static int request_id(spank_t sp, uint64_t *id)
 {
     char rid[32], *end;
 
-    if (!getenv_sp(sp, "SLURM_SPANK_XMEM_REQUEST_ID", rid, sizeof(rid)))
+    if (!xmem__getenv(sp, "SLURM_SPANK_XMEM_REQUEST_ID", rid, sizeof(rid)))
         return -1;
     *id = strtoull(rid, &end, 10);
     return end == rid || *end != '\0' || *id == 0 ? -1 : 0;
@@ -240,9 +247,9 @@ static int output_shows_oom(const struct xmem_job_info *info, uid_t uid)
 static void account_partition(spank_t sp, struct xmem_job_info *info)
 {
     if (info->account[0] == '\0')
-        getenv_sp(sp, "SLURM_JOB_ACCOUNT", info->account, sizeof(info->account));
+        xmem__getenv(sp, "SLURM_JOB_ACCOUNT", info->account, sizeof(info->account));
     if (info->partition[0] == '\0')
-        getenv_sp(sp, "SLURM_JOB_PARTITION", info->partition, sizeof(info->partition));
+        xmem__getenv(sp, "SLURM_JOB_PARTITION", info->partition, sizeof(info->partition));
 }
 
 int xmem__remote_exit(spank_t sp)
@@ -263,14 +270,15 @@ int xmem__remote_exit(spank_t sp)
     if (spank_get_item(sp, S_JOB_UID, &uid) == ESPANK_SUCCESS) {
         job.cuda_oom = output_shows_oom(&info, uid);
         job.oom_requeued = xmem__requeue_after_oom(sp, job.job_id, &info, job.cuda_oom);
-        /* Refused on a node below the site's required level: it runs again whole. */
-        if (xmem__enforce_refused())
-            xmem__requeue_whole(sp, job.job_id, "the node cannot enforce the required level");
         /* The request id came from the job's environment, which its user controls: xmemd
          * records the report only if that request is this uid's. */
         job.has_job_uid = 1;
         job.job_uid = (uint32_t)uid;
     }
+    /* Refused on a node below the site's required level: it runs again whole, from the job
+     * info read above (its mark, if any, refuses a second requeue). */
+    if (xmem__enforce_refused() && !job.oom_requeued)
+        xmem__requeue_whole(job.job_id, &info, "the node cannot enforce the required level");
     account_partition(sp, &info);
     job.account = info.account;
     job.partition = info.partition;

@@ -46,11 +46,6 @@ const char *xmem__enforce_applied(void)
     return enforced.level < 0 ? NULL : xmem_enforcement_name(enforced.level);
 }
 
-static int getenv_sp(spank_t sp, const char *name, char *buf, int len)
-{
-    return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0] != '\0';
-}
-
 /* plugstack job_cgroup=PATTERN, else the first task's cgroup cut after job_<id>. */
 static int job_cgroup_dir(spank_t sp, uint32_t job_id, char *dir, size_t len)
 {
@@ -98,7 +93,7 @@ static int job_gpus(spank_t sp, char *gpus, int len)
                                         "CUDA_VISIBLE_DEVICES"};
 
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (getenv_sp(sp, names[i], gpus, len) && xmem_gpu_list_ok(gpus))
+        if (xmem__getenv(sp, names[i], gpus, len) && xmem_gpu_list_ok(gpus))
             return 0;
     return -1;
 }
@@ -108,7 +103,7 @@ static int apply_mps_server(spank_t sp, uint64_t mb, char *err, size_t errlen)
     char pipe_dir[1024] = XMEM_PLUGIN_DEFAULT_MPS_PIPE_DIR, gpus[256];
     uid_t uid = 0;
 
-    getenv_sp(sp, "CUDA_MPS_PIPE_DIRECTORY", pipe_dir, sizeof(pipe_dir));
+    xmem__getenv(sp, "CUDA_MPS_PIPE_DIRECTORY", pipe_dir, sizeof(pipe_dir));
     if (!xmem_program_found(xmem__settings.mps_control)) {
         snprintf(err, errlen, "xmem: mps-server: %s not found", xmem__settings.mps_control);
         return -1;
@@ -151,7 +146,7 @@ static uint64_t limit_mb(spank_t sp, uint64_t mb)
     char text[512];
     uint64_t controller;
 
-    if (getenv_sp(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", text, sizeof(text)) &&
+    if (xmem__getenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", text, sizeof(text)) &&
         xmem_pinned_limit_mb(text, &controller) == 0 && controller < mb)
         return controller;
     return mb;
@@ -174,7 +169,7 @@ int xmem__enforce_job(spank_t sp, uint64_t mb, int rerun)
     slurm_info("xmem: job %" PRIu32 ": GPU memory limit %" PRIu64 " MiB enforced by %s", job_id, mb,
                xmem_enforcement_name(enforced.level));
     /* Set by job_submit.lua when it packed the job under a site-required level. */
-    getenv_sp(sp, "XMEM_ENFORCE_REQUIRED", required, sizeof(required));
+    xmem__getenv(sp, "XMEM_ENFORCE_REQUIRED", required, sizeof(required));
     if (xmem_enforce_meets(enforced.level, required))
         return 0;
     enforced.refused = 1;

@@ -111,14 +111,12 @@ int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_i
 {
     struct xmem_requeue_facts f = {.cuda_oom = cuda_oom};
     struct xmem_requeue_plan plan;
-    char share[32], why[256];
+    char why[256];
     /* A rerun reports it too: its job_end replaces the first run's in the ledger. */
     int earlier = xmem_requeue_mark_parse(info->admin_comment, &plan) == 0 &&
                   strcmp(plan.reason, XMEM_REQUEUE_OOM) == 0;
 
-    f.on_share = spank_getenv(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) == ESPANK_SUCCESS ||
-                 spank_getenv(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share)) ==
-                     ESPANK_SUCCESS;
+    f.on_share = xmem__on_share(sp);
     if (xmem__settings.oom_requeue.mode == XMEM_REQUEUE_OFF || !cuda_oom || !f.on_share)
         return earlier;
     facts_from(info, &f);
@@ -131,26 +129,19 @@ int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_i
     return requeue(job_id, info, &plan) == 0 || earlier;
 }
 
-int xmem__requeue_whole(spank_t sp, uint32_t job_id, const char *why)
+int xmem__requeue_whole(uint32_t job_id, const struct xmem_job_info *info, const char *why)
 {
-    static struct xmem_job_info info;
     struct xmem_requeue_facts f = {0};
     struct xmem_requeue_plan plan;
-    char err[512], refused[256];
+    char refused[256];
 
-    (void)sp;
-    if (xmem_job_info_query(xmem__settings.scontrol, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &info,
-                            err, sizeof(err)) < 0) {
-        slurm_info("xmem: job %" PRIu32 " not requeued: %s", job_id, err);
-        return -1;
-    }
-    facts_from(&info, &f);
+    facts_from(info, &f);
     if (xmem_requeue_decide(NULL, &f, &plan, refused, sizeof(refused)) != 1) {
         slurm_info("xmem: job %" PRIu32 " not requeued (%s): %s", job_id, why, refused);
         return -1;
     }
     snprintf(plan.reason, sizeof(plan.reason), "%.*s", (int)strcspn(why, ";="), why);
-    return requeue(job_id, &info, &plan);
+    return requeue(job_id, info, &plan);
 }
 
 /* The one line the job's output gets. */

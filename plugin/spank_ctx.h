@@ -24,6 +24,10 @@ int xmem__remote_task_init(spank_t sp);
 int xmem__remote_task_post_fork(spank_t sp);
 int xmem__remote_task_exit(spank_t sp);
 int xmem__remote_exit(spank_t sp);
+/* 1 when the step's environment has `name`, non-empty, copied into buf. */
+int xmem__getenv(spank_t sp, const char *name, char *buf, int len);
+/* 1 when the job runs on a GPU share (shard or mps) as slurmstepd set it up. */
+int xmem__on_share(spank_t sp);
 /* "0=12288M" or "0=12288M,1=12288M" (one entry per device in visible) into out. */
 void xmem__limit_string(const char *visible, unsigned long long mb, char *out, size_t len);
 
@@ -33,8 +37,9 @@ void xmem__limit_string(const char *visible, unsigned long long mb, char *out, s
 int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_info *info,
                             int cuda_oom);
 /* Requeues a packed batch job once on a whole GPU for another reason (why: a few words, e.g.
- * "node cannot enforce mps-server"); 0 or -1, logged. */
-int xmem__requeue_whole(spank_t sp, uint32_t job_id, const char *why);
+ * "node cannot enforce mps-server"), from the job's info as slurmctld gave it at job end;
+ * 0 or -1, logged. */
+int xmem__requeue_whole(uint32_t job_id, const struct xmem_job_info *info, const char *why);
 /* task_init of a rerun: its limit and the line in its output; 1 when it was one. */
 int xmem__requeue_task_init(spank_t sp);
 /* 1 when this run is one xmem requeued (SLURM_RESTART_COUNT and the mark): *mb is the limit it
