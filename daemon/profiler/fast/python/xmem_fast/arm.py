@@ -20,7 +20,7 @@ def arm():
     from xmem_capture import amp, cuda_shim, devices
     from .trace_writer import TraceWriter, CaptureError
     from .storage_tracker import Attribution, StorageTracker
-    from .device_mode import FastDeviceMode, rebind_functional
+    from .device_mode import FastDeviceMode, install_recurrent, rebind_functional
     from xmem_gpu import target
 
     writer = TraceWriter()
@@ -54,6 +54,7 @@ def arm():
     session.finish = finish
     # Function mode outermost (device boundary), dispatch mode below autograd (storages).
     device_mode = FastDeviceMode(tracker, attribution, capability)
+    install_recurrent(writer.meta)
     if torch2:
         _install_cuda_autocast(torch, amp, writer.meta, device_mode)
         rebind_functional(device_mode)

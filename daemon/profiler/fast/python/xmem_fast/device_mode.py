@@ -52,6 +52,10 @@ class FastDeviceMode(TorchFunctionMode):
             kwargs = dict(kwargs, device=_META)
         if isinstance(func, pytypes.FunctionType):
             return func(*args, **kwargs)  # Python code (F.multi_head_attention_forward): no op
+        return self.run_op(func, args, kwargs, names_gpu)
+
+    def run_op(self, func, args, kwargs, names_gpu=False):
+        """FUNC's call, its allocations attributed to it; NAMES_GPU: it made device tensors."""
         previous = self.attribution.call
         self.attribution.call = _call_name(func)
         try:
@@ -211,6 +215,24 @@ def _scaled_dot_product_attention(mode, args, kwargs):
             return attention.scaled_dot_product_attention(mode.capability, *args, **kwargs)
     finally:
         mode.attribution.call = previous
+
+
+def install_recurrent(note):
+    """nn.LSTM/GRU/RNN on the device run ATen's step-by-step cells (meta tensors never take
+    cuDNN), the memory model both captures share; the first such call writes its warning
+    (xmem_gpu/rnn.py)."""
+    from xmem_gpu import rnn
+    warning = rnn.Warning(note)
+
+    def recurrent(func):
+        def run(mode, args, kwargs):
+            if mode.on_device(args[0]):
+                warning.on_device_call()
+            return mode.run_op(func, args, kwargs)
+        return run
+
+    for function in rnn.functions(torch):
+        _SPECIAL[function] = recurrent(function)
 
 
 def rebind_functional(mode):
