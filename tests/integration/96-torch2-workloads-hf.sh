@@ -3,7 +3,7 @@
 # PATH: GPT-2 (AdamW), a Llama-style decoder with peft LoRA in bf16 with HF gradient
 # checkpointing, BERT under fp16 autocast with GradScaler("cuda"), and the HF Trainer.
 # Each estimate lies between the model's own weights + grads + AdamW state and a generous
-# bound and records the job's torch; fast and exact agree within 3 % where both run.
+# bound and records the job's torch; fast and exact agree within 1 % where both run.
 source "$(dirname "$0")/96-torch2-workloads-common.bash"
 both gpt2 hf_lm.py --arch gpt2 --batch 4 --seq 256
 both llama-lora-ckpt hf_lm.py --arch llama --lora --dtype bf16 --checkpointing --batch 4 --seq 128

@@ -23,6 +23,6 @@ def _handler(warning):
 def install(note):
     """Routes torch.lstm, gru, rnn_tanh and rnn_relu through the handler; NOTE(key, value)."""
     from xmem_gpu import rnn
-    handler = _handler(rnn.Warning(note))
+    handler = _handler(rnn.WarnOnce(note))
     for function in rnn.functions(torch):
         devices.register_special(function, handler)

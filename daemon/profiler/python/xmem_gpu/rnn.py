@@ -25,7 +25,7 @@ def functions(torch):
             if hasattr(variable_functions, name)]
 
 
-class Warning:
+class WarnOnce:
     """Writes the warning once, the first time a recurrent layer runs on the device."""
 
     def __init__(self, note):

@@ -222,7 +222,7 @@ def install_recurrent(note):
     cuDNN), the memory model both captures share; the first such call writes its warning
     (xmem_gpu/rnn.py)."""
     from xmem_gpu import rnn
-    warning = rnn.Warning(note)
+    warning = rnn.WarnOnce(note)
 
     def recurrent(func):
         def run(mode, args, kwargs):
