@@ -136,6 +136,32 @@ Result<void> on_ignored_uint(ParseState &s)
     return Result<void>::success();
 }
 
+// throw_on_cudamalloc_oom:True (2.12+) rejects an allocation over the per-process limit before
+// cudaMalloc ("preemptively rejected", counted in num_oom_rejections). Whether cached blocks are
+// freed and the request retried first is in CUDACachingAllocator.cpp, which the wheel does not
+// ship, so only the default is simulated (allocator.md 2.3).
+Result<void> on_throw_on_cudamalloc_oom(ParseState &s)
+{
+    bool on = false;
+    if (auto r = read_bool(s, &on); !r)
+        return r;
+    if (on)
+        return fail(s, "True is not simulated for torch " + s.cfg.torch.str() +
+                           ": how it cuts short the out-of-memory path is not known (remove it "
+                           "or set it to False)");
+    return Result<void>::success();
+}
+
+// Keys whose effect on device memory cannot be read without the release's allocator source
+// (expandable_segments_reserve[_by_class], 2.15: how a smaller address reservation grows).
+Result<void> on_unknowable(ParseState &s)
+{
+    s.cur.take();
+    return fail(s, "not simulated for torch " + s.cfg.torch.str() +
+                       ": how a smaller address reservation changes the growth of expandable "
+                       "segments is not known (remove it)");
+}
+
 Result<void> on_per_process_memory_fraction(ParseState &s)
 {
     const std::string v = s.cur.take();
@@ -245,11 +271,17 @@ const KeySpec kKeys[] = {
     {"pinned_use_cuda_host_register", &VersionProfile::backend_key, on_ignored_bool},
     {"pinned_use_background_threads", &VersionProfile::backend_key, on_ignored_bool},
     {"pinned_num_register_threads", &VersionProfile::backend_key, on_ignored_uint},
-    {"per_process_memory_fraction", &VersionProfile::newest_keys, on_per_process_memory_fraction},
-    {"large_segment_size_mb", &VersionProfile::newest_keys, on_large_segment_size},
-    {"graph_capture_record_stream_reuse", &VersionProfile::newest_keys, on_ignored_bool},
-    {"throw_on_cudamalloc_oom", &VersionProfile::newest_keys, on_ignored_bool},
-    {"pinned_reserve_segment_size_mb", &VersionProfile::newest_keys, on_ignored_uint},
+    {"graph_capture_record_stream_reuse", &VersionProfile::graph_reuse_key, on_ignored_bool},
+    {"per_process_memory_fraction", &VersionProfile::fraction_key, on_per_process_memory_fraction},
+    {"pinned_reserve_segment_size_mb", &VersionProfile::fraction_key, on_ignored_uint},
+    {"large_segment_size_mb", &VersionProfile::large_segment_key, on_large_segment_size},
+    {"throw_on_cudamalloc_oom", &VersionProfile::oom_rejection, on_throw_on_cudamalloc_oom},
+    {"pinned_free_catch_all", &VersionProfile::oom_rejection, on_ignored_bool},
+    {"pinned_max_round_threshold_mb", &VersionProfile::pinned_cache_keys, on_ignored_uint},
+    {"pinned_max_cached_size_mb", &VersionProfile::pinned_cache_keys, on_ignored_uint},
+    {"expandable_segments_reserve", &VersionProfile::expandable_reserve_keys, on_unknowable},
+    {"expandable_segments_reserve_by_class", &VersionProfile::expandable_reserve_keys,
+     on_unknowable},
 };
 
 std::string known_keys(const VersionProfile &p)

@@ -36,23 +36,37 @@ std::string message_1_13(const OomFacts &f)
            "PYTORCH_CUDA_ALLOC_CONF";
 }
 
-// 2.1 introduced this layout (with the "capacty" typo and the max_split_size_mb advice);
-// 2.2+ (read in 2.6.0) fix the typo and recommend expandable segments. The process line is
-// PyTorch's NVML report for this process: context, outside memory and reserved bytes.
+// The closing advice: 2.1 suggests max_split_size_mb; 2.2+ (read in 2.6.0) expandable
+// segments, 2.10 under the name PYTORCH_ALLOC_CONF, 2.11+ with a docs.pytorch.org link (the
+// strings of each wheel's libc10_cuda.so, allocator.md 0).
+std::string advice_2x(OomStyle style)
+{
+    if (style == OomStyle::v2_1)
+        return " If reserved but unallocated memory is large try setting max_split_size_mb to avoid"
+               " fragmentation.  See documentation for Memory Management and "
+               "PYTORCH_CUDA_ALLOC_CONF";
+    const char *variable =
+        style == OomStyle::v2_10 ? "PYTORCH_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
+    const char *link =
+        style == OomStyle::v2_11
+            ? "https://docs.pytorch.org/docs/stable/notes/"
+              "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf"
+            : "https://pytorch.org/docs/stable/notes/cuda.html#environment-variables";
+    return std::string(" If reserved but unallocated memory is large try setting ") + variable +
+           "=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+           "Management  (" +
+           link + ")";
+}
+
+// 2.1 introduced this layout (with the "capacty" typo), 2.2+ fix the typo. The process line
+// is PyTorch's NVML report for this process: context, outside memory and reserved bytes.
 std::string message_2x(const OomFacts &f)
 {
     const bool v2_1 = f.style == OomStyle::v2_1;
     std::string allowed = f.has_allowed ? format_size(f.allowed) + " allowed; " : "";
     std::string process = "Including non-PyTorch memory, this process has " +
                           format_size(f.process_used) + " memory in use. ";
-    std::string advice =
-        v2_1
-            ? " If reserved but unallocated memory is large try setting max_split_size_mb to avoid"
-              " fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"
-            : " If reserved but unallocated memory is large try setting"
-              " PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See"
-              " documentation for Memory Management "
-              " (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+    const std::string advice = advice_2x(f.style);
     const uint64_t unallocated = f.reserved > f.allocated ? f.reserved - f.allocated : 0;
     return "CUDA out of memory. Tried to allocate " + format_size(f.alloc_size) +
            ". GPU 0 has a total " + (v2_1 ? "capacty" : "capacity") + " of " +

@@ -52,6 +52,8 @@ Entries collect(const DeviceStats &s)
         out.emplace_back("num_device_alloc", s.num_device_alloc);
         out.emplace_back("num_device_free", s.num_device_free);
     }
+    if (p.oom_rejection)
+        out.emplace_back("num_oom_rejections", s.num_oom_rejections);
     out.emplace_back("max_split_size", s.max_split_size);
     // torch.cuda.memory_stats() sorts its flattened keys; so do we.
     std::sort(out.begin(), out.end());

@@ -64,8 +64,11 @@ struct DeviceStats {
     int64_t num_sync_all_streams = 0; // 2.0+
     int64_t num_device_alloc = 0;     // 2.0+
     int64_t num_device_free = 0;      // 2.0+
-    int64_t max_split_size = -1;      // SIZE_MAX shows as -1, as in PyTorch
-    TorchVersion torch;               // decides which keys exist
+    // 2.12+: allocations refused before cudaMalloc by throw_on_cudamalloc_oom, which the
+    // simulator does not enable (allocator.md 2.3), so it stays 0.
+    int64_t num_oom_rejections = 0;
+    int64_t max_split_size = -1; // SIZE_MAX shows as -1, as in PyTorch
+    TorchVersion torch;          // decides which keys exist
 
     // Every (key, value) of torch.cuda.memory_stats() for this release, in PyTorch's order
     // (the Python dict is sorted by key), e.g. "allocated_bytes.all.peak".

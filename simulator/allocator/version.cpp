@@ -22,13 +22,27 @@ bool take_number(std::string_view &s, int *out)
 }
 
 // allocator.md 11, oldest first; the last is newest_known_release().
-constexpr TorchVersion k_known_releases[] = {{1, 13}, {2, 0},  {2, 1}, {2, 2}, {2, 3},
-                                             {2, 4},  {2, 5},  {2, 6}, {2, 7}, {2, 8},
-                                             {2, 9},  {2, 10}, {2, 11}};
+constexpr TorchVersion k_known_releases[] = {{1, 13}, {2, 0},  {2, 1},  {2, 2},  {2, 3}, {2, 4},
+                                             {2, 5},  {2, 6},  {2, 7},  {2, 8},  {2, 9}, {2, 10},
+                                             {2, 11}, {2, 12}, {2, 13}, {2, 14}, {2, 15}};
 
 Result<TorchVersion> bad_version(std::string_view s, const char *why)
 {
     return Result<TorchVersion>::fail("xmem: torch version '" + std::string(s) + "': " + why);
+}
+
+// 1.13 and 2.0 print "... reserved in total by PyTorch"; 2.1 introduced the "has a total
+// capacity of" text; 2.2+ recommend expandable_segments; 2.10 and 2.11 changed the advice's
+// variable name and link (allocator.md 4.12).
+OomStyle oom_style_for(TorchVersion v)
+{
+    if (!v.at_least(2, 1))
+        return OomStyle::v1_13;
+    if (!v.at_least(2, 2))
+        return OomStyle::v2_1;
+    if (!v.at_least(2, 10))
+        return OomStyle::v2_2;
+    return v.at_least(2, 11) ? OomStyle::v2_11 : OomStyle::v2_10;
 }
 
 } // namespace
@@ -69,10 +83,7 @@ VersionProfile profile_for(TorchVersion v)
     const bool newest = v.at_least(2, 9);
     VersionProfile p{};
     p.grammar = v2 ? ConfGrammar::v2 : ConfGrammar::v1_13;
-    // 1.13 and 2.0 print "... reserved in total by PyTorch"; 2.1 introduced the
-    // "has a total capacity of" text; 2.2+ recommend expandable_segments (allocator.md 4.12).
-    p.oom_style =
-        !v.at_least(2, 1) ? OomStyle::v1_13 : (v.at_least(2, 2) ? OomStyle::v2_2 : OomStyle::v2_1);
+    p.oom_style = oom_style_for(v);
     p.roundup_bypass_key = !v2;
     p.roundup_per_interval = v2;
     p.roundup_d1_returns_size = !v.at_least(2, 4);
@@ -80,8 +91,14 @@ VersionProfile profile_for(TorchVersion v)
     p.backend_key = v2;
     p.expandable_segments = v.at_least(2, 1);
     p.max_non_split_rounding_key = v.at_least(2, 6);
-    p.max_split_min_inclusive = newest;
-    p.newest_keys = newest;
+    // 2.9.1's libc10 still says "must be > ", 2.10.0's "must be >= " (allocator.md 0).
+    p.max_split_min_inclusive = v.at_least(2, 10);
+    p.graph_reuse_key = newest;
+    p.fraction_key = v.at_least(2, 10);
+    p.large_segment_key = v.at_least(2, 11);
+    p.oom_rejection = v.at_least(2, 12);
+    p.pinned_cache_keys = v.at_least(2, 13);
+    p.expandable_reserve_keys = v.at_least(2, 15);
     p.fraction_one_is_unlimited = newest;
     p.requested_bytes = v2;
     p.device_counters = v2;

@@ -29,11 +29,14 @@ struct TorchVersion {
 
 // How PYTORCH_CUDA_ALLOC_CONF is tokenised (allocator.md 2.2 vs allocator.md 2.3).
 enum class ConfGrammar { v1_13, v2 };
-// Which out-of-memory message text the release prints (allocator.md 4.12).
-enum class OomStyle { v1_13, v2_1, v2_2 };
+// Which out-of-memory message text the release prints (allocator.md 4.12): v2_10 names
+// PYTORCH_ALLOC_CONF in its advice, v2_11 links the docs.pytorch.org page.
+enum class OomStyle { v1_13, v2_1, v2_2, v2_10, v2_11 };
 
 // Release-dependent behaviour, one flag per row of allocator.md 11. "newest" = 2.9 and later
 // (the newest code read, allocator.md 0); 2.7–2.8 were not read and are treated like 2.6.
+// The *_key flags say from which release PYTORCH_CUDA_ALLOC_CONF accepts a key (allocator.md
+// 2.3; 2.9–2.15 read from the wheels' headers and libc10 strings, allocator.md 0).
 struct VersionProfile {
     ConfGrammar grammar;
     OomStyle oom_style;
@@ -44,8 +47,15 @@ struct VersionProfile {
     bool backend_key;                // backend:native|cudaMallocAsync (2.0+)
     bool expandable_segments;        // expandable_segments key and behaviour (2.1+)
     bool max_non_split_rounding_key; // max_non_split_rounding_mb (2.6+, PR #136174)
-    bool max_split_min_inclusive;    // max_split_size_mb >= 20 accepted (newest) vs > 20
-    bool newest_keys;                // per_process_memory_fraction, large_segment_size_mb, ...
+    bool max_split_min_inclusive;    // max_split_size_mb >= 20 accepted (2.10+) vs > 20
+    bool graph_reuse_key;            // graph_capture_record_stream_reuse (2.9+)
+    bool fraction_key;               // per_process_memory_fraction, pinned_reserve_... (2.10+)
+    bool large_segment_key;          // large_segment_size_mb (2.11+, PR #172056)
+    bool oom_rejection;              // throw_on_cudamalloc_oom, pinned_free_catch_all keys and
+                                     // the num_oom_rejections stat (2.12+)
+    bool pinned_cache_keys;          // pinned_max_round_threshold_mb, pinned_max_cached_size_mb
+                                     // (2.13+)
+    bool expandable_reserve_keys;    // expandable_segments_reserve[_by_class] (2.15+, refused)
     bool fraction_one_is_unlimited;  // fraction 1.0 = no limit and no GC (newest)
     bool requested_bytes;            // requested_bytes.* stats (2.0+, PR #88575)
     bool device_counters;            // num_sync_all_streams, num_device_alloc/free (2.0+)
@@ -54,12 +64,13 @@ struct VersionProfile {
 VersionProfile profile_for(TorchVersion v);
 
 // The releases whose allocator the simulator mirrors (allocator.md 11): 2.9 is the newest
-// read; 2.7-2.8 behave as 2.6 and 2.10-2.11 as 2.9, releases users ran when it was read.
+// read in source; 2.7-2.8 behave as 2.6; 2.10-2.15 as 2.9 plus the differences their wheels'
+// headers and libc10 strings show (allocator.md 0).
 // --torch accepts only these ("2.99" is a typo more often than a release), listed by
 // known_releases_text() in its messages.
 bool is_known_release(TorchVersion v);
 TorchVersion newest_known_release();
-std::string known_releases_text(); // "1.13, 2.0, ..., 2.11"
+std::string known_releases_text(); // "1.13, 2.0, ..., 2.15"
 
 // The rules for a job's own torch (the trace's `M torch`): its release when known; a release
 // newer than every known one gets the newest known rules, with newer_than_known set so the

@@ -20,12 +20,20 @@ PATH="$venv/bin:/usr/bin:$PATH" expect 0 '"python"' estimate --keep-trace "$tmp/
 cp "$tmp/out" "$tmp/venv.json"
 check "$tmp/venv.json" "j['python'] == '$venv/bin/python'" "the venv's interpreter named"
 check "$tmp/venv.json" "j['torch_version'] == '$venv_torch'" "the venv's torch named"
-if /usr/bin/python3 -c "import sys; v=tuple(map(int, '$venv_torch'.split('+')[0].split('.')[:2])); sys.exit(v <= (2, 11))"; then
-    check "$tmp/venv.json" "j['torch_newer_than_known'] and j['torch'] == '2.11'" "a newer torch gets the newest rules"
+# 2.15 is the newest release simulated (docs/allocator.md 11).
+if /usr/bin/python3 -c "import sys; v=tuple(map(int, '$venv_torch'.split('+')[0].split('.')[:2])); sys.exit(v <= (2, 15))"; then
+    check "$tmp/venv.json" "j['torch_newer_than_known'] and j['torch'] == '2.15'" "a newer torch gets the newest rules"
     check "$tmp/venv.json" "any('newer than the newest allocator' in w for w in j['warnings'])" "a note says so"
 else
-    check "$tmp/venv.json" "not j['torch_newer_than_known'] and '$venv_torch'.startswith(j['torch'])" "rules of the job's torch"
+    check "$tmp/venv.json" "not j['torch_newer_than_known'] and '$venv_torch'.startswith(j['torch'] + '.')" "rules of the job's torch"
+    check "$tmp/venv.json" "not any('newer than the newest allocator' in w for w in j['warnings'])" "no newer-torch note"
 fi
+# A trace from a torch newer than every release simulated: the newest rules, and a note.
+sed 's/^M torch .*/M torch 2.16.0+cu132/' "$tmp/venv.xtrace" >"$tmp/newer.xtrace"
+expect 0 '"torch_newer_than_known": true' "$bin/xmem-estimate" --json --trace-in "$tmp/newer.xtrace"
+cp "$tmp/out" "$tmp/newer.json"
+check "$tmp/newer.json" "j['torch'] == '2.15'" "a newer torch gets the newest rules"
+check "$tmp/newer.json" "any(\"the job's torch 2.16.0+cu132 is newer than the newest allocator\" in w for w in j['warnings'])" "a note says so"
 # xmem sim defaults to the trace's torch the same way.
 expect 0 '"torch_source"' "$bin/xmem" sim --json "$tmp/venv.xtrace"
 cp "$tmp/out" "$tmp/sim.json"

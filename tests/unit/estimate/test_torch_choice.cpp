@@ -27,12 +27,17 @@ static void explicit_torch_wins(void **)
 
 static void newer_job_torch_gets_the_newest_rules(void **)
 {
-    auto c = choose_torch(std::nullopt, "2.14.1");
+    auto c = choose_torch(std::nullopt, "2.16.0");
     assert_true(c.ok());
     EXPECT_STR(c.value().rules.str(), xmem::sim::newest_known_release().str());
     assert_true(c.value().newer_than_known);
     EXPECT_CONTAINS(c.value().note,
-                    "xmem: warning: the job's torch 2.14.1 is newer than the newest");
+                    "xmem: warning: the job's torch 2.16.0 is newer than the newest");
+    // The project venv's torch is a known release: its own rules, no warning.
+    auto venv = choose_torch(std::nullopt, "2.14.1+cu130");
+    assert_true(venv.ok() && !venv.value().newer_than_known);
+    EXPECT_STR(venv.value().rules.str(), "2.14");
+    EXPECT_STR(venv.value().note, "");
     EXPECT_CONTAINS(c.value().note, "(pass --torch");
 }
 

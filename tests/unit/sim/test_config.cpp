@@ -43,8 +43,10 @@ static void max_split_size_bounds(void **)
                "xmem: PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb: must be > 20 (got 10)");
     EXPECT_STR(parse_error("1.13", "max_split_size_mb:20"),
                "xmem: PYTORCH_CUDA_ALLOC_CONF: max_split_size_mb: must be > 20 (got 20)");
-    // newest accepts 20 (allocator.md 11: >= 20)
+    // 2.10+ accept 20 (allocator.md 11: >= 20); 2.9 does not
     EXPECT_U64(parse_ok("2.10", "max_split_size_mb:20").max_split_size, 20 * MiB);
+    EXPECT_U64(parse_ok("2.15", "max_split_size_mb:20").max_split_size, 20 * MiB);
+    EXPECT_CONTAINS(parse_error("2.9", "max_split_size_mb:20"), "must be > 20 (got 20)");
     EXPECT_CONTAINS(parse_error("2.10", "max_split_size_mb:19"),
                     "max_split_size_mb: must be >= 20 (got 19)");
     EXPECT_CONTAINS(parse_error("2.6", "max_split_size_mb:abc"),
@@ -152,19 +154,71 @@ static void accounting_neutral_keys(void **)
                     "pinned_num_register_threads: expected a whole number");
 }
 
+// per_process_memory_fraction from 2.10, large_segment_size_mb from 2.11 (allocator.md 2.3).
 static void newest_keys(void **)
 {
     const AllocatorConfig c =
-        parse_ok("2.10", "per_process_memory_fraction:0.5,large_segment_size_mb:32");
+        parse_ok("2.11", "per_process_memory_fraction:0.5,large_segment_size_mb:32");
     assert_true(c.memory_fraction.has_value() && *c.memory_fraction == 0.5);
     EXPECT_U64(c.large_segment_size, 32 * MiB);
     EXPECT_U64(c.max_non_split_rounding, 32 * MiB); // default follows large_segment_size
-    EXPECT_CONTAINS(parse_error("2.6", "per_process_memory_fraction:0.5"),
-                    "unknown option for torch 2.6");
+    assert_true(*parse_ok("2.10", "per_process_memory_fraction:0.25").memory_fraction == 0.25);
+    EXPECT_CONTAINS(parse_error("2.9", "per_process_memory_fraction:0.5"),
+                    "per_process_memory_fraction: unknown option for torch 2.9");
+    EXPECT_CONTAINS(parse_error("2.10", "large_segment_size_mb:32"),
+                    "large_segment_size_mb: unknown option for torch 2.10");
     EXPECT_CONTAINS(parse_error("2.10", "per_process_memory_fraction:2"),
                     "per_process_memory_fraction: expected a fraction");
-    EXPECT_CONTAINS(parse_error("2.10", "large_segment_size_mb:3"),
+    EXPECT_CONTAINS(parse_error("2.11", "large_segment_size_mb:3"),
                     "large_segment_size_mb: must be a positive multiple of 2 MiB");
+}
+
+// Each key is accepted from the release whose wheel lists it and refused before
+// (allocator.md 2.3); host-pinned and graph keys are validated and ignored.
+static void keys_by_release(void **)
+{
+    struct Case {
+        const char *conf, *first, *before;
+    };
+    const Case cases[] = {
+        {"graph_capture_record_stream_reuse:True", "2.9", "2.8"},
+        {"pinned_reserve_segment_size_mb:64", "2.10", "2.9"},
+        {"throw_on_cudamalloc_oom:False", "2.12", "2.11"},
+        {"pinned_free_catch_all:True", "2.12", "2.11"},
+        {"pinned_max_round_threshold_mb:64", "2.13", "2.12"},
+        {"pinned_max_cached_size_mb:512", "2.13", "2.12"},
+    };
+    for (const Case &c : cases) {
+        parse_ok(c.first, c.conf);
+        parse_ok("2.15", c.conf);
+        EXPECT_CONTAINS(parse_error(c.before, c.conf),
+                        std::string(": unknown option for torch ") + c.before + " (known: ");
+    }
+    EXPECT_CONTAINS(parse_error("2.13", "pinned_max_cached_size_mb:lots"),
+                    "pinned_max_cached_size_mb: expected a whole number");
+    EXPECT_CONTAINS(parse_error("2.12", "pinned_free_catch_all:yes"),
+                    "pinned_free_catch_all: expected True or False");
+    EXPECT_CONTAINS(parse_error("2.15", "max_split_size:200"),
+                    "pinned_max_round_threshold_mb, pinned_max_cached_size_mb, "
+                    "expandable_segments_reserve, expandable_segments_reserve_by_class)");
+}
+
+// Keys that change device memory in ways the wheels do not show: one line naming the key and
+// the release (allocator.md 2.3).
+static void unknowable_keys_refused(void **)
+{
+    EXPECT_STR(parse_error("2.14", "throw_on_cudamalloc_oom:True"),
+               "xmem: PYTORCH_CUDA_ALLOC_CONF: throw_on_cudamalloc_oom: True is not simulated for "
+               "torch 2.14: how it cuts short the out-of-memory path is not known (remove it or "
+               "set it to False)");
+    EXPECT_STR(parse_error("2.15", "expandable_segments:True,expandable_segments_reserve:0.5"),
+               "xmem: PYTORCH_CUDA_ALLOC_CONF: expandable_segments_reserve: not simulated for "
+               "torch 2.15: how a smaller address reservation changes the growth of expandable "
+               "segments is not known (remove it)");
+    EXPECT_CONTAINS(parse_error("2.15", "expandable_segments_reserve_by_class:kv:40G"),
+                    "expandable_segments_reserve_by_class: not simulated for torch 2.15");
+    EXPECT_CONTAINS(parse_error("2.14", "expandable_segments_reserve:0.5"),
+                    "expandable_segments_reserve: unknown option for torch 2.14");
 }
 
 static void grammar_errors(void **)
@@ -228,6 +282,8 @@ int run_config_tests(void)
         cmocka_unit_test(expandable_and_backend),
         cmocka_unit_test(accounting_neutral_keys),
         cmocka_unit_test(newest_keys),
+        cmocka_unit_test(keys_by_release),
+        cmocka_unit_test(unknowable_keys_refused),
         cmocka_unit_test(grammar_errors),
         cmocka_unit_test(validate_device_model),
     };

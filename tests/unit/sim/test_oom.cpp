@@ -65,6 +65,35 @@ static void message_2_1_typo(void **)
     EXPECT_CONTAINS(a->malloc(50 * MiB).oom_message, "GPU 0 has a total capacty of 100.00 MiB");
 }
 
+// allocator.md 4.12: 2.10 names PYTORCH_ALLOC_CONF in the advice; 2.11+ link docs.pytorch.org
+// (the strings of each wheel's libc10_cuda.so).
+static void message_advice_2_10_and_later(void **)
+{
+    auto a29 = make("2.9", "", 100 * MiB);
+    must_malloc(*a29, 60 * MiB);
+    const std::string m29 = a29->malloc(50 * MiB).oom_message;
+    auto a210 = make("2.10", "", 100 * MiB);
+    must_malloc(*a210, 60 * MiB);
+    const std::string m210 = a210->malloc(50 * MiB).oom_message;
+    auto a214 = make("2.14", "", 100 * MiB);
+    must_malloc(*a214, 60 * MiB);
+    const std::string m214 = a214->malloc(50 * MiB).oom_message;
+    const std::string head = m29.substr(0, m29.find(" If reserved"));
+    EXPECT_STR(m210.substr(0, head.size()), head);
+    EXPECT_STR(m214.substr(0, head.size()), head);
+    EXPECT_STR(m210.substr(head.size()),
+               " If reserved but unallocated memory is large try setting "
+               "PYTORCH_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+               "documentation for Memory Management  "
+               "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+    EXPECT_STR(m214.substr(head.size()),
+               " If reserved but unallocated memory is large try setting "
+               "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+               "documentation for Memory Management  "
+               "(https://docs.pytorch.org/docs/stable/notes/"
+               "cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)");
+}
+
 // allocator.md 4.12: after an OOM the cache has been flushed (state after the release steps).
 static void oom_leaves_cache_flushed(void **)
 {
@@ -94,6 +123,7 @@ int run_oom_tests(void)
         cmocka_unit_test(message_2_6),
         cmocka_unit_test(message_1_13),
         cmocka_unit_test(message_2_1_typo),
+        cmocka_unit_test(message_advice_2_10_and_later),
         cmocka_unit_test(oom_leaves_cache_flushed),
         cmocka_unit_test(format_size_units),
     };

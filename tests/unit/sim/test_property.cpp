@@ -32,7 +32,7 @@ const Scenario kScenarios[] = {
      2 * GiB, 1.0},
     {"2.6", "expandable_segments:True", 0, -1},
     {"2.6", "expandable_segments:True,max_split_size_mb:100", 2 * GiB, 0.8},
-    {"2.10", "roundup_power2_divisions:[256:1,512:2,>:8],large_segment_size_mb:32", 3 * GiB, -1},
+    {"2.15", "roundup_power2_divisions:[256:1,512:2,>:8],large_segment_size_mb:32", 3 * GiB, -1},
     {"2.10",
      "expandable_segments:True,garbage_collection_threshold:0.5,per_process_memory_fraction:0.7",
      2 * GiB, -1},

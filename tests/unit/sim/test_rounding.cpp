@@ -81,7 +81,7 @@ static void allocation_size(void **)
     EXPECT_U64(get_allocation_size(10 * MiB, c), 10 * MiB);
     EXPECT_U64(get_allocation_size(13107200, c), 14 * MiB); // 12.5 MiB
     EXPECT_U64(get_allocation_size(27 * MiB / 2, c), 14 * MiB);
-    const AllocatorConfig newest = config("2.10", "large_segment_size_mb:32");
+    const AllocatorConfig newest = config("2.11", "large_segment_size_mb:32");
     EXPECT_U64(get_allocation_size(MiB + 512, newest), 32 * MiB);
 }
 

@@ -32,6 +32,13 @@ static void key_sets_per_release(void **)
     for (size_t i = 1; i < k26.size(); ++i)
         assert_true(k26[i - 1] < k26[i]); // sorted, unique
     EXPECT_I64(stat(*a26, "max_split_size"), -1);
+    // 2.12 added num_oom_rejections (its libtorch_python lists it; 2.11's does not).
+    auto a211 = make("2.11");
+    auto a212 = make("2.12");
+    EXPECT_U64(keys_of(a211->stats()).size(), 122);
+    EXPECT_U64(keys_of(a212->stats()).size(), 123);
+    assert_false(a211->stats().get("num_oom_rejections", &v));
+    EXPECT_I64(stat(*a212, "num_oom_rejections"), 0);
 }
 
 static void reset_peak(void **)
