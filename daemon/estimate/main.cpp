@@ -84,14 +84,18 @@ double seconds_since(Clock::time_point start)
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// The job's allocator settings: --alloc-conf, else its environment (2.9+ name first).
-std::string job_alloc_conf(const EstimateOptions &o)
+// The job's allocator settings: --alloc-conf, else its environment as RULES' release reads
+// it: from 2.9 the generic PYTORCH_ALLOC_CONF first (the keys the simulator models; 2.14's
+// AllocatorConfig.h), before 2.9 only PYTORCH_CUDA_ALLOC_CONF.
+std::string job_alloc_conf(const EstimateOptions &o, sim::TorchVersion rules)
 {
     if (o.alloc_conf)
         return *o.alloc_conf;
-    for (const char *name : {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"})
-        if (const char *v = std::getenv(name); v && *v)
+    for (const char *name : {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"}) {
+        bool read = rules.at_least(2, 9) || std::string_view(name) == "PYTORCH_CUDA_ALLOC_CONF";
+        if (const char *v = std::getenv(name); read && v && *v)
             return v;
+    }
     return "";
 }
 
@@ -106,9 +110,9 @@ Result<Target> resolve_target(const EstimateOptions &o)
     auto gpu = catalog.value().find_unambiguous(o.gpu);
     if (!gpu.ok())
         return Result<Target>::fail(gpu.error());
-    // The torch rules come from the trace (apply_torch), once there is one.
-    Target t{gpu.value(), sim::TorchVersion{}, job_alloc_conf(o),
-             o.margin.value_or(k_limit_margin)};
+    // The torch rules and the allocator settings they read come from the trace (apply_torch),
+    // once there is one.
+    Target t{gpu.value(), sim::TorchVersion{}, "", o.margin.value_or(k_limit_margin)};
     return Result<Target>::ok(std::move(t));
 }
 
@@ -121,6 +125,7 @@ Result<void> apply_torch(const EstimateOptions &o, const Workload &work, Target 
     if (!choice.ok())
         return Result<void>::fail(choice.error());
     target.torch = choice.value().rules;
+    target.alloc_conf = job_alloc_conf(o, target.torch);
     target.torch_newer_than_known = choice.value().newer_than_known;
     note = choice.value().note;
     return Result<void>::success();

@@ -340,6 +340,7 @@ std::optional<Error> SnapshotReplay::on_event(const SnapshotEvent &ev)
         break;
     case SnapshotAction::free_completed: // the simulator completes frees itself
     case SnapshotAction::snapshot:
+    case SnapshotAction::annotate: // text on a live allocation
         break;
     }
     // Segment events first: a segment that differs explains the block address that follows.

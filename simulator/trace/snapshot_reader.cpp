@@ -20,7 +20,7 @@ namespace
 constexpr const char *k_action_names[k_snapshot_action_count] = {
     "alloc",        "free_requested", "free_completed", "segment_alloc",
     "segment_free", "segment_map",    "segment_unmap",  "oom",
-    "snapshot"};
+    "snapshot",     "annotate"};
 
 // The whole input in memory: the lexer scans a contiguous buffer, and the replay holds every entry
 // anyway (a partial trace is walked backwards before it is replayed). A regular file is read in one
@@ -382,7 +382,8 @@ bool SnapshotSax::finish_entry()
     bool needs_addr = action != SnapshotAction::oom && action != SnapshotAction::snapshot;
     if (needs_addr && !e.has_addr)
         return fail_entry(std::string(snapshot_action_name(action)) + " entry has no 'addr'");
-    if (!e.has_size)
+    // An annotation names an allocation and carries text (`user_metadata`); no size.
+    if (!e.has_size && action != SnapshotAction::annotate)
         return fail_entry(std::string(snapshot_action_name(action)) + " entry has no 'size'");
     e.event.device = m_summary.devices - 1;
     e.event.index = m_index++;

@@ -32,8 +32,9 @@ enum class SnapshotAction : uint8_t {
     segment_unmap,
     oom,      // size = rounded request, device_free = free bytes on the device
     snapshot, // marker
+    annotate, // 2.14+: metadata attached to a live allocation (addr); no memory changes
 };
-constexpr size_t k_snapshot_action_count = 9;
+constexpr size_t k_snapshot_action_count = 10;
 
 const char *snapshot_action_name(SnapshotAction action);
 bool parse_snapshot_action(std::string_view name, SnapshotAction &out);

@@ -14,6 +14,10 @@ expect_error '--steps: expected a whole number' "$bin/xmem-estimate" --steps zer
 expect_error '--gpu B300: not in the catalog' "$bin/xmem-estimate" --gpu B300 --trace-in "$tmp/small.xtrace"
 expect_error 'torch' "$bin/xmem-estimate" --torch 0.4 --trace-in "$tmp/small.xtrace"
 expect_error "PYTORCH_CUDA_ALLOC_CONF" "$bin/xmem-estimate" --alloc-conf max_split_size_mb:x --trace-in "$tmp/small.xtrace"
+# PYTORCH_ALLOC_CONF is torch's from 2.9 on; before it reads only PYTORCH_CUDA_ALLOC_CONF.
+PYTORCH_ALLOC_CONF=max_split_size_mb:x expect 0 'recommended limit' "$bin/xmem-estimate" --torch 2.6 --trace-in "$tmp/small.xtrace"
+PYTORCH_ALLOC_CONF=max_split_size_mb:x expect_error 'max_split_size_mb' "$bin/xmem-estimate" --torch 2.9 --trace-in "$tmp/small.xtrace"
+PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:x expect_error 'max_split_size_mb' "$bin/xmem-estimate" --torch 2.6 --trace-in "$tmp/small.xtrace"
 expect_error 'cannot open' "$bin/xmem-estimate" --trace-in "$tmp/missing.xtrace"
 printf '#xmem-trace 1\nA 1 10 g 0 0\n' >"$tmp/truncated.xtrace"
 expect_error 'truncated|missing|Z' "$bin/xmem-estimate" --trace-in "$tmp/truncated.xtrace"

@@ -48,6 +48,24 @@ static void reads_entries_of_every_device_in_order(void **)
     assert_int_equal(r.summary.by_action[static_cast<size_t>(SnapshotAction::alloc)], 2);
 }
 
+// torch 2.14 records torch.cuda.memory._annotate_tensor as its own entry: an allocation's
+// address and text, no size; it is read and changes nothing.
+static void reads_annotations(void **)
+{
+    SnapshotOutcome r = read_snapshot_text(R"({"device_traces": [[
+      {"action": "alloc", "addr": 4096, "size": 512, "stream": 0},
+      {"action": "annotate", "addr": 4096, "user_metadata": "weights", "stream": 0},
+      {"action": "free_requested", "addr": 4096, "size": 512, "stream": 0}]]})");
+    assert_string_equal(r.error.c_str(), "");
+    assert_int_equal(r.events.size(), 3);
+    assert_int_equal(r.events[1].action, SnapshotAction::annotate);
+    assert_int_equal(r.events[1].addr, 4096);
+    assert_int_equal(r.summary.by_action[static_cast<size_t>(SnapshotAction::annotate)], 1);
+    r = read_snapshot_text(
+        R"({"device_traces": [[{"action": "annotate", "user_metadata": "x"}]]})");
+    assert_contains(r.error, "annotate entry has no 'addr'");
+}
+
 static void empty_traces_are_fine(void **)
 {
     SnapshotOutcome r = read_snapshot_text(R"({"device_traces": [], "segments": []})");
@@ -199,6 +217,7 @@ int run_snapshot_reader_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(reads_entries_of_every_device_in_order),
+        cmocka_unit_test(reads_annotations),
         cmocka_unit_test(empty_traces_are_fine),
         cmocka_unit_test(reports_shape_errors_with_the_entry_index),
         cmocka_unit_test(reports_syntax_errors_with_the_byte_offset),
