@@ -4,7 +4,9 @@
 # CNN (batch norm, SGD momentum), a small attention LM under AMP bf16 and a KV-cache-style
 # torch.cat onto an empty device tensor (Hugging Face's DynamicLayer; the exact capture once
 # put the result on the host, 2.7 % under fast mode on GPT-2) and pytorch/examples' LSTM
-# language model (the exact capture once ran oneDNN's LSTM, -6.2 %): the traces' peak
+# language model (the exact capture once ran oneDNN's LSTM, -6.2 %) and a gradient join (two
+# branches' gradients summed by the autograd engine, in place on torch 2.x; fast mode's own
+# dispatch mode once made the engine allocate the sum, +23.5 % trace peak): the traces' peak
 # live device bytes and xmem-estimate's allocated and reserved peaks. Needs the exact capture library for the venv's torch
 # (XMEM_CAPTURE_LIB, or built by the exact capture on first use); skips without it.
 source "$(dirname "$0")/90-fast-torch2-common.bash"
@@ -36,10 +38,22 @@ for _ in range(4):
     opt.step()
     opt.zero_grad()
 PY
+cat >"$TMP/join.py" <<'PY'
+import torch
+lin = torch.nn.Linear(1024, 1024).cuda()
+opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+x = torch.randn(4096, 1024).cuda()
+for _ in range(4):
+    y = lin(x)
+    ((y * 2).sum() + (y * 3).sum()).backward()  # y's two gradients meet in the engine
+    opt.step()
+    opt.zero_grad()
+PY
 declare -A command=([mlp]="$WORKLOADS/small_nets.py mlp" [cnn]="$WORKLOADS/small_nets.py cnn"
                     [attention]="$WORKLOADS/attention.py --amp bf16 --move cuda"
-                    [kvcache]="$TMP/kvcache.py" [lstm]="$WORKLOADS/torch2/word_lm.py")
-for arch in mlp cnn attention kvcache lstm; do
+                    [kvcache]="$TMP/kvcache.py" [lstm]="$WORKLOADS/torch2/word_lm.py"
+                    [join]="$TMP/join.py")
+for arch in mlp cnn attention kvcache lstm join; do
     for mode in exact fast; do
         capture=$PROFILE; [ $mode = fast ] && capture=$FAST
         XMEM_GPU_CAPABILITY=8.0 "$capture" --python "$VPY" --out "$TMP/$mode-$arch.trace" \

@@ -19,6 +19,7 @@ def arm():
     torch = bootstrap._import_torch()
     from xmem_capture import amp, cuda_shim, devices
     from .trace_writer import TraceWriter, CaptureError
+    from .accumulate import Accumulation
     from .storage_tracker import Attribution, StorageTracker
     from .device_mode import FastDeviceMode, install_recurrent, rebind_functional
     from xmem_gpu import target
@@ -34,7 +35,7 @@ def arm():
     except ValueError as e:
         session.fail(str(e))
     attribution = Attribution()
-    tracker = StorageTracker(writer, attribution, unsupported)
+    tracker = StorageTracker(writer, attribution, unsupported, Accumulation.probe())
     cuda_shim.install(torch, writer, writer.meta)
     torch2 = int(torch.__version__.split(".")[0]) >= 2
     if not torch2:  # 1.13: no CUDA autocast on meta tensors, so AMP falls back

@@ -94,7 +94,7 @@ class Autocast:
             convert = self._to(torch.float32)
         else:
             convert = self._lower(torch.get_autocast_dtype("cuda"))
-        return _map(convert, args), {k: _map(convert, v) for k, v in kwargs.items()}
+        return _map_right_to_left(convert, args, kwargs)
 
     def _eligible(self, t):
         return (isinstance(t, torch.Tensor) and t.is_floating_point()
@@ -131,6 +131,18 @@ class Autocast:
         if given or first is None or not self._eligible(first):
             return kwargs
         return dict(kwargs, dtype=torch.float32)
+
+
+def _map_right_to_left(convert, args, kwargs):
+    """Casts the last argument first, as torch's compiled autocast wrapper does: it casts its
+    arguments in one call's argument list, which GCC evaluates right to left (the exact
+    trace's linear casts bias, weight, input in that order, and the CUDA wrappers are the
+    same template in the same library). The order decides the casts' autograd sequence
+    numbers, so the order of the backward nodes, and with it which frees come before which
+    allocations."""
+    cast_kwargs = {k: _map(convert, kwargs[k]) for k in reversed(list(kwargs))}
+    cast_args = [_map(convert, a) for a in reversed(args)][::-1]
+    return tuple(cast_args), {k: cast_kwargs[k] for k in kwargs}
 
 
 def _map(convert, value):

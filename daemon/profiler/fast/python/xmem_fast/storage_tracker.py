@@ -60,9 +60,11 @@ class Attribution:
 
 
 class StorageTracker(TorchDispatchMode):
-    def __init__(self, writer, attribution, on_unsupported):
+    def __init__(self, writer, attribution, on_unsupported, accumulation=None):
         super().__init__()
         self.writer = writer
+        # The engine's gradient sums run in place as without this mode (accumulate.py).
+        self.accumulation = accumulation
         self.attribution = attribution
         self.on_unsupported = on_unsupported
         self.hosting = False
@@ -92,6 +94,8 @@ class StorageTracker(TorchDispatchMode):
         if dev is not None and func is torch.ops.aten._local_scalar_dense.default:
             self.on_unsupported("a GPU value read by Python control flow (bool() or a comparison "
                                 "of a GPU tensor)")
+        if self.accumulation is not None:
+            func = self.accumulation.in_place(func, args, kwargs)
         scratch = self._scratch(func, dev, args, kwargs)
         kernel = KERNELS.get(func)
         try:
