@@ -107,9 +107,10 @@ std::vector<Drop> decide(const Workload &work)
                 break;
             size_t a = it->second;
             live.erase(it);
-            bool kernel_scratch = scratch.on_free(a) && exact;
+            std::string_view ctx = work.ctx_text(events[a].ctx);
+            bool cpu_kernel_temp = exact && (scratch.on_free(a) || is_cpu_dtype_promotion(ctx));
             if (drop[a] == Drop::keep && run_open && run_of[a] == run &&
-                (kernel_scratch || is_cpu_only_temporary_op(work.ctx_text(events[a].ctx))))
+                (cpu_kernel_temp || is_cpu_only_temporary_op(ctx)))
                 drop[a] = Drop::cpu_temp;
             break;
         }

@@ -9,7 +9,9 @@
 //             see is_cpu_only_temporary_op(). An "op run" is a maximal sequence of
 //             allocations under the same outer call (module|op), see OpRunKeys.
 //             In exact traces also oneDNN's convolution-backward scratch made with
-//             at::empty and freed before the node's inputs are (ConvBackwardScratch).
+//             at::empty and freed before the node's inputs are (ConvBackwardScratch), and
+//             TensorIterator's copies of a pointwise op's inputs cast to the common dtype
+//             (is_cpu_dtype_promotion()).
 //
 // Frees and record_streams of a dropped storage are dropped with it.
 #pragma once

@@ -114,6 +114,23 @@ bool is_cpu_only_temporary_op(std::string_view ctx)
     });
 }
 
+bool is_cpu_dtype_promotion(std::string_view ctx)
+{
+    std::string_view call = outer_call(ctx);
+    call.remove_prefix(call.find('|') + 1); // npos + 1 == 0: no module path
+    if (innermost_op(ctx) != "aten::empty_strided" || call.find('>') != std::string_view::npos)
+        return false;
+    if (is_inplace_op(call))
+        call.remove_suffix(1);
+    return is_one_of(call,
+                     {"aten::add",     "aten::sub",         "aten::rsub",      "aten::mul",
+                      "aten::div",     "aten::true_divide", "aten::where",     "aten::maximum",
+                      "aten::minimum", "aten::pow",         "aten::lerp",      "aten::addcmul",
+                      "aten::addcdiv", "aten::fmod",        "aten::remainder", "aten::atan2",
+                      "aten::eq",      "aten::ne",          "aten::lt",        "aten::le",
+                      "aten::gt",      "aten::ge"});
+}
+
 bool is_host_scalar_ctx(std::string_view ctx)
 {
     if (contains(ctx, "num_batches_tracked"))

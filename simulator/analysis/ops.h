@@ -39,6 +39,12 @@ bool is_grad_accumulation(std::string_view ctx);
 // buffers made through an ATen factory (innermost op aten::empty*) are not: 1.13's
 // AccumulateGrad frees the incoming grad_weight right after the op, inside its run.
 bool is_cpu_only_temporary_op(std::string_view ctx);
+// A copy the CPU's TensorIterator makes of a pointwise op's input of another dtype, cast to
+// the common dtype before the op runs (fp32 x + bf16 y under autocast): it reads
+// `OP>aten::empty_strided`, made by a dispatched .to(), while the op's own output, allocated
+// without a dispatched factory, reads `OP`. CUDA kernels cast while they load their inputs,
+// so a GPU run makes no such copy.
+bool is_cpu_dtype_promotion(std::string_view ctx);
 // A 0-d host scalar wrapped as a tensor on the CPU: in-place ops (`add_(1)` of
 // num_batches_tracked), scalar_tensor/lift_fresh/item, optimizer step counters.
 bool is_host_scalar_ctx(std::string_view ctx);

@@ -96,6 +96,32 @@ static void onednn_backward_scratch_is_dropped_from_exact_traces(void **)
     }
 }
 
+// fp32 x + bf16 y under autocast: the CPU copies y to fp32 inside the add; a CUDA kernel
+// casts while it loads. Only exact traces have the copy; the add's output stays.
+static void cpu_dtype_promotion_copies_are_dropped_from_exact_traces(void **)
+{
+    for (bool fast : {false, true}) {
+        Builder b;
+        if (fast)
+            b.meta("capture", "fast");
+        b.iteration(1).phase(Phase::forward);
+        b.alloc(1, 4096, "1|aten::add>aten::empty_strided"); // y cast to fp32
+        b.alloc(2, 4096, "1|aten::add");                     // the sum
+        b.free(1);
+        b.alloc(3, 2048, "2|aten::mul_>aten::empty_strided"); // in place: the same copy
+        b.free(3);
+        b.alloc(4, 2048, "2|aten::linear>aten::empty_strided"); // autocast's cast: kept
+        b.free(4);
+        b.alloc(5, 2048, "3|aten::add>aten::empty_strided"); // outlives its op: kept
+        b.alloc(6, 64, "3|aten::relu").free(5);
+        Workload w = b.build();
+        FilterStats s = drop_cpu_only(w);
+        EXPECT_STR(summary(w), fast ? "A1:4096 A2:4096 F1 A3:2048 F3 A4:2048 F4 A5:2048 A6:64 F5"
+                                    : "A2:4096 A4:2048 F4 A5:2048 A6:64 F5");
+        EXPECT_U64(s.cpu_temp.count, fast ? 0 : 2);
+    }
+}
+
 static void a_phase_mark_ends_an_op_run(void **)
 {
     Builder b;
@@ -114,6 +140,7 @@ int run_cpu_filter_tests(void)
         cmocka_unit_test(host_scalars_are_dropped_but_device_scalars_stay),
         cmocka_unit_test(temporaries_inside_a_cpu_convolution_are_dropped),
         cmocka_unit_test(onednn_backward_scratch_is_dropped_from_exact_traces),
+        cmocka_unit_test(cpu_dtype_promotion_copies_are_dropped_from_exact_traces),
         cmocka_unit_test(a_phase_mark_ends_an_op_run),
     };
     return cmocka_run_group_tests_name("cpu_filter", tests, nullptr, nullptr);
