@@ -5,8 +5,9 @@
 # plus the real-model set at batch 32, runs `xmem estimate` on each, and prints per record
 # and overall: median relative error, share of runs measured above the recommended limit,
 # median limit slack.
-# About 5 minutes on the idle two-core machine (2026-12-03; 120 large CNNs in fast mode,
-# about 1 s each, included), longer on a loaded one.
+# About 10 minutes on the two-core machine (577 s on 2026-12-04, load about 1.3: 120 large
+# CNNs in fast mode, about 1 s each, and the real-model set's exact captures with both
+# torches, VGG-16's the longest at 50-80 s), longer on a loaded one.
 # Results are kept in $XMEM_ACCURACY_OUT (default
 # /tmp/xmem-accuracy) so a rerun only redoes what is missing; remove it to start over.
 # XMEM_ACCURACY_LIMIT=N runs only the first N records; XMEM_ACCURACY_REAL=0 skips the
