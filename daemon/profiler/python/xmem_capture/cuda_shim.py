@@ -8,6 +8,7 @@ no-op because torch.manual_seed already seeds the CPU generator (and calls
 torch.cuda.manual_seed_all, which must not recurse). What cannot work is listed in
 docs/capture.md.
 """
+import abc
 import contextlib
 import os
 import sys
@@ -32,7 +33,24 @@ def _check_capability():
         os._exit(1)
 
 
-class Event:
+def _dynamo_bases():
+    """The classes torch.cuda.Event and Stream must derive from: torch 2.1-2.5's Dynamo
+    asserts they derive from the abstract bases in torch._streambase when it is imported (an
+    optimizer's first step imports it). Later releases made those deprecated aliases of the C
+    types torch.Event and torch.Stream, and stopped asserting; 1.13 has neither."""
+    try:
+        from torch import _streambase
+    except ImportError:
+        return object, object
+    if isinstance(_streambase._EventBase, abc.ABCMeta):
+        return _streambase._EventBase, _streambase._StreamBase
+    return object, object
+
+
+_EventRoot, _StreamRoot = _dynamo_bases()
+
+
+class Event(_EventRoot):
     def __init__(self, enable_timing=False, blocking=False, interprocess=False):
         self._t = None
 
@@ -52,7 +70,7 @@ class Event:
         return (end_event._t - self._t) * 1000.0
 
 
-class Stream:
+class Stream(_StreamRoot):
     def __init__(self, device=None, priority=0, **kwargs):
         self.device = torch.device("cuda", 0)
         self.priority = priority
