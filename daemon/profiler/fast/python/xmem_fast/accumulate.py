@@ -10,10 +10,11 @@ mode is active, ATen treats every tensor as a subclass (isTensorSubclassLike) an
 sums in place). So the tracker turns the engine's add back into the in-place one.
 
 Which add is the engine's: `aten::add.Tensor` while a backward runs with grad mode off,
-default alpha, operands of one shape and dtype, the older gradient dense with its storage
-held by that tensor alone, and the tensor's reference count the engine's call path gives.
-That count is measured once (`Accumulation.probe`) by a two-branch backward under a probing
-mode: it depends on the call path, and an add in a Python backward shows fewer.
+default alpha, operands of one shape and dtype, the older gradient dense, and the tensor's
+and its storage's reference counts those the engine's call path gives when it holds the only
+reference. Both are measured once (`Accumulation.probe`) by a two-branch backward under a
+probing mode: they depend on the call path (an add in a Python backward shows fewer) and on
+the release (asking for the storage adds a reference in 2.14, not in 2.4).
 """
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -37,24 +38,29 @@ def sums_in_place():
     return bool(summed) and summed[0] in arrived
 
 
+def _counts(tensor):
+    """(tensor references, storage references) as seen from a dispatch mode."""
+    return tensor._use_count(), torch._C._storage_Use_Count(tensor.untyped_storage()._cdata)
+
+
 class _CountProbe(TorchDispatchMode):
-    """Records the older gradient's reference count at the engine's add."""
+    """Records the older gradient's reference counts at the engine's add."""
 
     def __init__(self):
         super().__init__()
-        self.count = None
+        self.counts = None
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func is _ADD and torch._C._current_graph_task_id() != -1:
-            self.count = args[0]._use_count()
+            self.counts = _counts(args[0])
         return func(*args, **(kwargs or {}))
 
 
 class Accumulation:
     """Decides, per dispatched op, whether it is the engine's add to be run in place."""
 
-    def __init__(self, engine_count):
-        self._engine_count = engine_count
+    def __init__(self, engine_counts):
+        self._engine_counts = engine_counts
 
     @classmethod
     def probe(cls):
@@ -72,7 +78,7 @@ class Accumulation:
                 (y * 2 + y * 3).sum().backward()
         except RuntimeError:  # a torch build whose hooks or meta kernels differ: sums allocate
             return None
-        return cls(probe.count) if probe.count is not None else None
+        return cls(probe.counts) if probe.counts is not None else None
 
     def in_place(self, func, args, kwargs):
         """add_ in place of FUNC when FUNC is the engine's summing add, else FUNC."""
@@ -85,7 +91,4 @@ class Accumulation:
             return func
         if not (old.is_contiguous() or old.is_contiguous(memory_format=torch.channels_last)):
             return func
-        # One TensorImpl on the storage: the count includes the storage object asked here.
-        if torch._C._storage_Use_Count(old.untyped_storage()._cdata) != 2:
-            return func
-        return _ADD_INPLACE if old._use_count() == self._engine_count else func
+        return _ADD_INPLACE if _counts(old) == self._engine_counts else func
