@@ -121,11 +121,10 @@ class _FusedAttention(torch.autograd.Function):
 
 
 def _run(mode, backend, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
-    aten = torch.ops.aten
+    from xmem_gpu import sdpa as chooser
     with torch.autocast("cpu", enabled=False):
         if backend == "math":
-            return aten._scaled_dot_product_attention_math(
-                q, k, v, mask, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa)[0]
+            return chooser.math_attention(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa)
         return _FusedAttention.apply(mode, backend, q, k, v, mask, is_causal, scale)
 
 

@@ -73,6 +73,15 @@ def choose_backend(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=F
                    + ")")
 
 
+def math_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa):
+    """The output of aten::_scaled_dot_product_attention_math, the composite a GPU's math
+    backend runs. enable_gqa is passed only when asked: torch 2.4's schema has no such
+    argument, and its F.scaled_dot_product_attention cannot ask."""
+    gqa = {"enable_gqa": True} if enable_gqa else {}
+    return torch.ops.aten._scaled_dot_product_attention_math(
+        query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale, **gqa)[0]
+
+
 def priority_order(sm):
     """The order backends are tried in: sdpa_kernel(set_priority=True) or the default, with
     cuDNN first on sm90 / sm100 as 2.14 does unless TORCH_CUDNN_SDPA_DEPRIORITIZED=1."""

@@ -86,9 +86,8 @@ def _cudnn(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
 
 def _math(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
     # fp16/bf16 inputs are computed in fp32 inside (the T x T scores too), as on the GPU.
-    return aten._scaled_dot_product_attention_math(
-        q, k, v, _additive_mask(mask, q.dtype), dropout_p, is_causal, None, scale=scale,
-        enable_gqa=enable_gqa)[0]
+    return sdpa.math_attention(q, k, v, _additive_mask(mask, q.dtype), dropout_p, is_causal,
+                               scale, enable_gqa)
 
 
 _RUN = {sdpa.FLASH: _flash, sdpa.EFFICIENT: _efficient, sdpa.CUDNN: _cudnn, sdpa.MATH: _math}

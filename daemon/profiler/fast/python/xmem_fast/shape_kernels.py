@@ -3,6 +3,8 @@
 allocate, which is all a memory estimate needs. One data-dependent op gets an upper bound instead of a
 fall back (masked_select, below). On torch 2.x batch norm gets one too, for speed: torch's
 Meta kernel is a Python decomposition, about 1 ms a call."""
+import math
+
 import torch
 
 aten = torch.ops.aten
@@ -62,6 +64,34 @@ def batch_norm_backward(grad_out, input, weight, running_mean, running_var, save
     return torch.empty_like(input), per_channel(output_mask[1]), per_channel(output_mask[2])
 
 
+def _rng_state():
+    """The RNG seed or offset a fused attention kernel returns (an int64 scalar up to 2.5)."""
+    return torch.empty((), dtype=torch.long, device="meta")
+
+
+def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False,
+                    scale=None):
+    """The outputs later releases' own Meta kernel gives (torch 2.4 has none): the output like
+    the query, an fp32 logsumexp [B, H, Lq], the sequence lengths and the RNG state. The debug
+    mask, a testing aid, stays empty."""
+    batch, heads, lq = query.shape[:3]
+    logsumexp = torch.empty((batch, heads, lq), dtype=torch.float32, device="meta")
+    debug_mask = torch.empty(0, dtype=query.dtype, device="meta")
+    return (torch.empty_like(query), logsumexp, None, None, lq, key.size(2), _rng_state(),
+            _rng_state(), debug_mask)
+
+
+def efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0,
+                        is_causal=False, scale=None):
+    """As later releases' Meta kernel (torch 2.4 has none): the output [B, Lq, H, Ev] seen as
+    [B, H, Lq, Ev], the logsumexp padded to a multiple of 32 queries, the RNG state."""
+    batch, heads, lq = query.shape[:3]
+    out = torch.empty((batch, lq, heads, value.size(-1)), dtype=query.dtype, device="meta")
+    lse_len = math.ceil(lq / 32) * 32 if compute_log_sumexp else 0
+    logsumexp = torch.empty((batch, heads, lse_len), dtype=torch.float32, device="meta")
+    return out.transpose(1, 2), logsumexp, _rng_state(), _rng_state()
+
+
 def in_place_update(*args, **kwargs):
     """A fused optimizer step (2.x `_fused_sgd_`, `_fused_adagrad_`): its CUDA kernel updates
     the parameters and states in place and allocates nothing."""
@@ -78,6 +108,14 @@ for _name in ("_fused_sgd_", "_fused_adagrad_"):  # torch 2.x; Meta kernels miss
         _op = getattr(getattr(aten, _name, None), _overload, None)
         if _op is not None:
             KERNELS[_op] = in_place_update
+# Where this torch has no Meta kernel of its own (2.4 lacks these; 2.14 has them, and they
+# are used): the fused attention forwards, and the fused Adam steps (in place on a GPU too).
+for _name, _kernel in (("_scaled_dot_product_flash_attention", flash_attention),
+                       ("_scaled_dot_product_efficient_attention", efficient_attention),
+                       ("_fused_adam_", in_place_update), ("_fused_adamw_", in_place_update)):
+    _op = getattr(getattr(aten, _name, None), "default", None)
+    if _op is not None and not torch._C._dispatch_has_kernel_for_dispatch_key(_op.name(), "Meta"):
+        KERNELS[_op] = _kernel
 if int(torch.__version__.split(".")[0]) >= 2:  # 1.13's traces stay as they are (tests 70-78)
     KERNELS[aten.native_batch_norm.default] = batch_norm
     KERNELS[aten.native_batch_norm_backward.default] = batch_norm_backward
