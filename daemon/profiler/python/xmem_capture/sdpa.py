@@ -25,7 +25,7 @@ the trace once (`M sdpa_<backend> <reason>`).
 """
 import torch
 
-from . import amp, devices
+from . import amp, autocast_state, devices
 
 _noted = set()
 
@@ -33,15 +33,15 @@ _noted = set()
 def _asked_dtype(dtype):
     """The dtype a GPU run computes in: under autocast the one the script asked for."""
     asked = amp.cuda_autocast_dtype()
-    return asked if asked is not None and torch.is_autocast_enabled("cpu") else dtype
+    return asked if asked is not None and autocast_state.enabled("cpu") else dtype
 
 
 def _autocast_inputs(tensors):
     """CUDA autocast casts fp32 q, k, v and a float mask to the reduced dtype before SDPA
     (real copies; a boolean mask stays)."""
-    if not torch.is_autocast_enabled("cpu"):
+    if not autocast_state.enabled("cpu"):
         return tensors
-    low = torch.get_autocast_dtype("cpu")
+    low = autocast_state.dtype("cpu")
     return [t.to(low) if t is not None and t.dtype == torch.float32 else t for t in tensors]
 
 

@@ -21,6 +21,8 @@ reproduced: the norms' fp32 "append dtype" policy.
 """
 import torch
 
+from xmem_capture import autocast_state
+
 LOWER = ("conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
          "conv_transpose3d", "convolution", "_convolution", "prelu", "addmm", "addmv", "addr",
          "matmul", "einsum", "mm", "mv", "vecdot", "linear", "addbmm", "baddbmm", "bmm",
@@ -48,8 +50,9 @@ def policies():
     | 'promote'."""
     # torch.nn.functional's Python functions too (F.layer_norm, F.cross_entropy): the mode is
     # off while they run, so the builtins they call are not seen.
-    spaces = (torch, torch._C._nn, torch._C.TensorBase, torch.Tensor, torch.linalg,
-              torch.functional, torch.nn.functional)
+    tensor_base = getattr(torch._C, "_TensorBase", None) or torch._C.TensorBase  # renamed in 2.3
+    spaces = (torch, torch._C._nn, tensor_base, torch.Tensor, torch.linalg, torch.functional,
+              torch.nn.functional)
     table = {}
     for kind, names in (("lower", LOWER), ("fp32", FP32), ("fp32_output", FP32_OUTPUT),
                         ("promote", PROMOTE)):
@@ -78,7 +81,7 @@ class Autocast:
 
     def policy(self, func):
         kind = self.table.get(func)
-        if kind is None or not torch.is_autocast_enabled("cuda"):
+        if kind is None or not autocast_state.enabled("cuda"):
             return None
         return kind
 
@@ -93,7 +96,7 @@ class Autocast:
         elif kind == "fp32":
             convert = self._to(torch.float32)
         else:
-            convert = self._lower(torch.get_autocast_dtype("cuda"))
+            convert = self._lower(autocast_state.dtype("cuda"))
         return _map_right_to_left(convert, args, kwargs)
 
     def _eligible(self, t):

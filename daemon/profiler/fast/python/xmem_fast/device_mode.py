@@ -11,6 +11,7 @@ import types as pytypes
 import torch
 from torch.overrides import TorchFunctionMode
 
+from xmem_capture import autocast_state
 from xmem_capture.devices import is_cuda_spec, _is_ordinal, _TensorBase, _getter
 
 from . import attention, values
@@ -246,7 +247,7 @@ def rebind_functional(mode):
     def scaled_dot_product_attention(*args, **kwargs):
         if not mode.on_device(args[0] if args else kwargs["query"]):
             return _SDPA(*args, **kwargs)
-        if mode.autocast is not None and torch.is_autocast_enabled("cuda"):
+        if mode.autocast is not None and autocast_state.enabled("cuda"):
             args, kwargs = mode._autocast(_SDPA, "lower", args, kwargs)
         return _scaled_dot_product_attention(mode, args, kwargs)
 
@@ -264,7 +265,7 @@ _CALLED_INSIDE_TORCH = ("linear", "softmax")
 
 def _autocasting(mode, original):
     def call(*args, **kwargs):
-        if mode.autocast is not None and torch.is_autocast_enabled("cuda"):
+        if mode.autocast is not None and autocast_state.enabled("cuda"):
             policy = mode.autocast.policy(original)
             if policy is not None:
                 args, kwargs = mode._autocast(original, policy, args, kwargs)

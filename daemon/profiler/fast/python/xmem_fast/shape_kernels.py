@@ -92,6 +92,21 @@ def efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropou
     return out.transpose(1, 2), logsumexp, _rng_state(), _rng_state()
 
 
+def foreach(name):
+    """A `_foreach_*` op without a Meta kernel (torch 2.1-2.3 have none): the in-place forms
+    allocate nothing, as the CUDA kernels' fast path; the others one result per tensor of the
+    first list, 0-d for the norm."""
+    def kernel(*args, **kwargs):
+        if name.endswith("_"):
+            return None
+        tensors = next(a for a in args if isinstance(a, (list, tuple)))
+        if name == "_foreach_norm":
+            return [torch.empty((), dtype=kwargs.get("dtype") or t.dtype, device="meta")
+                    for t in tensors]
+        return [torch.empty_like(t) for t in tensors]
+    return kernel
+
+
 def in_place_update(*args, **kwargs):
     """A fused optimizer step (2.x `_fused_sgd_`, `_fused_adagrad_`): its CUDA kernel updates
     the parameters and states in place and allocates nothing."""
@@ -116,6 +131,18 @@ for _name, _kernel in (("_scaled_dot_product_flash_attention", flash_attention),
     _op = getattr(getattr(aten, _name, None), "default", None)
     if _op is not None and not torch._C._dispatch_has_kernel_for_dispatch_key(_op.name(), "Meta"):
         KERNELS[_op] = _kernel
+if int(torch.__version__.split(".")[0]) >= 2:  # 1.13 refuses foreach in fast mode (test 78)
+    for _qualified in torch._C._dispatch_get_all_op_names():
+        _name, _, _overload = _qualified.partition(".")
+        if not _name.startswith("aten::_foreach_"):
+            continue
+        _packet = getattr(aten, _name[len("aten::"):], None)
+        _op = getattr(_packet, _overload or "default", None)
+        # 2.4 on run them on meta tensors through their composite slow path.
+        _runs_on_meta = any(torch._C._dispatch_has_kernel_for_dispatch_key(_qualified, key)
+                            for key in ("Meta", "CompositeExplicitAutograd"))
+        if _op is not None and not _runs_on_meta:
+            KERNELS[_op] = foreach(_name[len("aten::"):])
 if int(torch.__version__.split(".")[0]) >= 2:  # 1.13's traces stay as they are (tests 70-78)
     KERNELS[aten.native_batch_norm.default] = batch_norm
     KERNELS[aten.native_batch_norm_backward.default] = batch_norm_backward

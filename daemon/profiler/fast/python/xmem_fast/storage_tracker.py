@@ -46,6 +46,12 @@ def _tensors(value, depth=0):
             yield from _tensors(v, depth + 1)
 
 
+def _arguments(args, kwargs):
+    """The tensors of an op's arguments, tensor lists included (foreach ops take lists)."""
+    yield from _tensors(args)
+    yield from _tensors(kwargs)
+
+
 class Attribution:
     """What runs now: the outermost torch call and the record_function ranges."""
 
@@ -90,7 +96,7 @@ class StorageTracker(TorchDispatchMode):
         if os.getpid() != self._pid:
             return func(*args, **kwargs)
         self.sweep()
-        dev = self._input_device(_tensors((args, kwargs)))
+        dev = self._input_device(_arguments(args, kwargs))
         if dev is not None and func is torch.ops.aten._local_scalar_dense.default:
             self.on_unsupported("a GPU value read by Python control flow (bool() or a comparison "
                                 "of a GPU tensor)")
@@ -206,7 +212,7 @@ class StorageTracker(TorchDispatchMode):
 
 
 def _has_real_tensor(args, kwargs):
-    return any(not t.is_meta for t in _tensors((args, kwargs)))
+    return any(not t.is_meta for t in _arguments(args, kwargs))
 
 
 # ATen ops whose output size depends on the values (fast mode has none to read).
