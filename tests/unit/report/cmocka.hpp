@@ -17,13 +17,4 @@
 extern "C" {
 #include <cmocka.h>
 }
-
-// assert_true with both strings printed when a substring is missing.
-#define assert_contains(hay, needle)                                                               \
-    do {                                                                                           \
-        std::string h_ = (hay), n_ = (needle);                                                     \
-        if (h_.find(n_) == std::string::npos) {                                                    \
-            print_error("'%s' does not contain '%s'\n", h_.c_str(), n_.c_str());                   \
-            fail();                                                                                \
-        }                                                                                          \
-    } while (0)
+#include "../common/assert_contains.hpp"
