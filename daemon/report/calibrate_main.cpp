@@ -30,12 +30,6 @@ const char *const k_usage =
     "share R of the ledger's jobs would have exceeded their share, with the evidence.\n"
     "--apply (root) writes it to the config's calibration file and reloads xmemd.\n";
 
-int fail(const std::string &line)
-{
-    std::cerr << line << "\n";
-    return 1;
-}
-
 // Takes calibrate's own options out of argv; the rest go to the report's parser.
 xmem::Result<void> parse(int argc, char **argv, CalibrateOptions &opt)
 {
@@ -174,11 +168,11 @@ int apply(const srv::Config &config, const std::vector<Evidence> &all,
                      "rather than editing it (docs/enforcement.md, Calibration).");
     auto check = srv::calibration_parse(text, path, catalog); // what xmemd will read
     if (!check.ok())
-        return fail("xmem: calibrate: internal error, the file would not load: " +
-                    check.error().message);
+        return fail_line("xmem: calibrate: internal error, the file would not load: " +
+                         check.error().message);
     auto written = srv::file_replace(path, text, 0644);
     if (!written.ok())
-        return fail("xmem: calibrate: " + written.error().message);
+        return fail_line("xmem: calibrate: " + written.error().message);
     std::cout << "wrote " << path << "\n";
     std::string why = reload_xmemd(config.lockfile);
     if (!why.empty()) {
@@ -214,34 +208,33 @@ std::string first_defect(const std::vector<JobRecord> &jobs, const std::string &
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            std::cout << k_usage;
-            return 0;
-        }
+    if (asks_for_help(argc, argv)) {
+        std::cout << k_usage;
+        return 0;
+    }
     CalibrateOptions opt;
     if (auto parsed = parse(argc, argv, opt); !parsed.ok()) {
         std::cerr << parsed.error().message << "\n";
         return 2;
     }
     if (opt.apply && geteuid() != 0)
-        return fail("xmem: calibrate: --apply writes the calibration file and signals xmemd: "
-                    "run it as root (without --apply it only proposes)");
+        return fail_line("xmem: calibrate: --apply writes the calibration file and signals xmemd: "
+                         "run it as root (without --apply it only proposes)");
     auto config = load_config(opt);
     if (!config.ok())
-        return fail(config.error().message);
+        return fail_line(config.error().message);
     if (opt.sources.db.empty())
         opt.sources.db = config.value().database;
     if (opt.sources.catalog.empty())
         opt.sources.catalog = config.value().catalog;
     auto catalog = load_sources(opt.sources);
     if (!catalog.ok())
-        return fail(catalog.error().message);
+        return fail_line(catalog.error().message);
     std::vector<JobRecord> jobs;
     if (auto loaded = load_jobs(opt.sources, catalog.value(), jobs); !loaded.ok())
-        return fail(loaded.error().message);
+        return fail_line(loaded.error().message);
     if (std::string bad = first_defect(jobs, opt.sources.db); !bad.empty())
-        return fail(bad);
+        return fail_line(bad);
     const srv::Policy &policy = config.value().policy;
     auto all = calibrate(jobs, opt, [&](const std::string &gpu, const std::string &account) {
         return current_margin(policy, gpu, account);
@@ -250,9 +243,10 @@ int main(int argc, char **argv)
     for (const Evidence &e : all)
         pairs += e.account.empty() ? e.pairs.size() : 0, proposals += e.proposed.has_value();
     if (pairs == 0)
-        return fail("xmem: calibrate: " + opt.sources.db + " holds no pair of an estimate and a " +
-                    "measured peak (" + std::to_string(jobs.size()) +
-                    " job(s); peaks need NVML on the nodes, docs/enforcement.md)");
+        return fail_line("xmem: calibrate: " + opt.sources.db +
+                         " holds no pair of an estimate and a " + "measured peak (" +
+                         std::to_string(jobs.size()) +
+                         " job(s); peaks need NVML on the nodes, docs/enforcement.md)");
     std::cout << render_evidence(all, opt);
     if (std::size_t n = without_estimate(jobs, opt))
         std::cout << "skipped " << n << " job(s) of no GPU type: " << skip_reason(Skip::no_estimate)
@@ -260,6 +254,6 @@ int main(int argc, char **argv)
     if (!opt.apply)
         return 0;
     if (proposals == 0)
-        return fail("xmem: calibrate: nothing to apply: no GPU type has a proposal");
+        return fail_line("xmem: calibrate: nothing to apply: no GPU type has a proposal");
     return apply(config.value(), all, catalog.value());
 }

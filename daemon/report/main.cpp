@@ -35,21 +35,14 @@ std::string render(const Report &r)
     }
     return render_table(r);
 }
-
-int fail(const std::string &line)
-{
-    std::cerr << line << "\n";
-    return 1;
-}
 } // namespace
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            std::cout << k_usage;
-            return 0;
-        }
+    if (asks_for_help(argc, argv)) {
+        std::cout << k_usage;
+        return 0;
+    }
     Options opt;
     auto parsed = parse_args(argc, argv, opt);
     if (!parsed.ok()) {
@@ -58,18 +51,18 @@ int main(int argc, char **argv)
     }
     auto catalog = load_sources(opt);
     if (!catalog.ok())
-        return fail(catalog.error().message);
+        return fail_line(catalog.error().message);
     std::vector<JobRecord> jobs;
     auto loaded = load_jobs(opt, catalog.value(), jobs);
     if (!loaded.ok())
-        return fail(loaded.error().message);
+        return fail_line(loaded.error().message);
     std::string text = render(build_report(opt, jobs));
     if (opt.output.empty() || opt.output == "-") {
         std::cout << text;
-        return std::cout.flush() ? 0 : fail("xmem: report: cannot write to stdout");
+        return std::cout.flush() ? 0 : fail_line("xmem: report: cannot write to stdout");
     }
     std::ofstream out(opt.output, std::ios::binary | std::ios::trunc);
     if (!(out << text) || !out.flush())
-        return fail("xmem: report: cannot write " + opt.output + ": " + strerror(errno));
+        return fail_line("xmem: report: cannot write " + opt.output + ": " + strerror(errno));
     return 0;
 }

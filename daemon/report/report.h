@@ -99,6 +99,11 @@ const char *group_name(GroupBy g);
 std::optional<Format> parse_format(const std::string &s);
 // Fills `opt` or fails with the error (one line, starting "xmem: ").
 xmem::Result<void> parse_args(int argc, char **argv, Options &opt);
+// True when the command line asks for the usage (--help or -h anywhere), which xmem report
+// and xmem calibrate print before parsing anything else.
+bool asks_for_help(int argc, char **argv);
+// Writes LINE to stderr; returns 1, both commands' exit status for bad input.
+int fail_line(const std::string &line);
 
 // (1 - granted/capacity) x elapsed hours for a packed job; 0 otherwise.
 double gpu_hours_freed(const JobRecord &j);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 
 namespace xmem::report
 {
@@ -115,6 +116,20 @@ std::optional<Format> parse_format(const std::string &s)
     if (s == "html")
         return Format::html;
     return std::nullopt;
+}
+
+bool asks_for_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return true;
+    return false;
+}
+
+int fail_line(const std::string &line)
+{
+    std::cerr << line << "\n"; // after what the command printed: std::cerr flushes std::cout
+    return 1;
 }
 
 xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
