@@ -2,14 +2,8 @@
 -- job_submit.lua and cli_filter.lua share (docs/enforcement.md).
 -- Run: lua5.1 test_enforce.lua ETC_DIR
 local xmem = dofile(arg[1] .. "/xmem_lib.lua")
-local failures = 0
-
-local function check(cond, what)
-  if not cond then
-    failures = failures + 1
-    io.stderr:write("FAIL " .. what .. "\n")
-  end
-end
+local t = dofile((arg[0]:match("^(.*)/") or ".") .. "/lua_check.lua")
+local check = t.check
 
 local LEVELS = { "none", "client", "mps-server", "dmem" }
 local function policy(required)
@@ -35,5 +29,4 @@ check(why ~= nil and why:find("malformed", 1, true) ~= nil, "unknown required le
 why = xmem.enforcement_shortfall({ require_enforcement = "dmem" }, dmem, "p")
 check(why ~= nil and why:find("malformed", 1, true) ~= nil, "required level without the list: " .. tostring(why))
 
-if failures > 0 then os.exit(1) end
-print("test_enforce.lua: all checks passed")
+t.finish("test_enforce.lua")

@@ -2,13 +2,8 @@
 -- "Only root's words"): a non-root change of a packed job's GPU request is refused, root's
 -- passes; an AdminComment set by a non-root submitter is dropped.
 -- Run: lua5.1 test_job_modify.lua ETC_DIR
-local failures = 0
-local function check(cond, what)
-  if not cond then
-    failures = failures + 1
-    io.stderr:write("FAIL " .. what .. "\n")
-  end
-end
+local t = dofile((arg[0]:match("^(.*)/") or ".") .. "/lua_check.lua")
+local check = t.check
 
 local user_lines = {}
 slurm = {
@@ -48,5 +43,4 @@ desc = { admin_comment = "operator note" }
 slurm_job_submit(desc, {}, 0)
 check(desc.admin_comment == "operator note", "root's AdminComment at submission")
 
-if failures > 0 then os.exit(1) end
-print("test_job_modify.lua: all checks passed")
+t.finish("test_job_modify.lua")

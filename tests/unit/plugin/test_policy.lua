@@ -3,14 +3,8 @@
 -- Run: lua5.1 test_policy.lua ETC_DIR SCRATCH_DIR
 local etc, scratch = arg[1], arg[2]
 local xmem = dofile(etc .. "/xmem_lib.lua")
-local failures = 0
-
-local function eq(got, want, what)
-  if got ~= want then
-    failures = failures + 1
-    io.stderr:write(string.format("FAIL %s: got %s, want %s\n", what, tostring(got), tostring(want)))
-  end
-end
+local t = dofile((arg[0]:match("^(.*)/") or ".") .. "/lua_check.lua")
+local eq = t.eq
 
 local function policy(over)
   local p = { version = 1, mode = "shard", margin_percent = 10, whole_gpu_above_percent = 90, daemon_uid = 0,
@@ -116,5 +110,4 @@ p, err = xmem.load_policy(scratch .. "/margins"); eq(type(p) == "table" and p.ma
 p, err = xmem.load_policy(scratch .. "/badmargin"); eq(p, nil, "negative margin")
 eq(err ~= nil and err:find("margins.A.percent must be a number >= 0", 1, true) ~= nil, true, "margin message: " .. tostring(err))
 
-if failures > 0 then os.exit(1) end
-print("test_policy.lua: all checks passed")
+t.finish("test_policy.lua")
