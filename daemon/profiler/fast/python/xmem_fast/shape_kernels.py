@@ -113,6 +113,24 @@ def in_place_update(*args, **kwargs):
     return None
 
 
+def _runs_on_meta(qualified):
+    """Whether this torch runs the op on meta tensors by itself: a Meta kernel, or a composite
+    one made of ops that have them (the foreach ops' slow path, from 2.4 on)."""
+    return any(torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key)
+               for key in ("Meta", "CompositeExplicitAutograd"))
+
+
+def _foreach_ops():
+    """(qualified name, op, name) of every `_foreach_*` overload this torch has."""
+    for qualified in torch._C._dispatch_get_all_op_names():
+        name, _, overload = qualified.partition(".")
+        if name.startswith("aten::_foreach_"):
+            name = name[len("aten::"):]
+            op = getattr(getattr(aten, name, None), overload or "default", None)
+            if op is not None:
+                yield qualified, op, name
+
+
 KERNELS = {
     aten.masked_select.default: masked_select_upper_bound,
     aten.convolution_backward.default: convolution_backward,
@@ -129,20 +147,14 @@ for _name, _kernel in (("_scaled_dot_product_flash_attention", flash_attention),
                        ("_scaled_dot_product_efficient_attention", efficient_attention),
                        ("_fused_adam_", in_place_update), ("_fused_adamw_", in_place_update)):
     _op = getattr(getattr(aten, _name, None), "default", None)
-    if _op is not None and not torch._C._dispatch_has_kernel_for_dispatch_key(_op.name(), "Meta"):
+    if _op is not None and not _runs_on_meta(_op.name()):
         KERNELS[_op] = _kernel
-if int(torch.__version__.split(".")[0]) >= 2:  # 1.13 refuses foreach in fast mode (test 78)
-    for _qualified in torch._C._dispatch_get_all_op_names():
-        _name, _, _overload = _qualified.partition(".")
-        if not _name.startswith("aten::_foreach_"):
-            continue
-        _packet = getattr(aten, _name[len("aten::"):], None)
-        _op = getattr(_packet, _overload or "default", None)
-        # 2.4 on run them on meta tensors through their composite slow path.
-        _runs_on_meta = any(torch._C._dispatch_has_kernel_for_dispatch_key(_qualified, key)
-                            for key in ("Meta", "CompositeExplicitAutograd"))
-        if _op is not None and not _runs_on_meta:
-            KERNELS[_op] = foreach(_name[len("aten::"):])
-if int(torch.__version__.split(".")[0]) >= 2:  # 1.13's traces stay as they are (tests 70-78)
+if int(torch.__version__.split(".")[0]) >= 2:  # 1.13 keeps its own (tests 70-78)
+    # 1.13 refuses foreach in fast mode (test 78); 2.1-2.3 get kernels. One op tells whether
+    # the scan over every op name (about 20 ms) is needed.
+    if not _runs_on_meta("aten::_foreach_add_.Scalar"):
+        for _qualified, _op, _name in _foreach_ops():
+            if not _runs_on_meta(_qualified):
+                KERNELS[_op] = foreach(_name)
     KERNELS[aten.native_batch_norm.default] = batch_norm
     KERNELS[aten.native_batch_norm_backward.default] = batch_norm_backward
