@@ -23,6 +23,7 @@ def arm():
     from .storage_tracker import Attribution, StorageTracker
     from .device_mode import FastDeviceMode, install_recurrent, rebind_functional
     from xmem_gpu import target
+    from . import values
 
     writer = TraceWriter()
     session = bootstrap.start_session(writer, torch, env, CaptureError, "fast", FAST_DEVICE_RULE)
@@ -55,6 +56,7 @@ def arm():
     session.finish = finish
     # Function mode outermost (device boundary), dispatch mode below autograd (storages).
     device_mode = FastDeviceMode(tracker, attribution, capability)
+    device_mode.stand_ins = values.StandInWarning(writer.meta, lambda: _where(torch))
     install_recurrent(writer.meta)
     if torch2:
         _install_cuda_autocast(torch, amp, writer.meta, device_mode)

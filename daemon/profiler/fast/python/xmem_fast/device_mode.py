@@ -29,6 +29,7 @@ class FastDeviceMode(TorchFunctionMode):
         self.attribution = attribution
         self.capability = capability  # the target GPU's (major, minor): xmem_gpu/target.py
         self.autocast = None  # xmem_fast.autocast.Autocast on torch 2.x (arm.py)
+        self.stand_ins = None  # values.StandInWarning (arm.py)
 
     def _autocast(self, func, policy, args, kwargs):
         """CUDA autocast's casts, attributed to the call that makes them (autocast.py)."""
@@ -142,26 +143,30 @@ def _to(mode, args, kwargs):
 
 
 def _placeholder_item(mode, args, kwargs):
-    t = _known(args[0])
+    t = _known(mode, args[0])
     if not t.is_meta:
         return _TensorBase.item(t)
     return False if t.dtype == torch.bool else (0 if not t.is_floating_point() else 0.0)
 
 
 def _placeholder_float(mode, args, kwargs):
-    t = _known(args[0])
+    t = _known(mode, args[0])
     return 0.0 if t.is_meta else _TensorBase.__float__(t)
 
 
 def _placeholder_int(mode, args, kwargs):
-    t = _known(args[0])
+    t = _known(mode, args[0])
     return 0 if t.is_meta else _TensorBase.__int__(t)
 
 
-def _known(t):
+def _known(mode, t):
     """T's host value when fast mode computed one (values.py), else T itself."""
     known = values.value_of(t)
-    return known if known is not None else t
+    if known is None:
+        return t
+    if values.branch_value(t)[1]:
+        mode.stand_ins.on_read()
+    return known
 
 
 def _tolist(mode, args, kwargs):
@@ -182,11 +187,16 @@ def _format(mode, args, kwargs):
 
 
 def _bool(mode, args, kwargs):
-    t = _known(args[0])
-    if t.is_meta:
+    t = args[0]
+    if not t.is_meta:
+        return _TensorBase.__bool__(t)
+    value, stood_in = values.branch_value(t)
+    if value is None:
         mode.tracker.on_unsupported("bool() of a GPU tensor: Python control flow depends on "
                                     "a value fast mode does not compute")
-    return _TensorBase.__bool__(t)
+    if stood_in:
+        mode.stand_ins.on_read()
+    return _TensorBase.__bool__(value)
 
 
 def _is_cuda(mode, args, kwargs):

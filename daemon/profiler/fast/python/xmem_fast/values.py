@@ -13,6 +13,14 @@ added: numbers are finite, so `isnan`/`isinf` are False and `isfinite` True of a
 (the Hugging Face Trainer skips a step whose loss is not finite; GradScaler in fast mode
 already takes "no inf found").
 
+A floating-point scalar on the device (a loss, a gradient norm, Adafactor's RMS) has no
+value, yet Python branches on it: `max(eps, state["RMS"])`, `if total_norm > limit:`. Such a
+scalar stands in as STAND_IN (0.0, the placeholder `.item()` already reads) when a branch
+needs it, the comparison's answer is computed from it, and the first answer read gives the
+estimate one warning line (`warning_stand_in`). What it is assumed: the branch taken does
+not change what the GPU allocates. A larger float tensor, or an answer that decides a shape
+(`nonzero`, a boolean mask) is refused as before.
+
 The values are host tensors that no trace records (the dispatch modes are off while they are
 computed): they cost the login node a little CPU, never the estimate a byte.
 """
@@ -25,7 +33,9 @@ except ImportError:  # pragma: no cover
     _disable_current_modes = None
 
 LIMIT = 1 << 16  # elements: batch x sequence position ids and masks, not activations
+STAND_IN = 0.0  # a device float scalar's value where a branch needs one
 _ATTR = "_xmem_value"
+_STOOD_IN = "_xmem_stood_in"  # the value was computed from a stand-in
 _KINDS = (torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
@@ -34,18 +44,61 @@ def value_of(t):
     return getattr(t, _ATTR, None) if isinstance(t, torch.Tensor) else None
 
 
-def remember(t, value):
-    """Keeps VALUE (a host tensor) as T's, when T is worth a value; else forgets T's."""
+def remember(t, value, stood_in=False):
+    """Keeps VALUE (a host tensor) as T's, when T is worth a value; else forgets T's.
+    STOOD_IN: VALUE was computed from a stand-in."""
     if (_disable_current_modes is not None and isinstance(value, torch.Tensor) and
             t.dtype in _KINDS and t.numel() <= LIMIT and value.shape == t.shape):
         setattr(t, _ATTR, value)
+        if stood_in:
+            setattr(t, _STOOD_IN, True)
+        elif hasattr(t, _STOOD_IN):
+            delattr(t, _STOOD_IN)
     else:
         forget(t)
 
 
 def forget(t):
-    if isinstance(t, torch.Tensor) and hasattr(t, _ATTR):
-        delattr(t, _ATTR)
+    if isinstance(t, torch.Tensor):
+        for attr in (_ATTR, _STOOD_IN):
+            if hasattr(t, attr):
+                delattr(t, attr)
+
+
+def may_stand_in(t):
+    """Whether device tensor T, which has no value, takes the stand-in: a float scalar."""
+    return t.is_floating_point() and t.numel() == 1
+
+
+def branch_value(t):
+    """What bool() of device tensor T reads: (host value, whether a stand-in decided it),
+    or (None, False) when T has neither a value nor a stand-in."""
+    value = value_of(t)
+    if value is not None:
+        return value, getattr(t, _STOOD_IN, False)
+    if t.is_meta and may_stand_in(t):
+        return torch.full(t.shape, STAND_IN, dtype=t.dtype), True
+    return None, False
+
+
+class StandInWarning:
+    """Writes the one warning line the first time Python reads an answer a stand-in decided;
+    WHERE() names the script line that read it."""
+
+    KEY = "warning_stand_in"
+
+    def __init__(self, note, where):
+        self._note, self._where = note, where
+        self._written = False
+
+    def on_read(self):
+        if self._written:
+            return
+        self._written = True
+        self._note(self.KEY, "fast mode: Python branched on a floating-point GPU value"
+                   f"{self._where()}, which fast mode does not compute; it stood in as "
+                   f"{STAND_IN}, and so did every later one (the branch is assumed not to "
+                   "change what the GPU allocates; --mode exact computes the real value)")
 
 
 def copied_to_device(host, device_tensor):
@@ -74,10 +127,12 @@ def follow(func, args, kwargs, out, on_device):
         return
     inputs = [t for t in tree_flatten((args, kwargs))[0]
               if isinstance(t, torch.Tensor) and on_device(t)]
-    if any(value_of(t) is None for t in inputs):
+    missing = [t for t in inputs if value_of(t) is None]
+    if not all(may_stand_in(t) for t in missing):
         for t in outs:
             forget(t)
         return
+    stood_in = bool(missing) or any(getattr(t, _STOOD_IN, False) for t in inputs)
     host_args, host_kwargs = tree_map(_host, (args, kwargs))
     try:
         with torch.no_grad(), _disable_current_modes():
@@ -88,7 +143,7 @@ def follow(func, args, kwargs, out, on_device):
                 else [None] * len(tree_flatten(out)[0]))
     for t, v in pairs:
         if isinstance(t, torch.Tensor) and on_device(t):
-            remember(t, v)
+            remember(t, v, stood_in)
 
 
 # The answers of the finite-numbers assumption, by function.
@@ -103,6 +158,8 @@ def _host(x):
     device argument."""
     if isinstance(x, torch.Tensor):
         value = value_of(x)
+        if value is None and x.is_meta and may_stand_in(x):
+            return torch.full(x.shape, STAND_IN, dtype=x.dtype)
         return value if value is not None else x
     if isinstance(x, torch.device) and x.type == "meta":
         return torch.device("cpu")
