@@ -428,7 +428,13 @@ void schedule_profile(EstimateJob *job)
     d->metrics().cache_miss();    // a miss is a request that profiles for itself
     if (d->draining())
         return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
-    switch (d->scheduler().submit(job, job->peer.uid)) {
+    EstimateJob *evicted = nullptr;
+    Scheduler::Admit admit = d->scheduler().submit(job, job->peer.uid, &evicted);
+    if (evicted)
+        fail_job(evicted, Outcome::busy,
+                 "xmem: xmemd is busy (" + std::to_string(d->scheduler().queued()) +
+                     " estimates queued, yours the most); retry in a minute");
+    switch (admit) {
     case Scheduler::Admit::start_now:
         estimate_start_profile(job);
         return;

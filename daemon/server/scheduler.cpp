@@ -1,6 +1,8 @@
 // scheduler.cpp — slot accounting for profiles.
 #include "scheduler.h"
 
+#include <iterator>
+
 namespace xmem::server
 {
 
@@ -18,17 +20,49 @@ bool Scheduler::has_slot(uid_t uid) const
     return m_running < m_max_global && mine < m_max_user;
 }
 
-Scheduler::Admit Scheduler::submit(EstimateJob *job, uid_t uid)
+Scheduler::Admit Scheduler::submit(EstimateJob *job, uid_t uid, EstimateJob **evicted)
 {
+    *evicted = nullptr;
     if (has_slot(uid)) {
         m_running++;
         m_by_user[uid]++;
         return Admit::start_now;
     }
-    if ((int)m_queue.size() >= m_cap)
-        return Admit::full;
+    if ((int)m_queue.size() >= m_cap) {
+        if (m_cap == 0 || !(*evicted = take_from_largest(queued_by(uid))))
+            return Admit::full;
+    }
     m_queue.emplace_back(job, uid);
     return Admit::queued;
+}
+
+int Scheduler::queued_by(uid_t uid) const
+{
+    int n = 0;
+    for (const auto &[job, owner] : m_queue)
+        n += owner == uid;
+    return n;
+}
+
+EstimateJob *Scheduler::take_from_largest(int mine)
+{
+    std::map<uid_t, int> count;
+    uid_t largest = 0;
+    int most = 0;
+    for (const auto &[job, owner] : m_queue)
+        if (++count[owner] > most) {
+            most = count[owner];
+            largest = owner;
+        }
+    if (most <= mine + 1)
+        return nullptr; // after the newcomer queues, nobody would hold more than it
+    for (auto it = m_queue.rbegin(); it != m_queue.rend(); ++it)
+        if (it->second == largest) {
+            EstimateJob *job = it->first;
+            m_queue.erase(std::next(it).base());
+            return job;
+        }
+    return nullptr;
 }
 
 std::vector<EstimateJob *> Scheduler::finish(uid_t uid)

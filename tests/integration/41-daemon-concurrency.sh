@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # 50 concurrent clients, a mix of cache hits and real (trivial) profiles: every one answered,
 # and the counters, the ledger and the clients' own tallies add up. Then a flood against a
-# small queue: the overflow is answered "busy" at once, never left hanging.
+# small queue: the overflow is answered "busy" at once, never left hanging. One user's flood
+# cannot take the queue from another user (issue 26 M5).
 . "$(dirname "$0")/40-daemon.d/lib.sh"
 start_munged
 write_profiler 0.3
@@ -59,5 +60,20 @@ cat "$T/same"
 expect_eq "$(kv "$T/same" rc0)" 20 "identical requests answered OK (followers take no queue slot)"
 expect_eq "$(( $(status_field cache misses) - misses0 ))" 1 "profiles run for 20 identical requests"
 expect_eq "$(kv "$T/same" cached)" 19 "requests answered by the one profile"
+stop_xmemd
+
+log "fairness: xmemt1 floods a queue of 4; xmemt2's one estimate still queues and is answered"
+ensure_user xmemt2
+mkdir -m 0755 "$T/w2" && echo 'print(2)' >"$T/w2/train.py" && chown -R xmemt2 "$T/w2"
+write_config "max_concurrent: 1" "max_per_user: 1" "queue_size: 4"
+start_xmemd
+runuser -u xmemt1 -- "$L" load "$SOCK" -n 20 -c 20 -k 20 --cwd "$T/w" -- python3 train.py --flood >"$T/flood" &
+flood=$!
+for _ in $(seq 100); do [ "$(status_field queue_depth)" = 4 ] && break; sleep 0.1; done
+expect_eq "$(status_field queue_depth)" 4 "the flood filled the queue"
+runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/w2" --deadline 60000 -- python3 train.py >"$T/other" 2>&1
+expect_eq "$(kv "$T/other" name)" estimated "the other user's estimate ($(kv "$T/other" message))"
+wait "$flood" || true
+expect_eq "$(( $(kv "$T/flood" rc0) + $(kv "$T/flood" rc-3) ))" 20 "every flooding client answered (ok or busy)"
 stop_xmemd
 echo "ok"
