@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <fstream>
 #include <unistd.h>
 #include <functional>
@@ -131,9 +132,12 @@ void walk(const YAML::Node &map, const std::string &prefix, const std::vector<Ke
 {
     if (!map.IsMap())
         fail(map, prefix.empty() ? "(top level)" : prefix, "expected a mapping of keys");
+    std::set<std::string> seen; // YAML keeps both of a repeated key: which one is meant?
     for (auto it = map.begin(); it != map.end(); ++it) {
         std::string k = it->first.as<std::string>();
         std::string dotted = prefix.empty() ? k : prefix + "." + k;
+        if (!seen.insert(k).second)
+            fail(it->first, dotted, "given twice (keep one)");
         const KeyRule *rule = nullptr;
         for (const auto &r : rules)
             if (k == r.key)
@@ -309,7 +313,11 @@ void parse_top(const YAML::Node &root, Config &c)
           {"policy_file", [&](auto &v, auto &k) { c.policy_file = path(v, k); }},
           {"policy", [&](auto &v, auto &k) { parse_policy(v, k, c.policy); }}});
     if (c.max_per_user > c.max_concurrent)
-        c.max_per_user = c.max_concurrent;
+        fail(root["max_per_user"], "max_per_user",
+             std::to_string(c.max_per_user) + " is above max_concurrent " +
+                 std::to_string(c.max_concurrent) +
+                 " (one user cannot hold more slots than the node has; lower max_per_user or "
+                 "raise max_concurrent)");
 }
 
 } // namespace

@@ -15,7 +15,7 @@ est() { runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" "$@" -- python3 
 log "SIGHUP with a broken config"
 est >"$T/a" || fail "first estimate"
 cp "$T/xmem.yaml" "$T/good.yaml"
-echo "max_concurrent: lots" >>"$T/xmem.yaml"
+sed "s/^max_concurrent: 2$/max_concurrent: lots/" "$T/good.yaml" >"$T/xmem.yaml"
 kill -HUP "$XMEMD_PID"
 sleep 0.5
 grep -q "SIGHUP: keeping the previous config: $T/xmem.yaml:[0-9]*: max_concurrent: invalid integer: lots" "$T/xmemd.log" \
@@ -24,8 +24,7 @@ expect_eq "$(status_field max_concurrent)" 2 "old config still in force"
 est >"$T/b" && expect_eq "$(kv "$T/b" cached)" 1 "cache kept after a rejected reload"
 
 log "SIGHUP with a good, changed config"
-cp "$T/good.yaml" "$T/xmem.yaml"
-echo "max_per_user: 1" >>"$T/xmem.yaml"
+sed 's/^max_per_user: 2$/max_per_user: 1/' "$T/good.yaml" >"$T/xmem.yaml"
 kill -HUP "$XMEMD_PID"
 sleep 0.5
 grep -q "SIGHUP: reloaded $T/xmem.yaml (changed; cache cleared)" "$T/xmemd.log" || fail "reload not logged"

@@ -144,6 +144,10 @@ static void errors_name_file_line_key(void **)
     expect_error("cache: {ttl_seconds: x}\n", 1, "cache.ttl_seconds", "invalid integer: x");
     expect_error("torch: [1]\n", 1, "torch", "expected a single value");
     expect_error("limits:\n  nice: 20\n", 2, "limits.nice", "out of range: 20");
+    expect_error("steps: 2\nsocket: /a\nsteps: 3\n", 3, "steps", "given twice (keep one)");
+    expect_error("limits:\n  nice: 1\n  nice: 2\n", 3, "limits.nice", "given twice");
+    expect_error("max_concurrent: 2\nmax_per_user: 3\n", 2, "max_per_user",
+                 "3 is above max_concurrent 2");
 }
 
 static void syntax_error_has_line(void **)
