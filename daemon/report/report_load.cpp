@@ -154,7 +154,10 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
                       ", r.options, r.gpu, r.peak_bytes, r.limit_bytes, r.outcome, r.fits,"
                       " j.measured_peak_bytes, j.exit_status, j.elapsed_seconds, j.cuda_oom, " +
                       (v6 ? "j.enforcement, j.oom_requeued" : "NULL, 0") +
-                      " FROM jobs j JOIN requests r ON r.id = j.request_id ORDER BY j.ts";
+                      " FROM jobs j JOIN requests r ON r.id = j.request_id" +
+                      // Only the node's reports count (schema 7; issue 26, M3/M4).
+                      (has_column(db, "jobs", "from_node") ? " WHERE j.from_node = 1" : "") +
+                      " ORDER BY j.ts";
     sqlite3_stmt *st = nullptr;
     if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) != SQLITE_OK) {
         result = xmem::Result<void>::fail("xmem: report: " + opt.db + ": " + sqlite3_errmsg(db));

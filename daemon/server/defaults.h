@@ -198,6 +198,10 @@ constexpr uint64_t k_job_end_max_elapsed_seconds = 366ull * 86400;
 constexpr uint64_t k_job_end_max_peak_bytes = 1ull << 50;
 // A job's uid is a uid_t; (uid_t)-1 means "no uid" to the kernel, so it names no job.
 constexpr int64_t k_job_end_no_uid = 0xffffffffll;
+// Slurm's job ids are uint32_t; a ledger id is an SQLite integer (int64). Larger figures were
+// stored wrapped (2^64-1 as -1: issue 26, L8).
+constexpr uint64_t k_job_end_max_job_id = 0xffffffffull;
+constexpr uint64_t k_job_end_max_request_id = 0x7fffffffffffffffull;
 
 } // namespace xmem::server
 #endif

@@ -7,6 +7,7 @@
 #include "contract/enforcement.h"
 
 #include <ctime>
+#include <unistd.h>
 #include <optional>
 
 namespace xmem::server
@@ -87,6 +88,12 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
                                     *row.measured_peak_bytes > k_job_end_max_peak_bytes))
         return Result<JobRow>::fail("measured_peak_bytes: expected an integer 0.." +
                                     std::to_string(k_job_end_max_peak_bytes));
+    if (row.job_id > k_job_end_max_job_id)
+        return Result<JobRow>::fail("job_id: expected a Slurm job id 0.." +
+                                    std::to_string(k_job_end_max_job_id));
+    if (row.request_id > k_job_end_max_request_id)
+        return Result<JobRow>::fail("request_id: expected 0.." +
+                                    std::to_string(k_job_end_max_request_id));
     if (row.job_uid && (*row.job_uid < 0 || *row.job_uid >= k_job_end_no_uid))
         return Result<JobRow>::fail("job_uid: expected an integer 0.." +
                                     std::to_string(k_job_end_no_uid - 1));
@@ -108,15 +115,22 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
     return Result<JobRow>::ok(std::move(row));
 }
 
-// The uid the job ran as, which the request it names must belong to. A user may report only
-// their own jobs; root (slurmstepd) must say whose job it was, since the request id comes from
-// the job's environment, which the job's user controls (issue 15, finding 11).
+// The uid the job ran as, which the request it names must belong to. Only the node reports a
+// job's end: slurmstepd, as root (or xmemd's own uid, for a daemon not running as root, which
+// serves no one else). A user's own report was taken once, and so one user could write rows
+// without bound and teach `xmem calibrate` any margin (issue 26, M3 and M4). Root must say
+// whose job it was, since the request id comes from the job's environment, which the job's
+// user controls (issue 15, finding 11).
 Result<int64_t> job_owner(const JobRow &row)
 {
     if (row.reporter_uid != 0) {
+        if (row.reporter_uid != (int64_t)geteuid())
+            return Result<int64_t>::fail("only the node reports a job's end (the SPANK plugin "
+                                         "in slurmstepd, as root); a report from uid " +
+                                         std::to_string(row.reporter_uid) + " is not taken");
         if (row.job_uid && *row.job_uid != row.reporter_uid)
             return Result<int64_t>::fail("job_uid " + std::to_string(*row.job_uid) +
-                                         " is not the reporter's (report your own jobs only)");
+                                         " is not xmemd's own uid, the only one it serves");
         return Result<int64_t>::ok(row.reporter_uid);
     }
     if (!row.job_uid)

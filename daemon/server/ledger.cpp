@@ -109,11 +109,21 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
               std::to_string(j.owner_uid) + " is not the request's)";
         return Outcome::job_end_rejected;
     }
+    // One row per Slurm job: a later report of the same job (an OOM-requeued rerun) replaces
+    // the earlier one, whichever request it named.
+    sqlite3_prepare_v2(db, "DELETE FROM jobs WHERE job_id = ?", -1, &st, nullptr);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)j.job_id);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        msg = std::string("xmem: cannot record the job: ") + sqlite3_errmsg(db);
+        return Outcome::internal_error;
+    }
     sqlite3_prepare_v2(db,
-                       "INSERT OR REPLACE INTO jobs (request_id, job_id, exit_status,"
+                       "INSERT INTO jobs (request_id, job_id, exit_status,"
                        " elapsed_seconds, cuda_oom, measured_peak_bytes, reported_by, account,"
-                       " partition, job_uid, enforcement, oom_requeued, ts)"
-                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,strftime('%s','now'))",
+                       " partition, job_uid, enforcement, oom_requeued, from_node, ts)"
+                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,1,strftime('%s','now'))",
                        -1, &st, nullptr);
     sqlite3_bind_int64(st, 1, (sqlite3_int64)j.request_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)j.job_id);

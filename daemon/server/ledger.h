@@ -63,7 +63,7 @@ struct JobRow {
 };
 
 // Latest schema version; migrations in ledger_schema.cpp bring older files up to it.
-constexpr int k_ledger_schema_version = 6;
+constexpr int k_ledger_schema_version = 7;
 // Applies pending migrations inside one transaction each; error names the file and step.
 Result<int> ledger_migrate(sqlite3 *db, const std::string &path);
 

@@ -53,6 +53,12 @@ const char *const k_migrations[] = {
     " r.gpu, r.peak_bytes, r.limit_bytes, j.job_id, j.exit_status, j.elapsed_seconds,"
     " j.cuda_oom, j.measured_peak_bytes, j.account, j.partition, j.enforcement,"
     " j.oom_requeued FROM jobs j JOIN requests r ON r.id = j.request_id;",
+    // 7: only the node reports a job's end (issue 26, M3/M4): rows a user reported before are
+    // kept but marked, and reports and calibration count only the node's (from_node = 1).
+    // Each Slurm job has one row (ledger.cpp replaces an earlier report of the same job id).
+    "ALTER TABLE jobs ADD COLUMN from_node INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE jobs SET from_node = 1 WHERE reported_by = 0;"
+    "CREATE INDEX jobs_by_job_id ON jobs(job_id);",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_ledger_schema_version,
               "one migration per schema version");

@@ -78,7 +78,7 @@ log "root is refused (allow_root: false), ledger rows, job_end"
 expect_eq "$(kv "$T/r" name)" root_refused "root outcome"
 expect_eq "$(sql "SELECT user||':'||uid||':'||outcome_name FROM requests WHERE id=$id1")" "xmemt1:$uid1:estimated" "ledger row"
 expect_eq "$(sql "SELECT count(*) FROM requests WHERE kind='estimate'")" 5 "ledger rows"
-runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 4242 0 77 1 >/dev/null || fail "owner's job_end"
+"$L" job-end "$SOCK" "$id1@$uid1" 4242 0 77 1 >/dev/null || fail "the node's job_end"
 expect_eq "$(sql "SELECT job_id||':'||elapsed_seconds||':'||cuda_oom FROM jobs WHERE request_id=$id1")" "4242:77:1" "jobs row"
 "$L" job-end "$SOCK" 999999 1 0 1 0 >/dev/null && fail "job_end for an unknown request accepted"
 

@@ -50,10 +50,10 @@ runuser -u xmemt2 -- env RAW_CWD="$T/home1" python3 "$T/bin/rawclient.py" "$SOCK
 expect_eq "$(cat "$T/g")" script_unreadable "xmemt2 claiming uid 0 is still xmemt2"
 expect_eq "$(sql "SELECT uid FROM requests ORDER BY id DESC LIMIT 1")" "$u2" "ledger uid from the kernel"
 
-log "job_end only from the owner or root"
+log "job_end only from the node (root)"
 id1=$(kv "$T/a" id)
 runuser -u xmemt2 -- "$L" job-end "$SOCK" "$id1" 1 0 5 0 >"$T/h" && fail "xmemt2 reported xmemt1's job"
-grep -q "must come from its owner or root" "$T/h" || fail "job_end message: $(cat "$T/h")"
+grep -q "only the node reports a job's end" "$T/h" || fail "job_end message: $(cat "$T/h")"
 "$L" job-end "$SOCK" "$id1@$u1" 2 1 5 1 >/dev/null || fail "root's job_end"
 expect_eq "$(sql "SELECT count(*) FROM jobs WHERE request_id=$id1")" 1 "one job row"
 stop_xmemd

@@ -27,10 +27,14 @@ log "job_end out of range is refused"
 mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py" && chown -R xmemt1 "$T/w"
 runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e" || { cat "$T/e"; fail "estimate"; }
 id1=$(kv "$T/e" id)
-runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 1 100000 5 0 >"$T/j1" && fail "job_end with exit_status 100000 accepted"
-runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 1 0 -5 0 >"$T/j2" && fail "job_end with elapsed -5 accepted"
+u1=$(id -u xmemt1)
+"$L" job-end "$SOCK" "$id1@$u1" 1 100000 5 0 >"$T/j1" && fail "job_end with exit_status 100000 accepted"
+"$L" job-end "$SOCK" "$id1@$u1" 1 0 -5 0 >"$T/j2" && fail "job_end with elapsed -5 accepted"
+# Slurm's job ids are 32-bit; 2^64-1 was once stored as -1 (issue 26, L8).
+expect_eq "$(RAW_REQUEST=$id1 RAW_UID=$u1 python3 "$(dirname "$0")/40-daemon.d/rawclient.py" "$SOCK" job-end-huge-id)" bad_request \
+    "job_end with job_id 2^64-1"
 expect_eq "$(sql "SELECT count(*) FROM jobs")" 0 "no job row from out-of-range reports"
-runuser -u xmemt1 -- "$L" job-end "$SOCK" "$id1" 1 137 5 0 >/dev/null || fail "a killed task's job_end (137)"
+"$L" job-end "$SOCK" "$id1@$u1" 1 137 5 0 >/dev/null || fail "a killed task's job_end (137)"
 
 log "xmem status escapes another user's terminal controls"
 sed -i 's|^sleep 0$|sleep 3|' "$T/prof.sh"

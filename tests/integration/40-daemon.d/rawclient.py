@@ -6,7 +6,7 @@ usage: rawclient.py SOCKET CASE   prints the reply's outcome name (or "noreply")
 import json, os, socket, struct, sys, time
 
 MAGIC, VERSION = 0x584D454D, 1
-ESTIMATE, STATUS = 1, 2
+ESTIMATE, STATUS, JOB_END = 1, 2, 4
 
 
 def header(typ, length, magic=MAGIC, version=VERSION, flags=0):
@@ -59,6 +59,12 @@ def main():
     elif case == "bad-fields":
         body = json.dumps({"argv": "python3 t.py", "cwd": "/tmp"}).encode()
         s.sendall(header(ESTIMATE, len(body)) + body)
+    elif case == "job-end-huge-id":
+        # A job id past Slurm's 32 bits (2^64-1): the C client cannot send one, a raw one can.
+        body = json.dumps({"request_id": int(os.environ["RAW_REQUEST"]), "job_id": 2**64 - 1,
+                           "exit_status": 0, "elapsed_seconds": 5, "cuda_oom": False,
+                           "job_uid": int(os.environ["RAW_UID"])}).encode()
+        s.sendall(header(JOB_END, len(body)) + body)
     elif case == "bad-magic":
         s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
     elif case == "bad-version":

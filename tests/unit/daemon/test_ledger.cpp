@@ -59,14 +59,15 @@ static void creates_latest_schema(void **)
 static void migrates_v1_and_refuses_newer(void **)
 {
     // A version-1 file: tables but no view (2), no mode column (3), no account and partition
-    // (4), no job_uid (5), no enforcement and oom_requeued (6).
+    // (4), no job_uid (5), no enforcement and oom_requeued (6), no from_node (7).
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db,
                  "DROP VIEW job_accuracy; ALTER TABLE requests DROP COLUMN mode;"
                  " ALTER TABLE jobs DROP COLUMN account; ALTER TABLE jobs DROP COLUMN partition;"
                  " ALTER TABLE jobs DROP COLUMN job_uid; ALTER TABLE jobs DROP COLUMN enforcement;"
-                 " ALTER TABLE jobs DROP COLUMN oom_requeued; PRAGMA user_version=1;",
+                 " ALTER TABLE jobs DROP COLUMN oom_requeued; DROP INDEX jobs_by_job_id;"
+                 " ALTER TABLE jobs DROP COLUMN from_node; PRAGMA user_version=1;",
                  nullptr, nullptr, nullptr);
     sqlite3_close(db);
     assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"),
@@ -84,7 +85,9 @@ static void migrates_v1_and_refuses_newer(void **)
     assert_contains(r.error().message,
                     g_path + ": ledger schema version 99 is newer than this xmemd");
     sqlite3_open(g_path.c_str(), &db);
-    sqlite3_exec(db, "PRAGMA user_version=6;", nullptr, nullptr, nullptr);
+    sqlite3_exec(db,
+                 ("PRAGMA user_version=" + std::to_string(k_ledger_schema_version) + ";").c_str(),
+                 nullptr, nullptr, nullptr);
     sqlite3_close(db);
 }
 
@@ -99,13 +102,16 @@ static void migrates_v3_job_rows(void **)
                  "DROP VIEW job_accuracy; ALTER TABLE jobs DROP COLUMN account;"
                  " ALTER TABLE jobs DROP COLUMN partition; ALTER TABLE jobs DROP COLUMN job_uid;"
                  " ALTER TABLE jobs DROP COLUMN enforcement;"
-                 " ALTER TABLE jobs DROP COLUMN oom_requeued;"
+                 " ALTER TABLE jobs DROP COLUMN oom_requeued; DROP INDEX jobs_by_job_id;"
+                 " ALTER TABLE jobs DROP COLUMN from_node;"
                  " CREATE VIEW job_accuracy AS SELECT r.id AS request_id, j.job_id"
                  " FROM jobs j JOIN requests r ON r.id = j.request_id;"
                  " INSERT INTO requests (id, ts, kind, uid, outcome, outcome_name)"
                  " VALUES (1, 1, 'estimate', 1000, 0, 'estimated');"
-                 " INSERT INTO jobs (request_id, job_id, cuda_oom, measured_peak_bytes, ts)"
-                 " VALUES (1, 7, 1, 123, 1); PRAGMA user_version=3;",
+                 " INSERT INTO jobs (request_id, job_id, cuda_oom, measured_peak_bytes, ts,"
+                 " reported_by) VALUES (1, 7, 1, 123, 1, 0);"
+                 " INSERT INTO jobs (request_id, job_id, cuda_oom, measured_peak_bytes, ts,"
+                 " reported_by) VALUES (1, 8, 0, 456, 1, 1000); PRAGMA user_version=3;",
                  nullptr, nullptr, nullptr);
     sqlite3_close(db);
     assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('jobs') WHERE name='account'"),
@@ -114,8 +120,11 @@ static void migrates_v3_job_rows(void **)
     assert_int_equal(scalar("PRAGMA user_version"), k_ledger_schema_version);
     assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id=7 AND cuda_oom=1 AND"
                             " measured_peak_bytes=123 AND account IS NULL AND partition IS NULL"
-                            " AND job_uid IS NULL AND enforcement IS NULL AND oom_requeued=0"),
+                            " AND job_uid IS NULL AND enforcement IS NULL AND oom_requeued=0"
+                            " AND from_node=1"),
                      1);
+    // A user's own report, taken before schema 7, is kept but not the node's.
+    assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id=8 AND from_node=0"), 1);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy WHERE job_id=7 AND account IS NULL"
                             " AND partition IS NULL AND measured_peak_bytes=123"
                             " AND enforcement IS NULL AND oom_requeued=0"),
@@ -152,10 +161,10 @@ static void writes_through_the_loop(void **)
     }
     std::vector<Outcome> job_outcomes;
     // reporter: the peer's uid; owner: the uid the job ran as, as job_owner() resolved it.
-    auto job = [&](uint64_t req, int64_t reporter, int64_t owner) {
+    auto job = [&](uint64_t req, int64_t reporter, int64_t owner, uint64_t job_id) {
         JobRow j;
         j.request_id = req;
-        j.job_id = 55;
+        j.job_id = job_id;
         j.reporter_uid = reporter;
         j.owner_uid = owner;
         if (reporter == 1000) { // the owner's report carries every optional field
@@ -169,13 +178,14 @@ static void writes_through_the_loop(void **)
         l.job_end(j,
                   [&job_outcomes](Outcome o, const std::string &) { job_outcomes.push_back(o); });
     };
-    job(first, 1000, 1000);  // owner
-    job(first, 2000, 2000);  // another user
-    job(first + 1, 0, 1000); // root, for the owner's job
-    job(first + 2, 0, 2000); // root, for another user's job naming this request
-    job(999999, 0, 1000);    // unknown request
+    job(first, 1000, 1000, 55);  // owner
+    job(first, 2000, 2000, 57);  // another user
+    job(first + 1, 0, 1000, 56); // root, for the owner's job
+    job(first + 2, 0, 2000, 58); // root, for another user's job naming this request
+    job(999999, 0, 1000, 59);    // unknown request
+    job(first + 1, 0, 1000, 56); // the same job again (a rerun): replaces its row
     bool closed = false;
-    while (done < 300 || job_outcomes.size() < 5)
+    while (done < 300 || job_outcomes.size() < 6)
         uv_run(&loop, UV_RUN_ONCE);
     assert_int_equal(l.pending(), 0);
     l.stop([&closed] { closed = true; });
@@ -188,6 +198,8 @@ static void writes_through_the_loop(void **)
     assert_int_equal((int)job_outcomes[2], (int)Outcome::recorded);
     assert_int_equal((int)job_outcomes[3], (int)Outcome::job_end_rejected);
     assert_int_equal((int)job_outcomes[4], (int)Outcome::job_end_rejected);
+    assert_int_equal((int)job_outcomes[5], (int)Outcome::recorded);
+    assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id=56"), 1);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy"), 2);
     assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_uid=1000"), 2);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy WHERE account='physics' AND"
