@@ -1,6 +1,7 @@
 // calibrate_core.cpp — the arithmetic of `xmem calibrate` (calibrate.h): pairs, the smallest
 // margin that meets the target, the error distribution and the slack, and their text.
 #include "calibrate.h"
+#include "calibration.h"
 
 #include <algorithm>
 #include <cmath>
@@ -125,7 +126,9 @@ calibrate(const std::vector<JobRecord> &jobs, const CalibrateOptions &opt,
         if (why == Skip::no_estimate)
             continue; // no GPU type to file it under; counted by the caller
         std::vector<std::string> accounts{""};
-        if (opt.by_account && !j.account.empty())
+        // A name the calibration file cannot hold (a row older than job_end's check) counts
+        // for the GPU's site-wide margin only, so one bad row cannot stop --apply.
+        if (opt.by_account && xmem::server::calibration_account_ok(j.account))
             accounts.push_back(j.account);
         for (const std::string &account : accounts) {
             Evidence &e = groups[{j.gpu, account}];

@@ -46,14 +46,12 @@ int percent(const YAML::Node &n, const std::string &key)
     return v;
 }
 
-// A Slurm account as the ledger records it: printable, no spaces, at most 64 bytes.
 std::string account(const YAML::Node &n, const std::string &key)
 {
-    if (!n.IsScalar() || n.Scalar().empty() || n.Scalar().size() > 64)
-        fail(n, key, "expected an account name of 1 to 64 characters");
-    for (unsigned char c : n.Scalar())
-        if (c <= 0x20 || c == 0x7f || c == '"' || c == '\\')
-            fail(n, key, "invalid character in account '" + n.Scalar() + "'");
+    if (!n.IsScalar() || !calibration_account_ok(n.Scalar()))
+        fail(n, key,
+             "invalid account name '" + (n.IsScalar() ? n.Scalar() : std::string("?")) +
+                 "' (1 to 64 printable characters, no space or quote)");
     return n.Scalar();
 }
 
@@ -154,6 +152,16 @@ Result<std::vector<GpuMargin>> calibration_load(const std::string &path,
     std::stringstream text;
     text << in.rdbuf();
     return calibration_parse(text.str(), path, catalog);
+}
+
+bool calibration_account_ok(const std::string &name)
+{
+    if (name.empty() || name.size() > 64)
+        return false;
+    for (unsigned char c : name)
+        if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\\')
+            return false;
+    return true;
 }
 
 std::string calibration_render(const std::vector<GpuMargin> &margins, const std::string &comment)

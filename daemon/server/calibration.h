@@ -31,6 +31,11 @@ Result<std::vector<GpuMargin>> calibration_parse(const std::string &text, const 
 Result<std::vector<GpuMargin>> calibration_load(const std::string &path,
                                                 const analysis::Catalog &catalog);
 // The file's text for `margins`; `comment` goes first, as '#' lines.
+// The one rule for a Slurm account name xmem stores and writes back: 1 to 64 bytes,
+// printable, no space, no '"' or '\\' (the calibration file quotes names). job_end refuses
+// any other; `xmem calibrate` files rows older than the rule under the site-wide margin only.
+bool calibration_account_ok(const std::string &name);
+
 std::string calibration_render(const std::vector<GpuMargin> &margins, const std::string &comment);
 // Replaces `path` with `text` atomically (a temporary file in the same directory, fsync,
 // mode `mode`, rename), so a reader sees the old file or the new one, never a part.

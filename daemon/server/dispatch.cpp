@@ -1,5 +1,6 @@
 // dispatch.cpp — route a complete frame by type; answer status/stats/job_end here and hand
 // estimates to estimate_request.cpp. Every refused frame gets a ledger row and a numbered outcome.
+#include "calibration.h"
 #include "daemon.h"
 #include "defaults.h"
 #include "json_fields.h"
@@ -109,6 +110,9 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
         return Result<JobRow>::fail(enforcement.error());
     if (enforcement.value() && xmem_enforcement_parse(enforcement.value()->c_str()) < 0)
         return Result<JobRow>::fail("enforcement: expected none, client, mps-server or dmem");
+    if (account.value() && !calibration_account_ok(*account.value()))
+        return Result<JobRow>::fail("account: expected 1 to 64 printable characters, no space "
+                                    "or quote (issue 26, L7)");
     row.account = std::move(account).value();
     row.partition = std::move(partition).value();
     row.enforcement = std::move(enforcement).value();

@@ -46,6 +46,9 @@ for i in 1 2 3 4 5; do
 done
 grep -q "only the node reports a job's end" "$T/own1" || fail "message: $(cat "$T/own1")"
 expect_eq "$(sql "SELECT count(*) FROM jobs WHERE job_id > 906")" 0 "no rows from the user's own reports"
+log "issue 26 L7: an account name the calibration file cannot hold is refused at its source"
+"$L" job-end "$SOCK" "$id1@$u1" 920 0 5 0 'phy"sics' debug - >"$T/acct" 2>&1 && fail "an account with a quote was recorded"
+grep -q "account: expected 1 to 64 printable characters" "$T/acct" || fail "message: $(cat "$T/acct")"
 log "one row per Slurm job: the node's second report of job 906 replaces the first"
 "$L" job-end "$SOCK" "$id1@$u1" 906 0 9 0 >/dev/null || fail "root's second report of job 906"
 expect_eq "$(sql "SELECT count(*)||':'||max(elapsed_seconds) FROM jobs WHERE job_id=906")" "1:9" "job 906's rows"

@@ -65,7 +65,7 @@ static void refuses_bad_files(void **)
          "margins.A100-40GB: missing percent"},
         {"version: 1\nmargins:\n  A100-40GB: {percent: 1, extra: 2}\n", "extra: unknown key"},
         {"version: 1\nmargins:\n  A100-40GB: {percent: 1, accounts: {\"a b\": 1}}\n",
-         "invalid character in account 'a b'"},
+         "invalid account name 'a b'"},
         {"version: 1\nmargins:\n  A100-40GB: {percent: 1}\n  a100-40gb: {percent: 2}\n",
          "given twice"},
         {"version: 1\nmargins: [\n", "cal.yaml:"},

@@ -91,7 +91,9 @@ static void groups_skips_and_minimum(void **)
         job("A100-40GB", "", 100, std::nullopt),
         job("A100-40GB", "", 100, 500, true, false), // OOM on a whole GPU: skipped
         job("H100-80GB", "bio", 100, 101),
-        job("", "", 0, std::nullopt), // no estimate
+        job("", "", 0, std::nullopt),            // no estimate
+        job("H100-80GB", "bad\"name", 100, 102), // an older row: site-wide only
+        job("H100-80GB", "a b", 100, 99),        // likewise (a space)
     };
     CalibrateOptions opt;
     opt.target = 0;
@@ -112,7 +114,10 @@ static void groups_skips_and_minimum(void **)
     assert_int_equal(all[2].current_percent, 7);
     assert_false(all[2].proposed.has_value()); // 2 pairs, fewer than 3
     assert_contains(all[2].why_none, "2 pair(s), fewer than the 3 needed");
-    assert_false(all[3].proposed.has_value());
+    assert_int_equal(all[3].pairs.size(), 3); // H100 site-wide: bio's and the two bad names'
+    assert_true(all[3].proposed.has_value());
+    assert_string_equal(all[4].account.c_str(), "bio");
+    assert_false(all[4].proposed.has_value());
     std::string text = render_evidence(all, opt);
     assert_contains(text, "A100-40GB: 3 pairs (3 measured, 0 out of memory on a share");
     assert_contains(text, "proposed margin 10% (current 10%): 0 of 3 pairs (0.00%) exceed");
