@@ -6,8 +6,9 @@
  * passes them to the profile's environment, after it has dropped root.
  *
  * A variable is kept when its name is one of XMEM_REQUEST_ENV_NAMES, or starts with one of
- * XMEM_REQUEST_ENV_PREFIXES, and contains none of XMEM_REQUEST_ENV_SECRET_WORDS: a token
- * (HF_TOKEN) never decides the memory of a run, and the request is stored in the ledger.
+ * XMEM_REQUEST_ENV_PREFIXES, and contains none of XMEM_REQUEST_ENV_SECRET_WORDS in any case:
+ * a token (HF_TOKEN, HF_Token) never decides the memory of a run, and the request is stored
+ * in the ledger. xmemd's ledger redaction (daemon/server/redact.h) uses the same words.
  * Loader and shell start-up variables (LD_PRELOAD, BASH_ENV, ENV, BASH_FUNC_*) stay out.
  *
  * PYTORCH_ALLOC_CONF is the name PyTorch 2.9+ reads first (PYTORCH_CUDA_ALLOC_CONF is the
@@ -29,8 +30,12 @@
 #define XMEM_REQUEST_ENV_PREFIXES                                                                  \
     "CONDA_", "MAMBA_", "PYTORCH_", "TORCH_", "HF_", "TRANSFORMERS_", "OMP_"
 
-/* Parts of a name that mark a secret: such a variable is never sent nor kept. */
-#define XMEM_REQUEST_ENV_SECRET_WORDS "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "_KEY"
+/* Parts of a name that mark a secret, matched in any case: such a variable is never sent nor
+ * kept, and such an option's value never reaches the ledger. KEY catches API_KEY, APIKEY and
+ * api-key; PASS catches PASSWORD and CONDA_PASSWD; a name dropped by mistake costs nothing,
+ * since none of these decides a run's memory. */
+#define XMEM_REQUEST_ENV_SECRET_WORDS                                                              \
+    "TOKEN", "SECRET", "PASS", "CREDENTIAL", "KEY", "AUTH", "COOKIE"
 
 /* Longest name kept, and most variables one request carries (the rest are dropped). */
 #define XMEM_REQUEST_ENV_MAX_NAME 64
@@ -58,9 +63,15 @@ static inline int xmem_request_env_kept(const char *name, size_t len)
     for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]) && !kept; i++)
         kept = strlen(prefixes[i]) < len && strncmp(prefixes[i], name, strlen(prefixes[i])) == 0;
     for (i = 0; i < sizeof(secrets) / sizeof(secrets[0]) && kept; i++) {
-        size_t w = strlen(secrets[i]);
-        for (k = 0; k + w <= len && kept; k++)
-            kept = strncmp(name + k, secrets[i], w) != 0;
+        size_t w = strlen(secrets[i]), j;
+        for (k = 0; k + w <= len && kept; k++) {
+            for (j = 0; j < w; j++) {
+                char c = name[k + j];
+                if ((c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c) != secrets[i][j])
+                    break;
+            }
+            kept = j != w;
+        }
     }
     return kept;
 }

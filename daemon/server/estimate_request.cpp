@@ -8,6 +8,7 @@
 #include "defaults.h"
 #include "estimate_job.h"
 #include "log.h"
+#include "redact.h"
 #include "sha256.h"
 #include "signer.h"
 
@@ -471,11 +472,13 @@ void after_profile(uv_work_t *w, int)
     record(job);
 }
 
-nlohmann::json script_lines_json(const std::vector<ScriptLine> &lines)
+// REDACTED: for the ledger, without secret values (redact.h); the reply shows the user's
+// own lines as they are.
+nlohmann::json script_lines_json(const std::vector<ScriptLine> &lines, bool redacted = false)
 {
     nlohmann::json a = nlohmann::json::array();
     for (const auto &l : lines)
-        a.push_back({{"line", l.line}, {"text", l.text}});
+        a.push_back({{"line", l.line}, {"text", redacted ? redact_text(l.text) : l.text}});
     return a;
 }
 
@@ -515,7 +518,7 @@ RequestRow ledger_row(const EstimateJob *job, uint64_t now_ms)
     row.gid = job->peer.gid;
     row.pid = job->peer.pid;
     row.cwd = job->req.cwd;
-    row.entrypoint = joined_argv(job->req.argv);
+    row.entrypoint = redact_argv(job->req.argv); // stored: no secret values (redact.h)
     row.script = job->req.script;
     nlohmann::json opt = {{"gpu", job->gpu},
                           {"partition", job->req.partition},
@@ -524,11 +527,11 @@ RequestRow ledger_row(const EstimateJob *job, uint64_t now_ms)
                           {"check_only", job->req.check_only},
                           {"deadline_ms", job->req.deadline_ms}};
     for (const auto &[k, v] : job->req.env)
-        opt["env"][k] = v;
+        opt["env"][k] = redact_text(v);
     if (!job->req.preamble.empty())
-        opt["preamble"] = script_lines_json(job->req.preamble);
+        opt["preamble"] = script_lines_json(job->req.preamble, true);
     if (!job->req.skipped.empty())
-        opt["preamble_skipped"] = script_lines_json(job->req.skipped);
+        opt["preamble_skipped"] = script_lines_json(job->req.skipped, true);
     row.options = opt.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     row.outcome = job->outcome;
     row.cached = job->cached;

@@ -5,6 +5,12 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace xmem::server
 {
 
@@ -192,11 +198,31 @@ void Ledger::bound_row(RequestRow &r)
     w.bytes += text_bytes(r);
 }
 
+// The ledger holds every user's command lines and working directories: root's alone, 0600
+// (issue 26, L5). SQLite gives its -wal and -shm files the database file's mode, so the
+// file is created 0600 before SQLite opens it, and an older 0644 file is made 0600.
+static Result<void> keep_private(const std::string &path)
+{
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return Result<void>::fail(path + ": cannot open the ledger: " + strerror(errno) +
+                                  " (check the database key and the directory's permissions)");
+    int rc = fchmod(fd, 0600);
+    int saved = errno;
+    close(fd);
+    if (rc != 0)
+        return Result<void>::fail(
+            path + ": cannot make the ledger private (chmod 0600): " + strerror(saved));
+    return Result<void>::success();
+}
+
 Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
 {
     using R = Result<std::unique_ptr<Ledger>>;
     std::unique_ptr<Ledger> l(new Ledger());
     l->m_path = path;
+    if (auto mode = keep_private(path); !mode.ok())
+        return R::fail(mode.error().message);
     int rc =
         sqlite3_open_v2(path.c_str(), &l->m_db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -36,6 +36,19 @@ expect_eq "$(RAW_REQUEST=$id1 RAW_UID=$u1 python3 "$(dirname "$0")/40-daemon.d/r
 expect_eq "$(sql "SELECT count(*) FROM jobs")" 0 "no job row from out-of-range reports"
 "$L" job-end "$SOCK" "$id1@$u1" 1 137 5 0 >/dev/null || fail "a killed task's job_end (137)"
 
+log "issue 26 L5: secrets in argv and the environment never reach the ledger"
+runuser -u xmemt1 -- env HF_Token=hf_envsecret CONDA_PASSWD=pw_envsecret HF_HOME=/tmp/hf \
+    "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py --api-key=abc_argsecret --hf_token hf_argsecret \
+    >"$T/sec" || fail "estimate with secrets: $(cat "$T/sec")"
+expect_eq "$(sql "SELECT entrypoint FROM requests WHERE id=$(kv "$T/sec" id)")" \
+    "python3 train.py --api-key=*** --hf_token ***" "the stored entrypoint"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE options LIKE '%secret%' OR entrypoint LIKE '%secret%'")" 0 \
+    "ledger rows holding a secret"
+expect_eq "$(sql "SELECT count(*) FROM requests WHERE options LIKE '%/tmp/hf%'")" 1 "HF_HOME kept"
+for f in "$DB" "$DB-wal"; do
+    expect_eq "$(stat -c %a "$f")" 600 "mode of $(basename "$f")"
+done
+
 log "xmem status escapes another user's terminal controls"
 sed -i 's|^sleep 0$|sleep 3|' "$T/prof.sh"
 esc=$(printf 'x\033]0;owned\007\033[2J')

@@ -16,7 +16,8 @@
     X(preamble)                                                                                    \
     X(ledger)                                                                                      \
     X(bound_script)                                                                                \
-    X(calibration)
+    X(calibration)                                                                                 \
+    X(redact)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)

@@ -125,7 +125,10 @@ static void env_whitelist(void **)
             fail_msg("%s should be kept", yes);
     for (const char *no : {"HOME", "LD_PRELOAD", "LD_AUDIT", "BASH_ENV", "ENV",
                            "CUDA_VISIBLE_DEVICES", "HF_TOKEN", "HF_HUB_TOKEN", "CONDA_API_KEY",
-                           "PYTORCH_SECRET", "CONDA_", "PATH2", "1PATH", "PA-TH", ""})
+                           "PYTORCH_SECRET", "CONDA_", "PATH2", "1PATH", "PA-TH", "",
+                           // issue 26, L5: secret words in any case, and more of them
+                           "HF_Token", "CONDA_PASSWD", "TORCH_APIKEY", "HF_hub_token",
+                           "CONDA_PASSWORD", "HF_AUTH", "TORCH_COOKIE"})
         if (kept(no))
             fail_msg("%s should not be kept", no);
     std::string long_name = "HF_" + std::string(XMEM_REQUEST_ENV_MAX_NAME, 'A');
