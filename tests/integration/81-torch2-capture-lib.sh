@@ -93,3 +93,23 @@ XDG_CACHE_HOME=$TMP/shared profile "$TMP/f.trace" 2>"$TMP/f.err" || rc=$?
 [ "$rc" = 4 ] && grep -q "^xmem: $TMP/shared/xmem/capture: not yours alone" "$TMP/f.err" ||
     { cat "$TMP/f.err"; echo "FAILED: a world-writable cache was used"; exit 1; }
 echo "ok: a shared writable cache is refused"
+
+# Issue 26 M7: the cache is opened by descriptor, never through a link, and what is loaded is
+# the file that was checked. The directories are created 0700.
+[ "$(stat -c %a "$XDG_CACHE_HOME/xmem")" = 700 ] || { echo "FAILED: xmem/ is $(stat -c %a "$XDG_CACHE_HOME/xmem"), not 700"; exit 1; }
+refused() { # NAME CACHE PATTERN: the profile exits 4 with the one line PATTERN
+    local rc=0
+    XDG_CACHE_HOME=$2 profile "$TMP/$1.trace" 2>"$TMP/$1.err" || rc=$?
+    [ "$rc" = 4 ] && grep -q "$3" "$TMP/$1.err" || { cat "$TMP/$1.err"; echo "FAILED: $1 (rc $rc)"; exit 1; }
+}
+lib=$(basename "${libs[0]}")
+cp -a "$XDG_CACHE_HOME" "$TMP/linked"
+mv "$TMP/linked/xmem/capture/$lib" "$TMP/elsewhere.so"
+ln -s "$TMP/elsewhere.so" "$TMP/linked/xmem/capture/$lib"
+refused linked-lib "$TMP/linked" "cannot open the cached capture library"
+cp -a "$XDG_CACHE_HOME" "$TMP/other"
+chown nobody "$TMP/other/xmem/capture/$lib"
+refused other-owner "$TMP/other" "xmem: $TMP/other/xmem/capture/$lib: not yours alone"
+mkdir -p "$TMP/swapped/xmem" && ln -s "$XDG_CACHE_HOME/xmem/capture" "$TMP/swapped/xmem/capture"
+refused linked-dir "$TMP/swapped" "xmem: $TMP/swapped/xmem/capture: cannot open the capture cache"
+echo "ok: a linked or foreign cached library or directory is refused"

@@ -172,7 +172,9 @@ def _capture_library(torch):
         path = capture_lib.library_for(torch, _status)
     except capture_lib.BuildError as e:
         _give_up(str(e))
-    os.environ["XMEM_CAPTURE_LIB"] = path
+    # Processes the job starts load the cached file by name: this process's descriptor
+    # (capture_lib.named_path) is not theirs.
+    os.environ["XMEM_CAPTURE_LIB"] = capture_lib.named_path(path)
     os.environ.pop("XMEM_CAPTURE_SRC", None)
     return path
 

@@ -18,6 +18,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 
@@ -101,20 +102,63 @@ class NoCache(Exception):
 
 
 def cache_dir():
-    """Per user, never shared: a library another user could write would run in this job."""
+    """Per user, never shared: a library another user could write would run in this job.
+    Returns (path, descriptor): each level below the base is opened relative to the one above
+    with O_NOFOLLOW and checked on its descriptor, so a directory swapped after the check is
+    never the one used (issue 26, M7)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     path = os.path.join(base, "xmem", "capture")
     try:
-        os.makedirs(path, mode=0o700, exist_ok=True)
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as e:
         raise NoCache(f"{path}: {e.strerror}") from None
-    for d in (os.path.dirname(path), path):
-        st = os.stat(d)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-            raise BuildError(f"xmem: {d}: not yours alone (owned by uid {st.st_uid}, mode "
-                             f"{st.st_mode & 0o777:o}); the capture library is not cached "
-                             "there (chmod go-w it, or set XDG_CACHE_HOME)")
-    return path
+    try:
+        for name, shown in (("xmem", os.path.join(base, "xmem")), ("capture", path)):
+            parent, fd = fd, _private_dir(fd, name, shown)
+            os.close(parent)
+    except BaseException:
+        os.close(fd)
+        raise
+    return path, fd
+
+
+def _private_dir(parent, name, shown):
+    """NAME under the directory PARENT, created 0700, opened without following a link; its
+    owner and mode checked on the descriptor, an own group- or world-writable one refused."""
+    try:
+        os.mkdir(name, 0o700, dir_fd=parent)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise NoCache(f"{shown}: {e.strerror}") from None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=parent)
+    except OSError as e:
+        raise BuildError(f"xmem: {shown}: cannot open the capture cache ({e.strerror}; a "
+                         "link is never followed there; remove it, or set XDG_CACHE_HOME)") from None
+    _refuse_shared(fd, shown)
+    return fd
+
+
+def _refuse_shared(fd, shown):
+    st = os.fstat(fd)
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        os.close(fd)
+        raise BuildError(f"xmem: {shown}: not yours alone (owned by uid {st.st_uid}, mode "
+                         f"{st.st_mode & 0o777:o}); the capture library is not cached "
+                         "there (chmod go-w it, or set XDG_CACHE_HOME)")
+
+
+# What this process loads, by the descriptor it checked: "/proc/self/fd/N" -> the cached
+# file's name, which processes the job starts are given instead (their descriptors differ).
+_LOADED_BY_FD = {}
+
+
+def named_path(path):
+    """The file name for PATH, which may be the descriptor path _cached_build returned."""
+    return _LOADED_BY_FD.get(path, path)
 
 
 def _cached_build(torch, src, include, say):
@@ -122,22 +166,48 @@ def _cached_build(torch, src, include, say):
     abi = cxx11_abi(torch)
     safe = re.sub(r"[^A-Za-z0-9._+-]", "_", version)
     try:
-        directory = cache_dir()
+        directory, dir_fd = cache_dir()
     except NoCache as why:
         return _private_build(torch, src, include, say, why)
-    target = os.path.join(directory,
-                          f"libxmem-capture-torch{safe}-abi{abi}-{source_hash(src, include)}.so")
-    if os.path.isfile(target):
-        return target
-    with open(target + ".lock", "w") as lock:
-        _lock_saying(lock, say, f"build xmem: waiting for another process building the capture "
-                     f"library for torch {version}")
-        if not os.path.isfile(target):
-            _build(torch, src, include, target, say,
-                   f"building the capture library for torch {version} into {directory} "
-                   "(once per torch version)")
-        say("built")
-    return target
+    try:
+        name = f"libxmem-capture-torch{safe}-abi{abi}-{source_hash(src, include)}.so"
+        fd = _open_library(dir_fd, name, directory)
+        if fd is None:
+            lock_fd = os.open(name + ".lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW |
+                              os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+            with os.fdopen(lock_fd, "w") as lock:
+                _lock_saying(lock, say, f"build xmem: waiting for another process building "
+                             f"the capture library for torch {version}")
+                fd = _open_library(dir_fd, name, directory)
+                if fd is None:
+                    _build_into(torch, src, include, dir_fd, name, say,
+                                f"building the capture library for torch {version} into "
+                                f"{directory} (once per torch version)")
+                    fd = _open_library(dir_fd, name, directory)
+                say("built")
+    finally:
+        os.close(dir_fd)
+    loaded = f"/proc/self/fd/{fd}"  # the checked file itself, whatever its name is by now
+    _LOADED_BY_FD[loaded] = os.path.join(directory, name)
+    return loaded
+
+
+def _open_library(dir_fd, name, directory):
+    """A descriptor of the cached library NAME (checked: a regular file of this user's that
+    others cannot write), or None when there is none yet. Kept open: dlopen reads it."""
+    shown = os.path.join(directory, name)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise BuildError(f"xmem: {shown}: cannot open the cached capture library "
+                         f"({e.strerror}; remove it)") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BuildError(f"xmem: {shown}: not a regular file (remove it)")
+    _refuse_shared(fd, shown)
+    return fd
 
 
 def _build(torch, src, include, target, say, what):
@@ -145,6 +215,28 @@ def _build(torch, src, include, target, say, what):
     _check_toolchain(torch)
     say("build xmem: " + what)
     _compile(torch, src, include, target)
+
+
+def _build_into(torch, src, include, dir_fd, name, say, what):
+    """Builds in a directory of this process alone, then copies the library into the cache
+    directory DIR_FD under a temporary name and renames it to NAME there: no path is
+    resolved again between the checks and the file (no process ever loads half a library)."""
+    private = tempfile.mkdtemp(prefix="xmem-capture-build-")
+    try:
+        built = os.path.join(private, "libxmem-capture.so")
+        _build(torch, src, include, built, say, what)
+        tmp = f".build-{os.getpid()}.so"
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                      0o755, dir_fd=dir_fd)
+        try:
+            with open(built, "rb") as src_file, os.fdopen(out, "wb") as dst:
+                shutil.copyfileobj(src_file, dst)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            os.unlink(tmp, dir_fd=dir_fd)
+            raise
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 def _lock_saying(lock, say, waiting):
