@@ -96,7 +96,8 @@ std::string interpreter_path(std::string_view meta)
 
 } // namespace
 
-Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline)
+Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline,
+                         Workload *analysed)
 {
     Estimate e;
     e.target = target;
@@ -116,6 +117,8 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
                    policy.conv_bound_factor > policy.conv_factor;
     Workload before_workspaces = bounded ? work : Workload{};
     e.workspaces = add_workspaces(work, policy);
+    if (analysed)
+        *analysed = work;
 
     auto cfg = device_config(target, e.workspaces.outside_bytes);
     if (!cfg.ok())

@@ -69,6 +69,8 @@ struct Estimate {
     std::vector<std::string> warnings; // one line each, for the user (stderr and JSON)
 };
 
-Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline);
+// `analysed`, when given, receives the workload as replayed (every pass applied).
+Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline,
+                         Workload *analysed = nullptr);
 
 } // namespace xmem::analysis
