@@ -54,15 +54,22 @@ std::string_view innermost_op(std::string_view ctx)
     return last.find("::") == std::string_view::npos ? std::string_view() : last;
 }
 
-bool is_matmul_op(std::string_view ctx)
+bool is_gemm_output(std::string_view ctx)
 {
     // Every entry reaches cublas<t>gemm / gemmStridedBatched (or Lt) on CUDA.
-    return any_component(ctx, [](std::string_view op) {
-        return is_one_of(op,
-                         {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addbmm",
-                          "aten::matmul", "aten::linear", "aten::addmv", "aten::mv", "aten::dot",
-                          "aten::_addmm_activation", "aten::einsum", "aten::bilinear"});
-    });
+    auto gemm = [](std::string_view op) {
+        return is_one_of(op, {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
+                              "aten::addbmm", "aten::matmul", "aten::linear", "aten::addmv",
+                              "aten::mv", "aten::dot", "aten::vdot", "aten::_addmm_activation",
+                              "aten::einsum", "aten::bilinear"});
+    };
+    std::string_view inner = innermost_op(ctx);
+    if (gemm(inner))
+        return true;
+    if (!is_one_of(inner, {"aten::empty", "aten::empty_strided"}))
+        return false;
+    ctx.remove_suffix(inner.size() + 1);
+    return gemm(innermost_op(ctx));
 }
 
 bool is_cublaslt_op(std::string_view ctx)

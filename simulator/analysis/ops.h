@@ -19,10 +19,13 @@ std::string_view innermost_op(std::string_view ctx);
 // the call a CUDA run makes too, whatever the CPU kernel does inside it.
 std::string_view outer_call(std::string_view ctx);
 
+// The result of a cuBLAS GEMM on CUDA: the innermost op is a matrix product (or a tensor
+// factory it called directly), so this allocation is the output its kernel allocates before
+// it calls cuBLAS (where the per-handle cuBLAS workspace is created at first use).
+bool is_gemm_output(std::string_view ctx);
+
 // Each predicate below is true if any component of the chain matches.
 
-// A cuBLAS GEMM on CUDA (creates the per-handle cuBLAS workspace at first use).
-bool is_matmul_op(std::string_view ctx);
 // A matmul that 2.x routes through cuBLASLt (addmm with a bias: Linear with bias).
 bool is_cublaslt_op(std::string_view ctx);
 // A forward convolution (cuDNN on CUDA).
