@@ -112,6 +112,7 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     e.filter = drop_cpu_only(work);
     e.foreach = apply_target_foreach(work, target.torch);
     e.grads = apply_target_zero_grad(work, target.torch);
+    e.gemm_copies = merge_batched_gemm_copies(work);
     WorkspacePolicy policy = workspace_policy(target.torch, target.gpu);
     bool bounded = !work.kernels.empty() && policy.conv_bound_step > 0 &&
                    policy.conv_bound_factor > policy.conv_factor;
