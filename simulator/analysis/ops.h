@@ -46,7 +46,8 @@ bool is_cpu_only_temporary_op(std::string_view ctx);
 // the common dtype before the op runs (fp32 x + bf16 y under autocast): it reads
 // `OP>aten::empty_strided`, made by a dispatched .to(), while the op's own output, allocated
 // without a dispatched factory, reads `OP`. CUDA kernels cast while they load their inputs,
-// so a GPU run makes no such copy.
+// so a GPU run makes no such copy. In a backward node of such an op (`DivBackward0`) the
+// copy reads `NODE>aten::empty_strided`: the engine's frame is the only one around it.
 bool is_cpu_dtype_promotion(std::string_view ctx);
 // A 0-d host scalar wrapped as a tensor on the CPU: in-place ops (`add_(1)` of
 // num_batches_tracked), scalar_tensor/lift_fresh/item, optimizer step counters.
