@@ -22,8 +22,8 @@ namespace xmem::analysis
 {
 
 struct GemmCopyStats {
-    uint64_t merged = 0;       // GEMM calls whose per-slice copies were merged
-    uint64_t slices = 0;       // per-slice copies removed
+    uint64_t merged = 0; // GEMM calls whose per-slice copies were merged
+    uint64_t slices = 0; // per-slice copies removed
 };
 
 GemmCopyStats merge_batched_gemm_copies(Workload &work);

@@ -137,7 +137,8 @@ class Inserter
         flush(out);
     }
 
-    // At the end of the trace.
+    // Inserts a pending cuBLAS workspace now (before the next event, a cuBLASLt workspace of
+    // the same GEMM, or at the end of the trace).
     void flush(std::vector<TraceEvent> &out)
     {
         if (!m_cublas_pending)
