@@ -20,12 +20,25 @@ struct OptionSpec {
 };
 
 const OptionSpec k_options[] = {
-    {"--gpu", Arg::text},      {"--torch", Arg::text},       {"--alloc-conf", Arg::text},
-    {"--steps", Arg::count},   {"--iterations", Arg::count}, {"--json", Arg::none},
-    {"--timeline", Arg::text}, {"--trace-in", Arg::text},    {"--keep-trace", Arg::text},
-    {"--catalog", Arg::text},  {"--threads", Arg::count},    {"--timeout", Arg::count},
-    {"--budget", Arg::count},  {"--max-rss", Arg::count},    {"--margin", Arg::fraction},
-    {"--mode", Arg::text},     {"--help", Arg::none},        {"-h", Arg::none},
+    {"--gpu", Arg::text},
+    {"--torch", Arg::text},
+    {"--alloc-conf", Arg::text},
+    {"--steps", Arg::count},
+    {"--iterations", Arg::count},
+    {"--json", Arg::none},
+    {"--timeline", Arg::text},
+    {"--trace-in", Arg::text},
+    {"--keep-trace", Arg::text},
+    {"--catalog", Arg::text},
+    {"--threads", Arg::count},
+    {"--timeout", Arg::count},
+    {"--budget", Arg::count},
+    {"--max-rss", Arg::count},
+    {"--margin", Arg::fraction},
+    {"--mode", Arg::text},
+    {"--help", Arg::none},
+    {"-h", Arg::none},
+    {"--analysed-trace", Arg::text},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -86,6 +99,8 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
         o.trace_in = v;
     else if (name == "--keep-trace")
         o.keep_trace = v;
+    else if (name == "--analysed-trace")
+        o.analysed_trace = v;
     else if (name == "--catalog")
         o.catalog = v;
     else if (name == "--json")
@@ -134,6 +149,7 @@ const char *usage_text()
            "                     [--catalog gpus.yaml] [--keep-trace PATH] [--threads N]\n"
            "                     [--timeout SECONDS] [--budget SECONDS] [--margin FRACTION]\n"
            "                     [--mode fast|exact|auto] [--max-rss MIB]\n"
+           "                     [--analysed-trace PATH]\n"
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
            "then predicts its peak GPU memory on NAME and recommends a hard memory limit.\n"
            "--torch picks the PyTorch release whose allocator is simulated (default: the\n"
@@ -142,7 +158,9 @@ const char *usage_text()
            "real on the CPU, auto (default) tries fast and falls back to exact.\n"
            "--timeout bounds the wait for each optimizer step after the first, --budget the\n"
            "whole profile, set-up before the first step included (xmem-profile's defaults).\n"
-           "--max-rss bounds the exact capture's memory (default: 80 % of what is free).\n";
+           "--max-rss bounds the exact capture's memory (default: 80 % of what is free).\n"
+           "--analysed-trace writes the trace the simulator replays, after the analysis\n"
+           "(GPU-only allocations such as cuBLAS workspaces inserted).\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)

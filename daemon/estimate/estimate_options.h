@@ -23,6 +23,7 @@ struct EstimateOptions {
     std::string timeline_out;
     std::string trace_in;
     std::string keep_trace;
+    std::string analysed_trace; // --analysed-trace: the events the simulator replays
     std::string catalog;
     unsigned threads = 0;         // 0 = the profiler's default
     unsigned timeout_seconds = 0; // 0 = the profiler's default

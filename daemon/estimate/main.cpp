@@ -243,10 +243,15 @@ int run(const EstimateOptions &o)
     if (auto applied = apply_torch(o, work.value(), target.value(), torch_note); !applied.ok())
         return fail(applied.error().message, Outcome::target);
     timeline::TimelineRecorder tl;
+    Workload analysed;
     auto est =
-        analyze(std::move(work.value()), target.value(), o.timeline_out.empty() ? nullptr : &tl);
+        analyze(std::move(work.value()), target.value(), o.timeline_out.empty() ? nullptr : &tl,
+                o.analysed_trace.empty() ? nullptr : &analysed);
     if (!est.ok())
         return fail(est.error().message, Outcome::analysis);
+    if (!o.analysed_trace.empty())
+        if (auto w = write_workload(analysed, o.analysed_trace); !w.ok())
+            return fail(w.error().message, Outcome::output);
     if (!torch_note.empty())
         est.value().warnings.insert(est.value().warnings.begin(), torch_note);
     t.analyze_seconds = seconds_since(analyze_start);

@@ -96,7 +96,8 @@ std::string interpreter_path(std::string_view meta)
 
 } // namespace
 
-Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline)
+Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline,
+                         Workload *analysed)
 {
     Estimate e;
     e.target = target;
@@ -111,11 +112,14 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     e.filter = drop_cpu_only(work);
     e.foreach = apply_target_foreach(work, target.torch);
     e.grads = apply_target_zero_grad(work, target.torch);
+    e.gemm_copies = merge_batched_gemm_copies(work);
     WorkspacePolicy policy = workspace_policy(target.torch, target.gpu);
     bool bounded = !work.kernels.empty() && policy.conv_bound_step > 0 &&
                    policy.conv_bound_factor > policy.conv_factor;
     Workload before_workspaces = bounded ? work : Workload{};
     e.workspaces = add_workspaces(work, policy);
+    if (analysed)
+        *analysed = work;
 
     auto cfg = device_config(target, e.workspaces.outside_bytes);
     if (!cfg.ok())

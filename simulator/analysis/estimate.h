@@ -1,7 +1,7 @@
 // The analysis, end to end: a CPU trace in, what the job will use on the target GPU out.
 //
 //   add_input_copies → drop_cpu_only → apply_target_foreach → apply_target_zero_grad
-//   → add_workspaces → replay
+//   → merge_batched_gemm_copies → add_workspaces → replay
 //
 // A job with convolutions is replayed more than once: with cuDNN workspaces at the factor
 // that fits measured peaks best (the point estimate), then at each step above it up to the
@@ -19,6 +19,7 @@
 #include "analysis/catalog.h"
 #include "analysis/categorize.h"
 #include "analysis/cpu_filter.h"
+#include "analysis/gemm_copies.h"
 #include "analysis/grad_lifetime.h"
 #include "analysis/optimizer_foreach.h"
 #include "analysis/replay.h"
@@ -51,6 +52,7 @@ struct Estimate {
     FilterStats filter;
     ForeachStats foreach;
     GradStats grads;
+    GemmCopyStats gemm_copies;
     WorkspaceStats workspaces;
     ReplayResult replay;
     uint64_t context_bytes = 0;
@@ -69,6 +71,8 @@ struct Estimate {
     std::vector<std::string> warnings; // one line each, for the user (stderr and JSON)
 };
 
-Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline);
+// `analysed`, when given, receives the workload as replayed (every pass applied).
+Result<Estimate> analyze(Workload work, const Target &target, timeline::TimelineRecorder *timeline,
+                         Workload *analysed = nullptr);
 
 } // namespace xmem::analysis

@@ -54,15 +54,22 @@ std::string_view innermost_op(std::string_view ctx)
     return last.find("::") == std::string_view::npos ? std::string_view() : last;
 }
 
-bool is_matmul_op(std::string_view ctx)
+bool is_gemm_output(std::string_view ctx)
 {
     // Every entry reaches cublas<t>gemm / gemmStridedBatched (or Lt) on CUDA.
-    return any_component(ctx, [](std::string_view op) {
-        return is_one_of(op,
-                         {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::addbmm",
-                          "aten::matmul", "aten::linear", "aten::addmv", "aten::mv", "aten::dot",
-                          "aten::_addmm_activation", "aten::einsum", "aten::bilinear"});
-    });
+    auto gemm = [](std::string_view op) {
+        return is_one_of(op, {"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
+                              "aten::addbmm", "aten::matmul", "aten::linear", "aten::addmv",
+                              "aten::mv", "aten::dot", "aten::vdot", "aten::_addmm_activation",
+                              "aten::einsum", "aten::bilinear"});
+    };
+    std::string_view inner = innermost_op(ctx);
+    if (gemm(inner))
+        return true;
+    if (!is_one_of(inner, {"aten::empty", "aten::empty_strided"}))
+        return false;
+    ctx.remove_suffix(inner.size() + 1);
+    return gemm(innermost_op(ctx));
 }
 
 bool is_cublaslt_op(std::string_view ctx)
@@ -114,12 +121,38 @@ bool is_cpu_only_temporary_op(std::string_view ctx)
     });
 }
 
+// The ATen op an autograd node of a pointwise op runs ("DivBackward0" -> "aten::div"), ""
+// for any other call.
+std::string backward_node_op(std::string_view call)
+{
+    constexpr std::string_view node = "autograd::engine::evaluate_function: ";
+    if (call.substr(0, node.size()) != node)
+        return "";
+    call.remove_prefix(node.size());
+    size_t backward = call.rfind("Backward");
+    if (backward == std::string_view::npos || backward == 0)
+        return "";
+    std::string op = "aten::";
+    for (char c : call.substr(0, backward))
+        op += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    return op;
+}
+
 bool is_cpu_dtype_promotion(std::string_view ctx)
 {
     std::string_view call = outer_call(ctx);
     call.remove_prefix(call.find('|') + 1); // npos + 1 == 0: no module path
     if (innermost_op(ctx) != "aten::empty_strided" || call.find('>') != std::string_view::npos)
         return false;
+    // In the backward the engine's frame is the only one around the copy (DivBackward0 of
+    // `scores / 4.0` casts the saved scalar `4.0` to the gradient's dtype): the copy sits
+    // directly under the node, whose op decides as the forward's does.
+    std::string node_op = backward_node_op(call);
+    if (!node_op.empty()) {
+        if (outer_call(ctx).size() + std::string_view(">aten::empty_strided").size() != ctx.size())
+            return false;
+        call = node_op;
+    }
     if (is_inplace_op(call))
         call.remove_suffix(1);
     return is_one_of(call,

@@ -19,10 +19,13 @@ std::string_view innermost_op(std::string_view ctx);
 // the call a CUDA run makes too, whatever the CPU kernel does inside it.
 std::string_view outer_call(std::string_view ctx);
 
+// The result of a cuBLAS GEMM on CUDA: the innermost op is a matrix product (or a tensor
+// factory it called directly), so this allocation is the output its kernel allocates before
+// it calls cuBLAS (where the per-handle cuBLAS workspace is created at first use).
+bool is_gemm_output(std::string_view ctx);
+
 // Each predicate below is true if any component of the chain matches.
 
-// A cuBLAS GEMM on CUDA (creates the per-handle cuBLAS workspace at first use).
-bool is_matmul_op(std::string_view ctx);
 // A matmul that 2.x routes through cuBLASLt (addmm with a bias: Linear with bias).
 bool is_cublaslt_op(std::string_view ctx);
 // A forward convolution (cuDNN on CUDA).
@@ -43,7 +46,8 @@ bool is_cpu_only_temporary_op(std::string_view ctx);
 // the common dtype before the op runs (fp32 x + bf16 y under autocast): it reads
 // `OP>aten::empty_strided`, made by a dispatched .to(), while the op's own output, allocated
 // without a dispatched factory, reads `OP`. CUDA kernels cast while they load their inputs,
-// so a GPU run makes no such copy.
+// so a GPU run makes no such copy. In a backward node of such an op (`DivBackward0`) the
+// copy reads `NODE>aten::empty_strided`: the engine's frame is the only one around it.
 bool is_cpu_dtype_promotion(std::string_view ctx);
 // A 0-d host scalar wrapped as a tensor on the CPU: in-place ops (`add_(1)` of
 // num_batches_tracked), scalar_tensor/lift_fresh/item, optimizer step counters.

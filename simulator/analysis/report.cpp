@@ -48,6 +48,7 @@ nlohmann::json corrections_json(const Estimate &e)
         {"zero_grad_note", e.grads.reason},
         {"optimizer", e.foreach.optimizer},
         {"foreach_lists_added", e.foreach.applied ? e.foreach.lists : 0},
+        {"batched_gemm_copies_merged", e.gemm_copies.merged},
         {"cublas_workspaces", e.workspaces.cublas},
         {"cublaslt_workspaces", e.workspaces.cublaslt},
         {"cudnn_workspaces", e.workspaces.cudnn},

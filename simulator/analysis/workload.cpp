@@ -1,6 +1,9 @@
 #include "analysis/workload.h"
 
 #include "trace/compact_reader.h"
+#include "trace/compact_writer.h"
+
+#include <unordered_set>
 
 namespace xmem::analysis
 {
@@ -69,6 +72,50 @@ Result<Workload> load_workload(const std::string &path)
     for (const auto &[key, value] : reader.metadata())
         work.meta[key] = value;
     return Result<Workload>::ok(std::move(work));
+}
+
+Result<void> write_workload(const Workload &work, const std::string &path)
+{
+    auto created = trace::CompactTraceWriter::create(path);
+    if (!created.ok())
+        return Result<void>::fail(created.error().message);
+    trace::CompactTraceWriter &w = created.value();
+    for (const auto &[key, value] : work.meta)
+        w.metadata(key, value);
+    for (const std::string &k : work.kernels)
+        w.kernel(k);
+    std::unordered_set<uint64_t> written;
+    for (const TraceEvent &ev : work.events) {
+        switch (ev.kind) {
+        case EventKind::alloc:
+            if (ev.ctx != 0 && written.insert(ev.ctx).second)
+                w.string(ev.ctx, work.ctx_text(ev.ctx));
+            w.alloc(ev.id, ev.bytes, ev.dev, ev.stream, ev.ctx);
+            break;
+        case EventKind::free:
+            w.free(ev.id);
+            break;
+        case EventKind::record_stream:
+            w.record_stream(ev.id, ev.stream);
+            break;
+        case EventKind::empty_cache:
+            w.empty_cache();
+            break;
+        case EventKind::set_fraction:
+            w.set_fraction(ev.fraction);
+            break;
+        case EventKind::iteration:
+            w.iteration(ev.iteration);
+            break;
+        case EventKind::phase:
+            w.phase(ev.phase);
+            break;
+        }
+    }
+    auto done = w.finish();
+    if (!done.ok())
+        return Result<void>::fail(done.error().message);
+    return Result<void>::success();
 }
 
 TraceEvent make_alloc(uint64_t id, uint64_t bytes, uint64_t ctx, const TraceEvent &like)

@@ -62,6 +62,10 @@ class Workload
 // Reads a whole compact trace (docs/trace-format.md); errors are the reader's one-liners.
 Result<Workload> load_workload(const std::string &path);
 
+// Writes `work` as a compact trace (its metadata, strings before first use, events, kernels);
+// `xmem estimate --analysed-trace` uses it to show what the simulator replays.
+Result<void> write_workload(const Workload &work, const std::string &path);
+
 // Builds an event in the current iteration/phase of `like` (used by the passes).
 TraceEvent make_alloc(uint64_t id, uint64_t bytes, uint64_t ctx, const TraceEvent &like);
 TraceEvent make_free(uint64_t id, uint64_t bytes, const TraceEvent &like);

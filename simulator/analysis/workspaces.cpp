@@ -108,22 +108,58 @@ class Inserter
                 after_conv_backward_output(ev, first, out);
             return;
         }
+        if (is_gemm_output(ctx))
+            note_gemm_output(ev, ctx);
         if (!first)
             return;
-        if (is_matmul_op(ctx))
-            add_cublas(ev, out);
-        if (is_cublaslt_op(ctx))
+        if (is_cublaslt_op(ctx)) {
+            flush(out); // the cuBLAS workspace of this GEMM's handle came first
             add_lt(ev, out);
+        }
         if (is_conv_forward_op(ctx)) {
             stats.uses_cudnn = true;
             after_conv_forward_output(ev, ctx, out);
         }
     }
 
+    // Called before each event is copied to `out`: a pending cuBLAS workspace goes in
+    // before the first event that is not an allocation inside the GEMM op (see below).
+    void before_event(const TraceEvent &ev, std::vector<TraceEvent> &out)
+    {
+        if (!m_cublas_pending)
+            return;
+        if (ev.kind == EventKind::alloc && ev.dev == Device::gpu) {
+            std::string_view ctx = m_work.ctx_text(ev.ctx);
+            if (ctx.size() > m_gemm_ctx.size() && ctx.substr(0, m_gemm_ctx.size()) == m_gemm_ctx &&
+                ctx[m_gemm_ctx.size()] == '>')
+                return;
+        }
+        flush(out);
+    }
+
+    // Inserts a pending cuBLAS workspace now (before the next event, a cuBLASLt workspace of
+    // the same GEMM, or at the end of the trace).
+    void flush(std::vector<TraceEvent> &out)
+    {
+        if (!m_cublas_pending)
+            return;
+        m_cublas_pending = false;
+        out.push_back(
+            make_alloc(m_work.fresh_id(), m_policy.cublas_bytes, m_ctx_cublas, m_gemm_output));
+        ++stats.cublas;
+    }
+
     WorkspaceStats stats;
 
   private:
-    void add_cublas(const TraceEvent &ev, std::vector<TraceEvent> &out)
+    // cuBLAS (allocator.md 12.4): the workspace of a (handle, stream) is allocated when the
+    // first GEMM on it asks for its handle (getCurrentCUDABlasHandle, CublasHandlePool.cpp),
+    // inside at::cuda::blas::gemm/bgemm, i.e. after the op has allocated its output (a
+    // structured kernel's set_output) and the contiguous copies of operands cuBLAS cannot
+    // read as they are (prepare_matrix_for_cublas / prepare_batch_matrix_for_cublas in
+    // native/cuda/Blas.cpp), and before those copies are freed at the op's end. So it
+    // follows the GEMM's output and the allocations nested in that same op call after it.
+    void note_gemm_output(const TraceEvent &ev, std::string_view ctx)
     {
         // Which handle: the backward runs on the autograd device thread.
         bool backward = ev.phase == Phase::backward;
@@ -131,8 +167,9 @@ class Inserter
         if (done || m_policy.cublas_bytes == 0)
             return;
         done = true;
-        out.push_back(make_alloc(m_work.fresh_id(), m_policy.cublas_bytes, m_ctx_cublas, ev));
-        ++stats.cublas;
+        m_cublas_pending = true;
+        m_gemm_output = ev;
+        m_gemm_ctx = std::string(ctx);
     }
 
     void add_lt(const TraceEvent &ev, std::vector<TraceEvent> &out)
@@ -229,6 +266,9 @@ class Inserter
     const WorkspacePolicy &m_policy;
     uint64_t m_ctx_cublas, m_ctx_lt, m_ctx_cudnn;
     bool m_cublas_forward = false, m_cublas_backward = false, m_lt_done = false;
+    bool m_cublas_pending = false; // a workspace waits for the end of its GEMM's allocations
+    TraceEvent m_gemm_output;      // the GEMM output it follows
+    std::string m_gemm_ctx;
     std::unordered_map<std::string, ConvGeometry> m_geometry; // by module path
     std::vector<Forward> m_forwards;                          // this iteration's, in order
     Forward m_matched{};
@@ -246,6 +286,7 @@ WorkspaceStats add_workspaces(Workload &work, const WorkspacePolicy &policy)
     uint64_t run_key = 0;
     bool run_open = false;
     for (const TraceEvent &ev : work.events) {
+        ins.before_event(ev, out);
         out.push_back(ev);
         if (ev.kind == EventKind::phase || ev.kind == EventKind::iteration) {
             run_open = false;
@@ -261,6 +302,7 @@ WorkspaceStats add_workspaces(Workload &work, const WorkspacePolicy &policy)
         run_key = k;
         ins.after_alloc(ev, first_of_run, out);
     }
+    ins.flush(out);
     ins.stats.outside_bytes =
         policy.cublas_outside_bytes + (ins.stats.uses_cudnn ? policy.cudnn_context_bytes : 0);
     work.events = std::move(out);

@@ -4,7 +4,9 @@
 //   through the caching allocator at the handle's first GEMM and keeps it. The forward
 //   runs on the Python thread and the backward on the autograd device thread, which use
 //   different handles: one workspace at the first forward GEMM, one at the first backward
-//   GEMM. 1.13 lets cuBLAS allocate it itself: counted as memory outside the allocator.
+//   GEMM, where the GEMM calls cuBLAS: after its output and the operand copies made inside
+//   that op call (docs/estimate.md). 1.13 lets cuBLAS allocate it itself: counted as memory
+//   outside the allocator.
 // cuBLASLt (allocator.md 12.5): 2.0–2.7 allocate a transient workspace per Lt matmul (addmm with a
 //   bias); 2.8–2.9 keep one per (handle, stream); 2.10+ share the cuBLAS workspace.
 // cuDNN (allocator.md 12.6): each convolution pass asks for a workspace for its algorithm,

@@ -7,6 +7,7 @@
     X(cpu_filter)                                                                                  \
     X(optimizer_foreach)                                                                           \
     X(grad_lifetime)                                                                               \
+    X(gemm_copies)                                                                                 \
     X(workspaces)                                                                                  \
     X(conv_workspace)                                                                              \
     X(categorize)                                                                                  \

@@ -19,11 +19,15 @@ static void splits_module_outer_and_inner(void **)
 
 static void recognises_gemms_and_convolutions(void **)
 {
-    assert_true(is_matmul_op("fc|aten::linear>aten::addmm"));
-    assert_true(is_matmul_op("|autograd::engine::evaluate_function: AddmmBackward0>aten::mm"));
+    assert_true(is_gemm_output("fc|aten::linear>aten::addmm"));
+    assert_true(is_gemm_output("|autograd::engine::evaluate_function: AddmmBackward0>aten::mm"));
+    assert_true(is_gemm_output("|aten::matmul>aten::bmm>aten::empty"));
+    // A copy an op makes of its input is not the GEMM's result (the workspace follows that).
+    assert_false(is_gemm_output("|aten::matmul>aten::reshape>aten::clone>aten::empty"));
+    assert_false(is_gemm_output("|autograd::engine::evaluate_function: BmmBackward0>aten::empty"));
     assert_true(is_cublaslt_op("fc|aten::linear>aten::addmm"));
     assert_false(is_cublaslt_op("|autograd::engine::evaluate_function: AddmmBackward0>aten::mm"));
-    assert_false(is_matmul_op("relu|aten::relu>aten::empty"));
+    assert_false(is_gemm_output("relu|aten::relu>aten::empty"));
     assert_true(is_conv_forward_op("conv1|aten::conv2d>aten::empty"));
     assert_false(is_conv_forward_op(
         "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::convolution_backward"));

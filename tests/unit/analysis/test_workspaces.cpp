@@ -124,6 +124,29 @@ static void branches_sharing_an_input_each_get_their_backward_workspaces(void **
                "A4:13824 A11:2560 F11 A5:2048 A12:2560 F12 A6:2048 A7:13824 A13:2560 F13");
 }
 
+static void cublas_workspace_comes_at_the_gemm_call(void **)
+{
+    // The GPU (cs336 attention snapshot, tests/groundtruth) allocates each handle's workspace
+    // inside the GEMM's cuBLAS call: after the op's output and the contiguous copy of an
+    // operand cuBLAS cannot read (a stride-0 gradient), before that copy is freed. A backward
+    // node whose first allocation is not a GEMM output (per-slice copies on the CPU) still
+    // gets it at its GEMM, not at the next node's.
+    Builder b;
+    const char *node = "|autograd::engine::evaluate_function: BmmBackward0";
+    b.iteration(1).phase(Phase::forward).alloc(1, 1000, "|aten::einsum>aten::bmm");
+    b.alloc(2, 1000, "|aten::div");
+    b.phase(Phase::backward).alloc(3, 100, std::string(node) + ">aten::empty").free(3);
+    b.alloc(4, 2000, std::string(node) + ">aten::bmm");
+    b.alloc(5, 800, std::string(node) + ">aten::bmm>aten::clone>aten::empty").free(5);
+    b.alloc(6, 3000, std::string(node) + ">aten::bmm");
+    b.alloc(7, 2000, "|autograd::engine::evaluate_function: BmmBackward0>aten::bmm");
+    Workload w = b.build();
+    WorkspaceStats s = add_workspaces(w, workspace_policy({2, 6}, gpu(8)));
+    EXPECT_U64(s.cublas, 2);
+    EXPECT_STR(summary(w), "A1:1000 A8:8519680 A2:1000 A3:100 F3 A4:2000 A5:800 A9:8519680 F5 "
+                           "A6:3000 A7:2000");
+}
+
 static void a_host_only_batch_is_promoted(void **)
 {
     Builder b;
@@ -149,6 +172,7 @@ int run_workspaces_tests(void)
         cmocka_unit_test(persistent_lt_is_allocated_once),
         cmocka_unit_test(cudnn_model_is_a_transient_block_after_the_output),
         cmocka_unit_test(branches_sharing_an_input_each_get_their_backward_workspaces),
+        cmocka_unit_test(cublas_workspace_comes_at_the_gemm_call),
         cmocka_unit_test(a_host_only_batch_is_promoted),
     };
     return cmocka_run_group_tests_name("workspaces", tests, nullptr, nullptr);
