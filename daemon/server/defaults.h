@@ -147,6 +147,12 @@ constexpr std::size_t k_max_wrap_bytes = 128 * 1024;
 // any parser or DOM sees the text: the real result nests 3 deep, and nlohmann's dump(),
 // copy and compare recurse once per level, so 120 000 levels overflowed the loop's stack.
 constexpr int k_json_max_depth = 32;
+// The sandbox's keeper (sandbox.cpp): how long it tries to reap what it killed before it
+// leaves the rest (a zombie whose tracer outside the sandbox never waits for it) to init,
+// and how much longer xmemd waits for the keeper itself before killing it (issue 26, M2).
+constexpr int k_keeper_reap_ms = 2000;
+constexpr int k_keeper_exit_grace_ms = 1000;
+
 // The batch script's preamble (preamble.cpp): lines per list and bytes per line a request
 // may carry (contract/defaults.h says why).
 constexpr std::size_t k_max_preamble_lines = XMEM_MAX_PREAMBLE_LINES;

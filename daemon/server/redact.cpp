@@ -32,7 +32,8 @@ std::string hide_url_credentials(std::string s)
     for (std::size_t at = s.find("://"); at != std::string::npos; at = s.find("://", at + 3)) {
         std::size_t start = at + 3;
         std::size_t end = start;
-        while (end < s.size() && s[end] != '@' && s[end] != '/' && !std::isspace((unsigned char)s[end]))
+        while (end < s.size() && s[end] != '@' && s[end] != '/' &&
+               !std::isspace((unsigned char)s[end]))
             ++end;
         if (end < s.size() && s[end] == '@' && end > start)
             s.replace(start, end - start, k_hidden);

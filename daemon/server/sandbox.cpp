@@ -17,6 +17,7 @@
  * at any step is reported through a CLOEXEC pipe as (step, errno), then _exit(127).
  */
 #include "sandbox.h"
+#include "defaults.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -166,10 +167,14 @@ int list_children(pid_t *out, int max)
 
 // Kills every descendant: the killed children's own children are re-parented to us (we are
 // a subreaper) before we reap their parent, so the next round sees them. RLIMIT_NPROC bounds
-// the rounds of a fork loop.
+// the rounds of a fork loop. Every wait is bounded (k_keeper_reap_ms): a descendant traced by
+// a process outside the sandbox dies of SIGKILL but stays unreapable for as long as its
+// tracer does not wait for it, and once pinned the profiling slot and a pool thread for
+// that long (issue 26, M2). Past the deadline the keeper leaves such zombies to init.
 void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped)
 {
     pid_t kids[512];
+    double give_up = now_s() + k_keeper_reap_ms / 1000.0;
     for (;;) {
         int n = list_children(kids, 512);
         for (int i = 0; i < n; i++) {
@@ -177,15 +182,19 @@ void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped
             kill(kids[i], SIGKILL);
         }
         int st = 0;
-        pid_t r = waitpid(-1, &st, n > 0 ? 0 : WNOHANG);
+        pid_t r = waitpid(-1, &st, WNOHANG);
         if (r == profiler) {
             *profiler_status = st;
             *profiler_reaped = true;
         }
         if (r < 0 && errno == ECHILD)
             return;
-        if (r == 0 && n <= 0)
-            return; // /proc unreadable and nothing to reap now: give up rather than spin
+        if (r == 0) { // a killed child needs a moment to die; a traced one may never be reaped
+            if (now_s() > give_up)
+                return;
+            struct timespec pause = {0, 5 * 1000 * 1000};
+            nanosleep(&pause, nullptr);
+        }
     }
 }
 
@@ -406,8 +415,19 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
             break; // the profiler is gone; leftover descendants are killed below
     }
     // The keeper kills and reaps whatever remains (a profiler past a limit, its descendants,
-    // wherever they moved), then exits; it has finished already when the profiler exited.
+    // wherever they moved), then exits; it has finished already when the profiler exited. Its
+    // own reaping is bounded; should it still not end, it is killed (it is xmemd's child and
+    // root's: the user cannot stop that), so this wait is bounded too.
     kill(pid, SIGTERM);
+    if (pidfd >= 0) {
+        struct pollfd keeper = {pidfd, POLLIN, 0};
+        int waited;
+        while ((waited = poll(&keeper, 1, k_keeper_reap_ms + k_keeper_exit_grace_ms)) < 0 &&
+               errno == EINTR) {
+        }
+        if (waited == 0)
+            kill(pid, SIGKILL);
+    }
     int status = 0;
     struct rusage ru {
     };

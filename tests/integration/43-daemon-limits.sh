@@ -49,6 +49,41 @@ if os.fork() == 0:
 print("done")'
 sleep 0.3
 expect_eq "$(ps -o pid= -u xmemt1 | wc -l)" 0 "processes left after the setsid escapes"
+log "issue 26 M2: a descendant traced from outside the sandbox does not pin the slot"
+# The profile's child lets any process trace it; the user's tracer, outside the sandbox,
+# seizes it and never waits for it, so once killed it stays an unreaped zombie for the
+# tracer's life (60 s). The keeper's reaping and xmemd's wait for the keeper are bounded.
+cat >"$T/tracer.py" <<'PY'
+import ctypes, os, sys, time
+pidfile, done = sys.argv[1], sys.argv[2]
+while not os.path.exists(pidfile):
+    time.sleep(0.05)
+pid = int(open(pidfile).read())
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.ptrace(0x4206, pid, None, None) != 0:  # PTRACE_SEIZE
+    sys.exit("seize failed: " + os.strerror(ctypes.get_errno()))
+open(done, "w").close()
+time.sleep(60)
+PY
+rm -f "$T/w/traced.pid" "$T/w/seized"
+runuser -u xmemt1 -- python3 "$T/tracer.py" "$T/w/traced.pid" "$T/w/seized" 2>"$T/tracer.err" &
+tracer=$!
+run traced estimated python3 -c 'import ctypes, os, time
+if os.fork() == 0:
+    ctypes.CDLL(None).prctl(0x59616d61, ctypes.c_ulong(-1 & 0xffffffffffffffff), 0, 0, 0)  # PR_SET_PTRACER_ANY
+    open("traced.pid.tmp", "w").write(str(os.getpid()))
+    os.rename("traced.pid.tmp", "traced.pid")
+    time.sleep(300)
+    os._exit(0)
+for _ in range(200):
+    if os.path.exists("seized"):
+        break
+    time.sleep(0.05)
+pass'
+[ -e "$T/w/seized" ] || fail "the tracer did not seize the profile's child: $(cat "$T/tracer.err")"
+pkill -u xmemt1 -f "$T/tracer.py"; wait "$tracer" 2>/dev/null
+# The tracer gone, init reaps the zombie it held.
+for _ in $(seq 50); do [ "$(ps -o pid= -u xmemt1 | wc -l)" = 0 ] && break; sleep 0.1; done
 log "address space"
 # Mappings are never touched, so this costs no CPU even on a loaded machine.
 run mem profile_memory_limit python3 -c 'import mmap

@@ -46,12 +46,15 @@ start_munged() {
 
 # write_config [extra yaml lines...] — the estimator defaults to $T/prof.sh
 write_config() {
+    local line key given=" "
+    for line in "$@"; do given+="${line%%:*} "; done
     {
-        echo "socket: $SOCK"
-        echo "lockfile: $T/run/xmemd.lock"
-        echo "database: $DB"
-        echo "munge_socket: $T/munge/sock"
-        echo "estimator: [$T/prof.sh, --json]"
+        # A default the caller also gives is left out: xmemd refuses a key given twice.
+        for line in "socket: $SOCK" "lockfile: $T/run/xmemd.lock" "database: $DB" \
+                    "munge_socket: $T/munge/sock" "estimator: [$T/prof.sh, --json]"; do
+            key=${line%%:*}
+            [[ $given == *" $key "* ]] || echo "$line"
+        done
         for line in "$@"; do echo "$line"; done
     } >"$T/xmem.yaml"
 }
