@@ -6,9 +6,12 @@
  *
  * A line is kept only when every simple command on it (split at ; && ||) is one of the
  * environment commands below, and it has no pipe, no background &, no input redirection,
- * no output redirection other than to /dev/null or a descriptor, and no command
- * substitution other than of a command that only reads ($(pwd), $(dirname ...)) or a conda
- * shell hook (eval "$(conda shell.bash hook)"). When in doubt, a line is skipped: a skipped
+ * no output redirection other than to /dev/null or a descriptor, no command substitution
+ * other than of one simple command that only reads ($(pwd), $(dirname "$0"): no ; & | < >
+ * or nested substitution inside) or a conda shell hook, no eval other than of that hook
+ * (eval "$(conda shell.bash hook)"), no parameter transformation (${A@P} expands a prompt,
+ * which runs its substitutions) and no alias (with expand_aliases an alias turns an
+ * environment command into work). When in doubt, a line is skipped: a skipped
  * line costs at most a profile that fails and says which line it needed; a kept line that
  * does work would run it on the login node.
  */
@@ -19,9 +22,8 @@
 
 /* Commands that only change the shell's own state. */
 static const char *const env_commands[] = {
-    "module", "ml",      "source",   ".",     "export", "unset",   "cd",
-    "pushd",  "popd",    "set",      "shopt", "umask",  "declare", "typeset",
-    "alias",  "unalias", "readonly", "true",  ":",      NULL,
+    "module", "ml",    "source", ".",       "export",  "unset",    "cd",   "pushd", "popd",
+    "set",    "shopt", "umask",  "declare", "typeset", "readonly", "true", ":",     NULL,
 };
 
 /* Commands a line may substitute: they read, and change nothing. */
@@ -78,6 +80,52 @@ static int activates(char *const *w, int n)
     return 0;
 }
 
+/* Whether the substitution text s[0..len) is one simple command: no list, pipe, redirection,
+ * subshell or nested substitution ($(pwd; cmd) once passed as "pwd"). */
+static int one_simple_command(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (strchr(";&|<>()`\n", s[i]) != NULL)
+            return 0;
+        if (s[i] == '$' && i + 1 < len && s[i + 1] == '(')
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether w is the conda or mamba shell hook's substitution, as eval is given it. */
+static int conda_hook(const char *w)
+{
+    char **inner;
+    int n, ok;
+    size_t len = strlen(w);
+
+    if (strncmp(w, "$(", 2) == 0 && len > 3 && w[len - 1] == ')')
+        w += 2, len -= 3;
+    else if (w[0] == '`' && len > 2 && w[len - 1] == '`')
+        w += 1, len -= 2;
+    else
+        return 0;
+    char *text = strndup(w, len);
+    if (text == NULL)
+        return 0;
+    inner = one_simple_command(text, len) ? xmem_words_split(text, &n) : NULL;
+    free(text);
+    if (inner == NULL)
+        return 0;
+    ok = n >= 2 && is_conda(inner[0]) && strncmp(inner[1], "shell", 5) == 0;
+    xmem_argv_free(inner);
+    return ok;
+}
+
+/* Whether a ${...} expansion starting at s (after "${") transforms its value (${A@P}): the
+ * prompt and escape transformations run what they expand. */
+static int transforms(const char *s)
+{
+    const char *close = strchr(s, '}');
+    return close == NULL || memchr(s, '@', (size_t)(close - s)) != NULL;
+}
+
 /* The command inside a substitution starting at s (after "$(" or "`"), up to its end. */
 static int substitution_pure(const char *s, char end)
 {
@@ -86,7 +134,7 @@ static int substitution_pure(const char *s, char end)
     char **w;
     int n, ok;
 
-    if (close == NULL)
+    if (close == NULL || !one_simple_command(s, (size_t)(close - s)))
         return 0;
     inner = strndup(s, (size_t)(close - s));
     if (inner == NULL)
@@ -134,6 +182,8 @@ static int split_line(const char *line, struct segment *seg, int max, int *nseg)
             p++;
             continue;
         }
+        if (*p == '$' && p[1] == '{' && transforms(p + 2))
+            return 1;
         if (*p == '$' && p[1] == '(' && p[2] != '(') {
             work |= !substitution_pure(p + 2, ')');
             depth++;
@@ -209,10 +259,10 @@ static int command_sets_env(char *const *w, int n)
         return 1; /* assignments only */
     if (in_list(w[i], env_commands) || activates(w + i, n - i))
         return 1;
-    /* eval "$(conda shell.bash hook)": its substitutions were checked while splitting. */
+    /* eval "$(conda shell.bash hook)", and no other eval: eval "$(pwd)" runs the path. */
     if (strcmp(w[i], "eval") == 0 && i + 1 < n) {
         for (int k = i + 1; k < n; k++)
-            if (strncmp(w[k], "$(", 2) != 0 && w[k][0] != '`')
+            if (!conda_hook(w[k]))
                 return 0;
         return 1;
     }

@@ -61,6 +61,18 @@ static void work_lines_are_skipped(void **state)
         "(cd data && make)",
         "export X=)",
         "f() { module load x; }",
+        /* issue 26, L1: work hidden behind a pure-looking first word, eval, a prompt
+         * transformation or an alias */
+        "cd $(pwd; touch /tmp/x)",
+        "cd $(pwd && touch /tmp/x)",
+        "cd `pwd; touch /tmp/x`",
+        "export A=$(dirname $(touch /tmp/x))",
+        "eval \"$(pwd)\"",
+        "eval $(dirname /bin/sh)",
+        "export P=${A@P}",
+        "cd ${HOME@E}",
+        "alias export='touch /tmp/x;'",
+        "unalias ls",
         NULL,
     };
     (void)state;
