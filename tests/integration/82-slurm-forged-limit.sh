@@ -4,9 +4,11 @@
 # own SPANK plugin (lab/forge-spank.c) with a valid decision but leaves
 # SLURM_SPANK_XMEM_LIMIT_MB out, or sets it to 1e3, is still packed by the controller; the
 # node must still hold the job to the decision's 4096 MiB (dmem here, on a fake cgroup tree),
-# and where it cannot reach the required level it must refuse the job with one line rather
-# than run it unenforced. A declared budget of 1e3 is not a number job_submit.lua reads
-# (plain decimal digits only): the job keeps its whole GPU.
+# and where it cannot reach the required level, or cannot read the record, it must refuse
+# the job with one line rather than run it unenforced. A comment holding "AdminComment="
+# must not hide the record (case 3 fails where the node reads it from `scontrol show job`).
+# A declared budget of 1e3 is not a number job_submit.lua reads (plain decimal digits
+# only): the job keeps its whole GPU.
 T_NAME=82-slurm-forged-limit
 . "$(dirname "$0")/lab/testlib.sh"
 t_require_lab
@@ -77,7 +79,7 @@ for limit in none 1e3 comment; do
     lab_wait_state "$JOB" 30 COMPLETED FAILED || t_fail "job $JOB did not end"
     got=$(cat "$FAKECG/job_$JOB/dmem.max")
     [ "$got" = "$REGION 4294967296" ] ||
-        t_fail "SLURM_SPANK_XMEM_LIMIT_MB=$limit: dmem.max holds '$got', not the record's 4 GiB"
+        t_fail "forged client ($limit): dmem.max holds '$got', not the record's 4 GiB"
     grep -q "xmem: job $JOB: GPU memory limit 4096 MiB enforced by dmem\$" "$SLURMD_LOG" ||
         t_fail "job $JOB not enforced by dmem: $(grep "xmem: job $JOB:" "$SLURMD_LOG")"
     grep -qx ran "$J/$JOB.out" || t_fail "the enforced job did not run: $(cat "$J/$JOB.out")"
@@ -96,7 +98,22 @@ grep -q "$line" "$SLURMD_LOG" || t_fail "slurmd log lacks the refusal: $(grep "j
 grep -q "$line" "$J/$JOB.out" || t_fail "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")"
 t_ok "no limit variable, no job cgroup: the packed job is refused with one line, it never runs"
 
-# 5. A declared budget of 1e3 (tonumber reads 1000): not a number, the job stays whole.
+# 5. The record cannot be read (squeue fails; slurmstepd reads plugstack.conf at each
+#    launch) where the job's environment says dmem is required: refused with one line.
+sed -i 's|xmem.so |&squeue=/bin/false |' "$LAB/etc/plugstack.conf"
+forged FORGE_XMEM_MODE=auto
+expect_field "$JOB" TresPerNode gres:shard:2 "forged client, record unreadable"
+mkdir "$FAKECG/job_$JOB"
+echo "$REGION max" >"$FAKECG/job_$JOB/dmem.max"
+scontrol release "$JOB"
+lab_wait_state "$JOB" 30 FAILED COMPLETED || t_fail "job $JOB did not end"
+sed -i 's|squeue=/bin/false ||' "$LAB/etc/plugstack.conf"
+! grep -qx ran "$J/$JOB.out" || t_fail "the job ran without its record where dmem is required"
+line="xmem: job $JOB: the packed job's GPU memory limit could not be read from slurmctld"
+grep -q "$line" "$J/$JOB.out" || t_fail "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")"
+t_ok "the record cannot be read where dmem is required: refused with one line, never runs"
+
+# 6. A declared budget of 1e3 (tonumber reads 1000): not a number, the job stays whole.
 forged FORGE_XMEM_MODE=budget FORGE_XMEM_LIMIT_MB=1e3
 expect_field "$JOB" TresPerNode gres:gpu:1 "declared budget 1e3"
 grep -q "xmem: uid 0: malformed declared budget '1e3'; job left unchanged" "$LAB/log/slurmctld.log" ||
