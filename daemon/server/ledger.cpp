@@ -4,6 +4,11 @@
 #include "log.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace xmem::server
 {
@@ -182,9 +187,44 @@ void Ledger::bound_row(RequestRow &r)
     w.bytes += text_bytes(r);
 }
 
+namespace
+{
+
+// The ledger holds every user's command lines, paths and scripts: it is root's alone
+// (0600). Created so before SQLite opens it, and tightened when an older xmemd made it
+// 0644; SQLite gives the -wal and -shm files it creates the database file's mode, and an
+// existing one is tightened too. Never through a symlink.
+std::optional<std::string> make_private(const std::string &path)
+{
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return path + ": cannot open the ledger: " + strerror(errno) +
+               " (check the database key and the directory's permissions)";
+    struct stat st;
+    std::optional<std::string> why;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        why = path + ": the ledger is not a regular file";
+    else if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
+        why = path + ": cannot make the ledger private (0600): " + strerror(errno);
+    ::close(fd);
+    for (const char *suffix : {"-wal", "-shm"}) {
+        int f = ::open((path + suffix).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (f >= 0) {
+            if (fstat(f, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600)
+                fchmod(f, 0600);
+            ::close(f);
+        }
+    }
+    return why;
+}
+
+} // namespace
+
 Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
 {
     using R = Result<std::unique_ptr<Ledger>>;
+    if (auto why = make_private(path))
+        return R::fail(*why);
     std::unique_ptr<Ledger> l(new Ledger());
     l->m_path = path;
     int rc =
