@@ -208,7 +208,8 @@ local function xmem_job_submit(job_desc, submit_uid)
 
   local limit_bytes, peak_bytes, source
   if mode == "budget" then
-    limit_bytes = (tonumber(env.XMEM_LIMIT_MB) or 0) * 1048576
+    -- Plain decimal MiB, at most 16 TiB (xmem.decimal: "1e3" or "0x400" is no number here).
+    limit_bytes = (xmem.decimal(env.XMEM_LIMIT_MB, 16777216) or 0) * 1048576
     source = "declared"
     if limit_bytes <= 0 then
       log("uid %d: malformed declared budget '%s'; job left unchanged", job_uid, tostring(env.XMEM_LIMIT_MB))
@@ -257,8 +258,12 @@ local function xmem_job_submit(job_desc, submit_uid)
     log("uid %d: %s request=%s unchanged (%s)", job_uid, summary, req, unsafe)
     return slurm.SUCCESS
   end
-  rewrite(job_desc, r, mode, policy.require_enforcement or "none")
-  add_comment(job_desc, string.format("xmem: %s request=%s->%s", summary, req, r.gres))
+  local required = policy.require_enforcement or "none"
+  rewrite(job_desc, r, mode, required)
+  -- The packing record: the node reads the limit and the required level from it, never from
+  -- the client's XMEM_* (remote_enforce.c).
+  add_comment(job_desc, string.format("xmem: %s%s request=%s->%s", summary,
+    required ~= "none" and (" required=" .. required) or "", req, r.gres))
   log("uid %d: %s request %s -> %s (%s)", job_uid, summary, req, r.gres, r.why)
   return slurm.SUCCESS
 end

@@ -6,6 +6,19 @@ requests, and turning a memory limit into a GPU share. Installed next to slurm.c
 
 local M = {}
 
+--[[ The one way xmem reads a number from the client or a record (docs/enforcement.md
+"Numbers"): 1 to 15 plain decimal digits, nothing else (no sign, blank, exponent, hex,
+fraction, unit), and at most max. tonumber() also takes "1e3", "0x400", " 12", "1.5":
+strtoull-based C does not, so the controller and the node would read one text two ways. 15
+digits stay below 2^53, exact in Lua 5.1's double. plugin/value.c's xmem_decimal_parse is
+the same rule. Returns the number or nil. ]]
+function M.decimal(s, max)
+  if type(s) ~= "string" or #s < 1 or #s > 15 or not s:match("^[0-9]+$") then return nil end
+  local n = tonumber(s)
+  if n == nil or n > max then return nil end
+  return n
+end
+
 local function check_gpu(where, g)
   if type(g) ~= "table" then return where .. " is not a table" end
   if type(g.memory_mb) ~= "number" or g.memory_mb <= 0 then return where .. ".memory_mb must be a positive number" end
@@ -148,7 +161,9 @@ function M.parse_decision(payload)
     if d[k] ~= nil then return nil, "decision field '" .. k .. "' given twice" end
     d[k] = v
   end
-  d.uid, d.peak, d.limit, d.expires = tonumber(d.uid), tonumber(d.peak), tonumber(d.limit), tonumber(d.expires)
+  local BIG = 999999999999999
+  d.uid, d.peak = M.decimal(d.uid, 4294967295), M.decimal(d.peak, BIG)
+  d.limit, d.expires = M.decimal(d.limit, BIG), M.decimal(d.expires, BIG)
   if d.uid == nil or d.limit == nil or d.expires == nil or d.script == nil or d.dir == nil
     or d.gres == nil or d.env == nil or d.envnames == nil or not d.envnames:match("^[%u%d_:]+$") then
     return nil, "incomplete decision: " .. payload

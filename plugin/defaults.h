@@ -48,6 +48,8 @@
 
 /* Where scontrol is found unless plugstack.conf says scontrol=PATH: slurmstepd's PATH. */
 #define XMEM_PLUGIN_DEFAULT_SCONTROL "scontrol"
+/* Where squeue is found unless plugstack.conf says squeue=PATH: slurmstepd's PATH. */
+#define XMEM_PLUGIN_DEFAULT_SQUEUE "squeue"
 /* Milliseconds `scontrol show job` may take at job end before it is killed. */
 #define XMEM_PLUGIN_SCONTROL_TIMEOUT_MS 3000
 /* Bytes read from the end of each output file for a CUDA OOM message: the traceback and

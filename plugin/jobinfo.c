@@ -67,16 +67,16 @@ static int token_value(const char *text, const char *key, char *out, size_t outl
     return out[0] != '\0' ? 0 : -1;
 }
 
-/* The number in the only token key=N; 0 when absent, ambiguous or not a number. */
-static unsigned long long token_number(const char *text, const char *key)
+/* The number in the only token key=N (xmem_decimal_parse, at most max); 0 when absent,
+ * ambiguous or not a number. */
+static uint64_t token_number(const char *text, const char *key, uint64_t max)
 {
-    char v[32], *end;
-    unsigned long long n;
+    char v[32];
+    uint64_t n;
 
-    if (token_value(text, key, v, sizeof(v)) < 0)
+    if (token_value(text, key, v, sizeof(v)) < 0 || xmem_decimal_parse(v, max, &n) < 0)
         return 0;
-    n = strtoull(v, &end, 10);
-    return end == v || *end != '\0' || v[0] == '-' ? 0 : n;
+    return n;
 }
 
 /* The AdminComment line, only when "AdminComment=" appears once in the whole text. */
@@ -103,8 +103,8 @@ void xmem_job_info_parse(const char *text, struct xmem_job_info *info)
     admin_comment(text, info->admin_comment, sizeof(info->admin_comment));
     line_value(text, "TresPerNode=", info->tres_per_node, sizeof(info->tres_per_node));
     token_value(text, "NodeList=", info->node_list, sizeof(info->node_list));
-    info->priority = (uint32_t)token_number(text, "Priority=");
-    info->batch = token_number(text, "BatchFlag=") == 1;
+    info->priority = (uint32_t)token_number(text, "Priority=", UINT32_MAX);
+    info->batch = token_number(text, "BatchFlag=", 1) == 1;
 }
 
 int xmem_job_info_query(const char *scontrol, uint32_t job_id, int deadline_ms,
@@ -118,5 +118,46 @@ int xmem_job_info_query(const char *scontrol, uint32_t job_id, int deadline_ms,
     if (xmem_run_capture(argv, deadline_ms, out, sizeof(out), err, errlen) < 0)
         return -1;
     xmem_job_info_parse(out, info);
+    return 0;
+}
+
+int xmem_job_record_parse(const char *out, struct xmem_job_record *r)
+{
+    size_t len = strlen(out);
+
+    memset(r, 0, sizeof(*r));
+    /* Ends with its newline: a cut answer (longer than the capture) is no record. */
+    if (len < 2 || out[--len] != '\n' || (out[0] != '0' && out[0] != '1') ||
+        memchr(out, '\n', len) != NULL || len - 1 >= sizeof(r->admin_comment))
+        return -1;
+    r->batch = out[0] == '1';
+    snprintf(r->admin_comment, sizeof(r->admin_comment), "%.*s", (int)(len - 1), out + 1);
+    for (size_t n = strlen(r->admin_comment); n > 0 && r->admin_comment[n - 1] == ' ';)
+        r->admin_comment[--n] = '\0';
+    if (strcmp(r->admin_comment, "(null)") == 0)
+        r->admin_comment[0] = '\0';
+    return 0;
+}
+
+int xmem_job_record_query(const char *squeue, uint32_t job_id, int deadline_ms,
+                          struct xmem_job_record *r, char *err, size_t errlen)
+{
+    char id[16], out[4096];
+    char *argv[] = {(char *)squeue,
+                    "--noheader",
+                    "--states=all",
+                    "--jobs",
+                    id,
+                    "--Format=batchflag:0,admin_comment:0",
+                    NULL};
+
+    memset(r, 0, sizeof(*r));
+    snprintf(id, sizeof(id), "%u", (unsigned)job_id);
+    if (xmem_run_capture(argv, deadline_ms, out, sizeof(out), err, errlen) < 0)
+        return -1;
+    if (xmem_job_record_parse(out, r) < 0) {
+        snprintf(err, errlen, "%s does not give job %s's record in one line", squeue, id);
+        return -1;
+    }
     return 0;
 }

@@ -2,12 +2,15 @@
  * remote.c — slurmstepd: give every task of a resized job its MPS memory limit, and at the
  * end of the job tell the node's xmemd how it went (accounting, best effort).
  *
- * The decision arrives as SLURM_SPANK_XMEM_* in the step's SPANK environment. The limit is
- * set only when the job runs on a share (shard or mps): a job that kept its whole GPU, or
- * was only checked, runs unconstrained. The variable is the weakest way to hold the job to
- * its limit; the step that stands for the job applies the best one its node offers when its
- * first task is forked (remote_enforce.c, docs/enforcement.md), the only thing here that may
- * stop a job: on a node below the site's required level.
+ * Whether xmem packed the job, its limit and the site's required level come from root's
+ * record of the job, the packing record job_submit.lua wrote into its AdminComment (read
+ * from slurmctld), never from SLURM_SPANK_XMEM_* in the step's environment, which the
+ * submitting client wrote. Only a job that runs on a share (shard or mps) is looked at: a job
+ * that kept its whole GPU, or was only checked, runs unconstrained. The variable is the
+ * weakest way to hold the job to its limit; the step that stands for the job applies the
+ * best one its node offers when its first task is forked (remote_enforce.c,
+ * docs/enforcement.md), the only thing here that may stop a job: below the site's required
+ * level.
  *
  * In the step that stands for the whole job, a thread samples the job's GPU memory through
  * NVML from the last task's fork to the step's end (nvml.c); at the end the job's output
@@ -82,55 +85,65 @@ void xmem__limit_string(const char *visible, unsigned long long mb, char *out, s
 static int is_job_step(spank_t sp);
 static int request_id(spank_t sp, uint64_t *id);
 
-/* The limit in MiB of a job that runs on a share (shard or mps) with a limit; 0 otherwise. A
- * job that kept its whole GPU, or was only checked, is not held to its estimate. A rerun
- * that xmem requeued after an OOM is held to the requeue's limit instead (requeue_step.c):
- * none on a whole GPU, the larger one in factor mode. */
-static uint64_t packed_limit_mb(spank_t sp, int *rerun)
+int xmem__job_record(spank_t sp, const struct xmem_job_record **r, char *err, size_t errlen)
 {
-    char mode[32], mb[32];
-    unsigned long long v;
-    uint64_t rerun_mb = 0;
-    char *end;
+    static struct xmem_job_record record;
+    static int state; /* 0: not read yet, 1: read, -1: scontrol failed */
+    static char why[256];
+    uint32_t job_id = 0;
 
-    *rerun = 0;
-    if (!xmem__getenv(sp, "SLURM_SPANK_XMEM_LIMIT_MB", mb, sizeof(mb)))
-        return 0;
-    if (xmem__getenv(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode)) && strcmp(mode, "check") == 0)
-        return 0;
-    if (!xmem__on_share(sp))
-        return 0;
-    if (xmem__requeue_rerun_limit(sp, &rerun_mb)) {
-        *rerun = 1;
-        return rerun_mb;
+    if (state == 0) {
+        if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) {
+            snprintf(why, sizeof(why), "the job id is unknown");
+            state = -1;
+        } else {
+            state = xmem_job_record_query(xmem__settings.squeue, job_id,
+                                          XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &record, why,
+                                          sizeof(why)) < 0
+                        ? -1
+                        : 1;
+        }
     }
-    v = strtoull(mb, &end, 10);
-    if (end == mb || *end != '\0' || v == 0) {
-        slurm_error("xmem: ignoring a malformed SLURM_SPANK_XMEM_LIMIT_MB=%s", mb);
-        return 0;
+    if (state < 0) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
     }
-    return v;
+    *r = &record;
+    return 0;
 }
 
+/* Each task of a job xmem packed gets CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (the client level,
+ * the floor of the others: docs/enforcement.md) with the limit of root's record; a rerun
+ * that xmem requeued after an OOM gets the requeue's instead (requeue_step.c). The variable
+ * is the user's to keep anyway (it is their environment): whether to read the record is
+ * decided from the step's environment, so that a share job xmem never saw costs no scontrol
+ * call per task; what the limit is never is. */
 int xmem__remote_task_init(spank_t sp)
 {
-    char visible[256] = "", limit[512], existing[512];
-    int rerun;
-    uint64_t v;
+    char visible[256] = "", limit[512], existing[512], mode[32], err[256];
+    const struct xmem_job_record *rec;
+    struct xmem_record_limit r;
+    int restarted, has;
 
+    if (!xmem__on_share(sp)) /* xmem packs onto shares only */
+        return 0;
+    restarted = xmem__restarted(sp);
+    /* job_submit.lua set the limit it applied in a batch job's environment: it stays. */
+    has = xmem__getenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", existing, sizeof(existing));
+    if (!restarted && (has || !xmem__getenv(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode))))
+        return 0;
+    if (xmem__job_record(sp, &rec, err, sizeof(err)) < 0) {
+        slurm_debug("xmem: the job's record was not read: %s", err);
+        return 0;
+    }
     /* A rerun after a CUDA OOM: the old limit goes, and its output gets the one line. */
-    if (xmem__requeue_task_init(sp))
+    if (xmem__requeue_task_init(sp, rec->admin_comment))
         return 0;
-    v = packed_limit_mb(sp, &rerun);
-    /* The client level is the floor of every other (docs/enforcement.md): only a site that
-     * asked for enforce=none goes without it. */
-    if (v == 0 || xmem__settings.enforce == XMEM_ENFORCE_NONE)
-        return 0;
-    /* job_submit.lua may have set the limit it applied (with the site margin): it wins. */
-    if (xmem__getenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", existing, sizeof(existing)))
+    if (has || xmem__settings.enforce == XMEM_ENFORCE_NONE ||
+        xmem_record_limit(rec->admin_comment, 0, &r) != 1 || r.limit_mb == 0)
         return 0;
     xmem__getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible));
-    xmem__limit_string(visible, v, limit, sizeof(limit));
+    xmem__limit_string(visible, r.limit_mb, limit, sizeof(limit));
     if (spank_setenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", limit, 1) != ESPANK_SUCCESS)
         slurm_error("xmem: cannot set CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=%s for the task", limit);
     return 0;
@@ -164,11 +177,8 @@ int xmem__remote_task_post_fork(spank_t sp)
     char err[256];
 
     spank_get_item(sp, S_TASK_ID, &task);
-    if (task == 0 && is_job_step(sp)) {
-        int rerun;
-        uint64_t mb = packed_limit_mb(sp, &rerun);
-        xmem__enforce_job(sp, mb, rerun);
-    }
+    if (task == 0)
+        xmem__enforce_job(sp);
     if (xmem__enforce_refused()) /* every task of a refused job, none execs */
         return xmem__enforce_stop_task(sp);
     if (step.sampler_tried || strcmp(xmem__settings.nvml, "off") == 0)
@@ -206,12 +216,12 @@ static int is_job_step(spank_t sp)
 /* The xmem request the job ran under, from the decision in its SPANK environment. */
 static int request_id(spank_t sp, uint64_t *id)
 {
-    char rid[32], *end;
+    char rid[32];
 
-    if (!xmem__getenv(sp, "SLURM_SPANK_XMEM_REQUEST_ID", rid, sizeof(rid)))
+    if (!xmem__getenv(sp, "SLURM_SPANK_XMEM_REQUEST_ID", rid, sizeof(rid)) ||
+        xmem_decimal_parse(rid, UINT64_MAX, id) < 0 || *id == 0)
         return -1;
-    *id = strtoull(rid, &end, 10);
-    return end == rid || *end != '\0' || *id == 0 ? -1 : 0;
+    return 0;
 }
 
 /* The largest sum of the job's GPU memory, when NVML measured any. */

@@ -4,10 +4,13 @@
  * node offers (enforce.c), remember which, and refuse the job when that is below the level
  * the site requires (docs/enforcement.md).
  *
- * A level that is missing or fails drops to the next one down; client (the variable remote.c
- * sets in each task) is the floor. The job step applies it once for the whole job: dmem holds
- * the job's cgroup, so later steps are inside it, and the MPS default limit holds new
- * servers too.
+ * Whether the job is packed, its limit and the required level are root's record's (the
+ * packing record job_submit.lua wrote into the AdminComment, read from slurmctld), never the
+ * client's SPANK environment's: a forged client that leaves SLURM_SPANK_XMEM_LIMIT_MB out is
+ * held all the same. A level that is missing or fails drops to the next one down; client (the
+ * variable remote.c sets in each task) is the floor. The job step applies it once for the whole
+ * job: dmem holds the job's cgroup, so later steps are inside it, and the MPS default limit holds
+ * new servers too.
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -18,6 +21,10 @@
 
 #include "defaults.h"
 #include "spank_ctx.h"
+
+#ifndef SLURM_BATCH_SCRIPT
+#define SLURM_BATCH_SCRIPT 0xfffffffb
+#endif
 
 static struct {
     int level;   /* the level applied to this job; -1: not decided in this step */
@@ -138,38 +145,79 @@ static int apply_best(spank_t sp, uint32_t job_id, uint64_t mb)
     return level; /* client, or none when the site's cap is none */
 }
 
-/* The limit: the job's xmem limit, or the one job_submit.lua wrote into the job's environment
- * when smaller. The first comes from the submitting client's SPANK environment, the second
- * from the controller (the signed decision): a forged client cannot raise it. */
+/* The limit: root's record's, or the one in the job's environment when smaller (a batch
+ * job's CUDA_MPS_PINNED_DEVICE_MEM_LIMIT, which job_submit.lua writes): the environment can
+ * only lower it. */
 static uint64_t limit_mb(spank_t sp, uint64_t mb)
 {
     char text[512];
-    uint64_t controller;
+    uint64_t env;
 
     if (xmem__getenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", text, sizeof(text)) &&
-        xmem_pinned_limit_mb(text, &controller) == 0 && controller < mb)
-        return controller;
+        xmem_pinned_limit_mb(text, &env) == 0 && env > 0 && env < mb)
+        return env;
     return mb;
 }
 
-int xmem__enforce_job(spank_t sp, uint64_t mb, int rerun)
+/* The step that may stand for the job: the batch step, or step 0 (of a job srun created;
+ * step 0 of a batch job is skipped once the record says it is one). */
+static int job_step(spank_t sp)
 {
-    char required[32] = "";
-    uint32_t job_id = 0;
+    uint32_t stepid = 1;
 
-    if (mb == 0) { /* not packed: the job has its whole GPU, nothing to hold */
+    return spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS &&
+           (stepid == SLURM_BATCH_SCRIPT || stepid == 0);
+}
+
+int xmem__enforce_job(spank_t sp)
+{
+    char required[32] = "", err[256];
+    const struct xmem_job_record *rec;
+    struct xmem_record_limit r;
+    uint32_t job_id = 0, stepid = 0;
+    uint64_t mb;
+
+    if (!job_step(sp))
+        return 0;
+    spank_get_item(sp, S_JOB_ID, &job_id);
+    spank_get_item(sp, S_JOB_STEPID, &stepid);
+    /* Set by job_submit.lua in a batch job's environment when it packed the job under a
+     * required level: the client cannot take it out. */
+    xmem__getenv(sp, "XMEM_ENFORCE_REQUIRED", required, sizeof(required));
+    if (!xmem__on_share(sp) && required[0] == '\0') {
+        enforced.level = XMEM_ENFORCE_NONE; /* not packed: a whole GPU, nothing to hold */
+        return 0;
+    }
+    if (xmem__job_record(sp, &rec, err, sizeof(err)) < 0) {
+        if (required[0] == '\0') {
+            slurm_info("xmem: job %" PRIu32 ": not held to a GPU memory limit: its record "
+                       "was not read (%s)",
+                       job_id, err);
+            return 0;
+        }
+        enforced.refused = 1;
+        slurm_error("xmem: job %" PRIu32 ": the packed job's GPU memory limit could not be "
+                    "read from slurmctld (%s), the site requires %s: the job does not run "
+                    "unenforced",
+                    job_id, err, required);
+        return -1;
+    }
+    if (stepid == 0 && rec->batch)
+        return 0; /* a step of a batch job: its batch step held the job */
+    if (xmem_record_limit(rec->admin_comment, xmem__restarted(sp), &r) != 1 || r.limit_mb == 0) {
+        /* Not packed, or a rerun on a whole GPU: nothing to hold. */
         enforced.level = XMEM_ENFORCE_NONE;
         return 0;
     }
-    spank_get_item(sp, S_JOB_ID, &job_id);
-    /* A rerun's limit is the requeue's: the controller's variable still holds the first run's. */
-    if (!rerun)
-        mb = limit_mb(sp, mb);
+    /* A rerun's limit is the requeue's: the environment still holds the first run's. */
+    mb = r.rerun ? r.limit_mb : limit_mb(sp, r.limit_mb);
     enforced.level = apply_best(sp, job_id, mb);
     slurm_info("xmem: job %" PRIu32 ": GPU memory limit %" PRIu64 " MiB enforced by %s", job_id, mb,
                xmem_enforcement_name(enforced.level));
-    /* Set by job_submit.lua when it packed the job under a site-required level. */
-    xmem__getenv(sp, "XMEM_ENFORCE_REQUIRED", required, sizeof(required));
+    /* The record's level, written by job_submit.lua when it packed the job; the
+     * environment's too, where the record predates it. */
+    if (r.required[0] != '\0')
+        snprintf(required, sizeof(required), "%s", r.required);
     if (xmem_enforce_meets(enforced.level, required))
         return 0;
     enforced.refused = 1;

@@ -47,8 +47,8 @@ int xmem_requeue_option_parse(const char *v, struct xmem_requeue_option *o, char
 /* "shard:3" or "mps:30" into its kind and count; -1 for anything else. */
 static int share_parse(const char *s, size_t len, struct xmem_share *share)
 {
-    char buf[32], *end;
-    unsigned long n;
+    char buf[32];
+    uint64_t n;
     const char *colon;
 
     if (len == 0 || len >= sizeof(buf))
@@ -58,12 +58,28 @@ static int share_parse(const char *s, size_t len, struct xmem_share *share)
     colon = strchr(buf, ':');
     if (colon == NULL || (strncmp(buf, "shard:", 6) != 0 && strncmp(buf, "mps:", 4) != 0))
         return -1;
-    n = strtoul(colon + 1, &end, 10);
-    if (end == colon + 1 || *end != '\0' || n == 0 || n > XMEM_REQUEUE_MAX_SHARE_COUNT ||
+    if (xmem_decimal_parse(colon + 1, XMEM_REQUEUE_MAX_SHARE_COUNT, &n) < 0 || n == 0 ||
         colon[1] == '0')
         return -1;
     snprintf(share->kind, sizeof(share->kind), "%.*s", (int)(colon - buf), buf);
     share->count = (unsigned)n;
+    return 0;
+}
+
+/* "3000M" into MiB: a number (xmem_decimal_parse) and M, above 0. */
+static int mib(const char *s, unsigned long long *out)
+{
+    char digits[32];
+    size_t len = strlen(s);
+    uint64_t v;
+
+    if (len < 2 || len >= sizeof(digits) || s[len - 1] != 'M')
+        return -1;
+    memcpy(digits, s, len - 1);
+    digits[len - 1] = '\0';
+    if (xmem_decimal_parse(digits, XMEM_REQUEUE_MAX_LIMIT_MB, &v) < 0 || v == 0)
+        return -1;
+    *out = v;
     return 0;
 }
 
@@ -101,8 +117,9 @@ static const char *last_xmem_part(const char *comment, const char *tag, size_t *
 
 int xmem_comment_packed(const char *comment, struct xmem_packed *p)
 {
-    char request[96], limit[32], *end;
-    const char *part, *arrow;
+    char request[96], limit[32];
+    const char *part, *arrow, *key;
+    struct xmem_share share;
     size_t len;
 
     memset(p, 0, sizeof(*p));
@@ -113,16 +130,41 @@ int xmem_comment_packed(const char *comment, struct xmem_packed *p)
     arrow = strstr(request, "->");
     if (arrow == NULL || share_parse(arrow + 2, strlen(arrow + 2), &p->share) < 0)
         return -1;
-    /* job_submit.lua packs only an untyped single GPU (a share cannot keep a GPU type). */
+    /* job_submit.lua packs only an untyped single GPU (a share cannot keep a GPU type); for
+     * srun outside a job cli_filter.lua has already asked for the share it recomputes. */
     if ((size_t)(arrow - request) >= sizeof(p->original) ||
-        (strncmp(request, "gres:gpu:1->", 12) != 0 && strncmp(request, "gres/gpu:1->", 12) != 0))
+        (strncmp(request, "gres:gpu:1->", 12) != 0 && strncmp(request, "gres/gpu:1->", 12) != 0 &&
+         ((strncmp(request, "gres:", 5) != 0 && strncmp(request, "gres/", 5) != 0) ||
+          share_parse(request + 5, (size_t)(arrow - request) - 5, &share) < 0)))
         return -1;
     snprintf(p->original, sizeof(p->original), "%.*s", (int)(arrow - request), request);
-    p->limit_mb = strtoull(limit, &end, 10);
-    if (end == limit || strcmp(end, "M") != 0 || p->limit_mb == 0 ||
-        p->limit_mb > XMEM_REQUEUE_MAX_LIMIT_MB)
+    if (mib(limit, &p->limit_mb) < 0)
         return -1;
+    /* The site's required level, when it required one. A value too long or empty for any
+     * level name becomes "?": no level meets it (xmem_enforce_meets), the node refuses. */
+    if (field(part, len, "required=", p->required, sizeof(p->required)) < 0 &&
+        (key = strstr(part, " required=")) != NULL && key < part + len)
+        snprintf(p->required, sizeof(p->required), "?");
     return 0;
+}
+
+int xmem_record_limit(const char *comment, int restarted, struct xmem_record_limit *r)
+{
+    struct xmem_packed packed;
+    struct xmem_requeue_plan plan;
+
+    memset(r, 0, sizeof(*r));
+    if (xmem_comment_packed(comment, &packed) < 0)
+        return 0;
+    r->limit_mb = packed.limit_mb;
+    snprintf(r->required, sizeof(r->required), "%s", packed.required);
+    /* A rerun xmem requeued: the mark's limit, none when whole. A mark without a restart is
+     * the first run's own, about to be requeued: not its limit yet. */
+    if (restarted && xmem_requeue_mark_parse(comment, &plan) == 0) {
+        r->rerun = 1;
+        r->limit_mb = plan.whole ? 0 : plan.to_limit_mb;
+    }
+    return 1;
 }
 
 int xmem_node_share_per_gpu(const char *gres, const char *kind, unsigned *per_gpu)
@@ -170,16 +212,6 @@ int xmem_comment_marked(const char *comment)
     size_t len;
 
     return last_xmem_part(comment, XMEM_REQUEUE_MARK, &len) != NULL;
-}
-
-/* "3000M" into MiB. */
-static int mib(const char *s, unsigned long long *out)
-{
-    char *end;
-
-    *out = strtoull(s, &end, 10);
-    return end != s && strcmp(end, "M") == 0 && *out > 0 && *out <= XMEM_REQUEUE_MAX_LIMIT_MB ? 0
-                                                                                              : -1;
 }
 
 int xmem_requeue_mark_parse(const char *comment, struct xmem_requeue_plan *plan)

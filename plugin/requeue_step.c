@@ -168,44 +168,25 @@ static void tell_output(const struct xmem_requeue_plan *plan)
     fflush(stderr);
 }
 
+int xmem__restarted(spank_t sp)
+{
+    char restarts[16];
+    uint64_t n;
+
+    return xmem__getenv(sp, "SLURM_RESTART_COUNT", restarts, sizeof(restarts)) &&
+           xmem_decimal_parse(restarts, UINT32_MAX, &n) == 0 && n > 0;
+}
+
 /* The plan of this run when xmem requeued it: SLURM_RESTART_COUNT > 0 and the mark in its
- * AdminComment (a mark forged in the Comment, then `scontrol requeue` by the user, is not one). 0
- * when it is one; -1 otherwise. */
-static int rerun_plan(spank_t sp, struct xmem_requeue_plan *plan)
-{
-    static struct xmem_job_info info;
-    char restarts[16], limit[32], err[512];
-    uint32_t job_id = 0;
-
-    /* Only a job xmem sized can be one xmem requeued: no scontrol call for any other. */
-    if (spank_getenv(sp, "SLURM_SPANK_XMEM_LIMIT_MB", limit, sizeof(limit)) != ESPANK_SUCCESS ||
-        spank_getenv(sp, "SLURM_RESTART_COUNT", restarts, sizeof(restarts)) != ESPANK_SUCCESS ||
-        atoi(restarts) <= 0 || spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS)
-        return -1;
-    if (xmem_job_info_query(xmem__settings.scontrol, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &info,
-                            err, sizeof(err)) < 0 ||
-        xmem_requeue_mark_parse(info.admin_comment, plan) < 0)
-        return -1;
-    return 0;
-}
-
-int xmem__requeue_rerun_limit(spank_t sp, uint64_t *mb)
-{
-    struct xmem_requeue_plan plan;
-
-    if (rerun_plan(sp, &plan) < 0)
-        return 0;
-    *mb = plan.whole ? 0 : plan.to_limit_mb;
-    return 1;
-}
-
-int xmem__requeue_task_init(spank_t sp)
+ * AdminComment (a mark forged in the Comment, then `scontrol requeue` by the user, is not
+ * one). */
+int xmem__requeue_task_init(spank_t sp, const char *admin_comment)
 {
     struct xmem_requeue_plan plan;
     char visible[256] = "", limit[512];
     uint32_t stepid = 0;
 
-    if (rerun_plan(sp, &plan) < 0)
+    if (!xmem__restarted(sp) || xmem_requeue_mark_parse(admin_comment, &plan) < 0)
         return 0;
     if (plan.whole) {
         spank_unsetenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");

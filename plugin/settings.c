@@ -53,6 +53,7 @@ static const struct key {
     {"nvml_interval_ms", KEY_INT, FIELD(nvml_interval_ms), XMEM_PLUGIN_MIN_NVML_INTERVAL_MS,
      XMEM_PLUGIN_MAX_NVML_INTERVAL_MS, NULL},
     {"scontrol", KEY_PATH, FIELD(scontrol), 0, 0, NULL},
+    {"squeue", KEY_PATH, FIELD(squeue), 0, 0, NULL},
     {"enforce", KEY_ENUM, FIELD(enforce), 0, 0, enforce_choices},
     {"cgroup_root", KEY_PATH, FIELD(cgroup_root), 0, 0, NULL},
     {"job_cgroup", KEY_PATH, FIELD(job_cgroup), 0, 0, NULL},
@@ -72,6 +73,7 @@ void xmem_settings_init(struct xmem_settings *s)
     snprintf(s->nvml, sizeof(s->nvml), "%s", XMEM_PLUGIN_DEFAULT_NVML);
     s->nvml_interval_ms = XMEM_PLUGIN_DEFAULT_NVML_INTERVAL_MS;
     snprintf(s->scontrol, sizeof(s->scontrol), "%s", XMEM_PLUGIN_DEFAULT_SCONTROL);
+    snprintf(s->squeue, sizeof(s->squeue), "%s", XMEM_PLUGIN_DEFAULT_SQUEUE);
     s->enforce = XMEM_ENFORCE_DMEM;
     snprintf(s->cgroup_root, sizeof(s->cgroup_root), "%s", XMEM_PLUGIN_DEFAULT_CGROUP_ROOT);
     s->job_cgroup[0] = '\0';
@@ -171,11 +173,12 @@ int xmem_settings_parse(struct xmem_settings *s, int ac, char **av, char *err, s
             }
         }
         if (k == NULL) {
-            snprintf(err, errlen,
-                     "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
-                     "on_failure, steps, verbose, nvml, nvml_interval_ms, scontrol, enforce, "
-                     "cgroup_root, job_cgroup, mps_control, oom_requeue)",
-                     (int)klen, av[i]);
+            snprintf(
+                err, errlen,
+                "xmem: plugstack.conf: unknown argument '%.*s' (known: socket, timeout, "
+                "on_failure, steps, verbose, nvml, nvml_interval_ms, scontrol, squeue, enforce, "
+                "cgroup_root, job_cgroup, mps_control, oom_requeue)",
+                (int)klen, av[i]);
             return -1;
         }
         if (eq == NULL || eq[1] == '\0') {

@@ -40,16 +40,20 @@ int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_i
  * "node cannot enforce mps-server"), from the job's info as slurmctld gave it at job end;
  * 0 or -1, logged. */
 int xmem__requeue_whole(uint32_t job_id, const struct xmem_job_info *info, const char *why);
-/* task_init of a rerun: its limit and the line in its output; 1 when it was one. */
-int xmem__requeue_task_init(spank_t sp);
-/* 1 when this run is one xmem requeued (SLURM_RESTART_COUNT and the mark): *mb is the limit it
- * is held to, 0 when it runs whole. 0 otherwise. */
-int xmem__requeue_rerun_limit(spank_t sp, uint64_t *mb);
+/* task_init of a rerun (SLURM_RESTART_COUNT and the mark in info's AdminComment): its limit
+ * and the line in its output; 1 when it was one. */
+int xmem__requeue_task_init(spank_t sp, const char *admin_comment);
+/* 1 when SLURM_RESTART_COUNT says this run is a requeued one. */
+int xmem__restarted(spank_t sp);
+/* Root's record of this job as slurmctld gives it (squeue: BatchFlag, AdminComment), read
+ * once per process; 0 and *r, or -1 and why in err. */
+int xmem__job_record(spank_t sp, const struct xmem_job_record **r, char *err, size_t errlen);
 
-/* remote_enforce.c: holds the job step's packed job (limit mb MiB; 0: not packed) to its
- * limit with the best level the node offers; -1 (and the line in the job's stderr and
- * slurmd's log) when that is below the required level. */
-int xmem__enforce_job(spank_t sp, uint64_t mb, int rerun);
+/* remote_enforce.c, in the step that may stand for the job (the batch step, step 0): holds
+ * a job xmem packed to the limit in root's record with the best level the node offers; -1
+ * (and the line in the job's stderr and slurmd's log) when that is below the required level
+ * or the record cannot be read where a level is required. */
+int xmem__enforce_job(spank_t sp);
 /* 1 when this node refused the packed job for want of the required level: the job can be
  * requeued whole. */
 int xmem__enforce_refused(void);

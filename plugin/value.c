@@ -75,6 +75,25 @@ int xmem_size_parse(const char *s, uint64_t *bytes)
     return 0;
 }
 
+int xmem_decimal_parse(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    size_t n;
+
+    if (s == NULL)
+        return -1;
+    /* 15 digits stay below 2^53: Lua 5.1 (a double) reads every such number exactly too. */
+    for (n = 0; s[n] != '\0'; n++) {
+        if (s[n] < '0' || s[n] > '9' || n >= XMEM_DECIMAL_MAX_DIGITS)
+            return -1;
+        v = v * 10 + (uint64_t)(s[n] - '0');
+    }
+    if (n == 0 || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 void xmem_size_format(uint64_t bytes, char *buf, size_t len)
 {
     if (bytes >= (1ULL << 30))

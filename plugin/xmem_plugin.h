@@ -44,6 +44,7 @@ struct xmem_settings {
     char nvml[256];        /* nvml=PATH|off: the NVML library slurmstepd samples */
     int nvml_interval_ms;  /* nvml_interval_ms=N: time between two samples */
     char scontrol[256];    /* scontrol=PATH: finds the job's output files at its end */
+    char squeue[256];      /* squeue=PATH: reads root's record of a job at its start */
     int enforce;           /* enforce=auto|LEVEL: the best level to try (auto = dmem) */
     char cgroup_root[256]; /* cgroup_root=PATH: where cgroup v2 is mounted */
     char job_cgroup[256];  /* job_cgroup=PATTERN: the job's cgroup dir, %j = job id; "" = /proc */
@@ -76,6 +77,12 @@ const char *xmem_mode_name(int mode);
 
 /* Parses "12G", "12288M", "512MiB", "1.5G", "40960" (MiB when no unit) into bytes. */
 int xmem_size_parse(const char *s, uint64_t *bytes);
+/* The one way xmem reads a number from a record or the job's environment (docs/enforcement.md
+ * "Numbers"): 1 to XMEM_DECIMAL_MAX_DIGITS plain decimal digits, nothing else (no sign,
+ * blank, exponent, hex, fraction, unit), and at most max. 0 and the value, else -1.
+ * etc/xmem_lib.lua's decimal() is the same rule. */
+#define XMEM_DECIMAL_MAX_DIGITS 15
+int xmem_decimal_parse(const char *s, uint64_t max, uint64_t *out);
 /* Formats bytes as "12.0 GiB" / "512 MiB". */
 void xmem_size_format(uint64_t bytes, char *buf, size_t len);
 
@@ -125,6 +132,19 @@ void xmem_job_info_parse(const char *text, struct xmem_job_info *info);
 /* Runs `scontrol show job ID` within deadline_ms and parses it. */
 int xmem_job_info_query(const char *scontrol, uint32_t job_id, int deadline_ms,
                         struct xmem_job_info *info, char *err, size_t errlen);
+/* Root's record of a job: BatchFlag and AdminComment as `squeue -O batchflag:0,admin_comment:0`
+ * prints them, "1xmem: estimate=..." on one line. Read this way, not from `scontrol show job`,
+ * where a job name, comment or path holding "AdminComment=" makes the record ambiguous: a
+ * user could then have their job's record read as none. */
+struct xmem_job_record {
+    int batch;
+    char admin_comment[2048];
+};
+/* 0, or -1 when out is not one such line (no job, several lines, no flag). */
+int xmem_job_record_parse(const char *out, struct xmem_job_record *r);
+/* Runs squeue for the job within deadline_ms and parses its answer; -1 and why in err. */
+int xmem_job_record_query(const char *squeue, uint32_t job_id, int deadline_ms,
+                          struct xmem_job_record *r, char *err, size_t errlen);
 /* Runs argv (PATH search) with stdin and stderr on /dev/null; out gets the head of its
  * stdout. Past deadline_ms the child is killed. 0 only when it exited with status 0. */
 int xmem_run_capture(char *const argv[], int deadline_ms, char *out, size_t outlen, char *err,
@@ -242,9 +262,20 @@ struct xmem_packed {
     char original[32]; /* "gres:gpu:1" */
     struct xmem_share share;
     unsigned long long limit_mb; /* the limit the job was held to */
+    char required[16];           /* required=LEVEL: the site's required level; "" none */
 };
 /* 0 when the comment's last xmem part says the job was packed, in a form xmem writes. */
 int xmem_comment_packed(const char *comment, struct xmem_packed *p);
+/* What a packed job is held to on its node, from root's AdminComment only (never the
+ * client's SPANK environment): the packing record's limit and required level, or after a
+ * requeue (restarted: SLURM_RESTART_COUNT > 0) the mark's limit, 0 for a whole rerun. */
+struct xmem_record_limit {
+    unsigned long long limit_mb;
+    int rerun;         /* 1: the limit is the requeue mark's */
+    char required[16]; /* "" when the site required no level */
+};
+/* 1 when xmem packed the job (r filled), 0 when the comment says it did not. */
+int xmem_record_limit(const char *comment, int restarted, struct xmem_record_limit *r);
 /* 1 when the comment carries XMEM_REQUEUE_MARK. */
 int xmem_comment_marked(const char *comment);
 /* A node's shares of kind per GPU from its Gres= ("gpu:2,shard:20" -> 10); 0 or -1. */

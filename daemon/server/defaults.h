@@ -163,6 +163,8 @@ constexpr const char *k_preamble_shell = "/bin/bash";
 // The exit status of the preamble shell when a line failed (with a marker line on stderr, so
 // an estimator that exits with the same status is not taken for it).
 constexpr int k_preamble_failed_status = 121;
+// Most variables a preamble may leave to the estimator (a login shell has about 50).
+constexpr std::size_t k_preamble_max_vars = 4096;
 // What a failing line's message quotes of the line and of what the shell said.
 constexpr std::size_t k_preamble_said_max_bytes = 200;
 

@@ -271,14 +271,13 @@ void work_profile(uv_work_t *w)
     spec.user = job->user;
     spec.cwd = job->req.cwd;
     std::string torch = job->req.torch.empty() ? cfg.torch : job->req.torch;
-    spec.argv = preamble_argv(job->req.preamble, estimator_argv(cfg.estimator, job->gpu, torch,
-                                                                job->steps, job->req.argv));
+    spec.argv = estimator_argv(cfg.estimator, job->gpu, torch, job->steps, job->req.argv);
     spec.env = sandbox_environment(job->user, job->req.env);
     spec.limits = cfg.limits;
     int64_t left = (int64_t)job->deadline_ms - (int64_t)job->started_ms;
     spec.wall_ms =
         (int)std::max<int64_t>(1, std::min<int64_t>(cfg.limits.wall_seconds * 1000LL, left));
-    job->run = sandbox_run(spec, &job->cancel);
+    job->run = run_with_preamble(spec, job->req.preamble, &job->cancel);
     if (auto failed = preamble_failure(job->run, job->req.preamble)) {
         job->outcome = Outcome::preamble_failed;
         job->message = *failed;

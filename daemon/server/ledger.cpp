@@ -198,31 +198,46 @@ void Ledger::bound_row(RequestRow &r)
     w.bytes += text_bytes(r);
 }
 
-// The ledger holds every user's command lines and working directories: root's alone, 0600
-// (issue 26, L5). SQLite gives its -wal and -shm files the database file's mode, so the
-// file is created 0600 before SQLite opens it, and an older 0644 file is made 0600.
-static Result<void> keep_private(const std::string &path)
+namespace
+{
+
+// The ledger holds every user's command lines, paths and scripts: it is root's alone
+// (0600). Created so before SQLite opens it, and tightened when an older xmemd made it
+// 0644; SQLite gives the -wal and -shm files it creates the database file's mode, and an
+// existing one is tightened too. Never through a symlink.
+std::optional<std::string> make_private(const std::string &path)
 {
     int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
-        return Result<void>::fail(path + ": cannot open the ledger: " + strerror(errno) +
-                                  " (check the database key and the directory's permissions)");
-    int rc = fchmod(fd, 0600);
-    int saved = errno;
-    close(fd);
-    if (rc != 0)
-        return Result<void>::fail(
-            path + ": cannot make the ledger private (chmod 0600): " + strerror(saved));
-    return Result<void>::success();
+        return path + ": cannot open the ledger: " + strerror(errno) +
+               " (check the database key and the directory's permissions)";
+    struct stat st;
+    std::optional<std::string> why;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        why = path + ": the ledger is not a regular file";
+    else if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
+        why = path + ": cannot make the ledger private (0600): " + strerror(errno);
+    ::close(fd);
+    for (const char *suffix : {"-wal", "-shm"}) {
+        int f = ::open((path + suffix).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (f >= 0) {
+            if (fstat(f, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) != 0600)
+                fchmod(f, 0600);
+            ::close(f);
+        }
+    }
+    return why;
 }
+
+} // namespace
 
 Result<std::unique_ptr<Ledger>> Ledger::open(const std::string &path)
 {
     using R = Result<std::unique_ptr<Ledger>>;
+    if (auto why = make_private(path))
+        return R::fail(*why);
     std::unique_ptr<Ledger> l(new Ledger());
     l->m_path = path;
-    if (auto mode = keep_private(path); !mode.ok())
-        return R::fail(mode.error().message);
     int rc =
         sqlite3_open_v2(path.c_str(), &l->m_db,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);

@@ -7,12 +7,21 @@
 // shell itself (a brace group is no subshell), so `cd`, `export` and `source .../activate`
 // change what the estimator inherits through `exec "$@"`.
 //
+// Why two processes, the preamble's shell and then the estimator, and not `exec "$@"` at the
+// end of the shell: the estimate comes back on the estimator's stdout, and a descriptor the
+// shell holds is one its lines can write to (`echo '{...}'`, `>&N` to a saved copy, `exec` of
+// a program of their own). The shell's stdout is its stderr; what it leaves (its exported
+// variables and its directory) goes out on descriptor 3, which its lines may write too: that
+// only sets an environment they could set anyway. The estimator then starts in a sandbox of
+// its own, whose stdout no process of the preamble ever held.
+//
 // Why the GPU variables are set again after the preamble: a line such as
 // `export CUDA_VISIBLE_DEVICES=0` must not let a profile on a login node see a GPU.
 #include "preamble.h"
 
 #include "defaults.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,14 +34,7 @@ namespace
 
 constexpr const char *k_marker = "xmem-preamble-failed ";
 constexpr const char *k_argv0 = "xmem-preamble";
-
-std::string single_quoted(const std::string &s)
-{
-    std::string out = "'";
-    for (char c : s)
-        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
+constexpr const char *k_env_tag = "xmem-preamble-env";
 
 bool mentions(const std::vector<ScriptLine> &preamble, const char *word)
 {
@@ -138,30 +140,92 @@ bool preamble_changes_directory(const std::vector<ScriptLine> &preamble)
 
 std::string preamble_script(const std::vector<ScriptLine> &preamble)
 {
+    // The environment's channel on 3, the lines' stdout on stderr.
+    std::string s = "exec 3>&1 1>&2\n";
     // `set +x` first, silently: a preamble's `set -x` must not trace the marker's printf.
-    std::string s = "xmem_failed() { { set +x; } 2>/dev/null; printf '\\n" + std::string(k_marker) +
-                    "%s %s\\n' \"$1\" \"$2\" >&2; exit " +
-                    std::to_string(k_preamble_failed_status) + "; }\n";
+    s += "xmem_failed() { { set +x; } 2>/dev/null; printf '\\n" + std::string(k_marker) +
+         "%s %s\\n' \"$1\" \"$2\" >&2; exit " + std::to_string(k_preamble_failed_status) + "; }\n";
     s += shell_functions(preamble);
     for (const auto &l : preamble)
         s += "{ " + l.text + "\n} || xmem_failed " + std::to_string(l.line) + " $?\n";
-    s += "export";
-    for (const auto &kv : sandbox_forced_variables()) {
-        std::size_t eq = kv.find('=');
-        s += " " + kv.substr(0, eq) + "=" + single_quoted(kv.substr(eq + 1));
-    }
-    return s + "\nexec \"$@\"\n";
+    // What the lines left: the directory, then every exported variable, NUL-terminated.
+    return s + "{ set +x; } 2>/dev/null\n{ builtin printf '" + std::string(k_env_tag) +
+           "\\0%s\\0' \"$PWD\"\n  for xmem_n in $(builtin compgen -e); do\n"
+           "    builtin printf '%s=%s\\0' \"$xmem_n\" \"${!xmem_n}\"\n  done\n} >&3 || xmem_failed "
+           "0 $?\n";
 }
 
-std::vector<std::string> preamble_argv(const std::vector<ScriptLine> &preamble,
-                                       const std::vector<std::string> &argv)
+std::optional<PreambleEnv> preamble_env_parse(const std::string &out)
+{
+    std::vector<std::string> parts;
+    for (std::size_t at = 0; at < out.size();) {
+        std::size_t nul = out.find('\0', at);
+        if (nul == std::string::npos)
+            return std::nullopt; // cut: no NUL after the last one
+        parts.push_back(out.substr(at, nul - at));
+        at = nul + 1;
+    }
+    if (parts.size() < 2 || parts[0] != k_env_tag || parts[1].empty() || parts[1][0] != '/' ||
+        parts.size() - 2 > k_preamble_max_vars)
+        return std::nullopt;
+    PreambleEnv e;
+    e.cwd = parts[1];
+    const auto &forced = sandbox_forced_variables();
+    for (std::size_t i = 2; i < parts.size(); i++) {
+        std::size_t eq = parts[i].find('=');
+        std::string name = parts[i].substr(0, eq == std::string::npos ? 0 : eq);
+        // Loader and shell start-up code stays out, as in a request (docs/protocol.md "env"),
+        // and the GPU-hiding variables are set again below.
+        bool dropped = name == "LD_PRELOAD" || name == "LD_AUDIT" || name == "BASH_ENV" ||
+                       name == "ENV" || name.rfind("BASH_FUNC_", 0) == 0;
+        for (const auto &kv : forced)
+            dropped |= kv.compare(0, kv.find('=') + 1, name + "=") == 0;
+        if (dropped)
+            continue;
+        if (name.empty() ||
+            name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                   "0123456789_") != std::string::npos ||
+            (name[0] >= '0' && name[0] <= '9'))
+            return std::nullopt;
+        e.env.push_back(parts[i]);
+    }
+    e.env.insert(e.env.end(), forced.begin(), forced.end());
+    return e;
+}
+
+SandboxRun run_with_preamble(const SandboxSpec &spec, const std::vector<ScriptLine> &preamble,
+                             const std::atomic<bool> *cancel)
 {
     if (preamble.empty())
-        return argv;
-    std::vector<std::string> out = {k_preamble_shell,          "--noprofile", "--norc", "-c",
-                                    preamble_script(preamble), k_argv0};
-    out.insert(out.end(), argv.begin(), argv.end());
-    return out;
+        return sandbox_run(spec, cancel);
+    SandboxSpec first = spec;
+    first.argv = {k_preamble_shell,          "--noprofile", "--norc", "-c",
+                  preamble_script(preamble), k_argv0};
+    SandboxRun pre = sandbox_run(first, cancel);
+    std::optional<PreambleEnv> left;
+    if (pre.spawned && pre.exit_status == 0 && !pre.output_overflow)
+        left = preamble_env_parse(pre.out);
+    pre.out.clear(); // an environment, never an estimate
+    if (!pre.spawned || pre.exit_status != 0 || pre.term_signal != 0 || pre.wall_expired ||
+        pre.cancelled)
+        return pre;
+    if (!left) { // a line wrote to or closed descriptor 3, exec'd, or left too much
+        pre.exit_status = k_preamble_failed_status;
+        pre.err += std::string("\n") + k_marker + "0 0\n";
+        return pre;
+    }
+    SandboxSpec second = spec;
+    second.cwd = left->cwd;
+    second.env = left->env;
+    second.wall_ms = std::max(1, spec.wall_ms - (int)(pre.wall_seconds * 1000));
+    SandboxRun run = sandbox_run(second, cancel);
+    run.cpu_seconds += pre.cpu_seconds;
+    run.wall_seconds += pre.wall_seconds;
+    std::size_t keep = (std::size_t)spec.limits.output_kb * 1024;
+    run.err = pre.err + run.err;
+    if (run.err.size() > keep)
+        run.err.erase(0, run.err.size() - keep);
+    return run;
 }
 
 std::optional<std::string> preamble_failure(const SandboxRun &run,
@@ -176,6 +240,11 @@ std::optional<std::string> preamble_failure(const SandboxRun &run,
     int line = 0, status = 0;
     if (sscanf(run.err.c_str() + at + strlen(k_marker), "%d %d", &line, &status) != 2)
         return std::nullopt;
+    if (line == 0) // run_with_preamble: its lines ran, what they left could not be read
+        return std::string("xmem: the batch script's preamble ran, but the environment it left "
+                           "could not be read (a line that writes to or closes descriptor 3, "
+                           "or execs a program, ends the preamble's shell early); keep such "
+                           "lines below the training command");
     for (const auto &l : preamble) {
         if (l.line != line)
             continue;

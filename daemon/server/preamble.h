@@ -7,6 +7,8 @@
 
 #include "sandbox.h"
 
+#include <atomic>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,12 +26,26 @@ struct ScriptLine {
 // relative to a directory xmemd cannot know before running it.
 bool preamble_changes_directory(const std::vector<ScriptLine> &preamble);
 
-// The argv that runs the preamble and then execs argv (unchanged when there is no preamble).
-std::vector<std::string> preamble_argv(const std::vector<ScriptLine> &preamble,
-                                       const std::vector<std::string> &argv);
+// Runs spec (the estimator) after the preamble: the preamble in a sandbox of its own, its
+// stdout on its stderr, then the estimator in a fresh one with the environment and directory
+// the preamble left. The estimate's channel is never a descriptor of the preamble's shell or
+// of anything it starts (preamble.cpp says why). No preamble: spec alone. The run's err holds
+// both stderrs, cpu and wall seconds both runs.
+SandboxRun run_with_preamble(const SandboxSpec &spec, const std::vector<ScriptLine> &preamble,
+                             const std::atomic<bool> *cancel);
 
-// The bash script preamble_argv runs (for tests).
+// The bash script the preamble runs in (for tests): the lines, then on descriptor 3 the tag,
+// the directory and every exported variable, each NUL-terminated.
 std::string preamble_script(const std::vector<ScriptLine> &preamble);
+
+// What a preamble left: its directory and the estimator's environment (its exported
+// variables less loader and shell start-up code, with the GPU-hiding variables and
+// XMEM_PROFILING set again).
+struct PreambleEnv {
+    std::string cwd;
+    std::vector<std::string> env;
+};
+std::optional<PreambleEnv> preamble_env_parse(const std::string &out);
 
 // When the run ended in a failing preamble line: the user's one line, naming the line, its
 // text, what the shell said and the fix. nullopt otherwise.

@@ -6,6 +6,8 @@
 #include "test-list.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 using namespace xmem::server;
@@ -54,6 +56,38 @@ static void creates_latest_schema(void **)
                             "('requests','jobs','job_accuracy')"),
                      3);
     assert_true((bool)Ledger::open(g_path)); // reopening is a no-op
+}
+
+static unsigned mode_of(const std::string &path)
+{
+    struct stat st;
+    assert_int_equal(stat(path.c_str(), &st), 0);
+    return st.st_mode & 07777;
+}
+
+// The ledger holds every user's commands, paths and scripts: root's alone, its -wal and
+// -shm too, whatever the umask; one made by an older xmemd (0644) is made private.
+static void files_are_private(void **)
+{
+    mode_t old = umask(022);
+    {
+        auto l = Ledger::open(g_path);
+        assert_true((bool)l);
+        assert_int_equal(mode_of(g_path), 0600);
+        assert_int_equal(mode_of(g_path + "-wal"), 0600);
+        assert_int_equal(mode_of(g_path + "-shm"), 0600);
+    }
+    assert_int_equal(chmod(g_path.c_str(), 0644), 0);
+    assert_true((bool)Ledger::open(g_path));
+    assert_int_equal(mode_of(g_path), 0600);
+    // A symlink in its place is refused, not followed.
+    std::string target = g_path + "-target";
+    assert_int_equal(rename(g_path.c_str(), target.c_str()), 0);
+    assert_int_equal(symlink(target.c_str(), g_path.c_str()), 0);
+    assert_false((bool)Ledger::open(g_path));
+    unlink(g_path.c_str());
+    unlink(target.c_str());
+    umask(old);
 }
 
 static void migrates_v1_and_refuses_newer(void **)
@@ -258,9 +292,11 @@ static void bounds_refused_rows_and_user_bytes(void **)
 
 int test_group_ledger(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(creates_latest_schema), cmocka_unit_test(migrates_v1_and_refuses_newer),
-        cmocka_unit_test(migrates_v3_job_rows), cmocka_unit_test(writes_through_the_loop),
-        cmocka_unit_test(bounds_refused_rows_and_user_bytes)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(creates_latest_schema),
+                                       cmocka_unit_test(migrates_v1_and_refuses_newer),
+                                       cmocka_unit_test(migrates_v3_job_rows),
+                                       cmocka_unit_test(writes_through_the_loop),
+                                       cmocka_unit_test(bounds_refused_rows_and_user_bytes),
+                                       cmocka_unit_test(files_are_private)};
     return cmocka_run_group_tests_name("ledger", tests, setup, teardown);
 }

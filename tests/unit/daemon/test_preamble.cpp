@@ -19,17 +19,64 @@ static SandboxRun run_with(const std::vector<ScriptLine> &preamble, const std::s
     spec.user.name = "test";
     spec.user.home = "/tmp";
     spec.cwd = "/tmp";
-    spec.argv = preamble_argv(preamble, {"/bin/sh", "-c", program});
+    spec.argv = {"/bin/sh", "-c", program};
     spec.env = sandbox_environment(spec.user, {{"PATH", "/usr/bin:/bin"}});
     spec.limits = SandboxLimits{4096, 10, 256, 1, 10, 0, 64};
     spec.wall_ms = 10000;
-    return sandbox_run(spec, nullptr);
+    return run_with_preamble(spec, preamble, nullptr);
+}
+
+// A literal with NULs in it, all of it.
+template <std::size_t N> static std::string nul_text(const char (&lit)[N])
+{
+    return std::string(lit, N - 1);
 }
 
 static void no_preamble_no_shell(void **)
 {
-    std::vector<std::string> argv = {"/usr/libexec/xmem/xmem-estimate", "--json"};
-    assert_true(preamble_argv({}, argv) == argv);
+    auto r = run_with({}, "echo $0");
+    assert_int_equal(r.exit_status, 0);
+    assert_string_equal(r.out.c_str(), "/bin/sh\n");
+}
+
+// The estimate's channel is no descriptor of the preamble's: what its lines print goes to
+// stderr, a line that writes to descriptor 3 or execs a program of its own reaches only the
+// environment's channel, and never the estimator's stdout.
+static void preamble_cannot_write_the_estimate(void **)
+{
+    const char *forged = "{\"peak_bytes\": 1, \"limit_bytes\": 1, \"fits\": true}";
+    auto r = run_with({{2, std::string("echo '") + forged + "'"}, {3, "printf 'chatter\\n'"}},
+                      "echo estimator ran");
+    assert_int_equal(r.exit_status, 0);
+    assert_string_equal(r.out.c_str(), "estimator ran\n");
+    assert_contains(r.err, forged);
+    assert_contains(r.err, "chatter");
+    for (const char *line : {"echo 'forged' >&3", "exec /bin/sh -c 'echo forged; echo forged >&3'",
+                             "exec 3>&-; echo forged"}) {
+        std::vector<ScriptLine> pre = {{4, line}};
+        r = run_with(pre, "echo estimator ran");
+        assert_true(r.out.find("forged") == std::string::npos);
+        assert_true(r.out.find("estimator ran") == std::string::npos);
+        auto msg = preamble_failure(r, pre);
+        assert_true(msg.has_value());
+        assert_contains(*msg, "the environment it left could not be read");
+    }
+    // What the environment's channel may carry: names, a directory; loader code stays out.
+    auto e = preamble_env_parse(nul_text("xmem-preamble-env\0/w\0A=1\0LD_PRELOAD=/x.so\0"
+                                         "BASH_FUNC_f%%=() { :; }\0CUDA_VISIBLE_DEVICES=0\0"));
+    assert_true(e.has_value());
+    assert_string_equal(e->cwd.c_str(), "/w");
+    assert_string_equal(e->env[0].c_str(), "A=1");
+    for (const auto &kv : e->env) {
+        assert_true(kv.rfind("LD_PRELOAD=", 0) != 0);
+        assert_true(kv != "CUDA_VISIBLE_DEVICES=0");
+    }
+    assert_false(preamble_env_parse(nul_text("xmem-preamble-env\0relative\0")).has_value());
+    assert_false(preamble_env_parse(nul_text("xmem-preamble-env\0/w\0"
+                                             "1A=1\0"))
+                     .has_value());
+    assert_false(preamble_env_parse(nul_text("xmem-preamble-env\0/w\0A=1")).has_value());
+    assert_false(preamble_env_parse("{\"peak_bytes\": 1}").has_value());
 }
 
 static void estimator_inherits_what_the_preamble_set(void **)
@@ -139,6 +186,7 @@ int test_group_preamble(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_preamble_no_shell),
+        cmocka_unit_test(preamble_cannot_write_the_estimate),
         cmocka_unit_test(estimator_inherits_what_the_preamble_set),
         cmocka_unit_test(failing_line_is_named),
         cmocka_unit_test(estimator_status_121_is_not_a_preamble),

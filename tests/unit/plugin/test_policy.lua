@@ -52,6 +52,22 @@ bad, why = xmem.parse_decision("xmem-decision v1 uid=5 limit=2 evil=1 script=- g
 eq(bad, nil, "unknown key refused"); eq(why, "unknown decision field 'evil'", "unknown key message")
 bad, why = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 expires=9")
 eq(bad, nil, "unbound decision refused"); eq(why:find("incomplete decision", 1, true), 1, "unbound message")
+-- Numbers: one rule with the plugin's xmem_decimal_parse (docs/enforcement.md "Numbers"):
+-- plain decimal digits, 1 to 15 of them, at most max; what tonumber() also reads is refused.
+eq(xmem.decimal("4096", 16777216), 4096, "decimal")
+eq(xmem.decimal("0", 10), 0, "zero"); eq(xmem.decimal("007", 10), 7, "leading zeros")
+eq(xmem.decimal("999999999999999", 1e15), 999999999999999, "15 digits")
+eq(xmem.decimal("16777217", 16777216), nil, "above max")
+for _, s in ipairs({ "", "1e3", "0x400", "1000.5", "-1", "+1", " 1", "1 ", "1\n", "1M", "\239\188\145",
+  "1_000", "0X1", ".5", "1.", "inf", "nan", "9999999999999999", "1e+3", "1,000", "\t7" }) do
+  eq(xmem.decimal(s, 1e15), nil, "decimal('" .. s .. "')")
+end
+eq(xmem.decimal(nil, 10), nil, "nil"); eq(xmem.decimal(12, 100), nil, "a Lua number is no text")
+-- A decision's numbers follow it too (the payload is signed, the rule is still one).
+bad = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=1e3 gpu=A100 script=" .. S .. " dir=" .. D .. " gres=gpu:1" .. E .. " expires=9")
+eq(bad, nil, "decision limit 1e3 refused")
+bad = xmem.parse_decision("xmem-decision v1 uid=0x5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D .. " gres=gpu:1" .. E .. " expires=9")
+eq(bad, nil, "decision uid 0x5 refused")
 
 -- Shard sizing: 12288 MiB + 10% = 13517 → 4 shards of 4096.
 local r = xmem.share(policy(), nil, 12288)

@@ -74,22 +74,85 @@ static void comment_packed(void **state)
                      0);
     assert_int_equal(p.share.count, 2);
     assert_int_equal(p.limit_mb, 8);
+    /* srun outside a job: cli_filter.lua asked for the share already. */
+    assert_int_equal(xmem_comment_packed("xmem: estimate=declared limit=4096M policy=shard "
+                                         "request=gres:shard:2->shard:2",
+                                         &p),
+                     0);
+    assert_string_equal(p.original, "gres:shard:2");
+    assert_int_equal(p.limit_mb, 4096);
     /* Not packed, or not in xmem's form. */
     const char *no[] = {
         "",
         "xmem: policy=shard request=gres:gpu:2 (unchanged: version 1 rewrites ...)",
         "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1 (check only)",
         "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:2->shard:3",
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:nic:2->shard:3",
+        "xmem: estimate=7200M limit=8000M policy=shard request=shard:2->shard:3",
         "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->gpu:1",
         "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:0",
         "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:3x",
         "xmem: estimate=7200M limit=8000 policy=shard request=gres:gpu:1->shard:3",
         "xmem: estimate=7200M limit=0M policy=shard request=gres:gpu:1->shard:3",
         "xmem: estimate=7200M policy=shard request=gres:gpu:1->shard:3",
+        /* Numbers strtoull would read: one rule (xmem_decimal_parse). */
+        "xmem: estimate=7200M limit=1e3M policy=shard request=gres:gpu:1->shard:3",
+        "xmem: estimate=7200M limit=+8000M policy=shard request=gres:gpu:1->shard:3",
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:+3",
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard: 3",
+        "xmem: estimate=7200M limit=0x10M policy=shard request=gres:gpu:1->shard:3",
     };
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
         if (xmem_comment_packed(no[i], &p) != -1)
             fail_msg("accepted: %s", no[i]);
+}
+
+/* What the node holds a job to: root's record only (remote_enforce.c). */
+static void record_limit(void **state)
+{
+    struct xmem_record_limit r;
+    const char *rec = "xmem: estimate=3072M limit=4096M policy=shard required=dmem "
+                      "request=gres:gpu:1->shard:2";
+    char text[512];
+
+    assert_int_equal(xmem_record_limit(rec, 0, &r), 1);
+    assert_int_equal(r.limit_mb, 4096);
+    assert_int_equal(r.rerun, 0);
+    assert_string_equal(r.required, "dmem");
+    /* No level required: none in the record. */
+    assert_int_equal(xmem_record_limit(packed, 0, &r), 1);
+    assert_string_equal(r.required, "");
+    /* A level name too long for any level, or empty: unknown, which no level meets. */
+    assert_int_equal(xmem_record_limit("xmem: estimate=1M limit=9M policy=shard "
+                                       "required=dmem-and-then-some request=gres:gpu:1->shard:1",
+                                       0, &r),
+                     1);
+    assert_string_equal(r.required, "?");
+    assert_int_equal(xmem_enforce_meets(XMEM_ENFORCE_DMEM, r.required), 0);
+    /* Not packed: nothing to hold. */
+    assert_int_equal(xmem_record_limit("", 0, &r), 0);
+    assert_int_equal(xmem_record_limit("xmem: estimate=7200M limit=8000M policy=shard "
+                                       "request=gres:gpu:1 (check only)",
+                                       0, &r),
+                     0);
+    /* A rerun: the mark's limit, none when whole; a mark without a restart is not yet one. */
+    snprintf(text, sizeof(text),
+             "%s; xmem: requeued after CUDA OOM from=shard:2 limit=4096M "
+             "to=shard:4 limit=8192M",
+             rec);
+    assert_int_equal(xmem_record_limit(text, 1, &r), 1);
+    assert_int_equal(r.rerun, 1);
+    assert_int_equal(r.limit_mb, 8192);
+    assert_string_equal(r.required, "dmem");
+    assert_int_equal(xmem_record_limit(text, 0, &r), 1);
+    assert_int_equal(r.rerun, 0);
+    assert_int_equal(r.limit_mb, 4096);
+    snprintf(text, sizeof(text),
+             "%s; xmem: requeued after CUDA OOM from=shard:2 limit=4096M "
+             "to=shard:10 whole",
+             rec);
+    assert_int_equal(xmem_record_limit(text, 1, &r), 1);
+    assert_int_equal(r.limit_mb, 0);
 }
 
 static void node_shares(void **state)
@@ -308,6 +371,29 @@ static void job_fields(void **state)
     assert_string_equal(info.tres_per_node, "");
 }
 
+/* Root's record as squeue prints it: one line, the flag, then the AdminComment. */
+static void job_record(void **state)
+{
+    struct xmem_job_record r;
+
+    assert_int_equal(xmem_job_record_parse("1xmem: estimate=7200M limit=8000M policy=shard "
+                                           "request=gres:gpu:1->shard:3  \n",
+                                           &r),
+                     0);
+    assert_int_equal(r.batch, 1);
+    assert_string_equal(
+        r.admin_comment,
+        "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:3");
+    assert_int_equal(xmem_job_record_parse("0(null)\n", &r), 0);
+    assert_int_equal(r.batch, 0);
+    assert_string_equal(r.admin_comment, "");
+    assert_int_equal(xmem_job_record_parse("0\n", &r), 0);
+    const char *no[] = {"", "\n", "1xmem: estimate=1M", "2x\n", "x\n", "1a\n1b\n", "1a\n0b\n"};
+    for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+        if (xmem_job_record_parse(no[i], &r) != -1)
+            fail_msg("accepted: %s", no[i]);
+}
+
 int xmem_test_group_requeue(void)
 {
     const struct CMUnitTest tests[] = {
@@ -315,6 +401,7 @@ int xmem_test_group_requeue(void)
         cmocka_unit_test(comment_packed),  cmocka_unit_test(node_shares),
         cmocka_unit_test(mark_round_trip), cmocka_unit_test(decision),
         cmocka_unit_test(command_lines),   cmocka_unit_test(job_fields),
+        cmocka_unit_test(record_limit),    cmocka_unit_test(job_record),
     };
     return cmocka_run_group_tests_name("requeue", tests, NULL, NULL);
 }

@@ -53,6 +53,34 @@ static void bad_values_name_the_fix(void **state)
     }
 }
 
+/* The one number rule (docs/enforcement.md "Numbers"), which xmem_lib.lua's decimal()
+ * shares: what strtoull or tonumber would also take is refused. */
+static void decimals(void **state)
+{
+    static const char *const bad[] = {
+        "",   "1e3", "0x400", "1000.5",           "-1",    "+1",    " 1",
+        "1 ", "1\n", "1M",    "\xef\xbc\x91",     "1_000", "0X1",   ".5",
+        "1.", "inf", "nan",   "9999999999999999", "1e+3",  "1,000", "\t7",
+    };
+    uint64_t v = 0;
+
+    assert_int_equal(xmem_decimal_parse("4096", 16777216, &v), 0);
+    assert_int_equal(v, 4096);
+    assert_int_equal(xmem_decimal_parse("0", 10, &v), 0);
+    assert_int_equal(v, 0);
+    assert_int_equal(xmem_decimal_parse("007", 10, &v), 0);
+    assert_int_equal(v, 7);
+    assert_int_equal(xmem_decimal_parse("999999999999999", UINT64_MAX, &v), 0); /* 15 digits */
+    assert_int_equal(v, 999999999999999ULL);
+    assert_int_equal(xmem_decimal_parse("16777217", 16777216, &v), -1); /* above max */
+    assert_int_equal(xmem_decimal_parse(NULL, 10, &v), -1);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        v = 42;
+        if (xmem_decimal_parse(bad[i], UINT64_MAX, &v) != -1 || v != 42)
+            fail_msg("accepted: '%s'", bad[i]);
+    }
+}
+
 static void format(void **state)
 {
     char buf[32];
@@ -69,6 +97,7 @@ int xmem_test_group_value(void)
         cmocka_unit_test(bare_and_named_modes),
         cmocka_unit_test(sizes),
         cmocka_unit_test(bad_values_name_the_fix),
+        cmocka_unit_test(decimals),
         cmocka_unit_test(format),
     };
     return cmocka_run_group_tests_name("value", tests, NULL, NULL);
