@@ -106,9 +106,12 @@ def estimate(args, r):
 
 
 def fit_verdict(res, capacity):
-    """'no' when the estimate (context included) is above the capacity or the replay ran out,
-    'limit' when only the limit is, 'yes' otherwise."""
-    if not res["fits"] or res["peak_bytes"] > capacity:
+    """'oom' when the replay ran out (on the catalog's capacity; its peak is then the peak
+    before the failure), 'no' when the estimate (context included) is above the capacity the
+    run saw, 'limit' when only the limit is, 'yes' otherwise."""
+    if res["oom"] or not res["fits"]:
+        return "oom"
+    if res["peak_bytes"] > capacity:
         return "no"
     if res["limit_bytes"] > capacity:
         return "limit"
@@ -190,12 +193,13 @@ def main():
               f" {sum(d['label'] > d['stored'] for d in ok):4d}/{len(ok):<3d}")
         print(f"  median limit slack               {100 * median([(d['limit'] - d['label']) / d['label'] for d in ok]):6.1f} %  "
               f"{100 * median([(d['stored'] - d['label']) / d['label'] for d in ok]):6.1f} %")
-        print(f"  said not to fit (no / limit)     {sum(d['fit'] == 'no' for d in ok):3d} /{sum(d['fit'] == 'limit' for d in ok):2d}"
+        print(f"  said not to fit (oom+no / limit) {sum(d['fit'] in ('oom', 'no') for d in ok):3d} /{sum(d['fit'] == 'limit' for d in ok):2d}"
               f"  {sum(d['stored_fit'] == 'no' for d in ok):4d}")
     if oom:
         print(f"oom runs, n={len(oom)}: said not to fit     "
               f"{sum(d['fit'] != 'yes' for d in oom):4d}/{len(oom):<3d} {sum(d['stored_fit'] == 'no' for d in oom):4d}/{len(oom):<3d}"
-              f" (xmem: {sum(d['fit'] == 'no' for d in oom)} by the estimate, "
+              f" (xmem: {sum(d['fit'] == 'oom' for d in oom)} by the replay, "
+              f"{sum(d['fit'] == 'no' for d in oom)} by the estimate, "
               f"{sum(d['fit'] == 'limit' for d in oom)} by the limit only)")
         for d in oom:
             if d["fit"] == "yes":
