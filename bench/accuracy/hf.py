@@ -156,9 +156,9 @@ def main():
     for i, r in enumerate(runs):
         res = estimate(args, r)
         label = int(r["ground_nvml_peak_bytes"])
-        stored = int(r["xmem_est_bytes"])
+        stored = int(r["xmem_est_bytes"]) if r["xmem_est_bytes"] else None  # one oom row has none
         capacity = int(r["total_gpu_memory_bytes"])
-        stored_fit = "no" if r["xmem_oom_pred"] == "true" or stored > capacity else "yes"
+        stored_fit = "-" if stored is None else "no" if r["xmem_oom_pred"] == "true" or stored > capacity else "yes"
         kind = r["row_kind"][:3] + ("*" if r["near_capacity"] == "true" else "")
         head = f"{short_model(r)[:18]:18s} {short_gpu(r)[:8]:8s} {r['batch_size']:>3s} {kind:4s} " \
                f"{label / MIB:6.0f}"
@@ -172,10 +172,11 @@ def main():
         limit = res["limit_bytes"] - res["context_bytes"]
         fit = fit_verdict(res, capacity)
         d = dict(r=r, label=label, est=est, limit=limit, stored=stored, fit=fit, stored_fit=stored_fit, mode=res["mode"],
-                 err=(est - label) / label, stored_err=(stored - label) / label)
+                 err=(est - label) / label, stored_err=None if stored is None else (stored - label) / label)
         done.append(d)
         print(head + f" {est / MIB:6.0f} {100 * d['err']:+6.1f} {limit / MIB:6.0f} "
-              f"{'OVER' if label > limit else '':>4s} {stored / MIB:6.0f} {100 * d['stored_err']:+6.1f} "
+              f"{'OVER' if label > limit else '':>4s} " +
+              (f"{stored / MIB:6.0f} {100 * d['stored_err']:+6.1f} " if stored is not None else f"{'-':>6s} {'-':>6s} ") +
               f"{fit:>5s} {stored_fit:>6s} {res['mode']:5s} {res.get('wall_seconds', 0):5.0f}", flush=True)
     print()
     ok = [d for d in done if d["r"]["row_kind"] == "ok"]
@@ -197,7 +198,7 @@ def main():
               f"  {sum(d['stored_fit'] == 'no' for d in ok):4d}")
     if oom:
         print(f"oom runs, n={len(oom)}: said not to fit     "
-              f"{sum(d['fit'] != 'yes' for d in oom):4d}/{len(oom):<3d} {sum(d['stored_fit'] == 'no' for d in oom):4d}/{len(oom):<3d}"
+              f"{sum(d['fit'] != 'yes' for d in oom):4d}/{len(oom):<3d} {sum(d['stored_fit'] == 'no' for d in oom):4d}/{sum(d['stored'] is not None for d in oom):<3d}"
               f" (xmem: {sum(d['fit'] == 'oom' for d in oom)} by the replay, "
               f"{sum(d['fit'] == 'no' for d in oom)} by the estimate, "
               f"{sum(d['fit'] == 'limit' for d in oom)} by the limit only)")
