@@ -22,8 +22,8 @@ xmem's `peak_bytes - context_bytes`, and the limit `limit_bytes - context_bytes`
 Printed: one line per run; per model the median signed error; over the `ok` runs the median
 |error|, how many were measured above the limit and the median limit slack
 (limit - label) / label; for the `oom` runs whether xmem says "does not fit" on that GPU (the
-estimate with context, or the limit, above the capacity the run saw,
-`total_gpu_memory_bytes`; or the replay ran out). Each beside the same figures of the
+replay ran out, or the estimate with context or the limit is above the catalog's memory).
+Each beside the same figures of the
 estimate the artifact stores (`xmem_est_bytes`, the paper's tool: no limit, so its estimate
 stands for one).
 
@@ -105,15 +105,17 @@ def estimate(args, r):
     return result
 
 
-def fit_verdict(res, capacity):
-    """'oom' when the replay ran out (on the catalog's capacity; its peak is then the peak
-    before the failure), 'no' when the estimate (context included) is above the capacity the
-    run saw, 'limit' when only the limit is, 'yes' otherwise."""
+def fit_verdict(res):
+    """'oom' when the replay ran out (its figures are then the peak before the failure), 'no'
+    when the estimate (context included) is above the GPU, 'limit' when only the limit is,
+    'yes' otherwise. The GPU is the catalog's (nvidia-smi's memory.total), the total NVML's
+    used memory, and so the label, counts against; not the row's total_gpu_memory_bytes,
+    CUDA's smaller figure (docs/bench.md)."""
     if res["oom"] or not res["fits"]:
         return "oom"
-    if res["peak_bytes"] > capacity:
+    if res["peak_bytes"] > res["gpu_total_bytes"]:
         return "no"
-    if res["limit_bytes"] > capacity:
+    if res["limit_bytes"] > res["gpu_total_bytes"]:
         return "limit"
     return "yes"
 
@@ -148,7 +150,8 @@ def main():
     print(f"Hugging Face development set: {len(all_rows)} rows, {len(runs)} distinct runs measured here "
           f"(xmem fast mode, {args.python})")
     print("MiB; label = NVML used minus the bare context; xmem = peak - context; err = (est - label) / label;"
-          " stored = the artifact's xmem_est_bytes;\nfit: does xmem fit the run in the GPU's capacity (no: estimate, limit: limit only);"
+          " stored = the artifact's xmem_est_bytes;\nfit: does xmem fit the run on the GPU (oom: the replay ran out, its figures cut short;"
+          " no: estimate above the GPU; limit: only the limit above);"
           " kind *: near_capacity, the label may be censored")
     print(f"{'model':18s} {'gpu':8s} {'bs':>3s} {'kind':4s} {'label':>6s} {'xmem':>6s} {'err %':>6s} "
           f"{'limit':>6s} {'over':>4s} {'stored':>6s} {'err %':>6s} {'fit':>5s} {'st.fit':>6s} {'mode':5s} {'s':>5s}")
@@ -157,8 +160,7 @@ def main():
         res = estimate(args, r)
         label = int(r["ground_nvml_peak_bytes"])
         stored = int(r["xmem_est_bytes"]) if r["xmem_est_bytes"] else None  # one oom row has none
-        capacity = int(r["total_gpu_memory_bytes"])
-        stored_fit = "-" if stored is None else "no" if r["xmem_oom_pred"] == "true" or stored > capacity else "yes"
+        stored_fit = "-" if stored is None else "no" if r["xmem_oom_pred"] == "true" else "yes"
         kind = r["row_kind"][:3] + ("*" if r["near_capacity"] == "true" else "")
         head = f"{short_model(r)[:18]:18s} {short_gpu(r)[:8]:8s} {r['batch_size']:>3s} {kind:4s} " \
                f"{label / MIB:6.0f}"
@@ -170,7 +172,7 @@ def main():
                   file=sys.stderr)
         est = res["peak_bytes"] - res["context_bytes"]
         limit = res["limit_bytes"] - res["context_bytes"]
-        fit = fit_verdict(res, capacity)
+        fit = fit_verdict(res)
         d = dict(r=r, label=label, est=est, limit=limit, stored=stored, fit=fit, stored_fit=stored_fit, mode=res["mode"],
                  err=(est - label) / label, stored_err=None if stored is None else (stored - label) / label)
         done.append(d)
@@ -194,8 +196,9 @@ def main():
               f" {sum(d['label'] > d['stored'] for d in ok):4d}/{len(ok):<3d}")
         print(f"  median limit slack               {100 * median([(d['limit'] - d['label']) / d['label'] for d in ok]):6.1f} %  "
               f"{100 * median([(d['stored'] - d['label']) / d['label'] for d in ok]):6.1f} %")
-        print(f"  said not to fit (oom+no / limit) {sum(d['fit'] in ('oom', 'no') for d in ok):3d} /{sum(d['fit'] == 'limit' for d in ok):2d}"
-              f"  {sum(d['stored_fit'] == 'no' for d in ok):4d}")
+        print(f"  said not to fit                  {sum(d['fit'] != 'yes' for d in ok):4d}/{len(ok):<3d}"
+              f" {sum(d['stored_fit'] == 'no' for d in ok):4d}/{len(ok):<3d} (xmem: {sum(d['fit'] == 'oom' for d in ok)} by the "
+              f"replay, {sum(d['fit'] == 'no' for d in ok)} by the estimate, {sum(d['fit'] == 'limit' for d in ok)} by the limit only)")
     if oom:
         print(f"oom runs, n={len(oom)}: said not to fit     "
               f"{sum(d['fit'] != 'yes' for d in oom):4d}/{len(oom):<3d} {sum(d['stored_fit'] == 'no' for d in oom):4d}/{sum(d['stored'] is not None for d in oom):<3d}"
