@@ -192,6 +192,9 @@ def main():
         print(f"ok runs, n={len(ok)}:                     xmem        stored")
         print(f"  median |error|                   {100 * median([abs(d['err']) for d in ok]):6.1f} %  "
               f"{100 * median([abs(d['stored_err']) for d in ok]):6.1f} %")
+        whole = [d for d in ok if d["fit"] != "oom"]
+        print(f"  median |error|, replay finished  {100 * median([abs(d['err']) for d in whole]):6.1f} %  "
+              f"{100 * median([abs(d['stored_err']) for d in whole]):6.1f} %   (n={len(whole)})")
         print(f"  measured above limit (estimate)  {sum(d['label'] > d['limit'] for d in ok):4d}/{len(ok):<3d}"
               f" {sum(d['label'] > d['stored'] for d in ok):4d}/{len(ok):<3d}")
         print(f"  median limit slack               {100 * median([(d['limit'] - d['label']) / d['label'] for d in ok]):6.1f} %  "
