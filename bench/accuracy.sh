@@ -23,14 +23,14 @@
 # Then the Hugging Face development set (bench/accuracy/hf.py; ../shared/groundtruth/
 # xmem-artifact): 67 distinct runs on RTX 3060 / 4060, each profiled in fast mode with the
 # runs' own torch 2.6.0 + transformers 4.51.3 from $XMEM_VENV_HF26 (make bench-accuracy
-# installs tests/venv/hf26.lock there; XMEM_ACCURACY_HF_PYTHON names another interpreter), 30-50 s per run
-# on the loaded two-core machine. Results are kept in $XMEM_ACCURACY_HF_OUT (default
-# /tmp/xmem-accuracy-hf). XMEM_ACCURACY_HF=0 skips it, XMEM_ACCURACY_HF_LIMIT=N runs the first
-# N runs of each model (1: eight runs, one per model), XMEM_ACCURACY_HF_MODELS=opt-125m,T5-small
-# picks models.
+# installs tests/venv/hf26.lock there; XMEM_ACCURACY_HF_PYTHON names another interpreter):
+# 389 s for all 67 at load 6-9 on the two-core machine (2026-12-04), 4-13 s per run.
+# Results are kept in $XMEM_ACCURACY_HF_OUT (default /tmp/xmem-accuracy-hf).
+# XMEM_ACCURACY_HF=0 skips it, XMEM_ACCURACY_HF_LIMIT=N runs the first N runs of each model
+# (1: eight runs, one per model), XMEM_ACCURACY_HF_MODELS=opt-125m,T5-small picks models.
 # --quick: the first 40 records and resnet + mobilenet of the real-model set, in fast mode
 # (about 2 minutes; docs/bench.md has the measured times), and one run per Hugging Face model
-# (about 5 minutes more). --hf-only: the Hugging Face set alone.
+# (8 runs, 57 s at load 6). --hf-only: the Hugging Face set alone.
 set -euo pipefail
 quick=0 gpumemnet=1
 for a in "$@"; do
