@@ -23,9 +23,8 @@ Printed: one line per run; per model the median signed error; over the `ok` runs
 |error|, how many were measured above the limit and the median limit slack
 (limit - label) / label; for the `oom` runs whether xmem says "does not fit" on that GPU (the
 replay ran out, or the estimate with context or the limit is above the catalog's memory).
-Each beside the same figures of the
-estimate the artifact stores (`xmem_est_bytes`, the paper's tool: no limit, so its estimate
-stands for one).
+Each beside the same figures of the estimate the artifact stores (`xmem_est_bytes`, the
+paper's tool: no limit, so its estimate stands for one).
 
 Results are kept under --out (one JSON and trace per run): a rerun only redoes what is
 missing, and re-analyses a kept trace when only its JSON was removed.
