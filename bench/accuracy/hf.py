@@ -148,11 +148,12 @@ def main():
         runs = kept
     print(f"Hugging Face development set: {len(all_rows)} rows, {len(runs)} distinct runs measured here "
           f"(xmem fast mode, {args.python})")
-    print("MiB; label = NVML used minus the bare context; xmem = peak - context; err = (est - label) / label;"
+    print("MiB; label = NVML used minus the bare context; xmem = peak - context; alloc = xmem's allocated peak"
+          " (xmem - alloc: its simulated cache and memory outside the allocator);\nerr = (xmem - label) / label;"
           " stored = the artifact's xmem_est_bytes;\nfit: does xmem fit the run on the GPU (oom: the replay ran out, its figures cut short;"
           " no: estimate above the GPU; limit: only the limit above);"
           " kind *: near_capacity, the label may be censored")
-    print(f"{'model':18s} {'gpu':8s} {'bs':>3s} {'kind':4s} {'label':>6s} {'xmem':>6s} {'err %':>6s} "
+    print(f"{'model':18s} {'gpu':8s} {'bs':>3s} {'kind':4s} {'label':>6s} {'xmem':>6s} {'alloc':>6s} {'err %':>6s} "
           f"{'limit':>6s} {'over':>4s} {'stored':>6s} {'err %':>6s} {'fit':>5s} {'st.fit':>6s} {'mode':5s} {'s':>5s}")
     done = []
     for i, r in enumerate(runs):
@@ -175,7 +176,7 @@ def main():
         d = dict(r=r, label=label, est=est, limit=limit, stored=stored, fit=fit, stored_fit=stored_fit, mode=res["mode"],
                  err=(est - label) / label, stored_err=None if stored is None else (stored - label) / label)
         done.append(d)
-        print(head + f" {est / MIB:6.0f} {100 * d['err']:+6.1f} {limit / MIB:6.0f} "
+        print(head + f" {est / MIB:6.0f} {res['allocated_peak_bytes'] / MIB:6.0f} {100 * d['err']:+6.1f} {limit / MIB:6.0f} "
               f"{'OVER' if label > limit else '':>4s} " +
               (f"{stored / MIB:6.0f} {100 * d['stored_err']:+6.1f} " if stored is not None else f"{'-':>6s} {'-':>6s} ") +
               f"{fit:>5s} {stored_fit:>6s} {res['mode']:5s} {res.get('wall_seconds', 0):5.0f}", flush=True)
