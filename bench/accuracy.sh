@@ -24,7 +24,8 @@
 # xmem-artifact): 67 distinct runs on RTX 3060 / 4060, each profiled in fast mode with the
 # runs' own torch 2.6.0 + transformers 4.51.3 from $XMEM_VENV_HF26 (make bench-accuracy
 # installs tests/venv/hf26.lock there; XMEM_ACCURACY_HF_PYTHON names another interpreter):
-# 389 s for all 67 at load 6-9 on the two-core machine (2026-12-04), 4-13 s per run.
+# 291 s for all 67 at load 2.5-6 on the two-core machine (2026-12-04; 389 s at load 6-9),
+# 4-13 s per run.
 # Results are kept in $XMEM_ACCURACY_HF_OUT (default /tmp/xmem-accuracy-hf).
 # XMEM_ACCURACY_HF=0 skips it, XMEM_ACCURACY_HF_LIMIT=N runs the first N runs of each model
 # (1: eight runs, one per model), XMEM_ACCURACY_HF_MODELS=opt-125m,T5-small picks models.
