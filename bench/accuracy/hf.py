@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`make bench-accuracy`, Hugging Face part: xmem against training runs measured on RTX 3060
-12 GB and RTX 4060 8 GB (the xMem artifact's development set, ../shared/groundtruth/
-xmem-artifact beside the repository; its README says how the runs and the label were made).
+12 GB and RTX 4060 8 GB (a development set from the xMem paper's artifact,
+../shared/groundtruth/xmem-artifact beside the repository; docs/bench.md says how the runs
+and the label were made).
 
     hf.py --build BUILD --python VENV_PYTHON [--groundtruth DIR] [--out DIR] [--limit N] [--models a,b]
 
