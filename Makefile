@@ -29,6 +29,9 @@ DEB_PACKAGES := build-essential cmake pkg-config \
 # The project's own Python environment for tests and benches: PyTorch 2.x from PyPI and the
 # Hugging Face stack, pinned in tests/venv/requirements.lock. Debian's torch 1.13 stays too.
 VENV       ?= $(CURDIR)/.venv
+# torch 2.6.0 + transformers 4.51.3 (tests/venv/hf26.lock), the Hugging Face accuracy set's own
+# environment: installed by bench-accuracy only, never by deps or test.
+VENV_HF26  ?= $(CURDIR)/.venv-hf26
 
 .PHONY: all deps configure test test-unit test-integration bench bench-sim bench-estimate \
 	bench-accuracy bench-daemon install uninstall clean demo format format-check
@@ -77,7 +80,8 @@ bench-estimate: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/targets.sh
 
 bench-accuracy: deps all
-	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/accuracy.sh
+	@tests/venv/install.sh $(VENV_HF26) tests/venv/hf26.lock
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) XMEM_VENV_HF26=$(VENV_HF26) bench/accuracy.sh
 
 bench-daemon: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/daemon.sh

@@ -20,18 +20,29 @@
 # PyTorch's MemTracker under FakeTensorMode and accelerate's estimate-memory figure, each with
 # its error, next to today's torch 1.13 capture, in one table. In fast mode they add about
 # 20 s per real-model run (2026-12-03: the whole bench at batch 32/64/128, 18 runs, 656 s).
+# Then the Hugging Face development set (bench/accuracy/hf.py; ../shared/groundtruth/
+# xmem-artifact): 67 distinct runs on RTX 3060 / 4060, each profiled in fast mode with the
+# runs' own torch 2.6.0 + transformers 4.51.3 from $XMEM_VENV_HF26 (make bench-accuracy
+# installs tests/venv/hf26.lock there; XMEM_ACCURACY_HF_PYTHON names another interpreter):
+# 291 s for all 67 at load 2.5-6 on the two-core machine (2026-12-04; 389 s at load 6-9),
+# 4-13 s per run.
+# Results are kept in $XMEM_ACCURACY_HF_OUT (default /tmp/xmem-accuracy-hf).
+# XMEM_ACCURACY_HF=0 skips it, XMEM_ACCURACY_HF_LIMIT=N runs the first N runs of each model
+# (1: eight runs, one per model), XMEM_ACCURACY_HF_MODELS=opt-125m,T5-small picks models.
 # --quick: the first 40 records and resnet + mobilenet of the real-model set, in fast mode
-# (about 2 minutes; docs/bench.md has the measured times).
+# (about 2 minutes; docs/bench.md has the measured times), and one run per Hugging Face model
+# (8 runs, 57 s at load 6). --hf-only: the Hugging Face set alone.
 set -euo pipefail
-quick=0
+quick=0 gpumemnet=1
 for a in "$@"; do
     case $a in
     --quick) quick=1 ;;
-    *) echo "xmem: bench-accuracy: unknown option $a (use --quick)" >&2; exit 2 ;;
+    --hf-only) gpumemnet=0 ;;
+    *) echo "xmem: bench-accuracy: unknown option $a (use --quick or --hf-only)" >&2; exit 2 ;;
     esac
 done
 if [ $quick = 1 ]; then
-    : "${XMEM_ACCURACY_LIMIT:=40}" "${XMEM_ACCURACY_REAL_MODE:=fast}"
+    : "${XMEM_ACCURACY_LIMIT:=40}" "${XMEM_ACCURACY_REAL_MODE:=fast}" "${XMEM_ACCURACY_HF_LIMIT:=1}"
     export XMEM_ACCURACY_REAL_MODELS=${XMEM_ACCURACY_REAL_MODELS:-resnet,mobilenet}
 fi
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,7 +52,7 @@ if [ ! -x "$build/bin/xmem-estimate" ] || [ ! -x "$build/bin/xmem-profile" ]; th
     echo "xmem: bench-accuracy: $build/bin/xmem-estimate or xmem-profile missing; run make first" >&2
     exit 1
 fi
-if [ ! -d "$gt" ]; then
+if [ $gpumemnet = 1 ] && [ ! -d "$gt" ]; then
     echo "xmem: bench-accuracy: ground truth $gt not found; set XMEM_GROUNDTRUTH" >&2
     exit 1
 fi
@@ -52,7 +63,26 @@ args=(--build "$build" --groundtruth "$gt" --out "${XMEM_ACCURACY_OUT:-/tmp/xmem
 torch2=${XMEM_ACCURACY_TORCH2-${XMEM_VENV:+$XMEM_VENV/bin/python}}
 if [ -n "$torch2" ] && [ -x "$torch2" ]; then
     args+=(--torch2-python "$torch2")
-else
+elif [ $gpumemnet = 1 ]; then
     echo "xmem: bench-accuracy: no torch 2.x interpreter (set XMEM_VENV or XMEM_ACCURACY_TORCH2); torch 2.x column and peers skipped" >&2
 fi
-exec /usr/bin/python3 "$here/accuracy/run.py" "${args[@]}"
+status=0
+[ $gpumemnet = 1 ] && { /usr/bin/python3 "$here/accuracy/run.py" "${args[@]}" || status=$?; }
+[ "${XMEM_ACCURACY_HF:-1}" = 1 ] || exit $status
+# /usr/bin/python3, as for run.py: a Python whose `select` is not built in would import
+# bench/accuracy/select.py in its place.
+hf_gt=${XMEM_GROUNDTRUTH_HF:-$here/../../shared/groundtruth/xmem-artifact}
+hf_python=${XMEM_ACCURACY_HF_PYTHON:-${XMEM_VENV_HF26:+$XMEM_VENV_HF26/bin/python}}
+if [ ! -d "$hf_gt" ]; then
+    echo "xmem: bench-accuracy: Hugging Face set $hf_gt not found (XMEM_GROUNDTRUTH_HF); skipped" >&2
+    exit 1
+elif [ -z "$hf_python" ] || [ ! -x "$hf_python" ]; then
+    echo "xmem: bench-accuracy: no torch 2.6.0 + transformers 4.51.3 interpreter (make bench-accuracy installs" \
+        "one; or set XMEM_VENV_HF26 / XMEM_ACCURACY_HF_PYTHON); Hugging Face set skipped" >&2
+    exit 1
+fi
+[ $gpumemnet = 1 ] && echo
+/usr/bin/python3 "$here/accuracy/hf.py" --build "$build" --groundtruth "$hf_gt" --python "$hf_python" \
+    --out "${XMEM_ACCURACY_HF_OUT:-/tmp/xmem-accuracy-hf}" --limit "${XMEM_ACCURACY_HF_LIMIT:-0}" \
+    --models "${XMEM_ACCURACY_HF_MODELS:-}" || status=$?
+exit $status

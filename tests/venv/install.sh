@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the project's Python environment (requirements.lock) into VENV, from a wheel cache
 # outside the tree, so that a second run, a clean clone and CI download nothing.
-#   tests/venv/install.sh VENV
+#   tests/venv/install.sh VENV [LOCK]
+# LOCK defaults to requirements.lock; make bench-accuracy also installs hf26.lock (the
+# Hugging Face accuracy set's torch 2.6.0 + transformers 4.51.3) into its own venv.
 # Quiet when VENV already matches the lock. XMEM_WHEEL_CACHE overrides the cache folder.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-venv=${1:?usage: tests/venv/install.sh VENV}
-lock=$here/requirements.lock
+venv=${1:?usage: tests/venv/install.sh VENV [LOCK]}
+lock=${2:-$here/requirements.lock}
 cache=${XMEM_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/xmem/wheels}
 stamp=$venv/.xmem-lock
 want=$(sha256sum <"$lock" | cut -d' ' -f1)
