@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pwd.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
@@ -96,12 +97,42 @@ FsIdentity::FsIdentity(const UserIdentity &u)
     setfsuid(u.uid);
     // setfsuid reports the previous value, so read back to confirm the switch took.
     m_ok = (uid_t)setfsuid((uid_t)-1) == u.uid && (gid_t)setfsgid((gid_t)-1) == u.gid;
+    m_ok = m_ok && drop_effective_caps();
+}
+
+// capget/capset on this thread alone (pid 0): capabilities are per thread, like fsuid.
+bool FsIdentity::drop_effective_caps()
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &hdr, data) != 0)
+        return false;
+    for (int i = 0; i < 2; ++i)
+        m_old_caps.effective[i] = data[i].effective, m_old_caps.permitted[i] = data[i].permitted,
+        m_old_caps.inheritable[i] = data[i].inheritable, data[i].effective = 0;
+    m_caps_dropped = syscall(SYS_capset, &hdr, data) == 0;
+    return m_caps_dropped;
+}
+
+bool FsIdentity::restore_caps()
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    for (int i = 0; i < 2; ++i)
+        data[i].effective = m_old_caps.effective[i], data[i].permitted = m_old_caps.permitted[i],
+        data[i].inheritable = m_old_caps.inheritable[i];
+    return syscall(SYS_capset, &hdr, data) == 0;
 }
 
 FsIdentity::~FsIdentity()
 {
     if (!m_switched)
         return;
+    // Capabilities first: setgroups needs CAP_SETGID.
+    if (m_caps_dropped && !restore_caps()) {
+        log_error("cannot restore the daemon's capabilities: %s; aborting", strerror(errno));
+        abort();
+    }
     setfsuid(m_old_fsuid);
     setfsgid(m_old_fsgid);
     if (syscall(SYS_setgroups, m_old_groups.size(), m_old_groups.data()) != 0 ||

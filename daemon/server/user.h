@@ -31,8 +31,10 @@ Result<UserIdentity> user_lookup(uid_t uid);
 Result<UserIdentity> user_lookup_cached(uid_t uid);
 
 // While alive, this thread's fsuid/fsgid/groups are the user's (raw syscalls: the kernel keeps
-// credentials per thread, and glibc's setgroups() would change every thread of the daemon).
-// A daemon not running as root keeps its own identity (it can only serve itself).
+// credentials per thread, and glibc's setgroups() would change every thread of the daemon),
+// and it has no effective capability at all: a new fsuid clears only the file ones, and
+// CAP_SYS_PTRACE kept let a request's path /proc/<another user's pid>/cwd/... through (issue
+// 26, M1). A daemon not running as root keeps its own identity (it can only serve itself).
 class FsIdentity
 {
   public:
@@ -43,11 +45,17 @@ class FsIdentity
     bool ok() const { return m_ok; }
 
   private:
+    bool drop_effective_caps();
+    bool restore_caps();
     bool m_switched = false;
     bool m_ok = false;
     uid_t m_old_fsuid = 0;
     gid_t m_old_fsgid = 0;
     std::vector<gid_t> m_old_groups;
+    bool m_caps_dropped = false;
+    struct Caps {
+        uint32_t effective[2], permitted[2], inheritable[2];
+    } m_old_caps{};
 };
 
 } // namespace xmem::server

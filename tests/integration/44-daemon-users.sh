@@ -50,6 +50,24 @@ runuser -u xmemt2 -- env RAW_CWD="$T/home1" python3 "$T/bin/rawclient.py" "$SOCK
 expect_eq "$(cat "$T/g")" script_unreadable "xmemt2 claiming uid 0 is still xmemt2"
 expect_eq "$(sql "SELECT uid FROM requests ORDER BY id DESC LIMIT 1")" "$u2" "ledger uid from the kernel"
 
+log "issue 26 M1: no path through another user's /proc/PID/cwd"
+# A readable project directory inside xmemt1's private one: the magic link skips the 0700
+# parent, which a path walk as xmemt2 cannot pass.
+mkdir -m 0700 "$T/victim" && mkdir -m 0755 "$T/victim/project"
+printf '#!/bin/bash\npython3 train.py --token=VICTIMSECRET\n' >"$T/victim/project/job.sbatch"
+echo 'print(1)' >"$T/victim/project/train.py" && chown -R xmemt1 "$T/victim"
+runuser -u xmemt1 -- sh -c "cd '$T/victim/project' && exec sleep 60" &
+for _ in $(seq 50); do vpid=$(pgrep -u xmemt1 -x sleep -n); [ -n "$vpid" ] && [ "$(readlink "/proc/$vpid/cwd")" = "$T/victim/project" ] && break; sleep 0.1; done
+[ -n "$vpid" ] || fail "the victim's process did not start"
+for cwd in "$T/w2" "/proc/$vpid/cwd"; do
+    mkdir -p "$T/w2" && chmod 0777 "$T/w2"
+    runuser -u xmemt2 -- env RAW_CWD="$cwd" RAW_SCRIPT="/proc/$vpid/cwd/job.sbatch" \
+        python3 "$T/bin/rawclient.py" "$SOCK" foreign-script >"$T/m1"
+    grep -q '"outcome_name": "\(script_unreadable\|cwd_unusable\)"' "$T/m1" || fail "M1 through $cwd: $(cat "$T/m1")"
+    grep -q VICTIMSECRET "$T/m1" && fail "the reply quoted the victim's script: $(cat "$T/m1")"
+done
+kill "$vpid" 2>/dev/null
+
 log "job_end only from the node (root)"
 id1=$(kv "$T/a" id)
 runuser -u xmemt2 -- "$L" job-end "$SOCK" "$id1" 1 0 5 0 >"$T/h" && fail "xmemt2 reported xmemt1's job"

@@ -20,7 +20,7 @@ def connect(path):
     return s
 
 
-def reply(s):
+def reply(s, whole=False):
     data = b""
     try:
         while len(data) < 16:
@@ -35,7 +35,8 @@ def reply(s):
             if not chunk:
                 return "truncated-reply"
             body += chunk
-        return json.loads(body)["outcome_name"]
+        answer = json.loads(body)
+        return json.dumps(answer) if whole else answer["outcome_name"]
     except (ConnectionResetError, socket.timeout):
         return "noreply"
 
@@ -59,6 +60,14 @@ def main():
     elif case == "bad-fields":
         body = json.dumps({"argv": "python3 t.py", "cwd": "/tmp"}).encode()
         s.sendall(header(ESTIMATE, len(body)) + body)
+    elif case == "foreign-script":
+        # A script path through another user's /proc/PID/cwd (issue 26, M1): prints the
+        # whole reply, whose message must not quote the file.
+        body = json.dumps({"argv": ["python3", "train.py"], "cwd": os.environ["RAW_CWD"],
+                           "script": os.environ["RAW_SCRIPT"]}).encode()
+        s.sendall(header(ESTIMATE, len(body)) + body)
+        print(reply(s, whole=True))
+        return
     elif case == "job-end-huge-id":
         # A job id past Slurm's 32 bits (2^64-1): the C client cannot send one, a raw one can.
         body = json.dumps({"request_id": int(os.environ["RAW_REQUEST"]), "job_id": 2**64 - 1,
