@@ -1,0 +1,57 @@
+"""`F.dropout` / `nn.Dropout` in training on a GPU, for both captures.
+
+ATen's `dropout` (aten/src/ATen/native/Dropout.cpp) takes the fused kernel when
+`train && is_fused_kernel_acceptable(input, p)`: the input is a CUDA tensor, 0 < p < 1 and
+it has elements. It then returns `std::get<0>(at::native_dropout(input, p, train))`, whose
+CUDA kernel (native_dropout_cuda -> dropout_cuda<bool> in aten/src/ATen/native/cuda/
+Dropout.cu) allocates `mask = at::empty_like(self, bool)` and then `ret = at::empty_like(self)`;
+autograd keeps the 1-byte mask for backward (`result1` in tools/autograd/derivatives.yaml),
+and backward is native_dropout_backward, whose CUDA kernel (dropout_backward_cuda) allocates
+one output, `at::empty_like(grad, grad.suggest_memory_format())`.
+
+Everywhere else -- a CPU or meta tensor, p of 0 or 1, eval -- `dropout` takes
+`_dropout_impl`: noise = empty_like(input) in the input's dtype, bernoulli_, div_, then
+input * noise, the noise kept for backward. That is what both captures would record for a
+device tensor without this rule (and the CPU's bernoulli_ adds a full-size int32 scratch in
+the exact capture). In-place dropout (`dropout_`), feature dropout (dropout1d/2d/3d) and
+alpha dropout take `_dropout_impl` on a GPU too, so they are left as they are.
+
+`takes_native_dropout` is the one decision; `native_dropout_buffers` and
+`native_dropout_backward_buffer` allocate what the CUDA kernels allocate, in their order, on
+whatever device the caller's capture is allocating for. Both captures call them.
+"""
+import torch
+
+
+def takes_native_dropout(p, train, numel):
+    """Whether a GPU's `dropout(input, p, train)` runs native_dropout (for a CUDA input)."""
+    return bool(train) and 0.0 < p < 1.0 and numel > 0
+
+
+def scale(p):
+    """The factor kept elements are multiplied by: 1 / (1 - p), as native_dropout's."""
+    return 1.0 / (1.0 - p)
+
+
+def native_dropout_buffers(input):
+    """(output, mask) as native_dropout_cuda allocates them: the bool mask first, then the
+    output, both empty_like the input (its strides kept)."""
+    mask = torch.empty_like(input, dtype=torch.bool)
+    output = torch.empty_like(input)
+    return output, mask
+
+
+def native_dropout_backward_buffer(grad):
+    """The one tensor native_dropout_backward's CUDA kernel allocates: grad's size in the
+    memory format grad suggests."""
+    return torch.empty_like(grad, memory_format=_suggested_memory_format(grad))
+
+
+def _suggested_memory_format(t):
+    """Tensor::suggest_memory_format, which Python does not expose: channels-last where the
+    strides are channels-last and not also contiguous (c10 asks whether the strides are
+    "like" channels-last, which these cases agree with), else contiguous."""
+    last = {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.dim())
+    if last is not None and t.is_contiguous(memory_format=last) and not t.is_contiguous():
+        return last
+    return torch.contiguous_format
