@@ -22,6 +22,7 @@ import torch
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import formulas
 from .attention import HOST_OUTPUTS
 from .scratch import SCRATCH
 from .shape_kernels import KERNELS
@@ -102,6 +103,7 @@ class StorageTracker(TorchDispatchMode):
                                 "of a GPU tensor)")
         if self.accumulation is not None:
             func = self.accumulation.in_place(func, args, kwargs)
+        func = formulas.in_place(func)  # the plain branch of formulas that fill fresh zeros
         scratch = self._scratch(func, dev, args, kwargs)
         kernel = KERNELS.get(func)
         try:
