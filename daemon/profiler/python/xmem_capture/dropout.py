@@ -68,7 +68,17 @@ def _handler(mode, func, args, kwargs):
     return mode.run_on(devices.GPU, _NativeDropout.apply, (mode, input, float(p)), {})
 
 
+def _without_mode(original, args, kwargs):
+    mode = devices.mode_for_thread()
+    if mode is None:
+        return original(*args, **kwargs)
+    return _handler(mode, original, args, kwargs)
+
+
 def install():
-    """Routes F.dropout and torch.dropout (what nn.Dropout calls) through the handler."""
+    """Routes F.dropout and torch.dropout (what nn.Dropout calls) through the handler, also
+    where the device mode is off (checkpointing's recompute in backward)."""
+    from xmem_gpu import dropout
     for function in _FUNCTIONS:
         devices.register_special(function, _handler)
+    dropout.rebind_functional(torch.nn.functional, _without_mode)

@@ -55,3 +55,23 @@ def _suggested_memory_format(t):
     if last is not None and t.is_contiguous(memory_format=last) and not t.is_contiguous():
         return last
     return torch.contiguous_format
+
+
+def rebind_functional(functional, without_mode):
+    """Rebinds `functional.dropout` (torch.nn.functional, what nn.Dropout and HF models call
+    at call time) so that the rule holds where no torch function mode is active: the
+    recompute of non-reentrant checkpointing runs inside backward, which `Tensor.backward`'s
+    own torch-function dispatch started with the capture's mode off. There the call goes to
+    WITHOUT_MODE(original, args, kwargs); where a mode is active it reaches the mode as the
+    original F.dropout, as before. Returns the original."""
+    original = functional.dropout
+
+    def dropout(input, p=0.5, training=True, inplace=False):
+        kwargs = {"p": p, "training": training, "inplace": inplace}
+        if torch._C._has_torch_function_unary(input):
+            return torch.overrides.handle_torch_function(original, (input,), input, **kwargs)
+        return without_mode(original, (input,), kwargs)
+
+    dropout.__name__, dropout.__doc__ = original.__name__, original.__doc__
+    functional.dropout = dropout
+    return original

@@ -266,7 +266,8 @@ def rebind_functional(mode):
     """torch's own Python code (F.multi_head_attention_forward) calls
     scaled_dot_product_attention, linear and softmax by their torch.nn.functional names where
     no torch function mode is active: the names themselves are rebound, so every caller that
-    looks them up at call time meets the SDPA chooser and CUDA autocast's casts."""
+    looks them up at call time meets the SDPA chooser and CUDA autocast's casts. Dropout's
+    name too: checkpointing's recompute runs in backward, with no torch function mode."""
     if _SDPA is None:
         return
 
@@ -278,6 +279,9 @@ def rebind_functional(mode):
         return _scaled_dot_product_attention(mode, args, kwargs)
 
     torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
+    from xmem_gpu import dropout
+    dropout.rebind_functional(torch.nn.functional,
+                              lambda original, args, kwargs: _SPECIAL[original](mode, args, kwargs))
     for name in _CALLED_INSIDE_TORCH:
         original = getattr(torch.nn.functional, name)
         setattr(torch.nn.functional, name, _autocasting(mode, original))
