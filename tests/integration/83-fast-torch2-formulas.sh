@@ -7,6 +7,47 @@
 # (49,702,536 against 45,602,440 bytes).
 source "$(dirname "$0")/90-fast-torch2-common.bash"
 PROFILE=$XMEM_BUILD/bin/xmem-profile
+# Every formula formulas.py names, on this torch: under a dispatch mode that applies it, the
+# backward runs no out-of-place twin (a wrong node name would leave one).
+"$VPY" - "$XMEM_SRC/daemon/profiler" <<'PY' || exit 1
+import sys
+sys.path[:0] = [sys.argv[1] + "/python", sys.argv[1] + "/fast/python"]
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from xmem_fast import formulas
+from xmem_fast.shape_kernels import KERNELS  # masked_select's, as the tracker runs it
+
+class Apply(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in formulas._TWINS and formulas.in_place(func) is func:
+            self.left.append(str(func))
+        func = formulas.in_place(func)
+        return KERNELS.get(func, func)(*args, **(kwargs or {}))
+
+idx = torch.zeros(4, 8, dtype=torch.long, device="meta")
+rows = torch.zeros(2, dtype=torch.long, device="meta")
+cases = {
+    "gather": lambda a: a.gather(1, idx), "take_along_dim": lambda a: a.take_along_dim(idx, 1),
+    "cummax": lambda a: a.cummax(1).values, "cummin": lambda a: a.cummin(1).values,
+    "max": lambda a: a.max(1).values, "min": lambda a: a.min(1).values,
+    "kthvalue": lambda a: a.kthvalue(2, 1).values, "median": lambda a: a.median(1).values,
+    "nanmedian": lambda a: a.nanmedian(1).values, "mode": lambda a: a.mode(1).values,
+    "topk": lambda a: a.topk(3, 1).values, "sort": lambda a: a.sort(1).values,
+    "index": lambda a: a[rows], "index_select": lambda a: a.index_select(0, rows),
+    "masked_select": lambda a: a.masked_select(torch.ones(4, 8, dtype=torch.bool, device="meta")),
+}
+bad = []
+for name, f in cases.items():
+    mode = Apply()
+    mode.left = []
+    with mode:
+        f(torch.empty(4, 8, device="meta", requires_grad=True)).sum().backward()
+    if mode.left:
+        bad.append(f"{name}: {mode.left}")
+print("FAILED: out of place still: " + "; ".join(bad) if bad else
+      f"ok: {len(cases)} formulas fill their zeros in place")
+sys.exit(1 if bad else 0)
+PY
 script=$TMP/formulas.py
 cat >"$script" <<'PY'
 import sys
