@@ -8,7 +8,8 @@
 # nn.Dropout inside non-reentrant checkpointing, whose recompute runs in backward where the
 # captures' torch function modes are off, a third mask a step: the recompute's (the
 # rebound F.dropout; without it the recompute kept a float mask and checkpointing failed
-# on the saved tensors' metadata, as on test 96's Llama LoRA).
+# on the saved tensors' metadata, as on test 96's Llama LoRA). Each mask is allocated just
+# before its output, as the CUDA kernel allocates them.
 source "$(dirname "$0")/90-fast-torch2-common.bash"
 PROFILE=$XMEM_BUILD/bin/xmem-profile
 script=$TMP/dropout.py
@@ -57,12 +58,15 @@ bad = False
 peaks = {}
 for mode in ("exact", "fast"):
     masks, live, now, peak = {}, {}, 0, 0
-    step = 0
+    step, previous, order = 0, (0, None), []
     for _, kind, parts in xmem_trace.records(f"{tmp}/{mode}-{variant}.trace"):
         if kind == "I":
             step = int(parts[0])
         elif kind == "A" and parts[2] == "g":
             size = int(parts[1])
+            if previous[0] == NUMEL:  # what follows a mask: the same call's output
+                order.append(size in (2 * NUMEL, 4 * NUMEL) and parts[4] == previous[1])
+            previous = (size, parts[4])
             live[parts[0]] = size
             now += size
             peak = max(peak, now)
@@ -71,6 +75,9 @@ for mode in ("exact", "fast"):
         elif kind == "F" and parts[0] in live:
             now -= live.pop(parts[0])
     peaks[mode] = peak
+    if not all(order):
+        bad = True
+        print(f"FAILED: {variant} {mode}: a mask not followed by its output: {order}")
     want = 3 if variant == "ckpt" else 2
     if masks != {1: want, 2: want, 3: want}:
         bad = True

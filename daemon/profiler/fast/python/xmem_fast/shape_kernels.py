@@ -41,11 +41,8 @@ def masked_select_upper_bound(self, mask):
 
 
 def native_dropout(input, p, train):
-    """What native_dropout's CUDA kernel allocates (xmem_gpu/dropout.py): a bool mask, then
-    the output; in eval (clone, then ones_like) the output first."""
-    if train is False:
-        output = torch.empty_like(input)
-        return output, torch.empty_like(input, dtype=torch.bool)
+    """What native_dropout's CUDA kernel allocates in training (xmem_gpu/dropout.py): a bool
+    mask, then the output (ALLOCATION_ORDER). Fast mode calls it only in training."""
     return dropout.native_dropout_buffers(input)
 
 
@@ -146,6 +143,10 @@ def _foreach_ops():
             if op is not None:
                 yield qualified, op, name
 
+
+# Ops whose CUDA kernel allocates its outputs in another order than it returns them: the
+# positions, in allocation order, for the tracker to write them in.
+ALLOCATION_ORDER = {aten.native_dropout.default: (1, 0)}  # the mask, then the output
 
 KERNELS = {
     aten.masked_select.default: masked_select_upper_bound,
