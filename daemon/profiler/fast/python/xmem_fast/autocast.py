@@ -12,7 +12,7 @@ state (`torch.is_autocast_enabled('cuda')`, `get_autocast_dtype`) so nested
   `torch.inference_mode()` torch 2.14's `cached_cast` caches nothing (2.6's does): each
   call casts the weight again and frees the copy with the op. Which one the installed torch
   does is measured once at start (`caches_in_inference_mode`): caching there regardless put
-  a bf16 inference loop's peak 41 % above the exact capture's (test 84);
+  a bf16 inference loop's peak 41 % above the exact capture's (test 94);
 * fp32 (layer_norm, group_norm, exp/log/pow, the losses incl. cross_entropy...): fp16/bf16
   inputs become fp32 copies;
 * fp32 output dtype (softmax, log_softmax, sum, cumsum, prod): `dtype=float32` is set when
