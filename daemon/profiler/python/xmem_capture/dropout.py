@@ -3,10 +3,10 @@ native_dropout (xmem_gpu/dropout.py, the rule both captures share).
 
 On the CPU, `dropout` takes `_dropout_impl`: a noise tensor of the input's dtype kept for
 backward (4 bytes an element for fp32); the CPU's own native_dropout makes a float mask
-before its bool one, and a CPU mul by a bool mask copies it to float first. A GPU keeps a 1-byte bool mask. Here the
-device gets what the CUDA kernels allocate (the mask, then the output; in backward one
-gradient), and the values are computed on the host and copied in, so no CPU temporary is
-device memory.
+before its bool one, and a CPU mul by a bool mask copies it to float first. A GPU keeps a
+1-byte bool mask. Here the device gets what the CUDA kernels allocate (the mask, then the
+output; in backward one gradient), and the values are computed on the host and copied in,
+so no CPU temporary is device memory.
 """
 import torch
 

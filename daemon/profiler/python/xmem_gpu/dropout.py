@@ -12,8 +12,12 @@ one output, `at::empty_like(grad, grad.suggest_memory_format())`.
 Everywhere else -- a CPU or meta tensor, p of 0 or 1, eval -- `dropout` takes
 `_dropout_impl`: noise = empty_like(input) in the input's dtype, bernoulli_, div_, then
 input * noise, the noise kept for backward. That is what both captures would record for a
-device tensor without this rule. In-place dropout (`dropout_`), feature dropout (dropout1d/2d/3d) and
-alpha dropout take `_dropout_impl` on a GPU too, so they are left as they are.
+device tensor without this rule. In-place dropout (`dropout_`), feature dropout
+(dropout1d/2d/3d) and alpha dropout take `_dropout_impl` on a GPU too, so they are left as
+they are.
+
+This is torch 1.12 and later; earlier releases called `_fused_dropout`, whose CUDA kernel
+kept a uint8 mask (the same byte per element).
 
 `takes_native_dropout` is the one decision; `native_dropout_buffers` and
 `native_dropout_backward_buffer` allocate what the CUDA kernels allocate, in their order, on
