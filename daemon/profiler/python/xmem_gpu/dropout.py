@@ -16,8 +16,9 @@ device tensor without this rule. In-place dropout (`dropout_`), feature dropout
 (dropout1d/2d/3d) and alpha dropout take `_dropout_impl` on a GPU too, so they are left as
 they are.
 
-This is torch 1.12 and later; earlier releases called `_fused_dropout`, whose CUDA kernel
-kept a uint8 mask (the same byte per element).
+This is torch 2.x's code (the 2.6 and 2.14 wheels' `native_dropout` schema and derivative);
+the 2019 Dropout.cpp called `_fused_dropout` instead, whose CUDA kernel kept a uint8 mask:
+the same byte per element.
 
 `takes_native_dropout` is the one decision; `native_dropout_buffers` and
 `native_dropout_backward_buffer` allocate what the CUDA kernels allocate, in their order, on
