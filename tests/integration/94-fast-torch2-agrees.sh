@@ -6,7 +6,11 @@
 # put the result on the host, 2.7 % under fast mode on GPT-2) and pytorch/examples' LSTM
 # language model (the exact capture once ran oneDNN's LSTM, -6.2 %) and a gradient join (two
 # branches' gradients summed by the autograd engine, in place on torch 2.x; fast mode's own
-# dispatch mode once made the engine allocate the sum, +23.5 % trace peak): the traces' peak
+# dispatch mode once made the engine allocate the sum, +23.5 % trace peak), backward
+# formulas that fill fresh zeros (gather, max along a dim, x[idx], index_select, topk: fast
+# mode's dispatch mode once sent them down their out-of-place branch, +9.0 % trace peak;
+# xmem_fast/formulas.py) and a bf16 inference loop under torch.inference_mode() (torch 2.14
+# caches no autocast weight cast there; fast mode once did, +40.9 %): the traces' peak
 # live device bytes and xmem-estimate's allocated and reserved peaks. Needs the exact capture library for the venv's torch
 # (XMEM_CAPTURE_LIB, or built by the exact capture on first use); skips without it.
 source "$(dirname "$0")/90-fast-torch2-common.bash"
@@ -49,11 +53,83 @@ for _ in range(4):
     opt.step()
     opt.zero_grad()
 PY
+# Every formula xmem_fast/formulas.py names, on this torch: under a dispatch mode that
+# applies it, the backward runs no out-of-place twin (a wrong node name would leave one).
+"$VPY" - "$XMEM_SRC/daemon/profiler" <<'PY' || exit 1
+import sys
+sys.path[:0] = [sys.argv[1] + "/python", sys.argv[1] + "/fast/python"]
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from xmem_fast import formulas
+from xmem_fast.shape_kernels import KERNELS  # masked_select's, as the tracker runs it
+
+class Apply(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func in formulas._TWINS and formulas.in_place(func) is func:
+            self.left.append(str(func))
+        func = formulas.in_place(func)
+        return KERNELS.get(func, func)(*args, **(kwargs or {}))
+
+idx = torch.zeros(4, 8, dtype=torch.long, device="meta")
+rows = torch.zeros(2, dtype=torch.long, device="meta")
+cases = {
+    "gather": lambda a: a.gather(1, idx), "take_along_dim": lambda a: a.take_along_dim(idx, 1),
+    "cummax": lambda a: a.cummax(1).values, "cummin": lambda a: a.cummin(1).values,
+    "max": lambda a: a.max(1).values, "min": lambda a: a.min(1).values,
+    "kthvalue": lambda a: a.kthvalue(2, 1).values, "median": lambda a: a.median(1).values,
+    "nanmedian": lambda a: a.nanmedian(1).values, "mode": lambda a: a.mode(1).values,
+    "topk": lambda a: a.topk(3, 1).values, "sort": lambda a: a.sort(1).values,
+    "index": lambda a: a[rows], "index_select": lambda a: a.index_select(0, rows),
+    "masked_select": lambda a: a.masked_select(torch.ones(4, 8, dtype=torch.bool, device="meta")),
+}
+bad = []
+for name, f in cases.items():
+    mode = Apply()
+    mode.left = []
+    with mode:
+        f(torch.empty(4, 8, device="meta", requires_grad=True)).sum().backward()
+    if mode.left:
+        bad.append(f"{name}: {mode.left}")
+print("FAILED: out of place still: " + "; ".join(bad) if bad else
+      f"ok: {len(cases)} formulas fill their zeros in place")
+sys.exit(1 if bad else 0)
+PY
+# formulas: each formula's zeros are logits-sized (B x V).
+cat >"$TMP/formulas.py" <<'PY'
+import torch
+B, V = 512, 4000
+lin = torch.nn.Linear(256, V).cuda()
+opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+x = torch.randn(B, 256).cuda()
+target = torch.randint(0, V, (B, 1)).cuda()
+rows = torch.randint(0, B, (B // 2,)).cuda()
+for _ in range(4):
+    logits = lin(x)
+    loss = (-logits.log_softmax(1).gather(1, target).mean()  # GatherBackward0
+            + logits.max(1).values.mean()                    # MaxBackward0
+            + logits[rows].mean()                            # IndexBackward0
+            + logits.index_select(0, rows).mean()            # IndexSelectBackward0
+            + logits.topk(5, 1).values.mean())               # TopkBackward0
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+PY
+# infer: a step is an NVTX mark (no optimizer).
+cat >"$TMP/infer.py" <<'PY'
+import torch
+model = torch.nn.Sequential(*[torch.nn.Linear(2048, 2048) for _ in range(8)]).cuda()
+x = torch.randn(64, 2048).cuda()
+for _ in range(4):
+    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+        y = model(x)
+    del y
+    torch.cuda.nvtx.mark("xmem.step")
+PY
 declare -A command=([mlp]="$WORKLOADS/small_nets.py mlp" [cnn]="$WORKLOADS/small_nets.py cnn"
                     [attention]="$WORKLOADS/attention.py --amp bf16 --move cuda"
                     [kvcache]="$TMP/kvcache.py" [lstm]="$WORKLOADS/torch2/word_lm.py"
-                    [join]="$TMP/join.py")
-for arch in mlp cnn attention kvcache lstm join; do
+                    [join]="$TMP/join.py" [formulas]="$TMP/formulas.py" [infer]="$TMP/infer.py")
+for arch in mlp cnn attention kvcache lstm join formulas infer; do
     for mode in exact fast; do
         capture=$PROFILE; [ $mode = fast ] && capture=$FAST
         XMEM_GPU_CAPABILITY=8.0 "$capture" --python "$VPY" --out "$TMP/$mode-$arch.trace" \

@@ -11,7 +11,8 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.environ["FAST_PYDIR"])  # not PYTHONPATH: its sitecustomize would arm
+# not PYTHONPATH: its sitecustomize would arm. xmem_gpu (the shared GPU rules) sits beside.
+sys.path[:0] = [os.environ["FAST_PYDIR"], os.environ["FAST_PYDIR"] + "/../../python"]
 from xmem_fast.shape_kernels import KERNELS
 
 aten = torch.ops.aten

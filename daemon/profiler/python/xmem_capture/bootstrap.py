@@ -217,7 +217,7 @@ def arm():
         env = _parse_env()
     torch = _import_torch()
     from .native import Native, CaptureError
-    from . import amp, cuda_shim, devices, rnn, sdpa
+    from . import amp, cuda_shim, devices, dropout, rnn, sdpa
 
     native = Native(_capture_library(torch))
     session = None
@@ -226,6 +226,7 @@ def arm():
     cuda_shim.install(torch, native, native.meta)
     amp.install(torch, native.meta)
     sdpa.install()
+    dropout.install()
     rnn.install(native.meta)
     _install_load(torch, devices)
     devices.install_thread_hook(native)

@@ -246,11 +246,38 @@ def install_recurrent(note):
         _SPECIAL[function] = recurrent(function)
 
 
+def _dropout(function):
+    """F.dropout / torch.dropout on a device tensor in training: native_dropout, the op a
+    GPU's `dropout` runs (xmem_gpu/dropout.py); its shape kernel allocates what the CUDA
+    kernel does. Meta tensors would take `_dropout_impl`, with a mask of the input's dtype."""
+    from xmem_gpu import dropout
+
+    def run(mode, args, kwargs):
+        input, p, train, inplace = _dropout_arguments(args, kwargs)
+        if (not inplace and isinstance(input, torch.Tensor) and mode.on_device(input)
+                and dropout.takes_native_dropout(p, train, input.numel())):
+            return mode.run_op(torch.native_dropout, (input, float(p), True), {})[0]
+        if isinstance(function, pytypes.FunctionType):
+            return function(*args, **kwargs)
+        return mode.run_op(function, args, kwargs)
+    return run
+
+
+def _dropout_arguments(args, kwargs):
+    """(input, p, train, inplace) of F.dropout(input, p=0.5, training=True, inplace=False)
+    or torch.dropout(input, p, train)."""
+    given = dict(zip(("input", "p", "train", "inplace"), args))
+    given.update(kwargs)
+    train = given.get("train", given.get("training", True))
+    return given.get("input"), given.get("p", 0.5), train, given.get("inplace", False)
+
+
 def rebind_functional(mode):
     """torch's own Python code (F.multi_head_attention_forward) calls
     scaled_dot_product_attention, linear and softmax by their torch.nn.functional names where
     no torch function mode is active: the names themselves are rebound, so every caller that
-    looks them up at call time meets the SDPA chooser and CUDA autocast's casts."""
+    looks them up at call time meets the SDPA chooser and CUDA autocast's casts. Dropout's
+    name too: checkpointing's recompute runs in backward, with no torch function mode."""
     if _SDPA is None:
         return
 
@@ -262,6 +289,9 @@ def rebind_functional(mode):
         return _scaled_dot_product_attention(mode, args, kwargs)
 
     torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
+    from xmem_gpu import dropout
+    dropout.rebind_functional(torch.nn.functional,
+                              lambda original, args, kwargs: _SPECIAL[original](mode, args, kwargs))
     for name in _CALLED_INSIDE_TORCH:
         original = getattr(torch.nn.functional, name)
         setattr(torch.nn.functional, name, _autocasting(mode, original))
@@ -312,6 +342,8 @@ _SPECIAL = {
     _getter("device"): _device,
     torch._C._nn._parse_to: _parse_to,
 }
+for _function in (torch.nn.functional.dropout, torch._C._VariableFunctions.dropout):
+    _SPECIAL[_function] = _dropout(_function)
 _SDPA = getattr(torch._C._nn, "scaled_dot_product_attention", None)  # torch 2.x
 if _SDPA is not None:
     _SPECIAL[_SDPA] = _scaled_dot_product_attention

@@ -2,10 +2,13 @@
 "Missing Meta kernels"): they return empty meta tensors of the sizes the real kernel would
 allocate, which is all a memory estimate needs. One data-dependent op gets an upper bound instead of a
 fall back (masked_select, below). On torch 2.x batch norm gets one too, for speed: torch's
-Meta kernel is a Python decomposition, about 1 ms a call."""
+Meta kernel is a Python decomposition, about 1 ms a call. native_dropout and its backward get
+the CUDA kernels' allocations, the rule both captures share (xmem_gpu/dropout.py)."""
 import math
 
 import torch
+
+from xmem_gpu import dropout
 
 aten = torch.ops.aten
 
@@ -35,6 +38,16 @@ def masked_select_upper_bound(self, mask):
     the non-ignored targets, usually all of them). docs/fast-mode.md."""
     numel = torch.broadcast_shapes(self.shape, mask.shape).numel()
     return torch.empty((numel,), dtype=self.dtype, device="meta")
+
+
+def native_dropout(input, p, train):
+    """What native_dropout's CUDA kernel allocates in training (xmem_gpu/dropout.py): a bool
+    mask, then the output (ALLOCATION_ORDER). Fast mode calls it only in training."""
+    return dropout.native_dropout_buffers(input)
+
+
+def native_dropout_backward(grad_output, mask, scale):
+    return dropout.native_dropout_backward_buffer(grad_output)
 
 
 def _accumulate_dtype(dtype):
@@ -131,10 +144,16 @@ def _foreach_ops():
                 yield qualified, op, name
 
 
+# Ops whose CUDA kernel allocates its outputs in another order than it returns them: the
+# positions, in allocation order, for the tracker to write them in.
+ALLOCATION_ORDER = {aten.native_dropout.default: (1, 0)}  # the mask, then the output
+
 KERNELS = {
     aten.masked_select.default: masked_select_upper_bound,
     aten.convolution_backward.default: convolution_backward,
     aten._adaptive_avg_pool2d_backward.default: same_as_input,
+    aten.native_dropout.default: native_dropout,
+    aten.native_dropout_backward.default: native_dropout_backward,
 }
 for _name in ("_fused_sgd_", "_fused_adagrad_"):  # torch 2.x; Meta kernels missing in 2.14
     for _overload in ("default", "tensor_lr"):

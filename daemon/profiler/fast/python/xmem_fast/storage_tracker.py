@@ -13,7 +13,8 @@ Device rule (the exact capture's, docs/capture.md): outputs are on the device wh
 the op's meta inputs is; a factory (no meta input) allocates on the device unless the
 tracker is `hosting` (parameters and buffers being built: host tensors that cost nothing);
 meta storages made from host-meta inputs stay host-meta; outputs a CUDA kernel returns on
-the host (attention.py's HOST_OUTPUTS) are host-meta. Only device storages are written.
+the host (attention.py's HOST_OUTPUTS) are host-meta. Only device storages are written. An op's outputs are written in the order it
+returns them, or the order its CUDA kernel allocates them in (shape_kernels.ALLOCATION_ORDER).
 """
 import os
 from itertools import compress
@@ -22,9 +23,10 @@ import torch
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from . import formulas
 from .attention import HOST_OUTPUTS
 from .scratch import SCRATCH
-from .shape_kernels import KERNELS
+from .shape_kernels import ALLOCATION_ORDER, KERNELS
 
 # The tensor's StorageImpl: Tensor._storage() in 1.13, untyped_storage() from 2.0 on.
 _storage = getattr(torch.Tensor, "untyped_storage", None) or torch.Tensor._storage
@@ -102,6 +104,7 @@ class StorageTracker(TorchDispatchMode):
                                 "of a GPU tensor)")
         if self.accumulation is not None:
             func = self.accumulation.in_place(func, args, kwargs)
+        func = formulas.in_place(func)  # the plain branch of formulas that fill fresh zeros
         scratch = self._scratch(func, dev, args, kwargs)
         kernel = KERNELS.get(func)
         try:
@@ -121,7 +124,8 @@ class StorageTracker(TorchDispatchMode):
         if dev is None:
             dev = "h" if self.hosting else "g"
         hosted = {id(out[i]) for i in HOST_OUTPUTS.get(func, ())}
-        for t in _tensors(out):
+        order = ALLOCATION_ORDER.get(func)
+        for t in (out[i] for i in order) if order else _tensors(out):
             if t.is_meta:
                 self._note_output(t, "h" if id(t) in hosted else dev, func)
         return out
