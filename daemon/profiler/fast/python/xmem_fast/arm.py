@@ -21,7 +21,7 @@ def arm():
     from .trace_writer import TraceWriter, CaptureError
     from .accumulate import Accumulation
     from .storage_tracker import Attribution, StorageTracker
-    from .device_mode import FastDeviceMode, install_recurrent, rebind_functional
+    from .device_mode import FastDeviceMode, install_recurrent, rebind_dropout, rebind_functional
     from xmem_gpu import target
     from . import values
 
@@ -58,6 +58,7 @@ def arm():
     device_mode = FastDeviceMode(tracker, attribution, capability)
     device_mode.stand_ins = values.StandInWarning(writer.meta, lambda: _where(torch))
     install_recurrent(writer.meta)
+    rebind_dropout(device_mode)
     if torch2:
         _install_cuda_autocast(torch, amp, writer.meta, device_mode)
         rebind_functional(device_mode)

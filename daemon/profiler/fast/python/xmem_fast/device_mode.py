@@ -272,6 +272,15 @@ def _dropout_arguments(args, kwargs):
     return given.get("input"), given.get("p", 0.5), train, given.get("inplace", False)
 
 
+def rebind_dropout(mode):
+    """F.dropout by its module-global name, on every torch: torch's own Python callers
+    (F.multi_head_attention_forward) and checkpointing's recompute, where no mode is active,
+    meet the GPU's native_dropout rule too (xmem_gpu/dropout.py), as in the exact capture."""
+    from xmem_gpu import dropout
+    dropout.rebind_functional(torch.nn.functional,
+                              lambda original, args, kwargs: _SPECIAL[original](mode, args, kwargs))
+
+
 def rebind_functional(mode):
     """torch's own Python code (F.multi_head_attention_forward) calls
     scaled_dot_product_attention, linear and softmax by their torch.nn.functional names where
@@ -289,9 +298,6 @@ def rebind_functional(mode):
         return _scaled_dot_product_attention(mode, args, kwargs)
 
     torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
-    from xmem_gpu import dropout
-    dropout.rebind_functional(torch.nn.functional,
-                              lambda original, args, kwargs: _SPECIAL[original](mode, args, kwargs))
     for name in _CALLED_INSIDE_TORCH:
         original = getattr(torch.nn.functional, name)
         setattr(torch.nn.functional, name, _autocasting(mode, original))
