@@ -133,6 +133,9 @@ constexpr int k_max_connections_per_user = 64;
 // connection longer, or a crowd of them, is closed.
 constexpr int k_metrics_timeout_ms = 5000;
 constexpr int k_metrics_max_connections = 16;
+// Of which one peer (a local uid, or a remote address: tcp_owner.h) may hold at most this
+// many, so that one user's idle connections leave room for the scraper (issue 26, L4).
+constexpr int k_metrics_max_per_peer = 4;
 
 // ---- issue 15, finding 10: decisions bound to the batch script.
 // The batch script xmemd hashes into a decision: Slurm's own default max_script_size is

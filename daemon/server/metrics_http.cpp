@@ -2,6 +2,7 @@
 #include "metrics_http.h"
 #include "daemon.h"
 #include "defaults.h"
+#include "tcp_owner.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@ struct Scrape {
     uv_write_t write;
     MetricsServer *server;
     std::string in, out;
+    std::string peer; // counted in MetricsServer::m_by_peer while live; "" when not counted
     int handles = 0;
     bool closing = false;
 };
@@ -29,6 +31,8 @@ void scrape_closed(uv_handle_t *h)
     if (--s->handles > 0)
         return;
     MetricsServer *server = s->server;
+    if (!s->peer.empty())
+        server->peer_closed(s->peer);
     delete s;
     server->release();
 }
@@ -43,6 +47,12 @@ void scrape_close(Scrape *s)
 }
 
 } // namespace
+
+void MetricsServer::peer_closed(const std::string &peer)
+{
+    if (--m_by_peer[peer] <= 0)
+        m_by_peer.erase(peer);
+}
 
 void MetricsServer::release()
 {
@@ -97,6 +107,21 @@ void MetricsServer::on_connection(uv_stream_t *ls, int status)
         self->m_open - 1 > k_metrics_max_connections) {
         scrape_close(s);
         return;
+    }
+    // One peer's share of the connections: past it, closed at once.
+    sockaddr_storage peer{}, here{};
+    int plen = sizeof peer, hlen = sizeof here;
+    if (uv_tcp_getpeername(&s->tcp, reinterpret_cast<sockaddr *>(&peer), &plen) == 0 &&
+        uv_tcp_getsockname(&s->tcp, reinterpret_cast<sockaddr *>(&here), &hlen) == 0) {
+        std::string owner = tcp_peer_owner(peer, here);
+        if (!owner.empty() && self->m_by_peer[owner] >= k_metrics_max_per_peer) {
+            scrape_close(s);
+            return;
+        }
+        if (!owner.empty()) {
+            s->peer = owner;
+            self->m_by_peer[owner]++;
+        }
     }
     // A scrape that neither asks nor drains its answer in time is closed (slow-loris bound).
     uv_timer_start(

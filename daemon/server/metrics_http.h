@@ -5,6 +5,7 @@
 
 #include "allocator/result.h"
 
+#include <map>
 #include <string>
 #include <uv.h>
 
@@ -23,6 +24,8 @@ class MetricsServer
     void close();
     // One handle (listener or scrape) finished closing.
     void release();
+    // A scrape of PEER (tcp_owner.h) closed.
+    void peer_closed(const std::string &peer);
 
   private:
     static void on_connection(uv_stream_t *s, int status);
@@ -30,6 +33,7 @@ class MetricsServer
     uv_tcp_t m_tcp{};
     int m_open = 0; // handles not yet closed: the listener and live scrape connections
     bool m_closing = false;
+    std::map<std::string, int> m_by_peer; // live scrapes per peer (tcp_owner.h)
     friend struct Scrape;
 };
 

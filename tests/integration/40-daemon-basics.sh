@@ -101,6 +101,23 @@ grep -q '^xmemd_cache_hit_ratio 0.25$' "$T/metrics" || fail "cache hit ratio in 
 grep -q '^xmemd_profile_duration_seconds_count 3$' "$T/metrics" || fail "profile histogram"
 grep -q '^xmemd_queue_depth 0$' "$T/metrics" || fail "queue depth gauge"
 
+log "issue 26 L4: one user's 16 idle connections leave room for the scraper"
+runuser -u xmemt1 -- python3 - "$PORT" >"$T/idle-open" <<'PY' &
+import socket, sys, time
+conns = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(16)]
+print("open", flush=True)
+time.sleep(4)  # idle, below xmemd's 5 s scrape deadline
+PY
+idle=$!
+for _ in $(seq 50); do [ -s "$T/idle-open" ] && break; sleep 0.1; done
+[ -s "$T/idle-open" ] || fail "the idle connections were not opened"
+python3 - "$PORT" >"$T/metrics2" <<'PY' || fail "a scrape beside one user's 16 idle connections"
+import sys, urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=3).read().decode())
+PY
+grep -q '^xmemd_queue_depth 0$' "$T/metrics2" || fail "the scrape beside the idle connections"
+wait "$idle"
+
 log "SIGTERM"
 stop_xmemd
 [ -e "$SOCK" ] && fail "socket left behind"

@@ -2,9 +2,9 @@
 # Issue 15, finding 7: descriptors. xmemd raises its soft open-file limit to the hard one, and
 # one user holding idle connections cannot take the slots every other user needs: past
 # k_max_connections_per_user (64) that user is answered too_many_connections. The metrics
-# port (open to every local user) closes a connection idle for k_metrics_timeout_ms (5 s) and
-# holds at most k_metrics_max_connections (16): a 17th is closed at once, and a scrape beside
-# 15 idle ones is answered.
+# port (open to every local user) closes a connection idle for k_metrics_timeout_ms (5 s),
+# gives one user at most k_metrics_max_per_peer (4) and holds at most
+# k_metrics_max_connections (16): past either, a connection is closed at once.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
 start_munged
 write_profiler 0
@@ -40,10 +40,10 @@ runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T
 [ "$(status_field counters too_many_connections)" -ge 40 ] || fail "xmemt1's connections past its bound were not refused"
 kill "$HOLD" 2>/dev/null; wait "$HOLD" 2>/dev/null
 
-log "xmemt1 holds idle connections to the metrics port"
+log "the metrics port: one user's share, the global bound, the idle deadline"
 cat >"$T/bin/metrics_idle.py" <<'PY'
 import socket, sys, time, urllib.request
-port = int(sys.argv[1])
+port, case = int(sys.argv[1]), sys.argv[2]
 
 def connect():
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -61,14 +61,26 @@ def closes_within(s, seconds):  # the server closed it (EOF or reset) within `se
     except socket.timeout:
         return False
 
-idle = [connect() for _ in range(15)]
+if case == "hold":  # N idle connections for SECONDS, then "held" on stdout
+    conns = [connect() for _ in range(int(sys.argv[3]))]
+    print("held", flush=True)
+    time.sleep(float(sys.argv[4]))
+    sys.exit(0)
+if case == "extra":  # one more connection: closed at once
+    extra, _ = connect()
+    assert closes_within(extra, 1.0), "a connection past the bound was kept open"
+    print("ok")
+    sys.exit(0)
+# "share": a user's 4 connections (k_metrics_max_per_peer), a 5th closed at once, the idle
+# ones closed after ~5 s (k_metrics_timeout_ms)
+idle = [connect() for _ in range(3)]
 time.sleep(0.3)
-assert "xmemd_requests_total" in scrape(), "no scrape beside 15 idle connections"
+assert "xmemd_requests_total" in scrape(), "no scrape beside 3 idle connections of the same user"
 time.sleep(0.3)  # the scrape's slot is released when its handles close
 idle.append(connect())
 time.sleep(0.3)
 extra, _ = connect()
-assert closes_within(extra, 1.0), "a 17th connection was kept open"
+assert closes_within(extra, 1.0), "a user's 5th connection was kept open"
 for s, opened in idle:
     assert closes_within(s, 10), "an idle connection was kept open past 10 s"
     held = time.monotonic() - opened
@@ -76,6 +88,20 @@ for s, opened in idle:
 assert "xmemd_requests_total" in scrape(), "no scrape after the idle connections were closed"
 print("ok")
 PY
-runuser -u xmemt1 -- python3 "$T/bin/metrics_idle.py" "$PORT" >"$T/m" 2>&1 || fail "metrics port: $(tail -n 3 "$T/m")"
+runuser -u xmemt1 -- python3 "$T/bin/metrics_idle.py" "$PORT" share >"$T/m" 2>&1 || fail "metrics port: $(tail -n 3 "$T/m")"
+# The global bound (16): four users hold their 4 each; a 17th, from root, is closed at once.
+ensure_user xmemt3
+ensure_user xmemt4
+holders=()
+for u in xmemt1 xmemt2 xmemt3 xmemt4; do
+    runuser -u "$u" -- python3 "$T/bin/metrics_idle.py" "$PORT" hold 4 4 >"$T/hold-$u" 2>&1 &
+    holders+=($!)
+done
+for u in xmemt1 xmemt2 xmemt3 xmemt4; do
+    for _ in $(seq 50); do [ -s "$T/hold-$u" ] && break; sleep 0.1; done
+    grep -q held "$T/hold-$u" || fail "$u's connections: $(cat "$T/hold-$u")"
+done
+python3 "$T/bin/metrics_idle.py" "$PORT" extra >"$T/m17" 2>&1 || fail "metrics port, 17th: $(tail -n 3 "$T/m17")"
+wait "${holders[@]}"
 stop_xmemd
 echo "ok"
