@@ -125,13 +125,28 @@ int xmem_job_record_parse(const char *out, struct xmem_job_record *r)
 {
     size_t len = strlen(out);
 
+    const char *slash;
+    char count[16];
+    uint64_t restarts;
+
     memset(r, 0, sizeof(*r));
     /* Ends with its newline: a cut answer (longer than the capture) is no record. */
     if (len < 2 || out[--len] != '\n' || (out[0] != '0' && out[0] != '1') ||
-        memchr(out, '\n', len) != NULL || len - 1 >= sizeof(r->admin_comment))
+        memchr(out, '\n', len) != NULL)
         return -1;
     r->batch = out[0] == '1';
-    snprintf(r->admin_comment, sizeof(r->admin_comment), "%.*s", (int)(len - 1), out + 1);
+    /* The restart count, then '/' (the field's suffix): digits only, the one number rule. */
+    slash = memchr(out + 1, '/', len - 1);
+    if (slash == NULL || (size_t)(slash - out - 1) >= sizeof(count))
+        return -1;
+    snprintf(count, sizeof(count), "%.*s", (int)(slash - out - 1), out + 1);
+    if (xmem_decimal_parse(count, UINT32_MAX, &restarts) != 0)
+        return -1;
+    r->restarts = (uint32_t)restarts;
+    len -= (size_t)(slash + 1 - out);
+    if (len >= sizeof(r->admin_comment))
+        return -1;
+    snprintf(r->admin_comment, sizeof(r->admin_comment), "%.*s", (int)len, slash + 1);
     for (size_t n = strlen(r->admin_comment); n > 0 && r->admin_comment[n - 1] == ' ';)
         r->admin_comment[--n] = '\0';
     if (strcmp(r->admin_comment, "(null)") == 0)
@@ -148,7 +163,7 @@ int xmem_job_record_query(const char *squeue, uint32_t job_id, int deadline_ms,
                     "--states=all",
                     "--jobs",
                     id,
-                    "--Format=batchflag:0,admin_comment:0",
+                    "--Format=batchflag:0,restartcnt:0/,admin_comment:0",
                     NULL};
 
     memset(r, 0, sizeof(*r));

@@ -128,16 +128,17 @@ int xmem__remote_task_init(spank_t sp)
     if (!xmem__on_share(sp)) /* xmem packs onto shares only */
         return 0;
     restarted = xmem__restarted(sp);
-    /* job_submit.lua set the limit it applied in a batch job's environment: it stays. */
+    /* job_submit.lua set the limit it applied in a batch job's environment: it stays, unless
+     * this is a rerun, which only the record can tell in task_post_fork. */
     has = xmem__getenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT", existing, sizeof(existing));
-    if (!restarted && (has || !xmem__getenv(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode))))
+    if (!restarted && !has && !xmem__getenv(sp, "SLURM_SPANK_XMEM_MODE", mode, sizeof(mode)))
         return 0;
     if (xmem__job_record(sp, &rec, err, sizeof(err)) < 0) {
         slurm_debug("xmem: the job's record was not read: %s", err);
         return 0;
     }
     /* A rerun after a CUDA OOM: the old limit goes, and its output gets the one line. */
-    if (xmem__requeue_task_init(sp, rec->admin_comment))
+    if (xmem__requeue_task_init(sp, rec))
         return 0;
     if (has || xmem__settings.enforce == XMEM_ENFORCE_NONE ||
         xmem_record_limit(rec->admin_comment, 0, &r) != 1 || r.limit_mb == 0)

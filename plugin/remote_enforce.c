@@ -204,7 +204,7 @@ int xmem__enforce_job(spank_t sp)
     }
     if (stepid == 0 && rec->batch)
         return 0; /* a step of a batch job: its batch step held the job */
-    if (xmem_record_limit(rec->admin_comment, xmem__restarted(sp), &r) != 1 || r.limit_mb == 0) {
+    if (xmem_record_limit(rec->admin_comment, xmem__rerun(sp, rec), &r) != 1 || r.limit_mb == 0) {
         /* Not packed, or a rerun on a whole GPU: nothing to hold. */
         enforced.level = XMEM_ENFORCE_NONE;
         return 0;

@@ -177,16 +177,22 @@ int xmem__restarted(spank_t sp)
            xmem_decimal_parse(restarts, UINT32_MAX, &n) == 0 && n > 0;
 }
 
-/* The plan of this run when xmem requeued it: SLURM_RESTART_COUNT > 0 and the mark in its
- * AdminComment (a mark forged in the Comment, then `scontrol requeue` by the user, is not
- * one). */
-int xmem__requeue_task_init(spank_t sp, const char *admin_comment)
+int xmem__rerun(spank_t sp, const struct xmem_job_record *rec)
 {
+    return xmem__restarted(sp) || rec->restarts > 0;
+}
+
+/* The plan of this run when xmem requeued it: a restart (slurmctld's count, or
+ * SLURM_RESTART_COUNT) and the mark in its AdminComment (a mark forged in the Comment, then
+ * `scontrol requeue` by the user, is not one). */
+int xmem__requeue_task_init(spank_t sp, const struct xmem_job_record *rec)
+{
+    const char *admin_comment = rec->admin_comment;
     struct xmem_requeue_plan plan;
     char visible[256] = "", limit[512];
     uint32_t stepid = 0;
 
-    if (!xmem__restarted(sp) || xmem_requeue_mark_parse(admin_comment, &plan) < 0)
+    if (!xmem__rerun(sp, rec) || xmem_requeue_mark_parse(admin_comment, &plan) < 0)
         return 0;
     if (plan.whole) {
         spank_unsetenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");

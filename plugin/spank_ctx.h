@@ -42,7 +42,10 @@ int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_i
 int xmem__requeue_whole(uint32_t job_id, const struct xmem_job_info *info, const char *why);
 /* task_init of a rerun (SLURM_RESTART_COUNT and the mark in info's AdminComment): its limit
  * and the line in its output; 1 when it was one. */
-int xmem__requeue_task_init(spank_t sp, const char *admin_comment);
+int xmem__requeue_task_init(spank_t sp, const struct xmem_job_record *rec);
+/* Whether this run is a rerun: slurmctld's restart count in REC, or SLURM_RESTART_COUNT
+ * where the step's environment has it (not yet in task_post_fork: issue 26, M8). */
+int xmem__rerun(spank_t sp, const struct xmem_job_record *rec);
 /* 1 when SLURM_RESTART_COUNT says this run is a requeued one. */
 int xmem__restarted(spank_t sp);
 /* Root's record of this job as slurmctld gives it (squeue: BatchFlag, AdminComment), read

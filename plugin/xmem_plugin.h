@@ -132,12 +132,14 @@ void xmem_job_info_parse(const char *text, struct xmem_job_info *info);
 /* Runs `scontrol show job ID` within deadline_ms and parses it. */
 int xmem_job_info_query(const char *scontrol, uint32_t job_id, int deadline_ms,
                         struct xmem_job_info *info, char *err, size_t errlen);
-/* Root's record of a job: BatchFlag and AdminComment as `squeue -O batchflag:0,admin_comment:0`
- * prints them, "1xmem: estimate=..." on one line. Read this way, not from `scontrol show job`,
+/* Root's record of a job: BatchFlag, RestartCnt and AdminComment as
+ * `squeue -O batchflag:0,restartcnt:0/,admin_comment:0` prints them, "12/xmem: estimate=..."
+ * on one line. Read this way, not from `scontrol show job`,
  * where a job name, comment or path holding "AdminComment=" makes the record ambiguous: a
  * user could then have their job's record read as none. */
 struct xmem_job_record {
     int batch;
+    uint32_t restarts; /* RestartCnt: slurmctld's, known where SLURM_RESTART_COUNT is not */
     char admin_comment[2048];
 };
 /* 0, or -1 when out is not one such line (no job, several lines, no flag). */

@@ -43,8 +43,7 @@ std::string address_text(const sockaddr_storage &a)
     if (a.ss_family == AF_INET)
         inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in &>(a).sin_addr, buf, sizeof buf);
     else
-        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 &>(a).sin6_addr, buf,
-                  sizeof buf);
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 &>(a).sin6_addr, buf, sizeof buf);
     return buf;
 }
 
@@ -58,8 +57,8 @@ long owner_in(const char *table, const std::string &local, const std::string &re
         std::istringstream row(line);
         std::string slot, l, r, state, queues, timer, retransmits;
         long uid = -1;
-        if (row >> slot >> l >> r >> state >> queues >> timer >> retransmits >> uid &&
-            l == local && r == remote)
+        if (row >> slot >> l >> r >> state >> queues >> timer >> retransmits >> uid && l == local &&
+            r == remote)
             return uid;
     }
     return -1;

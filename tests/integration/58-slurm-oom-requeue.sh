@@ -61,6 +61,10 @@ grep -qx "run 1: limit=none shards=10" <<<"$out" || t_fail "rerun not whole or s
 [ "$(grep -c '^xmem: ' <<<"$out")" = 1 ] || t_fail "not exactly one xmem line: $out"
 admin_comment "$packed" | grep -q "xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole" ||
     t_fail "AdminComment lacks the mark: $(admin_comment "$packed")"
+# Issue 26, M8: the node held only the first run to the limit. SLURM_RESTART_COUNT is not in
+# task_post_fork's environment, so the rerun is told by slurmctld's restart count.
+held=$(grep -c "xmem: job $packed: GPU memory limit .* enforced by" "$LAB/log/slurmd.log")
+[ "$held" = 1 ] || t_fail "the node held job $packed to a limit $held times, not once (the rerun is whole): $(grep "xmem: job $packed:" "$LAB/log/slurmd.log")"
 t_ok "packed job $packed OOMed on shard:3, was requeued once (same id, priority $packed_prio), reran on shard:10 without a limit and completed; its output says so"
 
 # 2. OOM on the rerun too: not requeued a second time.

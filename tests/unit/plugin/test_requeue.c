@@ -371,24 +371,33 @@ static void job_fields(void **state)
     assert_string_equal(info.tres_per_node, "");
 }
 
-/* Root's record as squeue prints it: one line, the flag, then the AdminComment. */
+/* Root's record as squeue prints it: one line, the flag, the restart count and '/', then the
+ * AdminComment. */
 static void job_record(void **state)
 {
     struct xmem_job_record r;
 
-    assert_int_equal(xmem_job_record_parse("1xmem: estimate=7200M limit=8000M policy=shard "
+    assert_int_equal(xmem_job_record_parse("10/xmem: estimate=7200M limit=8000M policy=shard "
                                            "request=gres:gpu:1->shard:3  \n",
                                            &r),
                      0);
     assert_int_equal(r.batch, 1);
+    assert_int_equal(r.restarts, 0);
     assert_string_equal(
         r.admin_comment,
         "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:3");
-    assert_int_equal(xmem_job_record_parse("0(null)\n", &r), 0);
+    assert_int_equal(xmem_job_record_parse("00/(null)\n", &r), 0);
     assert_int_equal(r.batch, 0);
     assert_string_equal(r.admin_comment, "");
-    assert_int_equal(xmem_job_record_parse("0\n", &r), 0);
-    const char *no[] = {"", "\n", "1xmem: estimate=1M", "2x\n", "x\n", "1a\n1b\n", "1a\n0b\n"};
+    assert_int_equal(xmem_job_record_parse("00/\n", &r), 0);
+    /* Issue 26, M8: a rerun is told by slurmctld's count, and a comment's own digits or
+     * slashes are the comment's. */
+    assert_int_equal(xmem_job_record_parse("12/7/xmem: requeued\n", &r), 0);
+    assert_int_equal(r.restarts, 2);
+    assert_string_equal(r.admin_comment, "7/xmem: requeued");
+    const char *no[] = {"",        "\n",           "10/xmem: estimate=1M", "20/x\n",
+                        "x\n",     "10/a\n10/b\n", "1xmem: no count\n",    "1/x\n",
+                        "1-1/x\n", "11e3/x\n",     "199999999999/x\n"};
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
         if (xmem_job_record_parse(no[i], &r) != -1)
             fail_msg("accepted: %s", no[i]);
