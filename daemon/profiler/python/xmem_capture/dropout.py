@@ -15,15 +15,6 @@ from . import devices
 _FUNCTIONS = (torch.nn.functional.dropout, torch._C._VariableFunctions.dropout)
 
 
-def _arguments(args, kwargs):
-    """(input, p, train, inplace) of F.dropout(input, p=0.5, training=True, inplace=False)
-    or torch.dropout(input, p, train)."""
-    given = dict(zip(("input", "p", "train", "inplace"), args))
-    given.update(kwargs)
-    train = given.get("train", given.get("training", True))
-    return given.get("input"), given.get("p", 0.5), train, given.get("inplace", False)
-
-
 def _on_host(mode, compute):
     """COMPUTE's temporaries on the host, also where the device mode is active (backward)."""
     with devices.host_scope():
@@ -60,7 +51,7 @@ class _NativeDropout(torch.autograd.Function):
 
 def _handler(mode, func, args, kwargs):
     from xmem_gpu import dropout
-    input, p, train, inplace = _arguments(args, kwargs)
+    input, p, train, inplace = dropout.arguments(args, kwargs)
     dev = mode.forced or mode.dev_of_args(args, kwargs)  # DeviceMode's rule for other calls
     if (inplace or dev != devices.GPU or not isinstance(input, torch.Tensor)
             or not dropout.takes_native_dropout(p, train, input.numel())):

@@ -27,6 +27,15 @@ whatever device the caller's capture is allocating for. Both captures call them.
 import torch
 
 
+def arguments(args, kwargs):
+    """(input, p, train, inplace) of F.dropout(input, p=0.5, training=True, inplace=False)
+    or torch.dropout(input, p, train)."""
+    given = dict(zip(("input", "p", "train", "inplace"), args))
+    given.update(kwargs)
+    train = given.get("train", given.get("training", True))
+    return given.get("input"), given.get("p", 0.5), train, given.get("inplace", False)
+
+
 def takes_native_dropout(p, train, numel):
     """Whether a GPU's `dropout(input, p, train)` runs native_dropout (for a CUDA input)."""
     return bool(train) and 0.0 < p < 1.0 and numel > 0

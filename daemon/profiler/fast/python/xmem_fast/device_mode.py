@@ -253,7 +253,7 @@ def _dropout(function):
     from xmem_gpu import dropout
 
     def run(mode, args, kwargs):
-        input, p, train, inplace = _dropout_arguments(args, kwargs)
+        input, p, train, inplace = dropout.arguments(args, kwargs)
         if (not inplace and isinstance(input, torch.Tensor) and mode.on_device(input)
                 and dropout.takes_native_dropout(p, train, input.numel())):
             return mode.run_op(torch.native_dropout, (input, float(p), True), {})[0]
@@ -261,15 +261,6 @@ def _dropout(function):
             return function(*args, **kwargs)
         return mode.run_op(function, args, kwargs)
     return run
-
-
-def _dropout_arguments(args, kwargs):
-    """(input, p, train, inplace) of F.dropout(input, p=0.5, training=True, inplace=False)
-    or torch.dropout(input, p, train)."""
-    given = dict(zip(("input", "p", "train", "inplace"), args))
-    given.update(kwargs)
-    train = given.get("train", given.get("training", True))
-    return given.get("input"), given.get("p", 0.5), train, given.get("inplace", False)
 
 
 def rebind_dropout(mode):
