@@ -39,8 +39,9 @@ local function classify(job_desc)
   if nodes == nil or nodes == slurm.NO_VAL or nodes > 1e6 then nodes = 1 end
   local gpus = per_node + per_job + per_task * tasks
   local shared = sh1 or sh2 or sh3
-  local req = table.concat({ job_desc.tres_per_node or "", job_desc.tres_per_job or "",
-    job_desc.tres_per_task or "" }, " "):gsub("^%s+", ""):gsub("%s+$", "")
+  -- Parsed, never copied: it is written into root's AdminComment (xmem_lib.request_text).
+  local req = xmem.request_text({ job_desc.tres_per_node or "", job_desc.tres_per_job or "",
+    job_desc.tres_per_task or "" })
   if shared then return "shared", req end
   if gpus == 0 then return "none", req end
   if gpus ~= 1 or nodes > 1 then return "multi", req end

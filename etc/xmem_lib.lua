@@ -118,6 +118,29 @@ function M.gpus_in(tres)
   return n, shared
 end
 
+-- A job's GPU request fields as xmem writes them into root's AdminComment: each item parsed
+-- ("gres:" NAME [":" TYPE] [":" COUNT], or "gres/..."), written back in that one form, and
+-- anything else written "?". A GRES string is never copied: raw libslurm lets a user submit
+-- any text there, which once put a forged requeue mark into root's record (issue 26, L6).
+function M.request_text(fields)
+  local out = {}
+  for _, tres in ipairs(fields) do
+    for item in string.gmatch(tres or "", "[^,]+") do
+      local body = item:gsub("^gres[:/]", "")
+      local name, typ, count = body:match("^([%a_][%w_]*):([%w_.-]+):(%d+)$")
+      if not name then name, count = body:match("^([%a_][%w_]*):(%d+)$") end
+      if not name then name, typ = body:match("^([%a_][%w_]*):([%w_.-]+)$") end
+      if not name then name = body:match("^([%a_][%w_]*)$") end
+      if name and #body <= 64 and (count == nil or #count <= 6) then
+        out[#out + 1] = "gres:" .. name .. (typ and (":" .. typ) or "") .. (count and (":" .. count) or "")
+      else
+        out[#out + 1] = "?"
+      end
+    end
+  end
+  return table.concat(out, " ")
+end
+
 -- The GPU type of a request's gpu item ("gres:gpu:a100:1", "gres/gpu:a100", "gpu:1"), or nil.
 function M.gpu_type(tres)
   for item in string.gmatch(tres or "", "[^,]+") do

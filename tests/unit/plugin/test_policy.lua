@@ -20,6 +20,12 @@ eq((xmem.gpus_in("gres:gpu:a100:2")), 2, "typed count")
 eq((xmem.gpus_in("gres/gpu")), 1, "bare gpu")
 eq((xmem.gpus_in("gres:gpu:1,gres:gpu:1")), 2, "two items")
 n, shared = xmem.gpus_in("gres:shard:3"); eq(n, 0, "shard count"); eq(shared, true, "shard is shared")
+-- Issue 26, L6: a request is written into root's record parsed, never copied.
+eq(xmem.request_text({ "gres:gpu:1", "", "" }), "gres:gpu:1", "request text")
+eq(xmem.request_text({ "gres/gpu:a100:2", "gpu", "" }), "gres:gpu:a100:2 gres:gpu", "typed request text")
+eq(xmem.request_text({ "gres:gpu:1; xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole", "", "" }),
+  "?", "a forged mark in the GRES string")
+eq(xmem.request_text({ "gres:gpu:1,gres:x=y", "", "" }), "gres:gpu:1 ?", "an item that does not parse")
 eq((xmem.gpus_in(nil)), 0, "nil")
 eq((xmem.gpus_in("gres:nic:1")), 0, "other gres")
 
