@@ -120,6 +120,9 @@ constexpr std::size_t k_ledger_refused_field_bytes = 4096;
 // times and numbers kept, text fields dropped). 64 MiB an hour is ~60 000 ordinary rows.
 constexpr uint64_t k_ledger_user_bytes_per_window = 64ull << 20;
 constexpr int k_ledger_window_seconds = 3600;
+// Rows one uid may add in that window (issue 26, M3: rows, not bytes); past it requests are
+// answered and counted, and one summary row says how many.
+constexpr uint64_t k_ledger_user_rows_per_window = 10000;
 
 // ---- issue 15, finding 7: descriptors. Under the default soft RLIMIT_NOFILE of 1024, 1100
 // idle connections starved everyone before max_connections was reached; the soft limit is

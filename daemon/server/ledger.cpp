@@ -16,6 +16,7 @@ namespace xmem::server
 
 struct Ledger::Op {
     enum class Kind { request, job } kind;
+    bool counted_only = false; // a request past its user's row budget: answered, not written
     RequestRow req;
     JobRow job;
     Done done;
@@ -177,17 +178,27 @@ std::size_t text_bytes(const RequestRow &r)
 } // namespace
 
 // Bounds what one row, and one user, may write: a refused request is kept short (its full
-// argv and env are of no use to anyone), and a user past the window's budget gets summary
-// rows (every number kept, so counts and reports stay right) instead of text.
-void Ledger::bound_row(RequestRow &r)
+// argv and env are of no use to anyone), a user past the window's byte budget gets summary
+// rows (every number kept, so counts and reports stay right) instead of text, and past the
+// window's row budget no row at all: summarised rows are still rows (issue 26, M3). Those
+// are counted, and one row says how many when the user's next window opens.
+bool Ledger::bound_row(RequestRow &r)
 {
     if (!is_answered(r.outcome))
         for (std::string *f :
              {&r.cwd, &r.entrypoint, &r.script, &r.options, &r.message, &r.breakdown})
             truncate_field(*f, k_ledger_refused_field_bytes);
     UserWindow &w = m_user_bytes[r.uid];
-    if (r.ts - w.start >= k_ledger_window_seconds || r.ts < w.start)
-        w = UserWindow{r.ts, 0};
+    if (r.ts - w.start >= k_ledger_window_seconds || r.ts < w.start) {
+        if (w.dropped > 0)
+            stage_dropped_summary(r.uid, w);
+        w = UserWindow{r.ts, 0, 0, 0};
+    }
+    if (w.rows >= k_ledger_user_rows_per_window) {
+        w.dropped++;
+        return false;
+    }
+    w.rows++;
     if (w.bytes + text_bytes(r) > k_ledger_user_bytes_per_window) {
         for (std::string *f : {&r.cwd, &r.entrypoint, &r.script, &r.options, &r.breakdown})
             f->clear();
@@ -196,6 +207,23 @@ void Ledger::bound_row(RequestRow &r)
                     " MiB to the ledger within " + std::to_string(k_ledger_window_seconds) + " s";
     }
     w.bytes += text_bytes(r);
+    return true;
+}
+
+void Ledger::stage_dropped_summary(int64_t uid, const UserWindow &w)
+{
+    auto op = std::make_unique<Op>();
+    op->kind = Op::Kind::request;
+    op->req.id = take_id();
+    op->req.ts = w.start;
+    op->req.kind = "summary";
+    op->req.uid = uid;
+    op->req.outcome = Outcome::answered;
+    op->req.message = "xmem: uid " + std::to_string(uid) + " made " + std::to_string(w.dropped) +
+                      " more requests within " + std::to_string(k_ledger_window_seconds) +
+                      " s from " + std::to_string(w.start) + " than the ledger keeps rows for (" +
+                      std::to_string(k_ledger_user_rows_per_window) + "); they were answered";
+    stage(std::move(op));
 }
 
 namespace
@@ -304,7 +332,7 @@ void Ledger::append(RequestRow row, Done done)
 {
     auto op = std::make_unique<Op>();
     op->kind = Op::Kind::request;
-    bound_row(row);
+    op->counted_only = !bound_row(row);
     op->req = std::move(row);
     op->done = std::move(done);
     stage(std::move(op));
@@ -387,7 +415,9 @@ void Ledger::commit_batch(std::deque<std::unique_ptr<Op>> &batch)
 {
     bool began = step_once(m_begin);
     for (auto &op : batch) {
-        if (op->kind == Op::Kind::request)
+        if (op->kind == Op::Kind::request && op->counted_only)
+            op->ok = true; // answered; its user's window counts it (bound_row)
+        else if (op->kind == Op::Kind::request)
             op->ok = began && m_insert && insert_request(m_db, m_insert, op->req);
         else
             op->job_outcome = insert_job(m_db, op->job, op->job_message);

@@ -89,9 +89,14 @@ class Ledger
     struct UserWindow {
         int64_t start = 0;
         uint64_t bytes = 0;
+        uint64_t rows = 0;    // rows written in this window
+        uint64_t dropped = 0; // rows past k_ledger_user_rows_per_window, counted only
     };
     Ledger() = default;
-    void bound_row(RequestRow &row); // loop thread, before staging
+    // Loop thread, before staging: false when the row is past its user's row budget (it is
+    // counted, and one summary row says how many at the user's next window).
+    bool bound_row(RequestRow &row);
+    void stage_dropped_summary(int64_t uid, const UserWindow &w);
     void writer_main();
     void commit_batch(std::deque<std::unique_ptr<Op>> &batch);
     void stage(std::unique_ptr<Op> op);

@@ -290,6 +290,46 @@ static void bounds_refused_rows_and_user_bytes(void **)
                      big.size());
 }
 
+// Issue 26, M3: rows, not bytes. Past k_ledger_user_rows_per_window in a window a user's
+// requests are answered but not written; one summary row counts them when the next opens.
+static void bounds_rows_per_user(void **)
+{
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    auto r = Ledger::open(g_path);
+    assert_true((bool)r);
+    Ledger &l = *r.value();
+    l.start(&loop);
+    int done = 0, ok = 0;
+    const int extra = 5, total = (int)k_ledger_user_rows_per_window + extra;
+    auto append = [&](int64_t ts) {
+        RequestRow row;
+        row.id = l.take_id();
+        row.ts = ts;
+        row.kind = "status";
+        row.uid = 3000;
+        row.outcome = Outcome::answered;
+        l.append(row, [&](bool good) {
+            done++;
+            ok += good;
+        });
+    };
+    for (int i = 0; i < total; i++)
+        append(500);
+    append(500 + k_ledger_window_seconds); // the next window: the summary, then this row
+    while (done < total + 1)
+        uv_run(&loop, UV_RUN_ONCE);
+    l.stop([] {});
+    uv_run(&loop, UV_RUN_DEFAULT);
+    assert_int_equal(uv_loop_close(&loop), 0);
+    assert_int_equal(ok, total + 1); // every request answered
+    assert_int_equal(scalar("SELECT count(*) FROM requests WHERE uid=3000 AND kind='status'"),
+                     (int64_t)k_ledger_user_rows_per_window + 1);
+    assert_int_equal(scalar("SELECT count(*) FROM requests WHERE uid=3000 AND kind='summary'"
+                            " AND message LIKE 'xmem: uid 3000 made 5 more requests%'"),
+                     1);
+}
+
 int test_group_ledger(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(creates_latest_schema),
@@ -297,6 +337,7 @@ int test_group_ledger(void)
                                        cmocka_unit_test(migrates_v3_job_rows),
                                        cmocka_unit_test(writes_through_the_loop),
                                        cmocka_unit_test(bounds_refused_rows_and_user_bytes),
+                                       cmocka_unit_test(bounds_rows_per_user),
                                        cmocka_unit_test(files_are_private)};
     return cmocka_run_group_tests_name("ledger", tests, setup, teardown);
 }
