@@ -92,6 +92,19 @@ static void estimator_inherits_what_the_preamble_set(void **)
     assert_false(preamble_failure(r, {{4, "x"}}).has_value());
 }
 
+// Issue 26, L2: a kept line that makes the forced variables read-only cannot keep them: the
+// estimator starts with them set again, whatever the preamble's shell made of them.
+static void readonly_cannot_keep_the_gpu(void **)
+{
+    auto r = run_with({{4, "readonly CUDA_VISIBLE_DEVICES=0"},
+                       {5, "declare -rx XMEM_PROFILING=0"},
+                       {6, "export NVIDIA_VISIBLE_DEVICES=all; readonly NVIDIA_VISIBLE_DEVICES"}},
+                      "echo \"${CUDA_VISIBLE_DEVICES}|$XMEM_PROFILING|$NVIDIA_VISIBLE_DEVICES\"");
+    assert_true(r.spawned);
+    assert_int_equal(r.exit_status, 0);
+    assert_contains(r.out, "|1|void\n");
+}
+
 static void failing_line_is_named(void **)
 {
     std::vector<ScriptLine> pre = {
@@ -188,6 +201,7 @@ int test_group_preamble(void)
         cmocka_unit_test(no_preamble_no_shell),
         cmocka_unit_test(preamble_cannot_write_the_estimate),
         cmocka_unit_test(estimator_inherits_what_the_preamble_set),
+        cmocka_unit_test(readonly_cannot_keep_the_gpu),
         cmocka_unit_test(failing_line_is_named),
         cmocka_unit_test(estimator_status_121_is_not_a_preamble),
         cmocka_unit_test(request_fields),
