@@ -78,6 +78,23 @@ Result<UserIdentity> user_lookup_cached(uid_t uid)
     return r;
 }
 
+// capget/capset on this thread alone (pid 0): capabilities are per thread, like fsuid. Sets
+// this thread's effective set to EFFECTIVE, its permitted set unchanged; OLD, when given,
+// gets the effective set it replaced.
+static bool set_effective_caps(const uint32_t effective[2], uint32_t old[2])
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &hdr, data) != 0)
+        return false;
+    for (int i = 0; i < 2; ++i) {
+        if (old != nullptr)
+            old[i] = data[i].effective;
+        data[i].effective = effective[i];
+    }
+    return syscall(SYS_capset, &hdr, data) == 0;
+}
+
 FsIdentity::FsIdentity(const UserIdentity &u)
 {
     if (daemon_euid() != 0 || u.uid == 0) {
@@ -97,31 +114,9 @@ FsIdentity::FsIdentity(const UserIdentity &u)
     setfsuid(u.uid);
     // setfsuid reports the previous value, so read back to confirm the switch took.
     m_ok = (uid_t)setfsuid((uid_t)-1) == u.uid && (gid_t)setfsgid((gid_t)-1) == u.gid;
-    m_ok = m_ok && drop_effective_caps();
-}
-
-// capget/capset on this thread alone (pid 0): capabilities are per thread, like fsuid.
-bool FsIdentity::drop_effective_caps()
-{
-    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct data[2];
-    if (syscall(SYS_capget, &hdr, data) != 0)
-        return false;
-    for (int i = 0; i < 2; ++i)
-        m_old_caps.effective[i] = data[i].effective, m_old_caps.permitted[i] = data[i].permitted,
-        m_old_caps.inheritable[i] = data[i].inheritable, data[i].effective = 0;
-    m_caps_dropped = syscall(SYS_capset, &hdr, data) == 0;
-    return m_caps_dropped;
-}
-
-bool FsIdentity::restore_caps()
-{
-    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-    struct __user_cap_data_struct data[2];
-    for (int i = 0; i < 2; ++i)
-        data[i].effective = m_old_caps.effective[i], data[i].permitted = m_old_caps.permitted[i],
-        data[i].inheritable = m_old_caps.inheritable[i];
-    return syscall(SYS_capset, &hdr, data) == 0;
+    static const uint32_t none[2] = {0, 0};
+    m_caps_dropped = m_ok && set_effective_caps(none, m_old_effective);
+    m_ok = m_caps_dropped;
 }
 
 FsIdentity::~FsIdentity()
@@ -129,7 +124,7 @@ FsIdentity::~FsIdentity()
     if (!m_switched)
         return;
     // Capabilities first: setgroups needs CAP_SETGID.
-    if (m_caps_dropped && !restore_caps()) {
+    if (m_caps_dropped && !set_effective_caps(m_old_effective, nullptr)) {
         log_error("cannot restore the daemon's capabilities: %s; aborting", strerror(errno));
         abort();
     }

@@ -45,17 +45,13 @@ class FsIdentity
     bool ok() const { return m_ok; }
 
   private:
-    bool drop_effective_caps();
-    bool restore_caps();
     bool m_switched = false;
     bool m_ok = false;
     uid_t m_old_fsuid = 0;
     gid_t m_old_fsgid = 0;
     std::vector<gid_t> m_old_groups;
     bool m_caps_dropped = false;
-    struct Caps {
-        uint32_t effective[2], permitted[2], inheritable[2];
-    } m_old_caps{};
+    uint32_t m_old_effective[2] = {0, 0}; // the capabilities the constructor cleared
 };
 
 } // namespace xmem::server

@@ -164,7 +164,7 @@ def _known(mode, t):
     known = values.value_of(t)
     if known is None:
         return t
-    if values.branch_value(t)[1]:
+    if values.stood_in(t):
         mode.stand_ins.on_read()
     return known
 
@@ -276,8 +276,8 @@ def rebind_functional(mode):
     """torch's own Python code (F.multi_head_attention_forward) calls
     scaled_dot_product_attention, linear and softmax by their torch.nn.functional names where
     no torch function mode is active: the names themselves are rebound, so every caller that
-    looks them up at call time meets the SDPA chooser and CUDA autocast's casts. Dropout's
-    name too: checkpointing's recompute runs in backward, with no torch function mode."""
+    looks them up at call time meets the SDPA chooser and CUDA autocast's casts (dropout's
+    name: rebind_dropout, on every torch)."""
     if _SDPA is None:
         return
 

@@ -44,13 +44,13 @@ def value_of(t):
     return getattr(t, _ATTR, None) if isinstance(t, torch.Tensor) else None
 
 
-def remember(t, value, stood_in=False):
+def remember(t, value, from_stand_in=False):
     """Keeps VALUE (a host tensor) as T's, when T is worth a value; else forgets T's.
-    STOOD_IN: VALUE was computed from a stand-in."""
+    FROM_STAND_IN: VALUE was computed from a stand-in."""
     if (_disable_current_modes is not None and isinstance(value, torch.Tensor) and
             t.dtype in _KINDS and t.numel() <= LIMIT and value.shape == t.shape):
         setattr(t, _ATTR, value)
-        if stood_in:
+        if from_stand_in:
             setattr(t, _STOOD_IN, True)
         elif hasattr(t, _STOOD_IN):
             delattr(t, _STOOD_IN)
@@ -65,6 +65,11 @@ def forget(t):
                 delattr(t, attr)
 
 
+def stood_in(t):
+    """Whether T's value was computed from a stand-in."""
+    return getattr(t, _STOOD_IN, False)
+
+
 def may_stand_in(t):
     """Whether device tensor T, which has no value, takes the stand-in: a float scalar."""
     return t.is_floating_point() and t.numel() == 1
@@ -75,7 +80,7 @@ def branch_value(t):
     or (None, False) when T has neither a value nor a stand-in."""
     value = value_of(t)
     if value is not None:
-        return value, getattr(t, _STOOD_IN, False)
+        return value, stood_in(t)
     if t.is_meta and may_stand_in(t):
         return torch.full(t.shape, STAND_IN, dtype=t.dtype), True
     return None, False
@@ -132,7 +137,7 @@ def follow(func, args, kwargs, out, on_device):
         for t in outs:
             forget(t)
         return
-    stood_in = bool(missing) or any(getattr(t, _STOOD_IN, False) for t in inputs)
+    from_stand_in = bool(missing) or any(stood_in(t) for t in inputs)
     host_args, host_kwargs = tree_map(_host, (args, kwargs))
     try:
         with torch.no_grad(), _disable_current_modes():
@@ -143,7 +148,7 @@ def follow(func, args, kwargs, out, on_device):
                 else [None] * len(tree_flatten(out)[0]))
     for t, v in pairs:
         if isinstance(t, torch.Tensor) and on_device(t):
-            remember(t, v, stood_in)
+            remember(t, v, from_stand_in)
 
 
 # The answers of the finite-numbers assumption, by function.
@@ -157,9 +162,7 @@ def _host(x):
     """An argument as the host computation takes it: a GPU tensor's value, the host for a
     device argument."""
     if isinstance(x, torch.Tensor):
-        value = value_of(x)
-        if value is None and x.is_meta and may_stand_in(x):
-            return torch.full(x.shape, STAND_IN, dtype=x.dtype)
+        value = branch_value(x)[0]  # its value, or a float scalar's stand-in
         return value if value is not None else x
     if isinstance(x, torch.device) and x.type == "meta":
         return torch.device("cpu")
