@@ -41,13 +41,34 @@
 #define XMEM_REQUEST_ENV_MAX_NAME 64
 #define XMEM_REQUEST_ENV_MAX_VARS 128
 
+/* 1 when name[0..len) contains one of XMEM_REQUEST_ENV_SECRET_WORDS, in any case: the one
+ * test of a secret name, for a variable here and for an option in xmemd's ledger redaction. */
+static inline int xmem_request_env_secret(const char *name, size_t len)
+{
+    static const char *const secrets[] = {XMEM_REQUEST_ENV_SECRET_WORDS};
+    size_t i, k, j;
+
+    for (i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++) {
+        size_t w = strlen(secrets[i]);
+        for (k = 0; k + w <= len; k++) {
+            for (j = 0; j < w; j++) {
+                char c = name[k + j];
+                if ((c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c) != secrets[i][j])
+                    break;
+            }
+            if (j == w)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* 1 when the variable named name[0..len) is one a request carries. */
 static inline int xmem_request_env_kept(const char *name, size_t len)
 {
     static const char *const names[] = {XMEM_REQUEST_ENV_NAMES};
     static const char *const prefixes[] = {XMEM_REQUEST_ENV_PREFIXES};
-    static const char *const secrets[] = {XMEM_REQUEST_ENV_SECRET_WORDS};
-    size_t i, k;
+    size_t i;
     int kept = 0;
 
     if (len == 0 || len > XMEM_REQUEST_ENV_MAX_NAME)
@@ -62,18 +83,7 @@ static inline int xmem_request_env_kept(const char *name, size_t len)
         kept = strlen(names[i]) == len && strncmp(names[i], name, len) == 0;
     for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]) && !kept; i++)
         kept = strlen(prefixes[i]) < len && strncmp(prefixes[i], name, strlen(prefixes[i])) == 0;
-    for (i = 0; i < sizeof(secrets) / sizeof(secrets[0]) && kept; i++) {
-        size_t w = strlen(secrets[i]), j;
-        for (k = 0; k + w <= len && kept; k++) {
-            for (j = 0; j < w; j++) {
-                char c = name[k + j];
-                if ((c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c) != secrets[i][j])
-                    break;
-            }
-            kept = j != w;
-        }
-    }
-    return kept;
+    return kept && !xmem_request_env_secret(name, len);
 }
 
 #endif

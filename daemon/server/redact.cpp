@@ -16,14 +16,7 @@ const char *const k_hidden = "***";
 // Whether `name` contains one of the secret words, in any case.
 bool names_secret(const std::string &name)
 {
-    std::string upper(name);
-    for (char &c : upper)
-        c = (char)std::toupper((unsigned char)c);
-    static const char *const words[] = {XMEM_REQUEST_ENV_SECRET_WORDS};
-    for (const char *w : words)
-        if (upper.find(w) != std::string::npos)
-            return true;
-    return false;
+    return xmem_request_env_secret(name.data(), name.size()) != 0;
 }
 
 // `scheme://user:pass@host...` → `scheme://***@host...`, every occurrence.
