@@ -29,6 +29,8 @@
 # Results are kept in $XMEM_ACCURACY_HF_OUT (default /tmp/xmem-accuracy-hf).
 # XMEM_ACCURACY_HF=0 skips it, XMEM_ACCURACY_HF_LIMIT=N runs the first N runs of each model
 # (1: eight runs, one per model), XMEM_ACCURACY_HF_MODELS=opt-125m,T5-small picks models.
+# XMEM_ACCURACY_HF_ZERO_GRAD=0 runs every job with that --zero-grad instead of the set's
+# inferred column: a diagnostic of the inference (docs/bench.md).
 # --quick: the first 40 records and resnet + mobilenet of the real-model set, in fast mode
 # (about 2 minutes; docs/bench.md has the measured times), and one run per Hugging Face model
 # (8 runs, 57 s at load 6). --hf-only: the Hugging Face set alone.
@@ -84,5 +86,6 @@ fi
 [ $gpumemnet = 1 ] && echo
 /usr/bin/python3 "$here/accuracy/hf.py" --build "$build" --groundtruth "$hf_gt" --python "$hf_python" \
     --out "${XMEM_ACCURACY_HF_OUT:-/tmp/xmem-accuracy-hf}" --limit "${XMEM_ACCURACY_HF_LIMIT:-0}" \
-    --models "${XMEM_ACCURACY_HF_MODELS:-}" || status=$?
+    --models "${XMEM_ACCURACY_HF_MODELS:-}" ${XMEM_ACCURACY_HF_ZERO_GRAD:+--zero-grad "$XMEM_ACCURACY_HF_ZERO_GRAD"} \
+    || status=$?
 exit $status

@@ -5,9 +5,12 @@
 and the label were made).
 
     hf.py --build BUILD --python VENV_PYTHON [--groundtruth DIR] [--out DIR] [--limit N] [--models a,b]
+          [--zero-grad 0|1|2]
 
 --limit N takes the first N distinct runs of each model, --models a,b the models whose id
-contains one of the words (case-insensitive).
+contains one of the words (case-insensitive). --zero-grad M runs every job with `train_hf.py
+--zero-grad M` in place of the set's `zero_grad_mode_effective`, which the set infers (the
+artifact did not record it): a diagnostic of that inference, never the headline (docs/bench.md).
 
 Each distinct run (rows of one `identical_group` are bit-identical repeats: the first one
 stands for the group) is re-created by the set's own `train_hf.py`, left where it is, with
@@ -65,7 +68,7 @@ def short_gpu(r):
 
 def estimate(args, r):
     """xmem's JSON for one run (cached under --out), with `mode` and `wall_seconds` added."""
-    key = f"{r['run_id']}-{short_gpu(r)}"
+    key = f"{r['run_id']}-{short_gpu(r)}" + (f"-zero-grad{args.zero_grad}" if args.zero_grad else "")
     path = os.path.join(args.out, key + ".json")
     if os.path.exists(path):
         with open(path) as f:
@@ -74,7 +77,7 @@ def estimate(args, r):
     if not os.path.exists(config):
         print(f"accuracy-hf: {key}: no config {config}", file=sys.stderr)
         return None
-    zero_grad = r["zero_grad_mode_effective"].split()[0]
+    zero_grad = args.zero_grad or r["zero_grad_mode_effective"].split()[0]
     job = [args.python, os.path.join(args.groundtruth, "train_hf.py"), "--model", config,
            "--bs", r["batch_size"], "--seq", r["seq_len_max"], "--opt", r["optimizer"],
            "--lr", r["lr"], "--zero-grad", zero_grad, "--steps", "4"]
@@ -134,6 +137,8 @@ def main():
     p.add_argument("--out", default="/tmp/xmem-accuracy-hf")
     p.add_argument("--limit", type=int, default=0, help="only the first N distinct runs of each model")
     p.add_argument("--models", default="", help="comma-separated substrings of model ids (opt-125m,T5-small)")
+    p.add_argument("--zero-grad", default="", choices=["", "0", "1", "2"],
+                   help="run every job with this train_hf.py --zero-grad instead of the set's inferred column")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     all_rows, runs = distinct_runs(os.path.join(args.groundtruth, "transformer-dev.csv"))
@@ -147,8 +152,9 @@ def main():
             if taken[r["model"]] <= args.limit:
                 kept.append(r)
         runs = kept
+    zero_grad = f"--zero-grad {args.zero_grad}" if args.zero_grad else "the set's zero_grad_mode_effective"
     print(f"Hugging Face development set: {len(all_rows)} rows, {len(runs)} distinct runs measured here "
-          f"(xmem fast mode, {args.python})")
+          f"(xmem fast mode, {args.python}; zero_grad: {zero_grad})")
     print("MiB; label = NVML used minus the bare context; xmem = peak - context; alloc = xmem's allocated peak"
           " (xmem - alloc: its simulated cache and memory outside the allocator);\nerr = (xmem - label) / label;"
           " stored = the artifact's xmem_est_bytes;\nfit: does xmem fit the run on the GPU (oom: the replay ran out, its figures cut short;"
