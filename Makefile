@@ -23,7 +23,7 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config \
 	libuv1-dev libyaml-cpp-dev libcmocka-dev libsqlite3-dev sqlite3 nlohmann-json3-dev \
 	libtorch-dev python3-torch python3-torchvision libopenblas0-pthread \
-	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 libjson-c-dev \
+	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 lua-check libjson-c-dev \
 	chromium clang-format python3-venv python3-pip
 
 # The project's own Python environment for tests and benches: PyTorch 2.x from PyPI and the
@@ -108,6 +108,12 @@ format-check:
 	if [ -n "$$bad" ]; then \
 		echo "xmem: these files differ from .clang-format (run 'make format'):"; echo "$$bad" | sed 's/^/  /'; exit 1; \
 	fi; echo "format-check: every C and C++ file matches .clang-format"
+	@$(VENV)/bin/ruff check --quiet --output-format concise $$(git ls-files '*.py') || \
+		{ echo "xmem: ruff found the problems above in Python (ruff.toml; 'ruff check --fix' mends some)"; exit 1; }
+	@echo "format-check: ruff finds nothing in the Python (ruff.toml)"
+	@luacheck --formatter plain --codes $$(git ls-files '*.lua') || \
+		{ echo "xmem: luacheck found the problems above in Lua (.luacheckrc)"; exit 1; }
+	@echo "format-check: luacheck finds nothing in the Lua (.luacheckrc)"
 
 clean:
 	@rm -rf build build-asan

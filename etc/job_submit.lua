@@ -296,8 +296,8 @@ local function xmem_job_modify(job_desc, job_rec, modify_uid)
         tostring(job_rec.job_id), key, v)
       -- 22.05's scontrol shows only the code's text ("Access/permission denied"); the line
       -- reaches the user where Slurm passes job_modify's messages on, and the log always.
-      slurm.log_user("xmem: job %s: its GPU request was set by xmem with a memory limit for that share and cannot be changed (scancel it and resubmit with --xmem or without it)",
-        tostring(job_rec.job_id))
+      slurm.log_user("xmem: job %s: its GPU request was set by xmem with a memory limit for that share and "
+        .. "cannot be changed (scancel it and resubmit with --xmem or without it)", tostring(job_rec.job_id))
       return slurm.ESLURM_ACCESS_DENIED or slurm.ERROR
     end
   end

@@ -220,7 +220,8 @@ function M.share(policy, partition, limit_mb, account)
   local r = { limit_mb = with_margin, base_mb = limit_mb, gpu = gpu, partition = pname, kind = "whole",
     margin = margin }
   if with_margin * 100 > gpu.memory_mb * policy.whole_gpu_above_percent then
-    r.why = string.format("limit %d MiB (with %d%% margin) is above %d%% of the %s's %d MiB: the job keeps its whole GPU",
+    r.why = string.format(
+      "limit %d MiB (with %d%% margin) is above %d%% of the %s's %d MiB: the job keeps its whole GPU",
       with_margin, margin, policy.whole_gpu_above_percent, gpu.gpu or "GPU", gpu.memory_mb)
     r.too_big = true
     return r

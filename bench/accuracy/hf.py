@@ -163,7 +163,7 @@ def main():
     print(f"{'model':18s} {'gpu':8s} {'bs':>3s} {'kind':4s} {'label':>6s} {'xmem':>6s} {'alloc':>6s} {'err %':>6s} "
           f"{'limit':>6s} {'over':>4s} {'stored':>6s} {'err %':>6s} {'fit':>5s} {'st.fit':>6s} {'mode':5s} {'s':>5s}")
     done = []
-    for i, r in enumerate(runs):
+    for r in runs:
         res = estimate(args, r)
         label = int(r["ground_nvml_peak_bytes"])
         stored = int(r["xmem_est_bytes"]) if r["xmem_est_bytes"] else None  # one oom row has none
@@ -190,7 +190,7 @@ def main():
     print()
     ok = [d for d in done if d["r"]["row_kind"] == "ok"]
     oom = [d for d in done if d["r"]["row_kind"] == "oom"]
-    print(f"ok runs, per model: median signed error (xmem / stored)")
+    print("ok runs, per model: median signed error (xmem / stored)")
     for model in sorted({short_model(d["r"]) for d in ok}):
         ds = [d for d in ok if short_model(d["r"]) == model]
         print(f"  {model:20s} n={len(ds):2d}  {100 * median([d['err'] for d in ds]):+6.1f} %  "

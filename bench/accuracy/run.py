@@ -311,9 +311,9 @@ def report_side_by_side(rows, peers, constant):
 
 def print_medians(label, errors, plus_const):
     line = f"{label:27s}"
-    for name, v in errors.items():
+    for v in errors.values():
         line += f" {'':>11s} {100 * statistics.median(v):6.1f}" if v else f" {'':>11s} {'-':>6s}"
-    for name, v in plus_const.items():
+    for v in plus_const.values():
         line += f" {100 * statistics.median(v):9.1f}" if v else ""
     print(line)
 

@@ -89,16 +89,13 @@ def train(t, layers, hidden, batch, iterations, classes=10):
         t.free(host)
         t.record("P", "forward")
         saved = []
-        h = x
         for i, (_, fan_out) in enumerate(dims):
             out = t.alloc(batch * fan_out * f32, f"layers.{i}|aten::addmm")
             if i < layers:
                 act = t.alloc(batch * fan_out * f32, f"act.{i}|aten::relu")
                 saved += [out, act]
-                h = act
             else:
                 saved.append(out)
-                h = out
         loss_tmp = t.alloc(batch * classes * f32, "loss|aten::_log_softmax")
         loss = t.alloc(f32, "loss|aten::nll_loss_forward")
         t.record("P", "backward")

@@ -65,7 +65,7 @@ def parse(path):
         elif kind == "A":
             seen_a = True
             sid, size = number(path, n, parts[1]), number(path, n, parts[2])
-            dev, stream, ctx = parts[3], number(path, n, parts[4]), number(path, n, parts[5])
+            dev, _stream, ctx = parts[3], number(path, n, parts[4]), number(path, n, parts[5])
             if sid in live:
                 raise TraceError(f"{path}:{n}: A for live id {sid}")
             if size < 1 or dev not in ("g", "h"):

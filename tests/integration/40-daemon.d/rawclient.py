@@ -3,7 +3,12 @@
 
 usage: rawclient.py SOCKET CASE   prints the reply's outcome name (or "noreply")
 """
-import json, os, socket, struct, sys, time
+import json
+import os
+import socket
+import struct
+import sys
+import time
 
 MAGIC, VERSION = 0x584D454D, 1
 ESTIMATE, STATUS, JOB_END = 1, 2, 4

@@ -250,7 +250,7 @@ def _lock_saying(lock, say, waiting):
 
 
 def _first_error(output):
-    lines = [l.strip() for l in output.splitlines() if l.strip()]
+    lines = [text.strip() for text in output.splitlines() if text.strip()]
     for line in lines:
         if "error" in line.lower():
             return line

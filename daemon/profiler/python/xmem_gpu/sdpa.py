@@ -302,7 +302,9 @@ def _cudnn_mask(call):
     if call.mask_requires_grad:
         return "attn_mask requires grad"
     b, h, sq, sk = call.q.shape[0], call.q.shape[1], call.q.shape[2], call.k.shape[2]
-    fits = (lambda got, want: got in (want, 1))
+    def fits(got, want):
+        return got in (want, 1)
+
     ok = len(m.shape) in (2, 4) and fits(m.shape[-2], sq) and fits(m.shape[-1], sk)
     if ok and len(m.shape) == 4:
         ok = fits(m.shape[0], b) and fits(m.shape[1], h)
