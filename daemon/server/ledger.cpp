@@ -57,9 +57,8 @@ const char *k_insert_request =
     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
 // `st` is prepared once per ledger (writer thread only) and reset after each row.
-bool insert_request(sqlite3 *db, sqlite3_stmt *st, const RequestRow &r)
+bool insert_request(sqlite3_stmt *st, const RequestRow &r)
 {
-    (void)db;
     int i = 1;
     sqlite3_bind_int64(st, i++, (sqlite3_int64)r.id);
     sqlite3_bind_int64(st, i++, r.ts);
@@ -418,7 +417,7 @@ void Ledger::commit_batch(std::deque<std::unique_ptr<Op>> &batch)
         if (op->kind == Op::Kind::request && op->counted_only)
             op->ok = true; // answered; its user's window counts it (bound_row)
         else if (op->kind == Op::Kind::request)
-            op->ok = began && m_insert && insert_request(m_db, m_insert, op->req);
+            op->ok = began && m_insert && insert_request(m_insert, op->req);
         else
             op->job_outcome = insert_job(m_db, op->job, op->job_message);
         if (op->kind == Op::Kind::request && !op->ok)

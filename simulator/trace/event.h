@@ -36,7 +36,6 @@ struct TraceEvent {
     uint64_t line = 0;          // 1-based line in the trace file
 };
 
-const char *event_kind_name(EventKind kind);
 const char *phase_name(Phase phase);
 // Returns false for a name that is not one of the seven phases of the format.
 bool parse_phase(std::string_view name, Phase &out);

@@ -9,7 +9,6 @@ namespace xmem::capture
 namespace
 {
 thread_local Dev t_dev = Dev::unset;
-Dev g_default_dev = Dev::gpu;
 
 constexpr uint64_t k_name_bits = 21; // 2M distinct names per field: far more than any model has
 } // namespace
@@ -27,10 +26,6 @@ void Recorder::set_thread_dev(Dev dev)
 Dev Recorder::thread_dev()
 {
     return t_dev;
-}
-void Recorder::set_default_dev(Dev dev)
-{
-    g_default_dev = dev;
 }
 
 // fork() (DataLoader workers) must not happen while another thread holds the mutex, or the
@@ -71,7 +66,7 @@ char Recorder::dev_for(const OpContext &ops) const
 {
     if (ops.bookkeeping)
         return 'h';
-    Dev d = t_dev != Dev::unset ? t_dev : g_default_dev;
+    Dev d = t_dev != Dev::unset ? t_dev : Dev::gpu; // a thread nobody marked: the training loop
     if (d == Dev::gpu_explicit)
         return 'g';
     if (ops.inner == nullptr)

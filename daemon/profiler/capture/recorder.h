@@ -88,7 +88,6 @@ class Recorder
 
     static void set_thread_dev(Dev dev);
     static Dev thread_dev();
-    static void set_default_dev(Dev dev);
 
   private:
     struct Live {

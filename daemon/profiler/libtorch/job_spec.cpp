@@ -183,25 +183,6 @@ void parse_root(const Ctx &c, const YAML::Node &root, const std::string &base_di
 
 } // namespace
 
-const char *dtype_name(DType dtype)
-{
-    switch (dtype) {
-    case DType::float32:
-        return "float32";
-    case DType::float64:
-        return "float64";
-    case DType::float16:
-        return "float16";
-    case DType::bfloat16:
-        return "bfloat16";
-    case DType::int64:
-        return "int64";
-    case DType::int32:
-        return "int32";
-    }
-    return "?";
-}
-
 // The parser throws SpecError from deep inside the YAML walk; this is its only boundary, and
 // what leaves it is a value, as everywhere on xmem's expected-failure paths.
 Result<JobSpec> parse_job_spec(const std::string &text, const std::string &name,

@@ -59,6 +59,4 @@ Result<JobSpec> parse_job_spec(const std::string &text, const std::string &name,
                                const std::string &base_dir);
 Result<JobSpec> load_job_spec(const std::string &path);
 
-const char *dtype_name(DType dtype);
-
 } // namespace xmem::libtorch
