@@ -24,7 +24,8 @@ Result<sim::AllocatorConfig> device_config(const Target &t, uint64_t outside)
     return cfg;
 }
 
-uint32_t count_iterations(const Workload &work)
+// The trace's `I` records number the steps (the format's older word, kept for readers).
+uint32_t count_steps(const Workload &work)
 {
     uint32_t n = 0;
     for (const TraceEvent &ev : work.events)
@@ -105,7 +106,7 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     e.python = interpreter_path(work.meta_value("python"));
     e.capture_mode = work.meta_value("capture") == "fast" ? "fast" : "exact";
     e.amp = work.meta_value("amp").empty() ? "off" : std::string(work.meta_value("amp"));
-    e.iterations = count_iterations(work);
+    e.steps = count_steps(work);
     note_capture_warnings(work, e);
 
     e.input_copies = add_input_copies(work);

@@ -47,7 +47,7 @@ struct Estimate {
     std::string python;        // the interpreter that ran the job (`M python`), a path
     std::string capture_mode;  // "fast" or "exact": the capture that wrote the trace
     std::string amp;           // off, fp16, bf16
-    uint32_t iterations = 0;   // optimizer steps in the trace
+    uint32_t steps = 0;        // optimizer steps in the trace
     uint64_t input_copies = 0;
     FilterStats filter;
     ForeachStats foreach;

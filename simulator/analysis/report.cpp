@@ -85,7 +85,7 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"torch_version", e.torch_version},
         {"python", e.python},
         {"amp", e.amp},
-        {"iterations", e.iterations},
+        {"iterations", e.steps}, // the key's first spelling, which readers of the JSON know
         {"peak_bytes", e.peak_bytes},
         {"limit_bytes", e.limit_bytes},
         {"workspace_bound_peak_bytes", e.workspace_bound_peak_bytes},
@@ -145,7 +145,7 @@ std::string render_human(const Estimate &e, const Timings &t)
         e.target.gpu.name.c_str(), e.target.torch.str().c_str(),
         e.target.alloc_conf.empty() ? ""
                                     : (", PYTORCH_CUDA_ALLOC_CONF=" + e.target.alloc_conf).c_str(),
-        e.torch_version.empty() ? "unknown" : e.torch_version.c_str(), e.iterations, e.amp.c_str());
+        e.torch_version.empty() ? "unknown" : e.torch_version.c_str(), e.steps, e.amp.c_str());
     out += buf;
     if (!e.python.empty())
         out += "interpreter " + e.python + "\n";
