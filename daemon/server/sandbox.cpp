@@ -3,7 +3,8 @@
  *
  * Two processes per profile. The keeper (forked from xmemd, still root) starts a new session,
  * becomes a child subreaper and forks the profiler; when the profiler exits, or xmemd sends
- * SIGTERM (a limit, a cancel), the keeper kills and reaps every descendant it has — orphans
+ * SIGTERM (a limit, a cancel), or xmemd dies (the keeper's death signal is that SIGTERM, so
+ * even kill -9 xmemd reaches it), the keeper kills and reaps every descendant it has — orphans
  * of setsid() or double forks included, since a subreaper inherits them — and exits with the
  * profiler's status. The user's code cannot signal the keeper (it is root), so it cannot
  * escape the clean-up by leaving the process group.
@@ -85,6 +86,7 @@ struct ChildPlan {
     gid_t gid;
     const SandboxLimits *lim;
     int devnull, out_w, err_w, errpipe_w;
+    pid_t daemon; // xmemd, the keeper's parent
 };
 
 void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
@@ -218,7 +220,6 @@ void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped
 {
     if (setsid() < 0)
         child_fail(p.errpipe_w, step_session);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     struct rlimit no_core = {0, 0}; // it re-raises the profiler's signal: SIGXCPU would dump
     setrlimit(RLIMIT_CORE, &no_core);
@@ -227,6 +228,11 @@ void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped
     sigaddset(&wait_set, SIGCHLD);
     sigaddset(&wait_set, SIGTERM);
     sigprocmask(SIG_BLOCK, &wait_set, &old_mask);
+    // xmemd's death, even by SIGKILL, reaches the keeper as the SIGTERM it waits for, so it
+    // still kills every descendant, orphans of setsid() included, before it goes. A death
+    // signal of SIGKILL killed the keeper first and left those orphans to init (issue 26, L3).
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != p.daemon)
+        child_fail(p.errpipe_w, step_keeper); // xmemd is already gone: start nothing
     pid_t profiler = fork();
     if (profiler == 0)
         child_main(p, old_mask);
@@ -342,7 +348,8 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
                    devnull,
                    outp[1],
                    errp[1],
-                   failp[1]};
+                   failp[1],
+                   getpid()};
     double start = now_s();
     pid_t pid = fork();
     if (pid == 0)
