@@ -29,24 +29,31 @@ class WorkloadSource : public replay::EventSource
     size_t m_next = 0;
 };
 
-// What the estimate measures on top of the shared replay loop: live bytes by category (the
-// category travels with each block as its tag), and per-iteration and overall peaks.
+// What the estimate measures on top of the shared replay loop: live bytes by category and
+// by module and op (each block's tag is its alloc event's index, which names all three), and
+// per-iteration and overall peaks.
 class PeakObserver : public replay::ReplayObserver
 {
   public:
-    explicit PeakObserver(const Workload &work) : m_categories(categorize(work)) {}
+    explicit PeakObserver(const Workload &work)
+        : m_categories(categorize(work)), m_attribution(work, m_categories)
+    {
+    }
 
     uint32_t on_alloc(uint64_t index, const TraceEvent &ev) override
     {
-        Category c = m_categories[index];
-        uint64_t &live = m_live_bytes[static_cast<size_t>(c)];
-        live += ev.bytes;
-        uint64_t &peak = m_result.category_peak[static_cast<size_t>(c)];
-        peak = std::max(peak, live);
-        return static_cast<uint32_t>(c);
+        size_t c = static_cast<size_t>(m_categories[index]);
+        m_live_bytes[c] += ev.bytes;
+        m_result.category_peak[c] = std::max(m_result.category_peak[c], m_live_bytes[c]);
+        m_attribution.on_alloc(index, ev.bytes);
+        return static_cast<uint32_t>(index); // a workload in memory has far fewer events
     }
 
-    void on_free(uint64_t, uint64_t bytes, uint32_t tag) override { m_live_bytes[tag] -= bytes; }
+    void on_free(uint64_t, uint64_t bytes, uint32_t tag) override
+    {
+        m_live_bytes[static_cast<size_t>(m_categories[tag])] -= bytes;
+        m_attribution.on_free(tag, bytes);
+    }
 
     void on_iteration(uint64_t, uint32_t n) override
     {
@@ -61,6 +68,7 @@ class PeakObserver : public replay::ReplayObserver
         if (allocated > m_result.allocated_peak) {
             m_result.allocated_peak = allocated;
             m_result.live_at_peak = m_live_bytes;
+            m_attribution.remember_peak();
         }
         m_result.reserved_peak = std::max(m_result.reserved_peak, reserved);
     }
@@ -68,6 +76,7 @@ class PeakObserver : public replay::ReplayObserver
     ReplayResult finish(const replay::ReplayCounts &counts)
     {
         close_iteration();
+        m_result.attribution = m_attribution.at_peak(k_attribution_top);
         m_result.mallocs = counts.mallocs;
         m_result.oom = counts.oom.has_value();
         if (counts.oom)
@@ -90,6 +99,7 @@ class PeakObserver : public replay::ReplayObserver
     }
 
     std::vector<Category> m_categories;
+    AttributionTracker m_attribution;
     CategoryBytes m_live_bytes{};
     IterationPeak m_current{};
     ReplayResult m_result;

@@ -4,6 +4,7 @@
 
 #include "allocator/config.h"
 #include "allocator/result.h"
+#include "analysis/attribution.h"
 #include "analysis/categorize.h"
 #include "analysis/workload.h"
 #include "timeline/recorder.h"
@@ -29,6 +30,8 @@ struct ReplayResult {
     bool has_steady = false;
     // Requested bytes of the live storages, by category, when allocated bytes peaked.
     CategoryBytes live_at_peak{};
+    // The same bytes by module and by op (attribution.h).
+    Attribution attribution;
     // Highest live requested bytes of each category at any point (the "activation term").
     CategoryBytes category_peak{};
     std::vector<IterationPeak> iterations;

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace xmem::analysis
@@ -54,6 +55,14 @@ nlohmann::json corrections_json(const Estimate &e)
         {"cudnn_workspaces", e.workspaces.cudnn},
         {"uses_cudnn", e.workspaces.uses_cudnn},
     };
+}
+
+nlohmann::json ranking_json(const Ranking &r)
+{
+    nlohmann::json top = nlohmann::json::array();
+    for (const Share &s : r.top)
+        top.push_back({{"name", s.name}, {"bytes", s.bytes}});
+    return {{"top", top}, {"rest_bytes", r.rest_bytes}, {"rest_count", r.rest_count}};
 }
 
 // The first iterations only: set-up, the first step and the start of the steady state are
@@ -107,6 +116,8 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"coverage", k_limit_coverage},
         {"breakdown", breakdown_json(e)},
         {"category_peak_bytes", category_peaks_json(e)},
+        {"peak_by_module", ranking_json(r.attribution.modules)},
+        {"peak_by_op", ranking_json(r.attribution.ops)},
         {"per_iteration", iterations_json(e)},
         {"corrections", corrections_json(e)},
         {"profile_seconds", t.profile_seconds},
@@ -129,6 +140,36 @@ void line(std::string &out, const char *label, uint64_t bytes, uint64_t total)
     std::snprintf(buf, sizeof buf, "  %-22s %12s  %5.1f %%\n", label, format_bytes(bytes).c_str(),
                   pct);
     out += buf;
+}
+
+// A ranking's names can be long module paths: they get their own column width.
+void ranking(std::string &out, const char *what, const Ranking &r, uint64_t live)
+{
+    if (r.top.empty())
+        return;
+    size_t width = 0;
+    for (const Share &s : r.top)
+        width = std::max(width, s.name.size());
+    out += std::string("live at the peak, by ") + what + ":\n";
+    char buf[512];
+    auto row = [&](const std::string &name, uint64_t bytes) {
+        double pct = live ? 100.0 * double(bytes) / double(live) : 0.0;
+        std::snprintf(buf, sizeof buf, "  %-*s %12s  %5.1f %%\n", static_cast<int>(width),
+                      name.c_str(), format_bytes(bytes).c_str(), pct);
+        out += buf;
+    };
+    for (const Share &s : r.top)
+        row(s.name, s.bytes);
+    if (r.rest_count)
+        row("the rest (" + std::to_string(r.rest_count) + ")", r.rest_bytes);
+}
+
+uint64_t live_total(const ReplayResult &r)
+{
+    uint64_t sum = 0;
+    for (uint64_t b : r.live_at_peak)
+        sum += b;
+    return sum;
 }
 
 } // namespace
@@ -179,6 +220,8 @@ std::string render_human(const Estimate &e, const Timings &t)
     line(out, "CUDA context", e.context_bytes, e.peak_bytes);
     if (e.outside_bytes)
         line(out, "outside allocator", e.outside_bytes, e.peak_bytes);
+    ranking(out, "module", r.attribution.modules, live_total(r));
+    ranking(out, "op", r.attribution.ops, live_total(r));
     if (auto guessed = uncalibrated_terms(e.target.gpu); !guessed.empty()) {
         std::string list;
         for (const std::string &k : guessed)

@@ -12,6 +12,7 @@
     X(conv_workspace)                                                                              \
     X(categorize)                                                                                  \
     X(replay)                                                                                      \
+    X(attribution)                                                                                 \
     X(estimate)                                                                                    \
     X(catalog)                                                                                     \
     X(limit)

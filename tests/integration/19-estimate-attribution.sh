@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Where the memory goes at the peak (issue 30): a model with one layer whose activations
+# dwarf the rest, estimated in fast mode. That layer is the first module of the ranking,
+# with exactly the bytes the analysed trace holds live under it at the allocated peak; the
+# module and op rankings each add up to the breakdown at the same peak; the text names it.
+source "$(dirname "$0")/80-torch2-common.bash"
+B=${XMEM_BUILD:?}/bin
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cat >"$TMP/train.py" <<'PY'
+import torch
+from torch import nn
+
+
+class Huge(nn.Module):
+    """Its forward keeps three 256 x 16384 fp32 tensors (16 MiB each) for backward."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(64, 16384) * 0.01)
+
+    def forward(self, x):
+        h = x @ self.w
+        return torch.tanh(h) * h
+
+
+model = nn.Sequential()
+model.add_module("small", nn.Linear(64, 64))
+model.add_module("huge", Huge())
+model.add_module("head", nn.Linear(16384, 10))
+model = model.cuda()
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    x = torch.randn(256, 64, device="cuda")
+    y = torch.randint(0, 10, (256,), device="cuda")
+    loss = nn.functional.cross_entropy(model(x), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+PY
+cd "$TMP" || exit 1
+PATH="$venv/bin:$PATH" "$B/xmem-estimate" --mode fast --gpu A100-40GB --json \
+    --analysed-trace "$TMP/a.xtrace" -- python train.py >"$TMP/e.json" 2>"$TMP/e.err" ||
+    { cat "$TMP/e.err"; fail "the estimate failed"; }
+PATH="$venv/bin:$PATH" "$B/xmem-estimate" --gpu A100-40GB --trace-in "$TMP/a.xtrace" \
+    >"$TMP/e.txt" 2>&1 || { cat "$TMP/e.txt"; fail "the text estimate failed"; }
+
+# The analysed trace's live requested bytes per module at the allocated peak, replayed here
+# from the trace alone (module: the context's text before its first '|').
+/usr/bin/python3 - "$TMP/e.json" "$TMP/a.xtrace" <<'PY' || exit 1
+import json
+import sys
+
+j = json.load(open(sys.argv[1]))
+strings, live, by_module, best, at_best = {}, {}, {}, -1, {}
+for line in open(sys.argv[2]):
+    f = line.split()
+    if f[0] == "S":
+        strings[f[1]] = line.rstrip("\n").split(" ", 2)[2]
+    elif f[0] == "A" and f[3] == "g":
+        module = strings.get(f[5], "").split("|")[0]
+        live[f[1]] = (int(f[2]), module)
+        by_module[module] = by_module.get(module, 0) + int(f[2])
+        total = sum(b for b, _ in live.values())
+        if total > best:
+            best, at_best = total, dict(by_module)
+    elif f[0] == "F" and f[1] in live:
+        b, module = live.pop(f[1])
+        by_module[module] -= b
+
+
+def fail(why):
+    print("FAIL:", why)
+    sys.exit(1)
+
+
+ranking = j["peak_by_module"]["top"]
+modules = [s for s in ranking if not s["name"].startswith("(")]
+if not modules or modules[0]["name"] != "huge":
+    fail(f"the huge layer is not the first module: {ranking}")
+if modules[0]["bytes"] != at_best.get("huge"):
+    fail(f"huge holds {modules[0]['bytes']} B in the ranking, {at_best.get('huge')} B in the trace")
+if modules[0]["bytes"] % (256 * 16384 * 4):
+    fail(f"huge's {modules[0]['bytes']} B are not whole 16 MiB activations")
+live_total = sum(j["breakdown"][k] for k in
+                 ("weights", "gradients", "optimizer_state", "activations", "inputs", "workspaces", "other"))
+for key in ("peak_by_module", "peak_by_op"):
+    r = j[key]
+    if sum(s["bytes"] for s in r["top"]) + r["rest_bytes"] != live_total:
+        fail(f"{key} adds up to something else than the breakdown's {live_total} B")
+print(f"ok: huge first among modules with {modules[0]['bytes']} B, the trace's own figure")
+PY
+grep -q '^live at the peak, by module:' "$TMP/e.txt" || fail "the text has no ranking by module"
+grep -Eq '^  huge +[0-9.]+ MiB' "$TMP/e.txt" || fail "the text ranking does not name huge"
+grep -q '^live at the peak, by op:' "$TMP/e.txt" || fail "the text has no ranking by op"
+echo "ok: the text names what holds the memory at the peak"
