@@ -1,6 +1,7 @@
 #include "estimate_options.h"
 
 #include "allocator/version.h"
+#include "trace/units.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -12,7 +13,7 @@ namespace xmem::estimate
 namespace
 {
 
-enum class Arg { none, text, count, fraction };
+enum class Arg { none, text, count, fraction, size };
 
 struct OptionSpec {
     const char *name;
@@ -39,6 +40,9 @@ const OptionSpec k_options[] = {
     {"--help", Arg::none},
     {"-h", Arg::none},
     {"--analysed-trace", Arg::text},
+    {"--sweep", Arg::text},
+    {"--fit", Arg::size},
+    {"--sweep-jobs", Arg::count},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -112,7 +116,13 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
         o.mode = v;
     } else if (name == "--help" || name == "-h")
         o.help = true;
-    else if (name == "--margin") {
+    else if (name == "--sweep")
+        o.sweep = v;
+    else if (name == "--fit") {
+        if (!trace::parse_byte_size(v, o.fit_bytes) || o.fit_bytes == 0)
+            return Result<void>::fail("xmem: --fit: expected a size such as 20G or 20GiB, got '" +
+                                      v + "'");
+    } else if (name == "--margin") {
         auto f = parse_fraction(name, v);
         if (!f.ok())
             return Result<void>::fail(f.error());
@@ -133,6 +143,8 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
             o.budget_seconds = n.value();
         else if (name == "--max-rss")
             o.max_rss_mib = n.value();
+        else if (name == "--sweep-jobs")
+            o.sweep_jobs = n.value();
         else
             o.timeout_seconds = n.value();
     }
@@ -150,6 +162,7 @@ const char *usage_text()
            "                     [--timeout SECONDS] [--budget SECONDS] [--margin FRACTION]\n"
            "                     [--mode fast|exact|auto] [--max-rss MIB]\n"
            "                     [--analysed-trace PATH]\n"
+           "                     [--sweep ARG=V1,V2,...|ARG=LO..HI [--fit SIZE] [--sweep-jobs N]]\n"
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
            "then predicts its peak GPU memory on NAME and recommends a hard memory limit.\n"
            "--torch picks the PyTorch release whose allocator is simulated (default: the\n"
@@ -160,7 +173,10 @@ const char *usage_text()
            "whole profile, set-up before the first step included (xmem-profile's defaults).\n"
            "--max-rss bounds the exact capture's memory (default: 80 % of what is free).\n"
            "--analysed-trace writes the trace the simulator replays, after the analysis\n"
-           "(GPU-only allocations such as cuBLAS workspaces inserted).\n";
+           "(GPU-only allocations such as cuBLAS workspaces inserted).\n"
+           "--sweep estimates once per value of one of COMMAND's own arguments (e.g.\n"
+           "--sweep --batch-size=8,16,32, or =1..512 to search) and names the largest value\n"
+           "that fits the GPU, or whose limit fits --fit SIZE (a share such as 20G).\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)
@@ -204,6 +220,15 @@ Result<EstimateOptions> parse_options(int argc, char **argv)
                        "-- python3 train.py) or pass --trace-in TRACE");
     if (!o.trace_in.empty() && !o.command.empty())
         return R::fail("xmem: --trace-in: a trace and a command were both given; pick one");
+    if (o.sweep.empty() && o.fit_bytes)
+        return R::fail("xmem: --fit: sizes a sweep's values; give --sweep ARG=VALUES with it");
+    if (!o.sweep.empty() && !o.trace_in.empty())
+        return R::fail("xmem: --sweep: reruns the command for each value; a trace (--trace-in) "
+                       "has none to rerun");
+    if (!o.sweep.empty() &&
+        (!o.timeline_out.empty() || !o.keep_trace.empty() || !o.analysed_trace.empty()))
+        return R::fail("xmem: --sweep: --timeline, --keep-trace and --analysed-trace would be "
+                       "written once per value; estimate the value you want alone for them");
     return R::ok(std::move(o));
 }
 

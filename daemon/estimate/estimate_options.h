@@ -5,6 +5,7 @@
 #include "allocator/result.h"
 #include "contract/defaults.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ struct EstimateOptions {
     // Which capture profiles the command (docs/fast-mode.md): "fast" (xmem-profile-fast,
     // meta tensors), "exact" (xmem-profile, real CPU run), "auto" (fast, else exact).
     std::string mode = "auto";
+    // --sweep ARG=VALUES (sweep.h): one estimate per value of the command's own ARG.
+    std::string sweep;
+    uint64_t fit_bytes = 0;  // --fit SIZE: a value fits when its limit is within it
+    unsigned sweep_jobs = 2; // --sweep-jobs N: estimates at once (each a profile of its own)
     bool help = false;
     // One line each for the user, printed before anything runs (deprecated spellings).
     std::vector<std::string> warnings;

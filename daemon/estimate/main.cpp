@@ -9,6 +9,7 @@
 #include "analysis/paths.h"
 #include "profilers.h"
 #include "profile_run.h"
+#include "sweep.h"
 #include "analysis/report.h"
 #include "timeline/html.h"
 #include "torch_choice.h"
@@ -281,6 +282,8 @@ int main(int argc, char **argv)
         return k_exit_ok;
     }
     try {
+        if (!opts.value().sweep.empty())
+            return run_sweep(opts.value());
         return run(opts.value());
     } catch (const std::exception &e) {
         // Only fatal start-up errors throw (ARCHITECTURE.md); say so rather than abort.

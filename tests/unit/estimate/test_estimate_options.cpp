@@ -85,9 +85,35 @@ static void unknown_torch_releases_are_refused(void **)
         assert_true(parse({"--torch", v, "--", "x"}).ok());
 }
 
+static void sweep_options_and_what_a_sweep_refuses(void **)
+{
+    auto r = parse({"--fit", "20G", "--sweep", "--batch-size=8,16", "--sweep-jobs", "3", "--",
+                    "python3", "train.py"});
+    assert_true(r.ok());
+    EXPECT_STR(r.value().sweep, "--batch-size=8,16");
+    EXPECT_U64(r.value().fit_bytes, 20ull << 30);
+    EXPECT_U64(r.value().sweep_jobs, 3);
+    struct {
+        std::vector<std::string> args;
+        const char *says;
+    } refused[] = {
+        {{"--fit", "20G", "--", "python3", "t.py"}, "xmem: --fit: sizes a sweep's values"},
+        {{"--fit", "lots", "--sweep", "--bs=1", "--", "python3", "t.py"}, "xmem: --fit: expected"},
+        {{"--sweep", "--bs=1", "--trace-in", "t.xtrace"}, "xmem: --sweep: reruns the command"},
+        {{"--sweep", "--bs=1", "--timeline", "t.html", "--", "python3", "t.py"},
+         "xmem: --sweep: --timeline"},
+    };
+    for (const auto &c : refused) {
+        auto bad = parse(c.args);
+        assert_false(bad.ok());
+        EXPECT_CONTAINS(bad.error().message, c.says);
+    }
+}
+
 int run_estimate_options_tests(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sweep_options_and_what_a_sweep_refuses),
         cmocka_unit_test(full_command_line),
         cmocka_unit_test(defaults_and_trace_in),
         cmocka_unit_test(iterations_is_a_deprecated_alias),
