@@ -2,6 +2,7 @@
 
 #include "allocator/version.h"
 #include "trace/units.h"
+#include "what_if.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -43,6 +44,7 @@ const OptionSpec k_options[] = {
     {"--sweep", Arg::text},
     {"--fit", Arg::size},
     {"--sweep-jobs", Arg::count},
+    {"--what-if", Arg::text},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -118,7 +120,11 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
         o.help = true;
     else if (name == "--sweep")
         o.sweep = v;
-    else if (name == "--fit") {
+    else if (name == "--what-if") {
+        if (auto ok = check_what_if(v); !ok.ok())
+            return ok;
+        o.what_if.push_back(v);
+    } else if (name == "--fit") {
         if (!trace::parse_byte_size(v, o.fit_bytes) || o.fit_bytes == 0)
             return Result<void>::fail("xmem: --fit: expected a size such as 20G or 20GiB, got '" +
                                       v + "'");
@@ -163,6 +169,7 @@ const char *usage_text()
            "                     [--mode fast|exact|auto] [--max-rss MIB]\n"
            "                     [--analysed-trace PATH]\n"
            "                     [--sweep ARG=V1,V2,...|ARG=LO..HI [--fit SIZE] [--sweep-jobs N]]\n"
+           "                     [--what-if alloc-conf=SETTINGS ...]\n"
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
            "then predicts its peak GPU memory on NAME and recommends a hard memory limit.\n"
            "--torch picks the PyTorch release whose allocator is simulated (default: the\n"
@@ -176,7 +183,9 @@ const char *usage_text()
            "(GPU-only allocations such as cuBLAS workspaces inserted).\n"
            "--sweep estimates once per value of one of COMMAND's own arguments (e.g.\n"
            "--sweep --batch-size=8,16,32, or =1..512 to search) and names the largest value\n"
-           "that fits the GPU, or whose limit fits --fit SIZE (a share such as 20G).\n";
+           "that fits the GPU, or whose limit fits --fit SIZE (a share such as 20G).\n"
+           "--what-if alloc-conf=expandable_segments:True replays the same trace under other\n"
+           "allocator settings and prints the result beside the estimate.\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)
@@ -225,6 +234,9 @@ Result<EstimateOptions> parse_options(int argc, char **argv)
     if (!o.sweep.empty() && !o.trace_in.empty())
         return R::fail("xmem: --sweep: reruns the command for each value; a trace (--trace-in) "
                        "has none to rerun");
+    if (!o.sweep.empty() && !o.what_if.empty())
+        return R::fail("xmem: --what-if: with --sweep, every value would print it; estimate "
+                       "the value you want alone with --what-if");
     if (!o.sweep.empty() &&
         (!o.timeline_out.empty() || !o.keep_trace.empty() || !o.analysed_trace.empty()))
         return R::fail("xmem: --sweep: --timeline, --keep-trace and --analysed-trace would be "

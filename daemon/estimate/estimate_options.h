@@ -39,6 +39,7 @@ struct EstimateOptions {
     std::string sweep;
     uint64_t fit_bytes = 0;  // --fit SIZE: a value fits when its limit is within it
     unsigned sweep_jobs = 2; // --sweep-jobs N: estimates at once (each a profile of its own)
+    std::vector<std::string> what_if; // --what-if KEY=VALUE, repeatable (what_if.h)
     bool help = false;
     // One line each for the user, printed before anything runs (deprecated spellings).
     std::vector<std::string> warnings;

@@ -10,6 +10,7 @@
 #include "profilers.h"
 #include "profile_run.h"
 #include "sweep.h"
+#include "what_if.h"
 #include "analysis/report.h"
 #include "timeline/html.h"
 #include "torch_choice.h"
@@ -245,11 +246,14 @@ int run(const EstimateOptions &o)
         return fail(applied.error().message, Outcome::target);
     timeline::TimelineRecorder tl;
     Workload analysed;
+    Workload captured = o.what_if.empty() ? Workload() : work.value(); // the what-ifs' own
     auto est =
         analyze(std::move(work.value()), target.value(), o.timeline_out.empty() ? nullptr : &tl,
                 o.analysed_trace.empty() ? nullptr : &analysed);
     if (!est.ok())
         return fail(est.error().message, Outcome::analysis);
+    if (auto w = add_what_ifs(o.what_if, captured, target.value(), est.value()); !w.ok())
+        return fail(w.error().message, Outcome::analysis);
     if (!o.analysed_trace.empty())
         if (auto w = write_workload(analysed, o.analysed_trace); !w.ok())
             return fail(w.error().message, Outcome::output);

@@ -41,6 +41,14 @@ struct Target {
     bool torch_newer_than_known = false;
 };
 
+// The same trace estimated with one thing changed (`xmem estimate --what-if`).
+struct WhatIf {
+    std::string change; // as the user wrote it: "alloc-conf=expandable_segments:True"
+    uint64_t peak_bytes = 0;
+    uint64_t limit_bytes = 0;
+    bool fits = false;
+};
+
 struct Estimate {
     Target target;
     std::string torch_version; // the job's torch (`M torch` of the trace), e.g. "2.14.1"
@@ -69,6 +77,7 @@ struct Estimate {
     bool uses_gpu = true;
     std::string fits_reason;
     std::vector<std::string> warnings; // one line each, for the user (stderr and JSON)
+    std::vector<WhatIf> what_ifs;      // printed beside this, the baseline
 };
 
 // `analysed`, when given, receives the workload as replayed (every pass applied).

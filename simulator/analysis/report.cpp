@@ -65,6 +65,17 @@ nlohmann::json ranking_json(const Ranking &r)
     return {{"top", top}, {"rest_bytes", r.rest_bytes}, {"rest_count", r.rest_count}};
 }
 
+nlohmann::json what_ifs_json(const Estimate &e)
+{
+    nlohmann::json list = nlohmann::json::array();
+    for (const WhatIf &w : e.what_ifs)
+        list.push_back({{"change", w.change},
+                        {"peak_bytes", w.peak_bytes},
+                        {"limit_bytes", w.limit_bytes},
+                        {"fits", w.fits}});
+    return list;
+}
+
 // The first iterations only: set-up, the first step and the start of the steady state are
 // where peaks differ; a long capture would otherwise print thousands of identical rows.
 constexpr size_t k_max_iterations_listed = 8;
@@ -120,6 +131,7 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"peak_by_op", ranking_json(r.attribution.ops)},
         {"per_iteration", iterations_json(e)},
         {"corrections", corrections_json(e)},
+        {"what_if", what_ifs_json(e)},
         {"profile_seconds", t.profile_seconds},
         {"analyze_seconds", t.analyze_seconds},
     };
@@ -220,6 +232,15 @@ std::string render_human(const Estimate &e, const Timings &t)
     line(out, "CUDA context", e.context_bytes, e.peak_bytes);
     if (e.outside_bytes)
         line(out, "outside allocator", e.outside_bytes, e.peak_bytes);
+    for (const WhatIf &w : e.what_ifs) {
+        double delta = e.peak_bytes ? 100.0 * (double(w.peak_bytes) - double(e.peak_bytes)) /
+                                          double(e.peak_bytes)
+                                    : 0.0;
+        std::snprintf(buf, sizeof buf, "what if %s: peak %s (%+.1f %%), limit %s, fits: %s\n",
+                      w.change.c_str(), format_bytes(w.peak_bytes).c_str(), delta,
+                      format_bytes(w.limit_bytes).c_str(), w.fits ? "yes" : "NO");
+        out += buf;
+    }
     ranking(out, "module", r.attribution.modules, live_total(r));
     ranking(out, "op", r.attribution.ops, live_total(r));
     if (auto guessed = uncalibrated_terms(e.target.gpu); !guessed.empty()) {

@@ -3,7 +3,8 @@
 # batch. A list names the largest batch whose limit fits --fit; set to one batch's own
 # limit, that batch is the answer. The interval search lands on a batch that fits while the
 # next one does not, each checked by an estimate of its own. A value the script refuses is
-# named with the script's reason, and the sweep goes on.
+# named with the script's reason, and the sweep goes on. --what-if alloc-conf replays the same
+# trace under other allocator settings.
 source "$(dirname "$0")/80-torch2-common.bash"
 B=${XMEM_BUILD:?}/bin
 TMP=$(mktemp -d)
@@ -56,3 +57,19 @@ echo "ok: the search finds batch $best, the largest that fits, as single estimat
 est --sweep --batch-size=256,4096 -- python mlp.py >"$TMP/text" || fail "the text sweep"
 grep -q '^largest that fits: --batch-size=4096$' "$TMP/text" || { cat "$TMP/text"; fail "text"; }
 echo "ok: the text names the largest batch that fits the GPU"
+
+# --what-if alloc-conf=...: the same trace replayed under other allocator settings equals
+# the estimate of that trace with those settings; a change no capture applies is refused.
+est --keep-trace "$TMP/mlp.xtrace" --json -- python mlp.py --batch-size 3000 >/dev/null ||
+    fail "keep the trace"
+conf=expandable_segments:True
+"$B/xmem-estimate" --gpu A100-40GB --json --trace-in "$TMP/mlp.xtrace" --what-if "alloc-conf=$conf" \
+    >"$TMP/wi.json" || fail "--what-if"
+"$B/xmem-estimate" --gpu A100-40GB --json --trace-in "$TMP/mlp.xtrace" --alloc-conf "$conf" \
+    >"$TMP/ac.json" || fail "--alloc-conf"
+[ "$(field "$TMP/wi.json" "['what_if'][0]['peak_bytes']")" = "$(field "$TMP/ac.json" "['peak_bytes']")" ] ||
+    fail "--what-if alloc-conf=$conf differs from --alloc-conf $conf"
+out=$("$B/xmem-estimate" --trace-in "$TMP/mlp.xtrace" --what-if amp=bf16 2>&1)
+[ $? = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q '^xmem: --what-if amp=bf16: ' ||
+    fail "amp=bf16 is not refused with one line: $out"
+echo "ok: --what-if alloc-conf equals --alloc-conf on the same trace; amp is refused in one line"

@@ -93,6 +93,9 @@ static void sweep_options_and_what_a_sweep_refuses(void **)
     EXPECT_STR(r.value().sweep, "--batch-size=8,16");
     EXPECT_U64(r.value().fit_bytes, 20ull << 30);
     EXPECT_U64(r.value().sweep_jobs, 3);
+    auto w = parse({"--what-if", "alloc-conf=expandable_segments:True", "--", "python3", "t.py"});
+    assert_true(w.ok());
+    EXPECT_STR(w.value().what_if.at(0), "alloc-conf=expandable_segments:True");
     struct {
         std::vector<std::string> args;
         const char *says;
@@ -102,6 +105,10 @@ static void sweep_options_and_what_a_sweep_refuses(void **)
         {{"--sweep", "--bs=1", "--trace-in", "t.xtrace"}, "xmem: --sweep: reruns the command"},
         {{"--sweep", "--bs=1", "--timeline", "t.html", "--", "python3", "t.py"},
          "xmem: --sweep: --timeline"},
+        {{"--what-if", "checkpoint=all-blocks", "--", "python3", "t.py"},
+         "xmem: --what-if checkpoint=all-blocks: checkpoint changes what the job runs"},
+        {{"--what-if", "colour=red", "--", "python3", "t.py"}, "unknown change (known: alloc-conf"},
+        {{"--what-if", "alloc-conf", "--", "python3", "t.py"}, "expected KEY=VALUE"},
     };
     for (const auto &c : refused) {
         auto bad = parse(c.args);
