@@ -22,7 +22,9 @@
 
 #include <slurm/spank.h>
 
+#include "classify.h"
 #include "defaults.h"
+#include "export.h"
 #include "spank_ctx.h"
 #include "xmem_client.h"
 

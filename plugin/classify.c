@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xmem_plugin.h"
+#include "classify.h"
 
 /* Count of a "[type:]N" or "N" value; "gpu" alone in --gres means 1. -1 if malformed. */
 static long count_of(const char *v, int bare_is_one)

@@ -23,7 +23,8 @@
 #include <unistd.h>
 
 #include "defaults.h"
-#include "xmem_plugin.h"
+#include "enforce.h"
+#include "run.h"
 
 #ifndef CGROUP2_SUPER_MAGIC
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -122,7 +123,7 @@ int xmem_dmem_max_text(const struct xmem_dmem_regions *r, uint64_t bytes, char *
     return r->n > 0 ? 0 : -1;
 }
 
-int xmem_dmem_max_shows(const char *text, const struct xmem_dmem_regions *r, uint64_t bytes)
+bool xmem_dmem_max_shows(const char *text, const struct xmem_dmem_regions *r, uint64_t bytes)
 {
     char want[XMEM_DMEM_REGION_LEN + 32];
 
@@ -174,7 +175,7 @@ static ssize_t read_file(const char *dir, const char *name, char *buf, size_t le
     return n;
 }
 
-int xmem_dmem_available(const char *root, const char *job_dir, struct xmem_dmem_regions *r)
+bool xmem_dmem_available(const char *root, const char *job_dir, struct xmem_dmem_regions *r)
 {
     char text[4096], path[XMEM_PLUGIN_MAX_CGROUP_PATH + 32];
     int fd;
@@ -222,7 +223,7 @@ int xmem_dmem_apply(const char *job_dir, const struct xmem_dmem_regions *r, uint
 
 /* ---- mps-server: legacy MPS's pinned-memory limits ------------------------------------------ */
 
-int xmem_program_found(const char *program)
+bool xmem_program_found(const char *program)
 {
     char path[4096];
     const char *dirs = getenv("PATH");
@@ -240,7 +241,7 @@ int xmem_program_found(const char *program)
     return 0;
 }
 
-int xmem_mps_pipe_ok(const char *pipe_dir)
+bool xmem_mps_pipe_ok(const char *pipe_dir)
 {
     char path[4096];
     struct stat st;
@@ -253,7 +254,7 @@ int xmem_mps_pipe_ok(const char *pipe_dir)
            st.st_uid == 0;
 }
 
-int xmem_gpu_list_ok(const char *gpus)
+bool xmem_gpu_list_ok(const char *gpus)
 {
     return gpus[0] != '\0' && strspn(gpus, "0123456789,") == strlen(gpus) && gpus[0] != ',' &&
            gpus[strlen(gpus) - 1] != ',' && strstr(gpus, ",,") == NULL;
@@ -386,7 +387,7 @@ int xmem_enforce_best(int cap, unsigned available)
     return XMEM_ENFORCE_NONE;
 }
 
-int xmem_enforce_meets(int applied, const char *required)
+bool xmem_enforce_meets(int applied, const char *required)
 {
     int level = xmem_enforcement_parse(required);
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xmem_plugin.h"
+#include "export.h"
 
 const char *xmem_export_spec(const struct xmem_cmdline *c, const char *sbatch_export)
 {

@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xmem_plugin.h"
+#include "jobinfo.h"
+#include "run.h"
+#include "value.h"
 
 /* Copies the value of the only line that starts (after blanks) with key; -1 if none or
  * several. */

@@ -9,9 +9,9 @@
 #include <sys/types.h>
 
 #include "defaults.h"
-#include "xmem_plugin.h"
+#include "jobproc.h"
 
-int xmem_cgroup_has_job(const char *text, uint32_t job_id)
+bool xmem_cgroup_has_job(const char *text, uint32_t job_id)
 {
     char needle[32];
     size_t len;
@@ -66,7 +66,7 @@ static int descends_from(pid_t pid, pid_t ancestor)
     return 0;
 }
 
-int xmem_pid_in_job(pid_t pid, uint32_t job_id, pid_t ancestor)
+bool xmem_pid_in_job(pid_t pid, uint32_t job_id, pid_t ancestor)
 {
     char cgroup[4096];
 

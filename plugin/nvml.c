@@ -27,7 +27,8 @@
 #include <time.h>
 
 #include "defaults.h"
-#include "xmem_plugin.h"
+#include "jobproc.h"
+#include "nvml.h"
 
 #define NVML_SUCCESS 0
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
@@ -238,10 +239,10 @@ static int join_within(pthread_t thread, int timeout_ms)
     return pthread_timedjoin_np(thread, NULL, &until);
 }
 
-int xmem_sampler_stop(struct xmem_sampler *s, int timeout_ms, uint64_t *peak, char *why,
-                      size_t whylen)
+bool xmem_sampler_stop(struct xmem_sampler *s, int timeout_ms, uint64_t *peak, char *why,
+                       size_t whylen)
 {
-    int measured;
+    bool measured;
 
     *peak = 0;
     snprintf(why, whylen, "%s", "");

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "defaults.h"
-#include "xmem_plugin.h"
+#include "oom.h"
 
 /* PyTorch's wording: the caching allocator's "CUDA out of memory. Tried to allocate ...",
  * a raw CUDA call's "CUDA error: out of memory", and the exception class name
@@ -24,7 +24,7 @@
 static const char *const oom_messages[] = {"CUDA out of memory", "CUDA error: out of memory",
                                            "OutOfMemoryError", NULL};
 
-int xmem_oom_text(const char *buf, size_t len)
+bool xmem_oom_text(const char *buf, size_t len)
 {
     for (const char *const *m = oom_messages; *m != NULL; m++)
         if (memmem(buf, len, *m, strlen(*m)) != NULL)

@@ -29,8 +29,17 @@
 #include <slurm/spank.h>
 
 #include "defaults.h"
+#include "jobinfo.h"
+#include "nvml.h"
+#include "oom.h"
+#include "remote_enforce.h"
+#include "requeue.h"
+#include "requeue_step.h"
 #include "spank_ctx.h"
+#include "stepd_job.h"
+#include "value.h"
 #include "xmem_client.h"
+#include "../daemon/contract/enforcement.h"
 
 #ifndef SLURM_BATCH_SCRIPT
 #define SLURM_BATCH_SCRIPT 0xfffffffb
@@ -54,63 +63,8 @@ int xmem__remote_init(spank_t sp)
     return 0;
 }
 
-int xmem__getenv(spank_t sp, const char *name, char *buf, int len)
-{
-    return spank_getenv(sp, name, buf, len) == ESPANK_SUCCESS && buf[0] != '\0';
-}
-
-int xmem__on_share(spank_t sp)
-{
-    char share[32];
-
-    return xmem__getenv(sp, "SLURM_SHARDS_ON_NODE", share, sizeof(share)) ||
-           xmem__getenv(sp, "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE", share, sizeof(share));
-}
-
-/* "0=12288M" or "0=12288M,1=12288M": one entry per device the task sees. */
-void xmem__limit_string(const char *visible, unsigned long long mb, char *out, size_t len)
-{
-    int ndev = 1;
-
-    if (visible != NULL && visible[0] != '\0')
-        for (const char *p = visible; *p; p++)
-            ndev += *p == ',';
-    out[0] = '\0';
-    for (int i = 0; i < ndev; i++) {
-        size_t used = strlen(out);
-        snprintf(out + used, len - used, "%s%d=%lluM", i ? "," : "", i, mb);
-    }
-}
-
-static int is_job_step(spank_t sp);
+static bool is_job_step(spank_t sp);
 static int request_id(spank_t sp, uint64_t *id);
-
-int xmem__job_record(spank_t sp, const struct xmem_job_record **r, char *err, size_t errlen)
-{
-    static struct xmem_job_record record;
-    static int state; /* 0: not read yet, 1: read, -1: scontrol failed */
-    static char why[256];
-    uint32_t job_id = 0;
-
-    if (state == 0) {
-        if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) {
-            snprintf(why, sizeof(why), "the job id is unknown");
-            state = -1;
-        } else {
-            state = xmem_job_record_query(xmem__settings.squeue, job_id,
-                                          XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &record, why,
-                                          sizeof(why)) < 0
-                        ? -1
-                        : 1;
-        }
-    }
-    if (state < 0) {
-        snprintf(err, errlen, "%s", why);
-        return -1;
-    }
-    *r = &record;
-    return 0;
-}
 
 /* Each task of a job xmem packed gets CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (the client level,
  * the floor of the others: docs/enforcement.md) with the limit of root's record; a rerun
@@ -123,7 +77,7 @@ int xmem__remote_task_init(spank_t sp)
     char visible[256] = "", limit[512], existing[512], mode[32], err[256];
     const struct xmem_job_record *rec;
     struct xmem_record_limit r;
-    int restarted, has;
+    bool restarted, has;
 
     if (!xmem__on_share(sp)) /* xmem packs onto shares only */
         return 0;
@@ -141,7 +95,7 @@ int xmem__remote_task_init(spank_t sp)
     if (xmem__requeue_task_init(sp, rec))
         return 0;
     if (has || xmem__settings.enforce == XMEM_ENFORCE_NONE ||
-        xmem_record_limit(rec->admin_comment, 0, &r) != 1 || r.limit_mb == 0)
+        !xmem_record_limit(rec->admin_comment, false, &r) || r.limit_mb == 0)
         return 0;
     xmem__getenv(sp, "CUDA_VISIBLE_DEVICES", visible, sizeof(visible));
     xmem__limit_string(visible, r.limit_mb, limit, sizeof(limit));
@@ -201,15 +155,15 @@ int xmem__remote_task_post_fork(spank_t sp)
 
 /* The step that stands for the whole job: the batch step of a batch job, step 0 of a job
  * that srun created. */
-static int is_job_step(spank_t sp)
+static bool is_job_step(spank_t sp)
 {
     uint32_t stepid = 0;
     char origin[32] = "";
 
     if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
-        return 0;
+        return false;
     if (stepid == SLURM_BATCH_SCRIPT)
-        return 1;
+        return true;
     xmem__getenv(sp, "SLURM_SPANK_XMEM_ORIGIN", origin, sizeof(origin));
     return stepid == 0 && strcmp(origin, "srun") == 0;
 }
@@ -238,7 +192,7 @@ static void measured_peak(struct xmem_job_end *job)
 }
 
 /* Scans stdout and stderr (once when they are the same file) as the job's user. */
-static int output_shows_oom(const struct xmem_job_info *info, uid_t uid)
+static bool output_shows_oom(const struct xmem_job_info *info, uid_t uid)
 {
     const char *paths[] = {info->std_err, info->std_out};
     char err[512];

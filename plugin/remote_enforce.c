@@ -20,18 +20,22 @@
 #include <slurm/spank.h>
 
 #include "defaults.h"
+#include "enforce.h"
+#include "remote_enforce.h"
+#include "requeue.h"
 #include "spank_ctx.h"
+#include "stepd_job.h"
 
 #ifndef SLURM_BATCH_SCRIPT
 #define SLURM_BATCH_SCRIPT 0xfffffffb
 #endif
 
 static struct {
-    int level;   /* the level applied to this job; -1: not decided in this step */
-    int refused; /* 1: the node is below the required level; the step fails */
-} enforced = {-1, 0};
+    int level;    /* the level applied to this job; -1: not decided in this step */
+    bool refused; /* the node is below the required level; the step fails */
+} enforced = {-1, false};
 
-int xmem__enforce_refused(void)
+bool xmem__enforce_refused(void)
 {
     return enforced.refused;
 }
@@ -128,19 +132,29 @@ static int apply_mps_server(spank_t sp, uint64_t mb, char *err, size_t errlen)
     return xmem_mps_apply(xmem__settings.mps_control, pipe_dir, gpus, mb, uid, err, errlen);
 }
 
-/* The best level at most the site's cap that takes: each failure drops one level. */
+/* Tries one level above client (the variable remote.c sets in each task, the floor). */
+static int apply_level(spank_t sp, int level, uint32_t job_id, uint64_t mb, char *err,
+                       size_t errlen)
+{
+    return level == XMEM_ENFORCE_DMEM ? apply_dmem(sp, job_id, mb, err, errlen)
+                                      : apply_mps_server(sp, mb, err, errlen);
+}
+
+/* The best level at most the site's cap that takes: xmem_enforce_best (enforce.c, unit
+ * tested) picks it among the levels not yet seen to fail; each failure drops it from the
+ * available ones. Client and none always take. */
 static int apply_best(spank_t sp, uint32_t job_id, uint64_t mb)
 {
+    unsigned available = (1u << XMEM_ENFORCE_LEVELS) - 1; /* every level, until it fails */
     char err[512];
     int level;
 
-    for (level = xmem__settings.enforce; level > XMEM_ENFORCE_CLIENT; level--) {
-        int rc = level == XMEM_ENFORCE_DMEM ? apply_dmem(sp, job_id, mb, err, sizeof(err))
-                                            : apply_mps_server(sp, mb, err, sizeof(err));
-        if (rc == 0)
+    while ((level = xmem_enforce_best(xmem__settings.enforce, available)) > XMEM_ENFORCE_CLIENT) {
+        if (apply_level(sp, level, job_id, mb, err, sizeof(err)) == 0)
             return level;
         slurm_info("xmem: job %" PRIu32 ": %s not applied: %s", job_id,
                    xmem_enforcement_name(level), err);
+        available &= ~(1u << level);
     }
     return level; /* client, or none when the site's cap is none */
 }
@@ -161,7 +175,7 @@ static uint64_t limit_mb(spank_t sp, uint64_t mb)
 
 /* The step that may stand for the job: the batch step, or step 0 (of a job srun created;
  * step 0 of a batch job is skipped once the record says it is one). */
-static int job_step(spank_t sp)
+static bool job_step(spank_t sp)
 {
     uint32_t stepid = 1;
 
@@ -195,7 +209,7 @@ int xmem__enforce_job(spank_t sp)
                        job_id, err);
             return 0;
         }
-        enforced.refused = 1;
+        enforced.refused = true;
         slurm_error("xmem: job %" PRIu32 ": the packed job's GPU memory limit could not be "
                     "read from slurmctld (%s), the site requires %s: the job does not run "
                     "unenforced",
@@ -204,7 +218,7 @@ int xmem__enforce_job(spank_t sp)
     }
     if (stepid == 0 && rec->batch)
         return 0; /* a step of a batch job: its batch step held the job */
-    if (xmem_record_limit(rec->admin_comment, xmem__rerun(sp, rec), &r) != 1 || r.limit_mb == 0) {
+    if (!xmem_record_limit(rec->admin_comment, xmem__rerun(sp, rec), &r) || r.limit_mb == 0) {
         /* Not packed, or a rerun on a whole GPU: nothing to hold. */
         enforced.level = XMEM_ENFORCE_NONE;
         return 0;
@@ -220,7 +234,7 @@ int xmem__enforce_job(spank_t sp)
         snprintf(required, sizeof(required), "%s", r.required);
     if (xmem_enforce_meets(enforced.level, required))
         return 0;
-    enforced.refused = 1;
+    enforced.refused = true;
     slurm_error("xmem: job %" PRIu32 ": this node holds a GPU share only at level %s, the site "
                 "requires %s: the packed job does not run here (set up %s on the nodes of this "
                 "partition, or declare the level they offer in xmem.yaml)",

@@ -16,7 +16,8 @@
 #include <string.h>
 
 #include "defaults.h"
-#include "xmem_plugin.h"
+#include "requeue.h"
+#include "value.h"
 
 int xmem_requeue_option_parse(const char *v, struct xmem_requeue_option *o, char *err,
                               size_t errlen)
@@ -115,7 +116,7 @@ static const char *last_xmem_part(const char *comment, const char *tag, size_t *
     return found;
 }
 
-int xmem_comment_packed(const char *comment, struct xmem_packed *p)
+bool xmem_comment_packed(const char *comment, struct xmem_packed *p)
 {
     char request[96], limit[32];
     const char *part, *arrow, *key;
@@ -126,36 +127,36 @@ int xmem_comment_packed(const char *comment, struct xmem_packed *p)
     part = last_xmem_part(comment, "xmem: estimate=", &len);
     if (part == NULL || field(part, len, "request=", request, sizeof(request)) < 0 ||
         field(part, len, "limit=", limit, sizeof(limit)) < 0)
-        return -1;
+        return false;
     arrow = strstr(request, "->");
     if (arrow == NULL || share_parse(arrow + 2, strlen(arrow + 2), &p->share) < 0)
-        return -1;
+        return false;
     /* job_submit.lua packs only an untyped single GPU (a share cannot keep a GPU type); for
      * srun outside a job cli_filter.lua has already asked for the share it recomputes. */
     if ((size_t)(arrow - request) >= sizeof(p->original) ||
         (strncmp(request, "gres:gpu:1->", 12) != 0 && strncmp(request, "gres/gpu:1->", 12) != 0 &&
          ((strncmp(request, "gres:", 5) != 0 && strncmp(request, "gres/", 5) != 0) ||
           share_parse(request + 5, (size_t)(arrow - request) - 5, &share) < 0)))
-        return -1;
+        return false;
     snprintf(p->original, sizeof(p->original), "%.*s", (int)(arrow - request), request);
     if (mib(limit, &p->limit_mb) < 0)
-        return -1;
+        return false;
     /* The site's required level, when it required one. A value too long or empty for any
      * level name becomes "?": no level meets it (xmem_enforce_meets), the node refuses. */
     if (field(part, len, "required=", p->required, sizeof(p->required)) < 0 &&
         (key = strstr(part, " required=")) != NULL && key < part + len)
         snprintf(p->required, sizeof(p->required), "?");
-    return 0;
+    return true;
 }
 
-int xmem_record_limit(const char *comment, int restarted, struct xmem_record_limit *r)
+bool xmem_record_limit(const char *comment, bool restarted, struct xmem_record_limit *r)
 {
     struct xmem_packed packed;
     struct xmem_requeue_plan plan;
 
     memset(r, 0, sizeof(*r));
-    if (xmem_comment_packed(comment, &packed) < 0)
-        return 0;
+    if (!xmem_comment_packed(comment, &packed))
+        return false;
     r->limit_mb = packed.limit_mb;
     snprintf(r->required, sizeof(r->required), "%s", packed.required);
     /* A rerun xmem requeued: the mark's limit, none when whole. A mark without a restart is
@@ -164,7 +165,7 @@ int xmem_record_limit(const char *comment, int restarted, struct xmem_record_lim
         r->rerun = 1;
         r->limit_mb = plan.whole ? 0 : plan.to_limit_mb;
     }
-    return 1;
+    return true;
 }
 
 int xmem_node_share_per_gpu(const char *gres, const char *kind, unsigned *per_gpu)
@@ -207,7 +208,7 @@ int xmem_requeue_mark_format(const struct xmem_requeue_plan *plan, char *buf, si
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int xmem_comment_marked(const char *comment)
+bool xmem_comment_marked(const char *comment)
 {
     size_t len;
 
@@ -246,8 +247,8 @@ int xmem_requeue_mark_parse(const char *comment, struct xmem_requeue_plan *plan)
     return mib(limit, &plan->to_limit_mb);
 }
 
-int xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_requeue_facts *f,
-                        struct xmem_requeue_plan *plan, char *why, size_t whylen)
+bool xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_requeue_facts *f,
+                         struct xmem_requeue_plan *plan, char *why, size_t whylen)
 {
     struct xmem_packed packed;
     char allocated[48];
@@ -256,32 +257,32 @@ int xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_r
     memset(plan, 0, sizeof(*plan));
     why[0] = '\0';
     if (o != NULL && (o->mode == XMEM_REQUEUE_OFF || !f->cuda_oom || !f->on_share))
-        return 0; /* nothing to say: the usual case */
+        return false; /* nothing to say: the usual case */
     if (xmem_comment_marked(f->admin_comment)) {
         snprintf(why, whylen, "already requeued once after a CUDA OOM");
-        return 0;
+        return false;
     }
     if (!f->batch) {
         snprintf(why, whylen, "not a batch job (Slurm requeues batch jobs only)");
-        return 0;
+        return false;
     }
-    if (xmem_comment_packed(f->admin_comment, &packed) < 0) {
+    if (!xmem_comment_packed(f->admin_comment, &packed)) {
         snprintf(why, whylen, "its AdminComment does not say which share xmem gave it");
-        return 0;
+        return false;
     }
     snprintf(allocated, sizeof(allocated), "gres:%s:%u", packed.share.kind, packed.share.count);
     if (strcmp(allocated, f->tres_per_node) != 0) {
         snprintf(why, whylen, "its AdminComment names %s, but it ran on %s", allocated,
                  f->tres_per_node[0] ? f->tres_per_node : "an unknown request");
-        return 0;
+        return false;
     }
     if (f->per_gpu == 0) {
         snprintf(why, whylen, "the node's shares per GPU are unknown");
-        return 0;
+        return false;
     }
     if (packed.share.count >= f->per_gpu) {
         snprintf(why, whylen, "it already had a whole GPU");
-        return 0;
+        return false;
     }
     snprintf(plan->reason, sizeof(plan->reason), "%s", XMEM_REQUEUE_OOM);
     plan->from = packed.share;
@@ -293,7 +294,7 @@ int xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_r
     plan->to.count = plan->whole ? f->per_gpu : (unsigned)count;
     if (!plan->whole)
         plan->to_limit_mb = (unsigned long long)ceil((double)packed.limit_mb * o->factor);
-    return 1;
+    return true;
 }
 
 /* Fills argv (at most 5 entries with the NULL) for one step of the requeue. */

@@ -20,7 +20,12 @@
 #include <slurm/spank.h>
 
 #include "defaults.h"
+#include "jobinfo.h"
+#include "requeue.h"
+#include "requeue_step.h"
+#include "run.h"
 #include "spank_ctx.h"
+#include "stepd_job.h"
 
 #ifndef SLURM_BATCH_SCRIPT
 #define SLURM_BATCH_SCRIPT 0xfffffffb
@@ -102,25 +107,25 @@ static void facts_from(const struct xmem_job_info *info, struct xmem_requeue_fac
     f->admin_comment = info->admin_comment;
     f->tres_per_node = info->tres_per_node;
     f->per_gpu = 0;
-    if (xmem_comment_packed(info->admin_comment, &packed) == 0)
+    if (xmem_comment_packed(info->admin_comment, &packed))
         f->per_gpu = share_per_gpu(info->node_list, packed.share.kind);
 }
 
-int xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_info *info,
-                            int cuda_oom)
+bool xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_info *info,
+                             bool cuda_oom)
 {
     struct xmem_requeue_facts f = {.cuda_oom = cuda_oom};
     struct xmem_requeue_plan plan;
     char why[256];
     /* A rerun reports it too: its job_end replaces the first run's in the ledger. */
-    int earlier = xmem_requeue_mark_parse(info->admin_comment, &plan) == 0 &&
-                  strcmp(plan.reason, XMEM_REQUEUE_OOM) == 0;
+    bool earlier = xmem_requeue_mark_parse(info->admin_comment, &plan) == 0 &&
+                   strcmp(plan.reason, XMEM_REQUEUE_OOM) == 0;
 
     f.on_share = xmem__on_share(sp);
     if (xmem__settings.oom_requeue.mode == XMEM_REQUEUE_OFF || !cuda_oom || !f.on_share)
         return earlier;
     facts_from(info, &f);
-    if (xmem_requeue_decide(&xmem__settings.oom_requeue, &f, &plan, why, sizeof(why)) != 1) {
+    if (!xmem_requeue_decide(&xmem__settings.oom_requeue, &f, &plan, why, sizeof(why))) {
         if (why[0] != '\0')
             slurm_info("xmem: job %" PRIu32 " ran out of GPU memory, not requeued: %s", job_id,
                        why);
@@ -136,7 +141,7 @@ int xmem__requeue_whole(uint32_t job_id, const struct xmem_job_info *info, const
     char refused[256];
 
     facts_from(info, &f);
-    if (xmem_requeue_decide(NULL, &f, &plan, refused, sizeof(refused)) != 1) {
+    if (!xmem_requeue_decide(NULL, &f, &plan, refused, sizeof(refused))) {
         slurm_info("xmem: job %" PRIu32 " not requeued (%s): %s", job_id, why, refused);
         return -1;
     }
@@ -168,24 +173,10 @@ static void tell_output(const struct xmem_requeue_plan *plan)
     fflush(stderr);
 }
 
-int xmem__restarted(spank_t sp)
-{
-    char restarts[16];
-    uint64_t n;
-
-    return xmem__getenv(sp, "SLURM_RESTART_COUNT", restarts, sizeof(restarts)) &&
-           xmem_decimal_parse(restarts, UINT32_MAX, &n) == 0 && n > 0;
-}
-
-int xmem__rerun(spank_t sp, const struct xmem_job_record *rec)
-{
-    return xmem__restarted(sp) || rec->restarts > 0;
-}
-
 /* The plan of this run when xmem requeued it: a restart (slurmctld's count, or
  * SLURM_RESTART_COUNT) and the mark in its AdminComment (a mark forged in the Comment, then
  * `scontrol requeue` by the user, is not one). */
-int xmem__requeue_task_init(spank_t sp, const struct xmem_job_record *rec)
+bool xmem__requeue_task_init(spank_t sp, const struct xmem_job_record *rec)
 {
     const char *admin_comment = rec->admin_comment;
     struct xmem_requeue_plan plan;
@@ -193,7 +184,7 @@ int xmem__requeue_task_init(spank_t sp, const struct xmem_job_record *rec)
     uint32_t stepid = 0;
 
     if (!xmem__rerun(sp, rec) || xmem_requeue_mark_parse(admin_comment, &plan) < 0)
-        return 0;
+        return false;
     if (plan.whole) {
         spank_unsetenv(sp, "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT");
     } else {
@@ -203,5 +194,5 @@ int xmem__requeue_task_init(spank_t sp, const struct xmem_job_record *rec)
     }
     if (spank_get_item(sp, S_JOB_STEPID, &stepid) == ESPANK_SUCCESS && stepid == SLURM_BATCH_SCRIPT)
         tell_output(&plan);
-    return 1;
+    return true;
 }

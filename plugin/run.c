@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xmem_plugin.h"
+#include "run.h"
 
 static long long now_ms(void)
 {

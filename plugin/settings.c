@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "defaults.h"
-#include "xmem_plugin.h"
+#include "requeue.h"
+#include "settings.h"
+#include "../daemon/contract/enforcement.h"
 
 /* KEY_PATH: an absolute path. KEY_LIB: what dlopen takes (an absolute path or a bare file
  * name searched the usual way), or "off". KEY_PROGRAM: an absolute path or a bare name

@@ -9,7 +9,7 @@
 #include <strings.h>
 
 #include "defaults.h"
-#include "xmem_plugin.h"
+#include "value.h"
 
 static const struct {
     const char *name;

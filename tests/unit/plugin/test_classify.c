@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "classify.h"
 
 static int classify(const char *gres, const char *gpus, const char *per_node, const char *per_task,
                     const char *ntasks, const char *nodes, char *why)

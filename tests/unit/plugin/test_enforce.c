@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "enforce.h"
+#include "run.h"
+#include "settings.h"
 
 static void cgroup_dir_from_proc(void **state)
 {

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "export.h"
 
 static char *submission[] = {"PATH=/venv/bin:/usr/bin", "VIRTUAL_ENV=/venv", "HOME=/home/a",
                              "HF_HUB_OFFLINE=1", NULL};

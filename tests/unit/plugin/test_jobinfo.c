@@ -5,7 +5,8 @@
 #include <time.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "jobinfo.h"
+#include "run.h"
 
 /* Abridged from a real 22.05 `scontrol show job 1` of the lab (sbatch -A physics -o
  * "out dir/out-%j-%x.log"): every Std* on a line of its own, patterns expanded. */

@@ -9,7 +9,7 @@
 
 #include "defaults.h"
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "oom.h"
 
 static char dir[64];
 
@@ -58,11 +58,11 @@ static void messages(void **state)
                                      "MemoryError", "cuda out of memory"};
 
     for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
-        assert_int_equal(xmem_oom_text(yes[i], strlen(yes[i])), 1);
+        assert_true(xmem_oom_text(yes[i], strlen(yes[i])));
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-        assert_int_equal(xmem_oom_text(no[i], strlen(no[i])), 0);
+        assert_false(xmem_oom_text(no[i], strlen(no[i])));
     /* A NUL before the message does not hide it (binary output). */
-    assert_int_equal(xmem_oom_text("ab\0c CUDA out of memory", 24), 1);
+    assert_true(xmem_oom_text("ab\0c CUDA out of memory", 24));
 }
 
 static void tail_only(void **state)

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "enforce.h"
+#include "jobinfo.h"
+#include "requeue.h"
 
 /* What job_submit.lua appends for a packed job, after the user's own comment. */
 static const char packed[] = "my run; xmem: estimate=7200M limit=8000M policy=shard "
@@ -54,31 +56,28 @@ static void comment_packed(void **state)
 {
     struct xmem_packed p;
 
-    assert_int_equal(xmem_comment_packed(packed, &p), 0);
+    assert_true(xmem_comment_packed(packed, &p));
     assert_string_equal(p.original, "gres:gpu:1");
     assert_string_equal(p.share.kind, "shard");
     assert_int_equal(p.share.count, 3);
     assert_int_equal(p.limit_mb, 8000);
-    assert_int_equal(xmem_comment_packed("xmem: estimate=declared limit=4096M policy=mps "
-                                         "request=gres:gpu:1->mps:11",
-                                         &p),
-                     0);
+    assert_true(xmem_comment_packed("xmem: estimate=declared limit=4096M policy=mps "
+                                    "request=gres:gpu:1->mps:11",
+                                    &p));
     assert_string_equal(p.share.kind, "mps");
     assert_int_equal(p.share.count, 11);
     /* The last packing part counts (job_submit.lua appends after the user's words); a forged
      * one that is not the job's share is caught by the decision (TresPerNode). */
-    assert_int_equal(xmem_comment_packed("xmem: estimate=1M limit=9M policy=shard request=gres:gpu:"
-                                         "1->shard:1; xmem: estimate=1M limit=8M policy=shard "
-                                         "request=gres:gpu:1->shard:2",
-                                         &p),
-                     0);
+    assert_true(xmem_comment_packed("xmem: estimate=1M limit=9M policy=shard request=gres:gpu:"
+                                    "1->shard:1; xmem: estimate=1M limit=8M policy=shard "
+                                    "request=gres:gpu:1->shard:2",
+                                    &p));
     assert_int_equal(p.share.count, 2);
     assert_int_equal(p.limit_mb, 8);
     /* srun outside a job: cli_filter.lua asked for the share already. */
-    assert_int_equal(xmem_comment_packed("xmem: estimate=declared limit=4096M policy=shard "
-                                         "request=gres:shard:2->shard:2",
-                                         &p),
-                     0);
+    assert_true(xmem_comment_packed("xmem: estimate=declared limit=4096M policy=shard "
+                                    "request=gres:shard:2->shard:2",
+                                    &p));
     assert_string_equal(p.original, "gres:shard:2");
     assert_int_equal(p.limit_mb, 4096);
     /* Not packed, or not in xmem's form. */
@@ -103,7 +102,7 @@ static void comment_packed(void **state)
         "xmem: estimate=7200M limit=0x10M policy=shard request=gres:gpu:1->shard:3",
     };
     for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
-        if (xmem_comment_packed(no[i], &p) != -1)
+        if (xmem_comment_packed(no[i], &p))
             fail_msg("accepted: %s", no[i]);
 }
 
@@ -115,43 +114,41 @@ static void record_limit(void **state)
                       "request=gres:gpu:1->shard:2";
     char text[512];
 
-    assert_int_equal(xmem_record_limit(rec, 0, &r), 1);
+    assert_true(xmem_record_limit(rec, false, &r));
     assert_int_equal(r.limit_mb, 4096);
     assert_int_equal(r.rerun, 0);
     assert_string_equal(r.required, "dmem");
     /* No level required: none in the record. */
-    assert_int_equal(xmem_record_limit(packed, 0, &r), 1);
+    assert_true(xmem_record_limit(packed, false, &r));
     assert_string_equal(r.required, "");
     /* A level name too long for any level, or empty: unknown, which no level meets. */
-    assert_int_equal(xmem_record_limit("xmem: estimate=1M limit=9M policy=shard "
-                                       "required=dmem-and-then-some request=gres:gpu:1->shard:1",
-                                       0, &r),
-                     1);
+    assert_true(xmem_record_limit("xmem: estimate=1M limit=9M policy=shard "
+                                  "required=dmem-and-then-some request=gres:gpu:1->shard:1",
+                                  false, &r));
     assert_string_equal(r.required, "?");
-    assert_int_equal(xmem_enforce_meets(XMEM_ENFORCE_DMEM, r.required), 0);
+    assert_false(xmem_enforce_meets(XMEM_ENFORCE_DMEM, r.required));
     /* Not packed: nothing to hold. */
-    assert_int_equal(xmem_record_limit("", 0, &r), 0);
-    assert_int_equal(xmem_record_limit("xmem: estimate=7200M limit=8000M policy=shard "
-                                       "request=gres:gpu:1 (check only)",
-                                       0, &r),
-                     0);
+    assert_false(xmem_record_limit("", false, &r));
+    assert_false(xmem_record_limit("xmem: estimate=7200M limit=8000M policy=shard "
+                                   "request=gres:gpu:1 (check only)",
+                                   false, &r));
     /* A rerun: the mark's limit, none when whole; a mark without a restart is not yet one. */
     snprintf(text, sizeof(text),
              "%s; xmem: requeued after CUDA OOM from=shard:2 limit=4096M "
              "to=shard:4 limit=8192M",
              rec);
-    assert_int_equal(xmem_record_limit(text, 1, &r), 1);
+    assert_true(xmem_record_limit(text, true, &r));
     assert_int_equal(r.rerun, 1);
     assert_int_equal(r.limit_mb, 8192);
     assert_string_equal(r.required, "dmem");
-    assert_int_equal(xmem_record_limit(text, 0, &r), 1);
+    assert_true(xmem_record_limit(text, false, &r));
     assert_int_equal(r.rerun, 0);
     assert_int_equal(r.limit_mb, 4096);
     snprintf(text, sizeof(text),
              "%s; xmem: requeued after CUDA OOM from=shard:2 limit=4096M "
              "to=shard:10 whole",
              rec);
-    assert_int_equal(xmem_record_limit(text, 1, &r), 1);
+    assert_true(xmem_record_limit(text, true, &r));
     assert_int_equal(r.limit_mb, 0);
 }
 
@@ -236,30 +233,30 @@ static void decision(void **state)
     struct xmem_requeue_plan plan;
     char why[256], marked[512];
 
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 1);
+    assert_true(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     assert_true(plan.whole);
     assert_string_equal(plan.to.kind, "shard");
     assert_int_equal(plan.to.count, 10);
     assert_int_equal(plan.to_limit_mb, 0);
     assert_string_equal(plan.reason, XMEM_REQUEUE_OOM);
 
-    assert_int_equal(xmem_requeue_decide(&factor, &f, &plan, why, sizeof(why)), 1);
+    assert_true(xmem_requeue_decide(&factor, &f, &plan, why, sizeof(why)));
     assert_false(plan.whole);
     assert_int_equal(plan.to.count, 6);
     assert_int_equal(plan.to_limit_mb, 16000);
     /* 3 x 4 = 12 shards: more than the GPU has, so whole. */
-    assert_int_equal(xmem_requeue_decide(&big, &f, &plan, why, sizeof(why)), 1);
+    assert_true(xmem_requeue_decide(&big, &f, &plan, why, sizeof(why)));
     assert_true(plan.whole);
     assert_int_equal(plan.to.count, 10);
 
     /* Off, no OOM, not on a share: silently nothing. */
-    assert_int_equal(xmem_requeue_decide(&off, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&off, &f, &plan, why, sizeof(why)));
     assert_string_equal(why, "");
     f.cuda_oom = 0;
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     f = oomed();
     f.on_share = 0;
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     assert_string_equal(why, "");
 
     /* Refusals worth a log line. */
@@ -269,32 +266,32 @@ static void decision(void **state)
              "limit=8000M to=shard:10 whole",
              packed);
     f.admin_comment = marked;
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     assert_string_equal(why, "already requeued once after a CUDA OOM");
     f = oomed();
     f.batch = 0;
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     assert_non_null(strstr(why, "not a batch job"));
     f = oomed();
     f.tres_per_node = "gres:shard:10"; /* the record is stale */
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     assert_string_equal(why, "its AdminComment names gres:shard:3, but it ran on gres:shard:10");
     f = oomed();
     f.per_gpu = 3; /* shard:3 is a whole GPU there */
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     assert_string_equal(why, "it already had a whole GPU");
     f.per_gpu = 0;
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     assert_string_equal(why, "the node's shares per GPU are unknown");
     f = oomed();
     f.admin_comment = "no xmem here";
-    assert_int_equal(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)), 0);
+    assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
     assert_non_null(strstr(why, "AdminComment does not say"));
 
     /* Another reason (o NULL): whole, with or without an OOM. */
     f = oomed();
     f.cuda_oom = 0;
-    assert_int_equal(xmem_requeue_decide(NULL, &f, &plan, why, sizeof(why)), 1);
+    assert_true(xmem_requeue_decide(NULL, &f, &plan, why, sizeof(why)));
     assert_true(plan.whole);
 }
 

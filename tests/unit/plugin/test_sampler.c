@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "jobproc.h"
+#include "nvml.h"
 
 #ifndef XMEM_FAKE_NVML_PATH
 #error "CMake passes the fake NVML library's path"
@@ -20,14 +21,13 @@
 
 static void cgroup_lines(void **state)
 {
-    assert_int_equal(xmem_cgroup_has_job("0::/system.slice/slurmstepd.scope/job_42/step_0/user/"
-                                         "task_0\n",
-                                         42),
-                     1);
-    assert_int_equal(xmem_cgroup_has_job("4:devices:/slurm/uid_1000/job_42/step_batch\n", 42), 1);
-    assert_int_equal(xmem_cgroup_has_job("0::/slurm/job_42\n", 42), 1);
-    assert_int_equal(xmem_cgroup_has_job("0::/slurm/job_421/step_0\n", 42), 0);
-    assert_int_equal(xmem_cgroup_has_job("0::/user.slice/user-1000.slice\n", 42), 0);
+    assert_true(xmem_cgroup_has_job("0::/system.slice/slurmstepd.scope/job_42/step_0/user/"
+                                    "task_0\n",
+                                    42));
+    assert_true(xmem_cgroup_has_job("4:devices:/slurm/uid_1000/job_42/step_batch\n", 42));
+    assert_true(xmem_cgroup_has_job("0::/slurm/job_42\n", 42));
+    assert_false(xmem_cgroup_has_job("0::/slurm/job_421/step_0\n", 42));
+    assert_false(xmem_cgroup_has_job("0::/user.slice/user-1000.slice\n", 42));
 }
 
 static void stat_parent(void **state)
@@ -69,10 +69,10 @@ static void children_are_ours(void **state)
 {
     pid_t child = marked_child("1", "0", "5");
 
-    assert_int_equal(xmem_pid_in_job(child, NO_SUCH_JOB, getpid()), 1);
-    assert_int_equal(xmem_pid_in_job(child, NO_SUCH_JOB, 0), 0);
-    assert_int_equal(xmem_pid_in_job(getppid(), NO_SUCH_JOB, getpid()), 0);
-    assert_int_equal(xmem_pid_in_job(1, NO_SUCH_JOB, getpid()), 0);
+    assert_true(xmem_pid_in_job(child, NO_SUCH_JOB, getpid()));
+    assert_false(xmem_pid_in_job(child, NO_SUCH_JOB, 0));
+    assert_false(xmem_pid_in_job(getppid(), NO_SUCH_JOB, getpid()));
+    assert_false(xmem_pid_in_job(1, NO_SUCH_JOB, getpid()));
     stop_child(child);
 }
 
@@ -104,7 +104,7 @@ static void sums_the_jobs_processes(void **state)
     stop_child(b);
     pid_t c = marked_child("100", "0", "30");
     usleep(300 * 1000);
-    assert_int_equal(xmem_sampler_stop(s, 2000, &peak, why, sizeof(why)), 1);
+    assert_true(xmem_sampler_stop(s, 2000, &peak, why, sizeof(why)));
     stop_child(c);
     assert_int_equal(peak, 500ULL << 20);
 }
@@ -131,7 +131,7 @@ static void strangers_are_left_out(void **state)
     close(fd[1]);
     struct xmem_sampler *s = start(XMEM_FAKE_NVML_PATH);
     usleep(300 * 1000);
-    assert_int_equal(xmem_sampler_stop(s, 2000, &peak, why, sizeof(why)), 0);
+    assert_false(xmem_sampler_stop(s, 2000, &peak, why, sizeof(why)));
     assert_int_equal(peak, 0);
     assert_non_null(strstr(why, "saw no GPU memory of the job"));
     kill(stranger, SIGKILL);
@@ -144,18 +144,18 @@ static void no_nvml_is_quiet(void **state)
     struct xmem_sampler *s = start("libxmem-no-such-nvml.so.1");
 
     usleep(100 * 1000);
-    assert_int_equal(xmem_sampler_stop(s, 2000, &peak, why, sizeof(why)), 0);
+    assert_false(xmem_sampler_stop(s, 2000, &peak, why, sizeof(why)));
     assert_int_equal(peak, 0);
     assert_non_null(strstr(why, "xmem: no NVML"));
     /* Init failing is the same: nothing measured, a reason, no crash. */
     setenv("XMEM_FAKE_NVML_FAIL_INIT", "1", 1);
     s = start(XMEM_FAKE_NVML_PATH);
     usleep(100 * 1000);
-    assert_int_equal(xmem_sampler_stop(s, 2000, &peak, why, sizeof(why)), 0);
+    assert_false(xmem_sampler_stop(s, 2000, &peak, why, sizeof(why)));
     unsetenv("XMEM_FAKE_NVML_FAIL_INIT");
     assert_non_null(strstr(why, "nvmlInit_v2 failed"));
     /* Stopping a sampler that never started is a no-op. */
-    assert_int_equal(xmem_sampler_stop(NULL, 10, &peak, why, sizeof(why)), 0);
+    assert_false(xmem_sampler_stop(NULL, 10, &peak, why, sizeof(why)));
 }
 
 int xmem_test_group_sampler(void)

@@ -3,7 +3,8 @@
 
 #include "defaults.h"
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "requeue.h"
+#include "settings.h"
 
 static int parse(struct xmem_settings *s, char *err, size_t len, int ac, ...)
 {

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "test-list.h"
-#include "xmem_plugin.h"
+#include "value.h"
 
 static void bare_and_named_modes(void **state)
 {
