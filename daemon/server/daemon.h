@@ -68,7 +68,8 @@ struct Conn {
 class Daemon
 {
   public:
-    Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts);
+    // `pool_threads`: the threadpool's size, set by main.cpp before libuv started it.
+    Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts, int pool_threads);
     ~Daemon();
     // Startup steps (main.cpp); each logs its own failure with a hint and returns false.
     bool open_ledger();
@@ -90,7 +91,11 @@ class Daemon
     Leaders &leaders() { return m_leaders; }
     UserLoads &user_load() { return m_user_load; }
     PrepareLine &prepare_line() { return m_prepare_line; }
-    int &pool_busy() { return m_pool_busy; } // estimate work items on the threadpool now
+    // Estimate work items on the threadpool: every one goes on through pool_take() and its
+    // after-callback calls pool_give(), so pool_idle() counts the threads free now.
+    void pool_take() { m_pool_busy++; }
+    void pool_give() { m_pool_busy--; }
+    int pool_idle() const { return m_pool_threads - m_pool_busy; }
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
@@ -126,6 +131,7 @@ class Daemon
     Leaders m_leaders;
     UserLoads m_user_load;
     PrepareLine m_prepare_line;
+    int m_pool_threads;
     int m_pool_busy = 0;
     long m_started;
     char m_read_buf[65536];

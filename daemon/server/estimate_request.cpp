@@ -313,26 +313,18 @@ void work_sign(uv_work_t *w)
     sign(job_of(w));
 }
 
-// Threads in xmemd's threadpool (main.cpp sized it through UV_THREADPOOL_SIZE; libuv's
-// default is 4).
-int pool_threads()
-{
-    static const int n = getenv("UV_THREADPOOL_SIZE") ? atoi(getenv("UV_THREADPOOL_SIZE")) : 4;
-    return n;
-}
-
 // Every estimate work item goes on the pool through here, and its after-callback calls
-// left_pool first, so Daemon::pool_busy() counts the threads held.
+// left_pool first, so Daemon::pool_idle() counts the threads free.
 void queue_on_pool(EstimateJob *job, uv_work_cb work, uv_after_work_cb after)
 {
-    job->d->pool_busy()++;
+    job->d->pool_take();
     job->work.data = job;
     uv_queue_work(job->d->loop(), &job->work, work, after);
 }
 
 void left_pool(EstimateJob *job)
 {
-    job->d->pool_busy()--;
+    job->d->pool_give();
 }
 
 // Puts the job's preparation on the threadpool, or in line behind its user's others when the
@@ -340,8 +332,7 @@ void left_pool(EstimateJob *job)
 // the reserve for other users (finding 8).
 void begin_prepare(EstimateJob *job)
 {
-    int idle = pool_threads() - job->d->pool_busy();
-    if (!job->d->prepare_line().enter(job->peer.uid, job, idle)) {
+    if (!job->d->prepare_line().enter(job->peer.uid, job, job->d->pool_idle())) {
         job->waiting_to_prepare = true;
         return;
     }
