@@ -11,13 +11,15 @@
 
 #include "cache.h"
 #include "config.h"
+#include "leaders.h"
 #include "ledger.h"
 #include "metrics.h"
+#include "prepare_line.h"
 #include "scheduler.h"
+#include "user_load.h"
 #include "contract/xmem_proto.h"
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <map>
@@ -40,17 +42,6 @@ struct Options {
     bool foreground = false;
     bool force = false;        // take over a stale lock/socket
     bool check_config = false; // validate and exit
-};
-
-// What one user has in flight (every estimate from its first byte to its answer, followers of
-// an identical request included), bounded by k_max_*_in_flight_per_user.
-struct UserLoad {
-    int requests = 0;
-    uint64_t bytes = 0; // argv, env, cwd and script
-    // Preparations on the threadpool (k_max_preparing_per_user), and the jobs that wait for
-    // one of them to end, oldest first (finding 8).
-    int preparing = 0;
-    std::deque<EstimateJob *> to_prepare;
 };
 
 struct Peer {
@@ -77,7 +68,8 @@ struct Conn {
 class Daemon
 {
   public:
-    Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts);
+    // `pool_threads`: the threadpool's size, set by main.cpp before libuv started it.
+    Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts, int pool_threads);
     ~Daemon();
     // Startup steps (main.cpp); each logs its own failure with a hint and returns false.
     bool open_ledger();
@@ -95,11 +87,15 @@ class Daemon
     Metrics &metrics() { return m_metrics; }
     bool draining() const { return m_draining; }
     std::set<EstimateJob *> &jobs() { return m_jobs; }
-    // Cache misses being profiled (or queued to be), by cache key: an identical request that
-    // arrives meanwhile waits for this one instead of profiling the same job again.
-    std::map<std::string, EstimateJob *> &leaders() { return m_leaders; }
-    std::map<uid_t, UserLoad> &user_load() { return m_user_load; }
-    int &pool_busy() { return m_pool_busy; } // estimate work items on the threadpool now
+    // Cache misses being profiled (or queued to be), by cache key (leaders.h).
+    Leaders &leaders() { return m_leaders; }
+    UserLoads &user_load() { return m_user_load; }
+    PrepareLine &prepare_line() { return m_prepare_line; }
+    // Estimate work items on the threadpool: every one goes on through pool_take() and its
+    // after-callback calls pool_give(), so pool_idle() counts the threads free now.
+    void pool_take() { m_pool_busy++; }
+    void pool_give() { m_pool_busy--; }
+    int pool_idle() const { return m_pool_threads - m_pool_busy; }
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
@@ -132,8 +128,10 @@ class Daemon
     bool m_draining = false, m_closing = false;
     std::set<Conn *> m_conns;
     std::set<EstimateJob *> m_jobs;
-    std::map<std::string, EstimateJob *> m_leaders;
-    std::map<uid_t, UserLoad> m_user_load;
+    Leaders m_leaders;
+    UserLoads m_user_load;
+    PrepareLine m_prepare_line;
+    int m_pool_threads;
     int m_pool_busy = 0;
     long m_started;
     char m_read_buf[65536];

@@ -42,8 +42,9 @@ struct EstimateJob {
     std::string gpu; // resolved: request, partition, or site default
     int steps = 0;   // resolved: request or config
     uint64_t received_ms = 0, deadline_ms = 0, started_ms = 0; // loop time (uv_now)
-    bool preparing = false; // work_prepare is on the threadpool, or waits in UserLoad::to_prepare
-    bool waiting_to_prepare = false; // in UserLoad::to_prepare, not yet on the threadpool
+    bool preparing = false; // work_prepare is on the threadpool, or waits in the prepare line
+    // In the prepare line (prepare_line.h), not yet on the threadpool.
+    bool waiting_to_prepare = false;
     bool running = false;
     // The client left: end the work once no follower waits for it either (finding 3).
     bool abandoned = false;

@@ -83,37 +83,20 @@ uint64_t request_bytes(const EstimateRequest &r)
 // Counts the job against its user's in-flight bounds, or says which bound it would cross.
 Result<bool> take_load(EstimateJob *job)
 {
-    UserLoad &load = job->d->user_load()[job->peer.uid];
     uint64_t bytes = request_bytes(job->req);
-    if (load.requests >= k_max_requests_in_flight_per_user)
-        return Result<bool>::fail(
-            "xmem: you already have " + std::to_string(load.requests) +
-            " estimates in flight (the limit per user); wait for them to finish");
-    if (load.bytes + bytes > k_max_request_bytes_in_flight_per_user)
-        return Result<bool>::fail("xmem: your estimates in flight already hold " +
-                                  std::to_string(load.bytes) +
-                                  " bytes of command line and environment (limit " +
-                                  std::to_string(k_max_request_bytes_in_flight_per_user) +
-                                  " per user); wait for them to finish");
-    load.requests++;
-    load.bytes += bytes;
+    auto taken = job->d->user_load().take(job->peer.uid, bytes);
+    if (!taken)
+        return taken;
     job->load_bytes = bytes;
     job->load_counted = true;
-    return Result<bool>::ok(true);
+    return taken;
 }
 
 void release_load(EstimateJob *job)
 {
     if (!job->load_counted)
         return;
-    auto &all = job->d->user_load();
-    auto it = all.find(job->peer.uid);
-    if (it == all.end())
-        return;
-    it->second.requests--;
-    it->second.bytes -= job->load_bytes;
-    if (it->second.requests <= 0)
-        all.erase(it);
+    job->d->user_load().release(job->peer.uid, job->load_bytes);
     job->load_counted = false;
 }
 
@@ -330,26 +313,18 @@ void work_sign(uv_work_t *w)
     sign(job_of(w));
 }
 
-// Threads in xmemd's threadpool (main.cpp sized it through UV_THREADPOOL_SIZE; libuv's
-// default is 4).
-int pool_threads()
-{
-    static const int n = getenv("UV_THREADPOOL_SIZE") ? atoi(getenv("UV_THREADPOOL_SIZE")) : 4;
-    return n;
-}
-
 // Every estimate work item goes on the pool through here, and its after-callback calls
-// left_pool first, so Daemon::pool_busy() counts the threads held.
+// left_pool first, so Daemon::pool_idle() counts the threads free.
 void queue_on_pool(EstimateJob *job, uv_work_cb work, uv_after_work_cb after)
 {
-    job->d->pool_busy()++;
+    job->d->pool_take();
     job->work.data = job;
     uv_queue_work(job->d->loop(), &job->work, work, after);
 }
 
 void left_pool(EstimateJob *job)
 {
-    job->d->pool_busy()--;
+    job->d->pool_give();
 }
 
 // Puts the job's preparation on the threadpool, or in line behind its user's others when the
@@ -357,14 +332,10 @@ void left_pool(EstimateJob *job)
 // the reserve for other users (finding 8).
 void begin_prepare(EstimateJob *job)
 {
-    UserLoad &load = job->d->user_load()[job->peer.uid];
-    int idle = pool_threads() - job->d->pool_busy();
-    if (load.preparing >= k_max_preparing_per_user && idle <= k_prepare_reserve_threads) {
+    if (!job->d->prepare_line().enter(job->peer.uid, job, job->d->pool_idle())) {
         job->waiting_to_prepare = true;
-        load.to_prepare.push_back(job);
         return;
     }
-    load.preparing++;
     queue_on_pool(job, work_prepare, after_prepare);
 }
 
@@ -372,12 +343,9 @@ void begin_prepare(EstimateJob *job)
 // client left meanwhile was already taken out of line (abandon).
 void end_prepare(EstimateJob *job)
 {
-    UserLoad &load = job->d->user_load()[job->peer.uid];
-    load.preparing--;
-    if (load.to_prepare.empty())
+    EstimateJob *next = job->d->prepare_line().end(job->peer.uid);
+    if (!next)
         return;
-    EstimateJob *next = load.to_prepare.front();
-    load.to_prepare.pop_front();
     next->waiting_to_prepare = false;
     begin_prepare(next);
 }
@@ -387,8 +355,7 @@ bool leave_prepare_line(EstimateJob *job)
 {
     if (!job->waiting_to_prepare)
         return false;
-    auto &line = job->d->user_load()[job->peer.uid].to_prepare;
-    line.erase(std::remove(line.begin(), line.end(), job), line.end());
+    job->d->prepare_line().leave(job->peer.uid, job);
     job->waiting_to_prepare = false;
     job->preparing = false;
     return true;
@@ -411,10 +378,9 @@ void after_prepare(uv_work_t *w, int status)
         return record(job);
     if (job->abandoned)
         return fail_job(job, Outcome::client_gone, client_gone_message());
-    auto lead = d->leaders().find(job->key);
-    if (lead != d->leaders().end()) {
-        job->leader = lead->second;
-        lead->second->followers.push_back(job);
+    if (EstimateJob *leader = d->leaders().find(job->key)) {
+        job->leader = leader;
+        leader->followers.push_back(job);
         return;
     }
     schedule_profile(job);
@@ -424,8 +390,8 @@ void after_prepare(uv_work_t *w, int status)
 void schedule_profile(EstimateJob *job)
 {
     Daemon *d = job->d;
-    d->leaders()[job->key] = job; // first: a refusal below hands its followers on
-    d->metrics().cache_miss();    // a miss is a request that profiles for itself
+    d->leaders().lead(job->key, job); // first: a refusal below hands its followers on
+    d->metrics().cache_miss();        // a miss is a request that profiles for itself
     if (d->draining())
         return fail_job(job, Outcome::shutting_down, "xmem: xmemd is shutting down");
     EstimateJob *evicted = nullptr;
@@ -588,10 +554,8 @@ bool outcome_is_the_leaders_own(Outcome o)
 void release_followers(EstimateJob *leader)
 {
     Daemon *d = leader->d;
-    auto it = d->leaders().find(leader->key);
-    if (it == d->leaders().end() || it->second != leader)
+    if (!d->leaders().step_down(leader->key, leader))
         return;
-    d->leaders().erase(it);
     std::vector<EstimateJob *> followers;
     followers.swap(leader->followers);
     if (followers.empty())

@@ -62,10 +62,12 @@ int render_policy(const Config &c, const std::string &out)
 }
 
 // Profiles and signing block threadpool threads; size the pool before libuv first uses it.
-void size_threadpool(const Config &c)
+// libuv reads its size only from the environment; xmemd is handed the same number as a value.
+int size_threadpool(const Config &c)
 {
     int n = std::min(k_max_threadpool, c.max_concurrent + k_threadpool_spare);
     setenv("UV_THREADPOOL_SIZE", std::to_string(n).c_str(), 1);
+    return n;
 }
 
 } // namespace
@@ -90,14 +92,14 @@ int main(int argc, char **argv)
     // A detached daemon has no stderr after start-up: its log goes to syslog.
     log_open(cfg->log == "syslog" || !opts.foreground ? LogTarget::syslog
                                                       : LogTarget::stderr_stream);
-    size_threadpool(*cfg);
+    int pool_threads = size_threadpool(*cfg);
     int lock_fd = lock_take(cfg->lockfile, opts.force);
     if (lock_fd < 0 || !socket_dir_safe(cfg->socket))
         return 1;
 
     uv_loop_t loop;
     uv_loop_init(&loop);
-    auto *d = new Daemon(&loop, cfg, opts);
+    auto *d = new Daemon(&loop, cfg, opts, pool_threads);
     bool ok = d->open_ledger() && d->listen_socket() && d->start_metrics();
     if (ok) {
         d->install_signals();

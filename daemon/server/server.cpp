@@ -50,9 +50,10 @@ int connections_of(const std::set<Conn *> &conns, uid_t uid)
 }
 } // namespace
 
-Daemon::Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts)
+Daemon::Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts, int pool_threads)
     : m_loop(loop), m_cfg(std::move(cfg)), m_opts(std::move(opts)),
-      m_cache(m_cfg->cache_ttl_seconds, m_cfg->cache_max_entries), m_started(time(nullptr))
+      m_cache(m_cfg->cache_ttl_seconds, m_cfg->cache_max_entries), m_pool_threads(pool_threads),
+      m_started(time(nullptr))
 {
     m_sched.configure(m_cfg->max_concurrent, m_cfg->max_per_user, m_cfg->queue_size);
 }
@@ -199,8 +200,7 @@ void Daemon::reload()
     if (!m_opts.munge_socket.empty())
         c.munge_socket = m_opts.munge_socket;
     // Profiles hold threadpool threads, and the pool was sized at start-up (main.cpp).
-    const char *pool_env = getenv("UV_THREADPOOL_SIZE");
-    int slots = (pool_env ? atoi(pool_env) : 4) - k_threadpool_spare;
+    int slots = m_pool_threads - k_threadpool_spare;
     if (c.max_concurrent > slots) {
         log_warn("SIGHUP: max_concurrent %d needs a restart; using %d until then", c.max_concurrent,
                  slots);

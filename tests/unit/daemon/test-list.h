@@ -17,7 +17,10 @@
     X(ledger)                                                                                      \
     X(bound_script)                                                                                \
     X(calibration)                                                                                 \
-    X(redact)
+    X(redact)                                                                                      \
+    X(user_load)                                                                                   \
+    X(prepare_line)                                                                                \
+    X(leaders)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)
