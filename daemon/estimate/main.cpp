@@ -1,7 +1,8 @@
 // xmem-estimate (`xmem estimate`): profile a training job on the CPU, then predict its GPU
 // memory. main() is a list of named steps; every expected failure is one "xmem: ..." line
-// on stderr and exit status 2, and with --json also one {"error", "outcome"} object on
-// stdout, the outcome naming the step that failed (docs/estimate.md, "Failures").
+// on stderr and exit status 2 (or the profiler's own status for a limit the job met:
+// limit_met), and with --json also one {"error", "outcome"} object on stdout, the outcome
+// naming the step that failed (docs/estimate.md, "Failures").
 #include "analysis/catalog.h"
 #include "analysis/estimate.h"
 #include "analysis/limit.h"
@@ -20,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
@@ -60,6 +62,14 @@ const char *outcome_name(Outcome o)
 }
 
 bool g_json = false; // set once from the command line, before any step runs
+
+// The job met a limit its caller set (contract/profile_status.h): xmem-estimate exits with
+// the profiler's own status for it, so xmemd reads the limit from the exit status.
+bool limit_met(int profile_status)
+{
+    return profile_status == XMEM_PROFILE_EXIT_NO_MEMORY ||
+           profile_status == XMEM_PROFILE_EXIT_NO_PROCESSES;
+}
 
 int fail(const std::string &message, Outcome outcome)
 {
@@ -138,29 +148,29 @@ Result<void> apply_torch(const EstimateOptions &o, const Workload &work, Target 
 // shown) or any other failure, since a placeholder value can make a script fail in fast mode
 // that runs for real. A failure of the exact run is what counts. An environment that cannot
 // run a capture at all (k_profile_environment) would fail the exact run alike: no retry. An
-// exact run stopped at its memory limit (k_profile_memory) says what that leaves.
-Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req)
+// exact run stopped at its memory limit (k_profile_memory) says what that leaves. *STATUS:
+// the exit status of the last profiler run (0 when none ran).
+Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req, int *status)
 {
     if (o.mode == "exact")
-        return run_profiler(req);
+        return run_profiler(req, status);
     auto fast = locate_profiler(Profiler::fast);
     if (!fast.ok()) {
         if (o.mode == "fast")
             return Result<void>::fail("xmem: --mode fast: " + fast.error().message.substr(6));
-        return run_profiler(req);
+        return run_profiler(req, status);
     }
     ProfileRequest fast_req = req;
     fast_req.profiler = fast.value();
     fast_req.max_rss_mib = 0; // xmem-profile's option only
-    int status = 0;
-    auto ran = run_profiler(fast_req, &status);
-    if (ran.ok() || o.mode == "fast" || status == k_profile_environment)
+    auto ran = run_profiler(fast_req, status);
+    if (ran.ok() || o.mode == "fast" || *status == k_profile_environment)
         return ran;
-    if (status != k_profile_unsupported)
+    if (*status != k_profile_unsupported)
         std::fprintf(stderr, "%s\n", ran.error().message.c_str());
     std::fprintf(stderr, "xmem: estimate: falling back to the exact capture (real CPU run)\n");
-    auto exact_ran = run_profiler(req, &status);
-    if (status == k_profile_memory) // its line suggests fast mode, which just failed
+    auto exact_ran = run_profiler(req, status);
+    if (*status == k_profile_memory) // its line suggests fast mode, which just failed
         return Result<void>::fail(
             "xmem: estimate: fast mode cannot run this job (above) and the exact capture needs "
             "more memory than this machine leaves it (run the estimate on a machine with more "
@@ -180,7 +190,8 @@ void export_target_capability(const Target &target)
 }
 
 // Profiles the command into a trace; returns the trace path (the caller removes a temp).
-Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
+// *PROFILE_STATUS: the profiler's exit status.
+Result<std::string> capture(const EstimateOptions &o, bool &is_temp, int *profile_status)
 {
     is_temp = false;
     if (!o.trace_in.empty())
@@ -198,7 +209,7 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp)
     }
     ProfileRequest req{profiler.value(), out,           o.steps,  o.threads, o.timeout_seconds,
                        o.budget_seconds, o.max_rss_mib, o.command};
-    auto ran = run_profile_mode(o, req);
+    auto ran = run_profile_mode(o, req, profile_status);
     if (!ran.ok()) {
         if (is_temp)
             unlink(out.c_str());
@@ -230,9 +241,12 @@ int run(const EstimateOptions &o)
     Timings t;
     auto profile_start = Clock::now();
     bool temp = false;
-    auto trace_path = capture(o, temp);
-    if (!trace_path.ok())
-        return fail(trace_path.error().message, Outcome::profile);
+    int profile_status = 0;
+    auto trace_path = capture(o, temp, &profile_status);
+    if (!trace_path.ok()) {
+        int status = fail(trace_path.error().message, Outcome::profile);
+        return limit_met(profile_status) ? profile_status : status;
+    }
     t.profile_seconds = o.trace_in.empty() ? seconds_since(profile_start) : 0.0;
 
     auto analyze_start = Clock::now();
@@ -291,8 +305,11 @@ int main(int argc, char **argv)
         return run(opts.value());
     } catch (const std::exception &e) {
         // Only fatal start-up errors throw (ARCHITECTURE.md); say so rather than abort.
-        return fail(std::string("xmem: estimate: internal error: ") + e.what() +
-                        "; please report it with the trace (--keep-trace)",
-                    Outcome::internal_error);
+        int status = fail(std::string("xmem: estimate: internal error: ") + e.what() +
+                              "; please report it with the trace (--keep-trace)",
+                          Outcome::internal_error);
+        // Out of address space in the analysis is the caller's memory limit, as a job's
+        // MemoryError is (limit_met): this process knows, so its exit status says so.
+        return dynamic_cast<const std::bad_alloc *>(&e) ? XMEM_PROFILE_EXIT_NO_MEMORY : status;
     }
 }

@@ -48,9 +48,14 @@ Result<void> run_profiler(const ProfileRequest &req, int *exit_status)
         cargs.push_back(a.data());
     cargs.push_back(nullptr);
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        int err = errno;
+        // EAGAIN: the process limit the caller set, said by the exit status (limit_met).
+        if (exit_status && err == EAGAIN)
+            *exit_status = XMEM_PROFILE_EXIT_NO_PROCESSES;
         return Result<void>::fail(std::string("xmem: cannot start xmem-profile: fork: ") +
-                                  std::strerror(errno));
+                                  std::strerror(err));
+    }
     if (pid == 0) {
         // The job's own stdout goes to stderr: this process's stdout carries the estimate
         // (--json, and the channel xmemd parses), and user code must never write into it.

@@ -3,6 +3,7 @@
 
 #include "allocator/result.h"
 #include "contract/defaults.h"
+#include "contract/profile_status.h"
 
 #include <string>
 #include <vector>
@@ -21,14 +22,13 @@ struct ProfileRequest {
     std::vector<std::string> command;
 };
 
-// xmem-profile-fast's exit status for "fast mode cannot run this job" (docs/fast-mode.md).
-constexpr int k_profile_unsupported = 3;
-// Either profiler's for "the job's environment cannot run a capture" (no interpreter on its
-// PATH, no torch, no capture library; docs/capture.md): the other capture would fail alike.
-constexpr int k_profile_environment = 4;
-// xmem-profile's for "the job passed the exact capture's memory limit" (docs/capture.md,
-// "Memory"); its own line names fast mode, the way out.
-constexpr int k_profile_memory = 5;
+// The profilers' exit statuses this side acts on (contract/profile_status.h,
+// docs/profile-status.md). Fast mode cannot run this job: try the exact capture.
+constexpr int k_profile_unsupported = XMEM_PROFILE_EXIT_UNSUPPORTED;
+// The job's environment cannot run a capture: the other capture would fail alike.
+constexpr int k_profile_environment = XMEM_PROFILE_EXIT_ENVIRONMENT;
+// The job passed the exact capture's memory limit; the profiler's own line names fast mode.
+constexpr int k_profile_memory = XMEM_PROFILE_EXIT_MEMORY;
 
 // Runs the profiler and waits. A non-zero exit is an error naming the status (also left in
 // *exit_status when given); the profiler's own stderr reaches the user unchanged, and so

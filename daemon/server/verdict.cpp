@@ -1,8 +1,11 @@
 // verdict.cpp — turn a sandboxed run into an outcome. Limits are recognised by the signal
 // the kernel sends (SIGXCPU, SIGXFSZ), by the daemon's own bookkeeping (wall time, output),
 // and — for limits that surface as ordinary errors in the child (address space: ENOMEM /
-// MemoryError; processes: EAGAIN from fork) — by the messages they produce on stderr.
+// MemoryError; processes: EAGAIN from fork) — by the estimator's exit status, which the
+// process that saw the error chose (daemon/contract/profile_status.h,
+// docs/profile-status.md). stderr is read only for a process that died before it could say.
 #include "verdict.h"
+#include "contract/profile_status.h"
 #include "defaults.h"
 #include "json_fields.h"
 
@@ -51,6 +54,16 @@ Outcome classify_failure(const SandboxRun &r, const SandboxLimits &lim)
         return Outcome::profile_file_limit;
     if (r.exit_status == 128 + SIGXCPU)
         return Outcome::profile_cpu_limit;
+    // The capture saw MemoryError or EAGAIN (its status line), or the launcher or
+    // xmem-estimate saw ENOMEM or EAGAIN themselves: each exits with the limit's status.
+    if (r.exit_status == XMEM_PROFILE_EXIT_NO_MEMORY)
+        return Outcome::profile_memory_limit;
+    if (r.exit_status == XMEM_PROFILE_EXIT_NO_PROCESSES)
+        return Outcome::profile_process_limit;
+    // Fallback, for a process that dies of the limit before anything can write a status
+    // line or choose an exit status: the interpreter or `import torch` before the capture
+    // has armed its hook, or a configured estimator that is not xmem-estimate and runs the
+    // job bare (the estimator key takes any command). Only their stderr says what happened.
     if (contains(r.err, "MemoryError") || contains(r.err, "annot allocate memory") ||
         contains(r.err, "cannot allocate") || contains(r.err, "bad_alloc") ||
         contains(r.err, "out of memory"))

@@ -33,6 +33,26 @@ grep -q '^xmem: crashes.py: exited with status 1 after 2 optimizer steps' "$TMP/
 [ ! -e "$TMP/crash.trace" ] || { echo "FAILED: a trace was left after the crash"; exit 1; }
 ls "$TMP" | grep spool && { echo "FAILED: spool file left behind"; exit 1; }
 
+# A job that meets a limit its caller set says so through the capture's status line, never
+# its stderr (docs/profile-status.md): MemoryError exits 6, EAGAIN from fork exits 7, after
+# the same summary line and traceback as any other failure.
+for limit in "6 MemoryError: out of the sandbox's address space" \
+             "7 BlockingIOError: [Errno 11] Resource temporarily unavailable"; do
+    cat >"$TMP/limit.py" <<PY
+import errno, torch
+m = torch.nn.Linear(4, 4).cuda()
+o = torch.optim.Adam(m.parameters())
+m(torch.randn(2, 4, device="cuda")).sum().backward()
+o.step()
+if ${limit%% *} == 6:
+    raise MemoryError("out of the sandbox's address space")
+raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
+PY
+    expect_fail "${limit%% *}" '^xmem: limit.py: exited with status 1 after 1 optimizer steps' \
+        "$PROFILE" --out "$TMP/limit.trace" -- python3 "$TMP/limit.py"
+    grep -qF "${limit#* }" "$TMP/err" || { echo "FAILED: no traceback for ${limit#* }"; exit 1; }
+done
+
 expect_fail 2 '^xmem: --steps: invalid value: zero' "$PROFILE" --out "$TMP/x" --steps zero -- python3 x.py
 expect_fail 2 '^xmem: --out TRACE is required' "$PROFILE" -- python3 x.py
 expect_fail 1 "^xmem: $TMP/nodir/t.trace.spool: No such file or directory" \

@@ -32,6 +32,26 @@ grep -q '^xmem: issue_classes.py: the exact capture reached .* over its limit of
     { echo "FAILED: xmem estimate does not say why neither capture ran"; exit 1; }
 echo "ok: xmem estimate --max-rss reaches the exact capture and says what is left"
 
+# A job that runs out of its address space (MemoryError: xmemd's sandbox sets that limit) is
+# another limit: the capture says so on its status line, xmem-profile exits 6 and xmem
+# estimate passes 6 on (docs/profile-status.md), in either mode; xmemd reads it from there.
+cat >"$TMP/no_memory.py" <<'PY'
+import torch
+m = torch.nn.Linear(4, 4).cuda()
+o = torch.optim.Adam(m.parameters())
+m(torch.randn(2, 4, device="cuda")).sum().backward()
+o.step()
+raise MemoryError("out of address space")
+PY
+for mode in exact auto; do
+    rc=0
+    "$XMEM_BUILD/bin/xmem-estimate" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --mode $mode \
+        -- python3 "$TMP/no_memory.py" >"$TMP/out" 2>"$TMP/err" || rc=$?
+    [ "$rc" -eq 6 ] || { cat "$TMP/err"; echo "FAILED: xmem estimate --mode $mode exit $rc after MemoryError, want 6"; exit 1; }
+    grep -q '"outcome": "profile_failed"' "$TMP/out" || { cat "$TMP/out"; echo "FAILED: --json outcome"; exit 1; }
+done
+echo "ok: MemoryError exits 6 from xmem-profile through xmem estimate"
+
 # Bad values are usage errors.
 rc=0
 "$PROFILE" --out "$TMP/x" --max-rss -1 -- python3 x.py 2>"$TMP/err" || rc=$?

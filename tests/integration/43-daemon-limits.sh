@@ -116,6 +116,10 @@ for o in profile_memory_limit profile_process_limit profile_file_limit profile_o
     [ "$o" = profile_bad_output ] && want=2
     expect_eq "$(sql "SELECT count(*) FROM requests WHERE outcome_name='$o'")" "$want" "ledger row for $o"
 done
+log "address space and processes, said by the estimator's exit status with nothing on stderr"
+# (xmem-estimate exits 6 or 7 when the capture saw MemoryError or EAGAIN: docs/profile-status.md)
+run memexit profile_memory_limit /bin/sh -c 'exit 6'
+run forkexit profile_process_limit /bin/sh -c 'exit 7'
 "$L" estimate "$SOCK" --cwd "$T/w" -- /bin/true >/dev/null 2>&1 # root: refused, but answered
 expect_eq "$(status_field counters root_refused)" 1 "daemon still answering"
 stop_xmemd

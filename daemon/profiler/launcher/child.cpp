@@ -62,6 +62,35 @@ void append_tail(std::string *tail, const char *data, size_t n)
         tail->erase(0, tail->size() - k_tail_bytes);
 }
 
+// A line that gives up ("fail TEXT", "environment TEXT", "unsupported TEXT";
+// contract/profile_status.h): its TEXT and the exit status it names go into RESULT.
+bool give_up(const std::string &line, ChildResult *result)
+{
+#define XMEM_GIVE_UP_(name, word, exit, text)                                                      \
+    if ((exit) >= 0 && line.rfind(word " ", 0) == 0) {                                             \
+        result->message = line.substr(sizeof word);                                                \
+        result->give_up_exit = (exit);                                                             \
+        return true;                                                                               \
+    }
+    XMEM_PROFILE_STATUS_LINES(XMEM_GIVE_UP_)
+#undef XMEM_GIVE_UP_
+    return false;
+}
+
+// A line saying the job met a limit its caller set ("memory-limit TEXT", "process-limit
+// TEXT"): the job fails its own way, and the launcher's exit says which limit it was.
+bool met_limit(const std::string &line, ChildResult *result)
+{
+#define XMEM_LIMIT_(name, word, exit, text)                                                        \
+    if (line.rfind(word " ", 0) == 0) {                                                            \
+        result->limit_exit = (exit);                                                               \
+        return true;                                                                               \
+    }
+    XMEM_PROFILE_LIMIT_LINES(XMEM_LIMIT_)
+#undef XMEM_LIMIT_
+    return false;
+}
+
 // Parses complete lines of the status pipe into RESULT.
 void parse_status(std::string *pending, ChildResult *result, bool *done)
 {
@@ -73,8 +102,8 @@ void parse_status(std::string *pending, ChildResult *result, bool *done)
             result->steps = std::atoi(line.c_str() + 5);
         } else if (line == "done") {
             *done = true;
-        } else if (line.rfind("fail ", 0) == 0) {
-            result->message = line.substr(5);
+        } else if (give_up(line, result) || met_limit(line, result)) {
+            // typed: read into RESULT
         } else if (line.rfind("build ", 0) == 0) {
             result->building = true;
             std::fprintf(stderr, "%s\n", line.c_str() + 6);
@@ -233,7 +262,10 @@ ChildResult run_child(const ChildSpec &spec)
     Clock::time_point start = Clock::now();
     pid_t pid = fork();
     if (pid < 0) {
-        result.message = std::string("xmem: fork: ") + std::strerror(errno);
+        int err = errno;
+        result.message = std::string("xmem: fork: ") + std::strerror(err);
+        if (err == EAGAIN) // the process limit its caller set (contract/profile_status.h)
+            result.limit_exit = XMEM_PROFILE_EXIT_NO_PROCESSES;
         return result;
     }
     if (pid == 0)

@@ -3,13 +3,20 @@
 // The child's shim reports progress on a status pipe (fd in XMEM_STATUS_FD), one line each:
 //   "step N"      optimizer step N finished
 //   "done"        the trace is complete; the child exits 0 right after
-//   "fail TEXT"   the shim gave up with the one-line message TEXT
+//   "fail TEXT"   the shim gave up with the one-line message TEXT; "environment TEXT" and
+//                 "unsupported TEXT" likewise, typed: each names the exit status it ends with
 //   "build TEXT"  the shim is building the capture library for the job's torch (TEXT, one
 //                 line, is shown at once); the step timer waits until "built", up to
 //                 k_build_limit_s
 //   "built"       the build is over; the first step gets a full timeout from here
-// Its stderr is kept (the last 64 KiB) and shown only when it fails, unless verbose.
+//   "memory-limit TEXT", "process-limit TEXT"
+//                 the job met a limit its caller set (MemoryError; EAGAIN from fork or a
+//                 thread) and is failing its own way; the launcher's exit status says which
+// The words and their exits are daemon/contract/profile_status.h. Its stderr is kept (the
+// last 64 KiB) and shown only when it fails, unless verbose; it is never parsed.
 #pragma once
+
+#include "contract/profile_status.h"
 
 #include <cstdint>
 #include <string>
@@ -39,7 +46,7 @@ enum class Outcome {
     done,          // trace complete
     exited,        // exited 0 without saying done (script ended before --steps steps)
     failed,        // non-zero exit or killed by a signal
-    shim_failed,   // the shim sent "fail TEXT"
+    shim_failed,   // the shim gave up with a line: "fail TEXT" or a typed one
     timed_out,     // no step within timeout_s, or the whole budget_s spent (budget_spent)
     out_of_memory, // the group's RSS passed max_rss; stopped
     interrupted,   // xmem-profile itself got SIGINT/SIGTERM
@@ -57,6 +64,10 @@ struct ChildResult {
     bool building = false;     // between "build" and "built"
     bool budget_spent = false; // timed out on budget_s rather than timeout_s
     std::string message;       // shim's fail text, or why it did not start
+    // The exit the shim's giving-up line named, and the one a limit line named (or fork's
+    // EAGAIN; 0 when no limit was met): contract/profile_status.h.
+    int give_up_exit = XMEM_PROFILE_EXIT_FAILED;
+    int limit_exit = 0;
     std::string stderr_tail;
     double seconds = 0;
     uint64_t peak_rss = 0; // largest group RSS seen (sampled every k_rss_poll_ms)

@@ -1,7 +1,5 @@
 // xmem-profile: capture the tensor allocations of a PyTorch training command on the CPU.
-// See docs/capture.md. Exit status: 0 trace written, 1 capture failed, 2 bad usage, 4 the
-// job's environment cannot run a capture (no interpreter, no torch, no capture library), 5 the
-// job passed the capture's memory limit (--max-rss).
+// See docs/capture.md. Exit status: daemon/contract/profile_status.h (docs/profile-status.md).
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -18,12 +16,10 @@ using namespace xmem::profile;
 namespace
 {
 
-constexpr int k_exit_failed = 1;
-constexpr int k_exit_usage = 2;
-// The shim exits with it too (bootstrap._give_up); xmem-estimate does not retry such a job
-// with the other capture (profile_run.h, k_profile_environment).
-constexpr int k_exit_environment = 4;
-constexpr int k_exit_memory = 5;
+constexpr int k_exit_failed = XMEM_PROFILE_EXIT_FAILED;
+constexpr int k_exit_usage = XMEM_PROFILE_EXIT_USAGE;
+constexpr int k_exit_environment = XMEM_PROFILE_EXIT_ENVIRONMENT;
+constexpr int k_exit_memory = XMEM_PROFILE_EXIT_MEMORY;
 constexpr int k_stderr_tail_lines = 20;
 
 std::string absolute(const std::string &path)
@@ -154,7 +150,7 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64
         return k_exit_failed;
     case Outcome::shim_failed:
         std::fprintf(stderr, "%s\n", r.message.c_str());
-        return r.exit_code == k_exit_environment ? k_exit_environment : k_exit_failed;
+        return r.give_up_exit; // the shim's typed line says which: fail, environment, unsupported
     case Outcome::failed:
         if (r.signal)
             std::fprintf(stderr, "xmem: %s: killed by signal %d after %d optimizer steps\n", name,
@@ -165,7 +161,8 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64
                          "script; no trace written)\n",
                          name, r.exit_code, r.steps);
         print_stderr_tail(r);
-        return k_exit_failed;
+        // The capture said the job met a limit its caller set: the caller reads which here.
+        return r.limit_exit ? r.limit_exit : k_exit_failed;
     case Outcome::timed_out:
         report_timeout(opts, name, r);
         return k_exit_failed;
@@ -184,7 +181,7 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64
         return k_exit_failed;
     case Outcome::not_started:
         std::fprintf(stderr, "%s\n", r.message.c_str());
-        return k_exit_failed;
+        return r.limit_exit ? r.limit_exit : k_exit_failed; // fork: EAGAIN
     }
     return k_exit_failed;
 }

@@ -1,6 +1,7 @@
 // test-profile.cpp — classifying profiler runs, and the sandbox itself on small shell
 // programs (limits, scrubbed environment, bounded output, exec failures).
 #include "cmocka.hpp"
+#include "contract/profile_status.h"
 #include "verdict.h"
 #include "test-list.h"
 
@@ -92,6 +93,14 @@ static void classifies(void **)
     v = profile_verdict(f, l);
     assert_int_equal((int)v.outcome, (int)Outcome::profile_failed);
     assert_contains(v.message, "exit status 1 | stderr: boom");
+    // The estimator's exit status names the limit (contract/profile_status.h); no stderr.
+    f.err = "";
+    f.exit_status = XMEM_PROFILE_EXIT_NO_MEMORY;
+    assert_int_equal((int)profile_verdict(f, l).outcome, (int)Outcome::profile_memory_limit);
+    f.exit_status = XMEM_PROFILE_EXIT_NO_PROCESSES;
+    assert_int_equal((int)profile_verdict(f, l).outcome, (int)Outcome::profile_process_limit);
+    f.exit_status = XMEM_PROFILE_EXIT_FAILED;
+    assert_int_equal((int)profile_verdict(f, l).outcome, (int)Outcome::profile_failed);
     SandboxRun s;
     s.spawn_error = "cannot execute /x: No such file or directory";
     assert_int_equal((int)profile_verdict(s, l).outcome, (int)Outcome::spawn_failed);

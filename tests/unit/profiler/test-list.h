@@ -18,7 +18,8 @@ extern "C" {
     X(recorder)                                                                                    \
     X(profile_options)                                                                             \
     X(child)                                                                                       \
-    X(job_spec)
+    X(job_spec)                                                                                    \
+    X(profile_status)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);
 XMEM_PROFILER_TEST_GROUPS(XMEM_DECLARE_GROUP)

@@ -100,6 +100,27 @@ static void exit_without_done_and_shim_failure(void **state)
     r = run_sh("echo 'fail xmem: cannot load the capture library' >&$XMEM_STATUS_FD; exit 1");
     assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
     assert_string_equal(r.message.c_str(), "xmem: cannot load the capture library");
+    assert_int_equal(r.give_up_exit, XMEM_PROFILE_EXIT_FAILED);
+}
+
+// Typed lines (contract/profile_status.h): a giving-up line names its exit; a limit line
+// leaves the job to fail its own way and names the launcher's exit.
+static void typed_status_lines(void **state)
+{
+    ChildResult r = run_sh("echo 'environment xmem: no torch' >&$XMEM_STATUS_FD; exit 4");
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
+    assert_string_equal(r.message.c_str(), "xmem: no torch");
+    assert_int_equal(r.give_up_exit, XMEM_PROFILE_EXIT_ENVIRONMENT);
+    r = run_sh("echo 'unsupported xmem: fast mode: unsupported: x' >&$XMEM_STATUS_FD; exit 3");
+    assert_int_equal(r.give_up_exit, XMEM_PROFILE_EXIT_UNSUPPORTED);
+    assert_string_equal(r.message.c_str(), "xmem: fast mode: unsupported: x");
+    r = run_sh("echo 'memory-limit MemoryError' >&$XMEM_STATUS_FD; exit 1");
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::failed));
+    assert_int_equal(r.limit_exit, XMEM_PROFILE_EXIT_NO_MEMORY);
+    r = run_sh("echo 'process-limit BlockingIOError' >&$XMEM_STATUS_FD; exit 1");
+    assert_int_equal(r.limit_exit, XMEM_PROFILE_EXIT_NO_PROCESSES);
+    r = run_sh("echo MemoryError >&2; exit 1"); // stderr is never read
+    assert_int_equal(r.limit_exit, 0);
 }
 
 static void missing_program(void **state)
@@ -134,6 +155,7 @@ int xmem_test_group_child(void)
         cmocka_unit_test(build_pauses_the_timeout),
         cmocka_unit_test(crash_keeps_the_stderr_tail),
         cmocka_unit_test(exit_without_done_and_shim_failure),
+        cmocka_unit_test(typed_status_lines),
         cmocka_unit_test(missing_program),
         cmocka_unit_test(leftover_children_do_not_hold_us),
     };

@@ -10,6 +10,8 @@ import os
 import platform
 import sys
 
+import xmem_profile_status as profile_status
+
 _session = None
 _status_fd = None  # the launcher's status pipe (_parse_env), for lines before a Session exists
 
@@ -34,13 +36,15 @@ class Session:
         except OSError:
             self.status_fd = None  # the launcher is gone; keep going quietly
 
-    def fail(self, message):
-        """Gives up with a one-line message the launcher prints; no trace is written."""
-        self.status("fail " + message)
+    def fail(self, message, line=profile_status.LINE_FAIL):
+        """Gives up with a one-line message the launcher prints; no trace is written. LINE,
+        a giving-up word of xmem_profile_status, says why, and the exit status that goes
+        with it: the launcher passes it on."""
+        self.status(line + " " + message)
         self.native.abandon()
         sys.stderr.write(message + "\n")
         sys.stderr.flush()
-        os._exit(1)
+        os._exit(profile_status.GIVE_UP_EXIT[line])
 
     def write_metadata(self):
         import torch
@@ -71,7 +75,7 @@ class Session:
         """Called when step N returns: the trace is complete; leave without running more of
         the script (its remaining epochs, checkpoints, evaluation)."""
         self.finish()
-        self.status("done")
+        self.status(profile_status.LINE_DONE)
         try:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -141,18 +145,14 @@ def _status(line):
             pass
 
 
-# Exit status of a process whose environment cannot run a capture (no torch, no capture
-# library): xmem-profile passes it on, and xmem-estimate then tries no other capture.
-EXIT_ENVIRONMENT = 4
-
-
 def _give_up(message):
-    """Before a Session exists: the one line the launcher prints (through the status pipe,
-    else stderr), and exit EXIT_ENVIRONMENT."""
-    _status("fail " + message)
+    """Before a Session exists, the environment cannot run a capture (no torch, no capture
+    library): the one line the launcher prints (through the status pipe, else stderr), and
+    the exit status xmem-profile passes on; xmem-estimate then tries no other capture."""
+    _status(profile_status.LINE_ENVIRONMENT + " " + message)
     sys.stderr.write(message + "\n")
     sys.stderr.flush()
-    os._exit(EXIT_ENVIRONMENT)
+    os._exit(profile_status.EXIT_ENVIRONMENT)
 
 
 def _import_torch():
@@ -202,7 +202,7 @@ def track_steps(session, writer, torch):
     global _session
     from . import phases
     session.tracker = phases.Tracker(writer, session.steps,
-                                     lambda n: session.status(f"step {n}"), session.last_step)
+                                     lambda n: session.status(f"{profile_status.LINE_STEP} {n}"), session.last_step)
     session.tracker.install(torch)
     _install_failure_hook(session)
     atexit.register(session.at_exit)
@@ -236,11 +236,17 @@ def arm():
 
 
 def _install_failure_hook(session):
+    """The job failed: no trace. When what it raised means a limit its caller set, the
+    status line says so before Python prints the traceback (limits.py)."""
+    from . import limits
     previous = sys.excepthook
 
-    def excepthook(*exc):
+    def excepthook(kind, value, tb):
         session.failed = True
-        previous(*exc)
+        line = limits.limit_line(value)
+        if line:
+            session.status(line)
+        previous(kind, value, tb)
 
     sys.excepthook = excepthook
 

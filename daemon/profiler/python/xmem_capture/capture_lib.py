@@ -22,6 +22,8 @@ import stat
 import subprocess
 import tempfile
 
+import xmem_profile_status as profile_status
+
 SOURCES = ("capture_api.cpp", "torch_hooks.cpp", "recorder.cpp", "trace_writer.cpp")
 # Part of the cache key: changing a flag must not reuse a library built without it.
 FLAGS = ("-O2", "-shared", "-fPIC", "-pthread", "-fvisibility=hidden",
@@ -176,15 +178,15 @@ def _cached_build(torch, src, include, say):
             lock_fd = os.open(name + ".lock", os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW |
                               os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
             with os.fdopen(lock_fd, "w") as lock:
-                _lock_saying(lock, say, f"build xmem: waiting for another process building "
-                             f"the capture library for torch {version}")
+                _lock_saying(lock, say, f"{profile_status.LINE_BUILD} xmem: waiting for another "
+                             f"process building the capture library for torch {version}")
                 fd = _open_library(dir_fd, name, directory)
                 if fd is None:
                     _build_into(torch, src, include, dir_fd, name, say,
                                 f"building the capture library for torch {version} into "
                                 f"{directory} (once per torch version)")
                     fd = _open_library(dir_fd, name, directory)
-                say("built")
+                say(profile_status.LINE_BUILT)
     finally:
         os.close(dir_fd)
     loaded = f"/proc/self/fd/{fd}"  # the checked file itself, whatever its name is by now
@@ -213,7 +215,7 @@ def _open_library(dir_fd, name, directory):
 def _build(torch, src, include, target, say, what):
     """Checks the toolchain, says WHAT as the build's status line, compiles into TARGET."""
     _check_toolchain(torch)
-    say("build xmem: " + what)
+    say(profile_status.LINE_BUILD + " xmem: " + what)
     _compile(torch, src, include, target)
 
 
@@ -313,5 +315,5 @@ def _private_build(torch, src, include, say, why):
            f"no capture cache ({why}); building the capture library for torch "
            f"{torch.__version__} for this run only (create ~/.cache or set XDG_CACHE_HOME to "
            "keep it)")
-    say("built")
+    say(profile_status.LINE_BUILT)
     return target

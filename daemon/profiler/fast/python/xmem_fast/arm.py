@@ -13,6 +13,7 @@ FAST_DEVICE_RULE = ("fast: GPU tensors are meta tensors; .cuda() of a host tenso
 
 
 def arm():
+    import xmem_profile_status as profile_status
     from xmem_capture import bootstrap
     env = bootstrap._parse_env()
     os.environ["XMEM_SHIM"] = "1"
@@ -29,7 +30,7 @@ def arm():
     session = bootstrap.start_session(writer, torch, env, CaptureError, "fast", FAST_DEVICE_RULE)
 
     def unsupported(why):
-        session.fail(UNSUPPORTED + why + _where(torch))
+        session.fail(UNSUPPORTED + why + _where(torch), profile_status.LINE_UNSUPPORTED)
 
     try:
         capability = target.capability()
