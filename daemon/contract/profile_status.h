@@ -13,15 +13,17 @@
 /* X(number, NAME, meaning): the exit status of xmem-profile and xmem-profile-fast. */
 #define XMEM_PROFILE_EXITS(X)                                                                      \
     X(0, OK, "trace written")                                                                      \
-    X(1, FAILED, "the capture failed: the script's error, a timeout or a signal")                 \
+    X(1, FAILED, "the capture failed: the script's error, a timeout or a signal")                  \
     X(2, USAGE, "bad usage")                                                                       \
     X(3, UNSUPPORTED, "fast mode cannot run this job: the caller falls back to the exact capture") \
-    X(4, ENVIRONMENT, "the job's environment cannot run a capture: no interpreter, no torch, no "  \
-                      "capture library (the other capture would fail alike: no retry)")           \
+    X(4, ENVIRONMENT,                                                                              \
+      "the job's environment cannot run a capture: no interpreter, no torch, no "                  \
+      "capture library (the other capture would fail alike: no retry)")                            \
     X(5, MEMORY, "the job passed the exact capture's memory limit (--max-rss)")                    \
-    X(6, NO_MEMORY, "the job ran out of address space (MemoryError), a limit its caller set")     \
-    X(7, NO_PROCESSES, "the job could not start a process or thread (EAGAIN), a limit its "      \
-                       "caller set")
+    X(6, NO_MEMORY, "the job ran out of address space (MemoryError), a limit its caller set")      \
+    X(7, NO_PROCESSES,                                                                             \
+      "the job could not start a process or thread (EAGAIN), a limit its "                         \
+      "caller set")
 
 /* The numbers as C names, XMEM_PROFILE_EXIT_<NAME>. */
 enum xmem_profile_exit {
@@ -36,14 +38,14 @@ enum xmem_profile_exit {
  * launcher passes it on); the others say -1.
  */
 #define XMEM_PROFILE_STATUS_LINES(X)                                                               \
-    X(STEP, "step", -1, "step N: optimizer step N finished")                                      \
-    X(DONE, "done", -1, "the trace is complete; the process exits 0 right after")                \
-    X(BUILD, "build", -1, "build TEXT: building the capture library for the job's torch")        \
-    X(BUILT, "built", -1, "the build is over; the first step gets a full timeout from here")     \
-    X(FAIL, "fail", XMEM_PROFILE_EXIT_FAILED, "fail TEXT: the capture gave up with line TEXT")   \
-    X(ENVIRONMENT, "environment", XMEM_PROFILE_EXIT_ENVIRONMENT,                                 \
-      "environment TEXT: the job's environment cannot run a capture")                            \
-    X(UNSUPPORTED, "unsupported", XMEM_PROFILE_EXIT_UNSUPPORTED,                                 \
+    X(STEP, "step", -1, "step N: optimizer step N finished")                                       \
+    X(DONE, "done", -1, "the trace is complete; the process exits 0 right after")                  \
+    X(BUILD, "build", -1, "build TEXT: building the capture library for the job's torch")          \
+    X(BUILT, "built", -1, "the build is over; the first step gets a full timeout from here")       \
+    X(FAIL, "fail", XMEM_PROFILE_EXIT_FAILED, "fail TEXT: the capture gave up with line TEXT")     \
+    X(ENVIRONMENT, "environment", XMEM_PROFILE_EXIT_ENVIRONMENT,                                   \
+      "environment TEXT: the job's environment cannot run a capture")                              \
+    X(UNSUPPORTED, "unsupported", XMEM_PROFILE_EXIT_UNSUPPORTED,                                   \
       "unsupported TEXT: fast mode cannot run this job")
 
 /*
@@ -53,9 +55,9 @@ enum xmem_profile_exit {
  * passes it on, so xmemd reads the limit from an exit status, never from stderr.
  */
 #define XMEM_PROFILE_LIMIT_LINES(X)                                                                \
-    X(MEMORY_LIMIT, "memory-limit", XMEM_PROFILE_EXIT_NO_MEMORY,                                 \
-      "memory-limit TEXT: the job got MemoryError (TEXT: its message)")                          \
-    X(PROCESS_LIMIT, "process-limit", XMEM_PROFILE_EXIT_NO_PROCESSES,                            \
+    X(MEMORY_LIMIT, "memory-limit", XMEM_PROFILE_EXIT_NO_MEMORY,                                   \
+      "memory-limit TEXT: the job got MemoryError (TEXT: its message)")                            \
+    X(PROCESS_LIMIT, "process-limit", XMEM_PROFILE_EXIT_NO_PROCESSES,                              \
       "process-limit TEXT: fork or a new thread failed with EAGAIN (TEXT: the error)")
 
 #endif

@@ -12,9 +12,9 @@ namespace
 {
 
 struct Table {
-    std::map<std::string, int> exits;         // NAME -> number
-    std::map<std::string, std::string> lines; // NAME -> word
-    std::map<std::string, std::string> gives; // giving-up line NAME -> exit NAME
+    std::map<std::string, int> exits;          // NAME -> number
+    std::map<std::string, std::string> lines;  // NAME -> word
+    std::map<std::string, std::string> gives;  // giving-up line NAME -> exit NAME
     std::map<std::string, std::string> limits; // limit line NAME -> exit NAME
 };
 
@@ -45,7 +45,7 @@ Table python_table()
 {
     Table t;
     std::istringstream in(xmem_test_read_file(XMEM_SRC "/daemon/profiler/python/"
-                                                        "xmem_profile_status.py"));
+                                                       "xmem_profile_status.py"));
     std::regex exit_row(R"(^EXIT_([A-Z_]+) = (\d+)$)");
     std::regex line_row(R"re(^LINE_([A-Z_]+) = "([a-z-]+)"$)re");
     std::regex dict_start(R"(^([A-Z_]+) = \{$)");
