@@ -40,20 +40,20 @@ log_tails() {
     done
 }
 
-# report WHAT: what a failed check prints, on stderr so it shows when stdout is discarded.
-report() {
+# failure_report WHAT: what a failed check prints, on stderr (shown when stdout is not).
+failure_report() {
     echo "FAIL: [$T_NAME] $*" >&2
     [ -n "$RUN_OUT" ] && { echo "---- last command output:" >&2; echo "$RUN_OUT" >&2; }
     log_tails
 }
 
 fail() {
-    report "$@"
+    failure_report "$@"
     exit 1
 }
 
 miss() {
-    report "$@"
+    failure_report "$@"
     fails=$((fails + 1))
 }
 
