@@ -1,6 +1,8 @@
-# Shared by the capture tests 20-29 (sourced; not a test itself: run-all.sh runs *.sh).
-# Needs XMEM_BUILD and XMEM_SRC; skips (77) when the capture pieces or torch are missing.
+# Shared by the capture tests (TESTS, area capture; sourced, not a test itself), built on
+# lib/assert.bash. Needs XMEM_BUILD and XMEM_SRC; skips (77) when the capture pieces or
+# torch are missing.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/lib/assert.bash"
 : "${XMEM_BUILD:?}" "${XMEM_SRC:?}"
 PY=/usr/bin/python3
 # These tests capture with Debian's torch 1.13: `python3` in a job resolves on its PATH
@@ -15,19 +17,8 @@ $PY -c 'import torch' 2>/dev/null || { echo "$PY has no torch"; exit 77; }
 TMP=$(mktemp -d /tmp/xmem-capture-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 
-# Logs and runs a command; on failure prints its output and fails the test.
-# Failure output goes to stderr so it shows even when the caller discards stdout.
-run() {
-    local rc=0
-    echo "+ $*" >&2
-    "$@" >"$TMP/out" 2>&1 || rc=$?
-    if [ "$rc" -ne 0 ]; then
-        echo "FAILED (exit $rc): $*" >&2
-        cat "$TMP/out" >&2
-        exit 1
-    fi
-    cat "$TMP/out"
-}
+# run CMD...: here, a command that must succeed (run_ok): its output is printed.
+run() { run_ok "$@"; }
 
 # capture TRACE ARGS...: xmem-profile into TRACE, then validate it for --steps (default 3).
 capture() {
@@ -42,13 +33,9 @@ summary() {
     $PY -c "import json,sys; s=json.load(open('$TMP/summary.json')); print($2)"
 }
 
-# expect_true DESCRIPTION PYTHON-EXPR over the summary of TRACE
+# expect TRACE DESCRIPTION PYTHON-EXPR: the expression holds over the summary of TRACE.
 expect() {
-    local trace=$1 what=$2 expr=$3 got
-    got=$(summary "$trace" "bool($expr)")
-    if [ "$got" != True ]; then
-        echo "FAILED: $what ($expr)"
-        exit 1
-    fi
+    local trace=$1 what=$2 expr=$3
+    [ "$(summary "$trace" "bool($expr)")" = True ] || fail "$what ($expr)"
     echo "ok: $what"
 }

@@ -1,11 +1,11 @@
-# Shared by the 3x estimate tests: logged commands with checked exit status, JSON field
-# access through the system Python, and a small hand-written trace that needs no profiler.
+# Shared by the estimate tests (TESTS, area estimate): logged commands with checked exit
+# status (lib.bash), JSON field access through the system Python, and a small hand-written
+# trace that needs no profiler. Failed checks are counted (miss); a test ends with finish.
 bin=$XMEM_BUILD/bin
 # Jobs run Debian's torch 1.13: `python3` resolves on the job's PATH, so /usr/bin comes first.
 export PATH="/usr/bin:$PATH"
 tmp=$(mktemp -d /tmp/xmem-it3x.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
@@ -16,9 +16,7 @@ json() {
 
 # check FILE CONDITION MESSAGE: CONDITION is a Python expression on `j` that must be true.
 check() {
-    if [ "$(json "$1" "bool($2)")" != True ]; then
-        echo "FAIL: $3 ($2) in $1"; fails=$((fails + 1))
-    fi
+    [ "$(json "$1" "bool($2)")" = True ] || miss "$3 ($2) in $1"
 }
 
 # check_consistent FILE: the keys and relations every estimate must satisfy.
@@ -34,15 +32,6 @@ check_consistent() {
     check "$f" "j['fits'] == (not j['oom'] and j['peak_bytes'] <= j['gpu_total_bytes'])" "fits agrees with the GPU size"
     check "$f" "sum(j['breakdown'].values()) == j['peak_bytes']" "breakdown adds up to the peak"
     check "$f" "j['allocated_peak_bytes'] <= j['reserved_peak_bytes']" "allocated <= reserved"
-}
-
-finish() {
-    if [ "$fails" -ne 0 ]; then
-        echo "$fails check(s) failed"
-        exit 1
-    fi
-    echo "all checks passed"
-    exit 0
 }
 
 # A two-iteration Linear + Adam capture as xmem-profile writes it (torch 1.13 semantics).

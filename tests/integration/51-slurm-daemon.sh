@@ -17,20 +17,13 @@ print("training with", os.environ.get("SLURM_SHARDS_ON_NODE"), "shards, limit",
       os.environ.get("CUDA_MPS_PINNED_DEVICE_MEM_LIMIT"))
 PY
 
-job_script() { # job_script FILE LIMIT_MB [#XMEM]
-    {
-        echo '#!/bin/bash'
-        echo '#SBATCH --gres=gpu:1'
-        [ -n "${3:-}" ] && echo "#XMEM python3 train.py --fake-limit-mb=$2"
-        echo 'echo "job $SLURM_JOB_ID"'
-        echo "python3 train.py --fake-limit-mb=$2"
-        echo 'printenv CUDA_MPS_PINNED_DEVICE_MEM_LIMIT SLURM_SHARDS_ON_NODE'
-        echo 'sleep "${HOLD_S:-0}"'
-    } >"$1"
-}
+# The jobs print their id first, then their limit and share, and hold for $HOLD_S.
+first='echo "job $SLURM_JOB_ID"'
+body='printenv CUDA_MPS_PINNED_DEVICE_MEM_LIMIT SLURM_SHARDS_ON_NODE
+sleep "${HOLD_S:-0}"'
 
 # 1. Scanned entrypoint: 8000 MiB + 10% on 4096-MiB shards = shard:3.
-job_script "$J/a.sbatch" 8000
+job_script "$J/a.sbatch" 8000 "$body" "$first"
 submit --xmem -o "$J/%j.out" "$J/a.sbatch"
 expect_out "xmem: profiling 'python3 train.py --fake-limit-mb=8000' \(from $J/a.sbatch line 4\)" "profiling message"
 expect_out "xmem: estimate for A100-40GB: peak 7.0 GiB, limit 7.8 GiB" "estimate message"
@@ -53,7 +46,8 @@ srun_job=$(timeout 10 squeue -h -t all -o "%i %k" | sed -n 's/^\([0-9]*\) xmem: 
 t_ok "srun --gres=gpu:1 --xmem python3 train.py: shard:3 and a 8000M limit in the step"
 
 # 2. #SBATCH --xmem with an #XMEM directive naming the command.
-job_script "$J/b.sbatch" 20000 directive
+job_script "$J/b.sbatch" 20000 "$body" "#XMEM python3 train.py --fake-limit-mb=20000
+$first"
 sed -i '2a #SBATCH --xmem' "$J/b.sbatch"
 submit --hold "$J/b.sbatch"
 expect_out "\(from $J/b.sbatch line 4 \(#XMEM\)\)" "directive message"
@@ -68,7 +62,7 @@ lab_comment "$JOB" | grep -q "policy=shard request=gres:gpu:1 (check only)" || t
 t_ok "--xmem=check: estimate reported, request unchanged"
 
 # 4. An estimate larger than the GPU keeps gpu:1, with a warning.
-job_script "$J/big.sbatch" 50000
+job_script "$J/big.sbatch" 50000 "$body" "$first"
 submit --hold --xmem "$J/big.sbatch"
 expect_out "xmem: warning: the estimate .* does not fit the GPU" "plugin warning"
 expect_out "xmem: warning: limit 55000 MiB .* keeps its whole GPU" "controller warning"
@@ -76,7 +70,7 @@ expect_field "$JOB" TresPerNode gres:gpu:1 "estimate > GPU"
 t_ok "estimate larger than the GPU: gpu:1 kept with a warning"
 
 # 5. Two resized jobs run at once on one GPU.
-job_script "$J/pack.sbatch" 16000
+job_script "$J/pack.sbatch" 16000 "$body" "$first"
 export HOLD_S=6
 submit --xmem -o /dev/null "$J/pack.sbatch"
 a=$JOB
@@ -136,7 +130,7 @@ parallel_submit() {
 }
 
 # 7. Killed mid-request: 20 submissions wait on slow profiles; xmemd is SIGKILLed.
-job_script "$J/slow.sbatch" 3000
+job_script "$J/slow.sbatch" 3000 "$body" "$first"
 sed -i 's/--fake-limit-mb=3000/--fake-limit-mb=3000 --fake-sleep=30/' "$J/slow.sbatch"
 pid=$(cat "$LAB/run/xmemd.pid")
 (sleep 2 && kill -KILL "$pid") &

@@ -20,4 +20,12 @@ requeue_lab_up() {
 
 # The job's AdminComment, where xmem keeps its records (root's; docs/enforcement.md).
 admin_comment() { timeout 10 scontrol show job "$1" | sed -n 's/^ *AdminComment=\(.*[^ ]\) *$/\1/p'; }
+# first_runs N FIRST: a job body (for job_script): runs before the Nth restart
+# (SLURM_RESTART_COUNT < N) do FIRST; every run that gets past it reports its restart count,
+# memory limit and share and succeeds.
+first_runs() {
+    printf 'if [ "${SLURM_RESTART_COUNT:-0}" -lt %s ]; then %s; fi\n%s' "$1" "$2" \
+        'echo "run ${SLURM_RESTART_COUNT:-0}: limit=${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none} shards=${SLURM_SHARDS_ON_NODE:-none}"'
+}
+OOM='echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2; exit 1'
 finished() { lab_wait_state "$1" 60 COMPLETED FAILED || t_fail "job $1 did not finish"; }

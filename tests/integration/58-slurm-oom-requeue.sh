@@ -13,23 +13,10 @@ t_require_lab
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
 
 requeue_lab_up
-# job_script FILE LIMIT_MB OOM_RUNS: OOMs while SLURM_RESTART_COUNT < OOM_RUNS, then reports
-# its limit and share and succeeds.
-job_script() {
-    cat >"$1" <<EOF
-#!/bin/bash
-#SBATCH --gres=gpu:1
-python3 train.py --fake-limit-mb=$2
-if [ "\${SLURM_RESTART_COUNT:-0}" -lt $3 ]; then
-    echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2
-    exit 1
-fi
-echo "run \${SLURM_RESTART_COUNT:-0}: limit=\${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none} shards=\${SLURM_SHARDS_ON_NODE:-none}"
-EOF
-}
-job_script packed.sbatch 8000 1    # shard:3, OOM on the first run only
-job_script again.sbatch 8001 2     # OOM on both runs
-job_script whole.sbatch 38000 1    # above 90 % of the GPU: stays gpu:1
+# Each job OOMs while SLURM_RESTART_COUNT < the number given, then reports its limit and share.
+job_script packed.sbatch 8000 "$(first_runs 1 "$OOM")"    # shard:3, OOM on the first run only
+job_script again.sbatch 8001 "$(first_runs 2 "$OOM")"     # OOM on both runs
+job_script whole.sbatch 38000 "$(first_runs 1 "$OOM")"    # above 90 % of the GPU: stays gpu:1
 
 # submit_job NAME: JOB and its first-run priority.
 submit_job() {
@@ -86,7 +73,7 @@ set_option() { sed -i "s| oom_requeue=[^ ]*||; s|\$| oom_requeue=$1|" "$LAB/etc/
 
 # 4. factor:2: twice the share and twice the limit.
 set_option factor:2
-job_script factor.sbatch 8002 1
+job_script factor.sbatch 8002 "$(first_runs 1 "$OOM")"
 submit_job factor
 factor=$JOB
 finished "$factor"
@@ -100,7 +87,7 @@ t_ok "factor:2 reran on shard:6 with a 16004 MiB limit"
 
 # 5. off: the OOM stays a failure.
 set_option off
-job_script off.sbatch 8003 1
+job_script off.sbatch 8003 "$(first_runs 1 "$OOM")"
 submit_job off
 off=$JOB
 finished "$off"

@@ -13,21 +13,10 @@ id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xme
     t_fail "cannot create the second user xmemt1"
 
 requeue_lab_up
-# job_script FILE LIMIT_MB FIRST_RUN: FIRST_RUN is what the first run does; a rerun reports
-# its limit and share and succeeds.
-job_script() {
-    cat >"$1" <<EOF
-#!/bin/bash
-#SBATCH --gres=gpu:1
-python3 train.py --fake-limit-mb=$2
-if [ "\${SLURM_RESTART_COUNT:-0}" = 0 ]; then $3; fi
-echo "run \${SLURM_RESTART_COUNT:-0}: limit=\${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none} shards=\${SLURM_SHARDS_ON_NODE:-none}"
-EOF
-    chmod a+r "$1"
-}
-job_script forged.sbatch 8004 'sleep 60; exit 0'
-job_script oom.sbatch 8005 'echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2; exit 1'
-job_script held.sbatch 8006 'exit 0'
+# The first run does what the third argument says; a rerun reports its limit and share.
+job_script forged.sbatch 8004 "$(first_runs 1 'sleep 60; exit 0')"
+job_script oom.sbatch 8005 "$(first_runs 1 "$OOM")"
+job_script held.sbatch 8006 "$(first_runs 1 'exit 0')"
 as_user() { submit_as xmemt1 "$@"; }
 # user CMD...: runs CMD as xmemt1 (RUN_OUT, RUN_RC).
 user() { run runuser -u xmemt1 -- env SLURM_CONF="$SLURM_CONF" "$@"; }

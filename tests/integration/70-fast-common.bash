@@ -1,5 +1,5 @@
-# Shared by the fast-mode tests 70-74 (sourced; not a test itself: run-all.sh runs *.sh).
-# Builds on the capture tests' helpers (run, capture, summary, expect).
+# Shared by the fast-mode tests (TESTS, area fast; sourced, not a test itself). Builds on
+# the capture tests' helpers (run, capture, summary, expect) and lib/assert.bash (agree).
 source "$(dirname "${BASH_SOURCE[0]}")/20-capture-common.bash"
 FAST=$XMEM_BUILD/bin/xmem-profile-fast
 ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
@@ -17,18 +17,7 @@ fast_capture() {
 estimate_field() {
     local trace=$1 key=$2
     shift 2
-    "$ESTIMATE" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --gpu H100-80GB "$@" --trace-in "$trace" >"$TMP/estimate.json" 2>"$TMP/estimate.err" || {
-        echo "FAILED: xmem-estimate on $trace" >&2; cat "$TMP/estimate.err" >&2; exit 1; }
+    "$ESTIMATE" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --gpu H100-80GB "$@" --trace-in "$trace" >"$TMP/estimate.json" 2>"$TMP/estimate.err" ||
+        fail "xmem-estimate on $trace: $(cat "$TMP/estimate.err")"
     $PY -c "import json; print(json.load(open('$TMP/estimate.json'))['$key'])"
-}
-
-# agree WHAT EXACT FAST TOLERANCE: fails unless FAST is within TOLERANCE (fraction) of EXACT.
-agree() {
-    local what=$1 exact=$2 fast=$3 tol=$4
-    if $PY -c "import sys; e, f = $exact, $fast; sys.exit(0 if abs(f - e) <= $tol * e else 1)"; then
-        echo "ok: $what: exact $exact, fast $fast"
-    else
-        echo "FAILED: $what: exact $exact, fast $fast (more than $tol apart)"
-        exit 1
-    fi
 }

@@ -21,14 +21,9 @@ cd "$J/shared" || t_fail "no $J/shared"
 echo 'print("training")' >train.py
 chmod 0644 train.py
 
-job_script() { # job_script FILE LIMIT_MB TAIL-COMMAND
-    printf '#!/bin/bash\n#SBATCH --gres=gpu:1\npython3 train.py --fake-limit-mb=%s\nsleep 2\n%s\n' \
-        "$2" "$3" >"$1"
-    chmod 0644 "$1"
-}
-job_script ok.sbatch 8000 'exit 0'
-job_script fail.sbatch 12000 'exit 1'
-job_script oom.sbatch 16000 'echo "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2; exit 1'
+job_script ok.sbatch 8000 'sleep 2; exit 0'
+job_script fail.sbatch 12000 'sleep 2; exit 1'
+job_script oom.sbatch 16000 'sleep 2; echo "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2; exit 1'
 
 ids=()
 for s in ok ok fail oom; do

@@ -42,10 +42,7 @@ cd "$J/shared" || t_fail "no $J/shared"
 echo 'print("training")' >train.py
 chmod 0644 train.py
 
-job_script() { # job_script FILE LIMIT_MB BODY: the fake profiler estimates LIMIT*0.9 MiB
-    printf '#!/bin/bash\n#SBATCH --gres=gpu:1\npython3 train.py --fake-limit-mb=%s\n%s\n' "$2" "$3" >"$1"
-    chmod 0644 "$1"
-}
+# job_script (testlib.sh): the fake profiler estimates LIMIT*0.9 MiB.
 # 3000 MiB on GPU 0 and 2000 MiB on GPU 1 at once: 5000 MiB.
 job_script measured.sbatch 8000 'XMEM_FAKE_NVML_MIB=3000 sleep 3 &
 XMEM_FAKE_NVML_MIB=2000 XMEM_FAKE_NVML_GPU=1 sleep 3 &

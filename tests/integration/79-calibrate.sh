@@ -32,9 +32,6 @@ printf 'calibration: %s\npolicy_file: %s\n' "$CALFILE" "$POLICY" >>"$CONF"
 cd "$LAB/jobs" || t_fail "no $LAB/jobs"
 echo 'print("training")' >train.py
 
-job_script() { # job_script FILE LIMIT_MB BODY
-    printf '#!/bin/bash\n#SBATCH --gres=gpu:1\npython3 train.py --fake-limit-mb=%s\n%s\n' "$2" "$3" >"$1"
-}
 peak() { echo "XMEM_FAKE_NVML_MIB=$1 sleep 2"; }
 # (limit MiB, measured MiB): +25%, -10%, +5%, -12.5%, and an OOM on a 3000 MiB share.
 job_script j1.sbatch 4000 "$(peak 5000)"

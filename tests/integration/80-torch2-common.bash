@@ -1,4 +1,6 @@
-# Shared by the torch 2.x tests 80-84 (sourced; not a test itself: run-all.sh runs *.sh).
+# Shared by the torch 2.x tests 80-84 (TESTS, area torch2; sourced, not a test itself),
+# built on lib/assert.bash.
+. "$(dirname "${BASH_SOURCE[0]}")/lib/assert.bash"
 # Needs XMEM_VENV (the project venv, `make deps`) with torch; skips (77) without it.
 venv=${XMEM_VENV:-}
 [ -n "$venv" ] && "$venv/bin/python" -c 'import torch' 2>/dev/null ||

@@ -1,9 +1,10 @@
-# Shared by the exact-capture torch 2.x tests 85-89 (sourced; not a test itself: run-all.sh
-# runs *.sh). They run the project venv's torch 2.x (XMEM_VENV, default $XMEM_SRC/.venv)
+# Shared by the exact-capture torch 2.x tests (TESTS, area torch2; sourced, not a test
+# itself), built on lib/assert.bash. They run the project venv's torch 2.x (XMEM_VENV, default $XMEM_SRC/.venv)
 # under xmem-profile; the capture library for that torch is $XMEM_CAPTURE_LIB when set,
 # else the one xmem-profile finds (docs/capture.md). Tests 20-34 keep covering torch 1.13.
 set -euo pipefail
 : "${XMEM_BUILD:?}" "${XMEM_SRC:?}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/assert.bash"
 VENV=${XMEM_VENV:-$XMEM_SRC/.venv}
 VPY=$VENV/bin/python
 PY=/usr/bin/python3
@@ -48,7 +49,7 @@ estimate() {
     shift
     echo "+ xmem-estimate --mode exact --json $*" >&2
     "$ESTIMATE" --mode exact --json "$@" >"$out" 2>"$TMP/estimate.err" ||
-        { echo "FAILED: xmem-estimate $*"; tail -n 20 "$TMP/estimate.err"; exit 1; }
+        fail "xmem-estimate $*: $(tail -n 20 "$TMP/estimate.err")"
 }
 
 # json FILE EXPR: the Python expression EXPR over the JSON object `j` in FILE.
@@ -67,9 +68,4 @@ peak_g() {
     awk -v want="${2:-0}" '$1=="I"{it=$2} $1=="A" && $4=="g"{live[$2]=$3; cur+=$3}
         $1=="F" && ($2 in live){cur-=live[$2]; delete live[$2]}
         (want==0 || it==want) && cur>pk {pk=cur} END{print pk+0}' "$1"
-}
-
-fail() {
-    echo "FAILED: $*"
-    exit 1
 }

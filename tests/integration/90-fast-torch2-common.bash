@@ -1,8 +1,9 @@
-# Shared by the torch 2.x fast-mode tests 90-95 (sourced; not a test itself: run-all.sh runs
-# *.sh). They need the project venv's torch 2.x (XMEM_VENV, default $XMEM_SRC/.venv); the
+# Shared by the torch 2.x fast-mode tests (TESTS, area torch2; sourced, not a test itself),
+# built on lib/assert.bash. They need the project venv's torch 2.x (XMEM_VENV, default $XMEM_SRC/.venv); the
 # 70-78 tests keep covering the system torch 1.13.
 set -euo pipefail
 : "${XMEM_BUILD:?}" "${XMEM_SRC:?}"
+. "$(dirname "${BASH_SOURCE[0]}")/lib/assert.bash"
 VENV=${XMEM_VENV:-$XMEM_SRC/.venv}
 VPY=$VENV/bin/python
 [ -x "$VPY" ] || { echo "no venv python at $VPY (set XMEM_VENV)"; exit 77; }

@@ -1,7 +1,8 @@
 # Helpers sourced by integration scripts that check commands' exit status and output
-# (10-sim-cli.sh, 30-estimate-common.bash). Not a test: run-all.sh runs only NN-*.sh.
-# The sourcing script sets $tmp (a scratch directory) and fails=0; each failed check prints
-# what it saw and adds one to $fails.
+# (10-sim-cli.sh, 30-estimate-common.bash), built on lib/assert.bash. Not a test.
+# The sourcing script sets $tmp (a scratch directory); each failed check prints what it saw
+# and is counted (miss), and the script ends with finish.
+. "$(dirname "${BASH_SOURCE[0]}")/lib/assert.bash"
 
 # expect RC PATTERN CMD...: runs CMD, checks the exit status and that the output matches.
 expect() {
@@ -11,8 +12,8 @@ expect() {
     "$@" >"$tmp/out" 2>"$tmp/err"
     local rc=$?
     if [ "$rc" != "$want_rc" ] || ! cat "$tmp/out" "$tmp/err" | grep -qE -- "$pattern"; then
-        echo "FAIL: exit $rc (want $want_rc), output lacks /$pattern/:"; tail -n 20 "$tmp/out" "$tmp/err"
-        fails=$((fails + 1))
+        miss "exit $rc (want $want_rc), output lacks /$pattern/:"
+        tail -n 20 "$tmp/out" "$tmp/err"
     fi
 }
 
@@ -20,7 +21,7 @@ expect() {
 expect_error() {
     expect 2 "$@"
     if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q '^xmem: ' "$tmp/err"; then
-        echo "FAIL: expected one 'xmem:' line on stderr, got:"; cat "$tmp/err"
-        fails=$((fails + 1))
+        miss "expected one 'xmem:' line on stderr, got:"
+        cat "$tmp/err"
     fi
 }

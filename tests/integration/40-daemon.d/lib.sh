@@ -1,7 +1,9 @@
-# lib.sh — helpers shared by the daemon's integration tests (40-49). Each test sources this,
-# gets a private temp dir with its own munged and xmemd, and everything it started is stopped
-# by pid on exit. Failures print the daemon log tail.
+# lib.sh — helpers shared by the daemon's integration tests (TESTS, area daemon), built on
+# lib/assert.bash. Each test sources this, gets a private temp dir with its own munged and
+# xmemd, and everything it started is stopped by pid on exit. Failures (fail) print the
+# daemon log tail.
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/assert.bash"
 B=${XMEM_BUILD:?XMEM_BUILD must name the build tree}/bin
 SRC=${XMEM_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)}
 [ -x "$B/xmemd" ] || { echo "xmemd is not built in $B"; exit 77; }
@@ -17,13 +19,9 @@ SOCK=$T/run/xmemd.sock
 DB=$T/ledger.sqlite
 XMEMD_PID= MUNGED_PID=
 
-log() { echo "--- $*"; }
+log_watch "$T/xmemd.log"
 
-fail() {
-    echo "FAIL: $*"
-    if [ -f "$T/xmemd.log" ]; then echo "--- xmemd log tail:"; tail -n 25 "$T/xmemd.log"; fi
-    exit 1
-}
+log() { echo "--- $*"; }
 
 cleanup() {
     [ -n "$XMEMD_PID" ] && kill -KILL "$XMEMD_PID" 2>/dev/null
@@ -127,8 +125,6 @@ start_two_users() {
     write_config
     start_xmemd
 }
-
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 
 # use_real_estimator USER [extra yaml lines...] — skips (77) unless the built xmem-estimate
 # and a python3 with torch are there and USER can reach the build tree, then writes a config

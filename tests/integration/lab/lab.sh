@@ -14,6 +14,8 @@
 # Only one lab runs at a time on a machine (fixed ports): lab_up takes a flock.
 
 LAB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# Its failures (lab_die) are the tests' failures: the daemons' log tails follow (log_watch).
+. "$LAB_HERE/../lib/assert.bash"
 : "${XMEM_SRC:=$(cd "$LAB_HERE/../../.." && pwd)}"
 : "${XMEM_BUILD:=$XMEM_SRC/build}"
 LAB_LOCK=/tmp/xmem-slurm-lab.lock
@@ -28,21 +30,7 @@ LAB_GPU_MB=40960
 
 lab_log() { echo "lab: $*" >&2; }
 
-# Prints the last lines of every daemon log: what a failing test shows.
-lab_dump() {
-    local f
-    for f in "$LAB"/log/*.log "$LAB"/munge/munged.log; do
-        [ -s "$f" ] || continue
-        echo "---- $f (last 25 lines)" >&2
-        tail -n 25 "$f" >&2
-    done
-}
-
-lab_die() {
-    echo "lab: FAIL: $*" >&2
-    lab_dump
-    exit 1
-}
+lab_die() { fail "lab: $*"; }
 
 # Waits up to $1 seconds for the command in "$@" to succeed.
 lab_wait_for() {
@@ -168,6 +156,8 @@ lab_up() {
     exec {LAB_LOCK_FD}>"$LAB_LOCK"
     flock -w 900 "$LAB_LOCK_FD" || lab_die "another xmem lab holds $LAB_LOCK"
     LAB=${LAB:-$(mktemp -d /tmp/xmem-lab.XXXXXX)}
+    # slurmctld's, slurmd's and xmemd's logs, and munged's: what a failing test shows.
+    log_watch "$LAB/log/*.log" "$LAB/munge/munged.log"
     mkdir -p "$LAB" && chmod 0755 "$LAB"
     mkdir -p "$LAB"/{etc,state,spool,run,log,dev,lib,fake,jobs}
     chmod 1777 "$LAB/jobs" "$LAB/fake"

@@ -1,11 +1,9 @@
-# testlib.sh — shared by tests/integration/5x-*.sh: one lab per script, commands logged with
-# their exit status, assertions that print both values, the daemon logs on failure, and the
-# lab always taken down (trap). Source it, then call lab_up.
+# testlib.sh — shared by the Slurm tests (TESTS, area slurm): one lab per script, and the lab
+# always taken down (trap). The assertions are lib/assert.bash's (run, expect_rc, expect_out,
+# expect_field of a job, fail with the daemons' log tails); t_ok, t_fail and t_done are their
+# names here. Source it, then call lab_up.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lab.sh"
-
-T_PASS=0
-T_NAME=${T_NAME:-$(basename "$0" .sh)}
 
 t_exit() {
     local rc=$?
@@ -32,34 +30,23 @@ t_require_lab() {
     fi
 }
 
-t_fail() {
-    echo "FAIL [$T_NAME]: $*" >&2
-    [ -n "${RUN_OUT:-}" ] && { echo "---- last command output:" >&2; echo "$RUN_OUT" >&2; }
-    lab_dump
-    exit 1
-}
+t_fail() { fail "$@"; }
+t_ok() { pass "$@"; }
+t_done() { finish; }
 
-t_ok() {
-    T_PASS=$((T_PASS + 1))
-    echo "ok $T_PASS - $*"
-}
+# field_of JOB FIELD: expect_field JOB FIELD VALUE WHAT checks a Slurm job's field here.
+field_of() { lab_field "$@"; }
 
-# run CMD...: runs with a timeout; RUN_OUT = stdout+stderr, RUN_RC = exit status.
-run() {
-    RUN_OUT=$(timeout 120 "$@" 2>&1)
-    RUN_RC=$?
-    echo "\$ $* -> $RUN_RC" >&2
-}
-
-expect_rc() { [ "$RUN_RC" = "$1" ] || t_fail "$2: exit status $RUN_RC, expected $1"; }
-expect_out() { grep -qE -- "$1" <<<"$RUN_OUT" || t_fail "$2: output lacks /$1/"; }
-expect_no_out() { ! grep -qE -- "$1" <<<"$RUN_OUT" || t_fail "$2: output has /$1/"; }
-
-# expect_field JOB FIELD VALUE WHAT
-expect_field() {
-    local got
-    got=$(lab_field "$1" "$2")
-    [ "$got" = "$3" ] || t_fail "$4: job $1 $2='$got', expected '$3'"
+# job_script FILE LIMIT_MB BODY [PRELUDE]: a one-GPU batch script every test user can read:
+# PRELUDE (an #XMEM directive, a first command), the fake profiler's train.py sized by
+# LIMIT_MB (lab/fake-profiler.sh), then BODY.
+job_script() {
+    {
+        printf '#!/bin/bash\n#SBATCH --gres=gpu:1\n'
+        [ -z "${4:-}" ] || printf '%s\n' "$4"
+        printf 'python3 train.py --fake-limit-mb=%s\n%s\n' "$2" "$3"
+    } >"$1"
+    chmod 0644 "$1"
 }
 
 # The job's comment (may contain spaces).
@@ -121,8 +108,4 @@ submit_as() {
     echo "\$ $* -> $RUN_RC" >&2
     JOB=$(lab_jobid "$RUN_OUT")
     [ -n "$JOB" ] || t_fail "$* submitted nothing (never lose a job)"
-}
-
-t_done() {
-    echo "$T_NAME: $T_PASS checks passed"
 }

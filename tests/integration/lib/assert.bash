@@ -1,0 +1,118 @@
+# assert.bash — the one assertion library of the integration tests. Every helper file
+# (lib.bash, the *-common.bash files, 40-daemon.d/lib.sh, lab/lab.sh and lab/testlib.sh)
+# sources it, so a check reads and fails the same way in every area:
+#   run CMD...              runs CMD with a timeout: RUN_OUT = stdout+stderr, RUN_RC = status
+#   run_ok CMD...           runs CMD, prints its output; fails the test unless it exits 0
+#   expect_rc RC WHAT       the last run's status is RC
+#   expect_out RE WHAT      the last run's output matches the extended regex RE
+#   expect_no_out RE WHAT   ... and does not
+#   expect_eq GOT WANT WHAT two values are equal
+#   expect_field OF KEY WANT WHAT   field KEY of OF is WANT: field_of reads it; by default OF is
+#                           a JSON file and KEY a dotted path, the Slurm lab reads a job's field
+#   agree WHAT EXACT GOT TOLERANCE  GOT is within TOLERANCE (a fraction) of EXACT
+#   pass WHAT               counts a check that held
+#   fail WHAT               "FAIL: WHAT", the last run's output, the tail of every watched log,
+#                           and the test ends (exit 1)
+#   miss WHAT               "FAIL: WHAT" and the tails, counted; the test goes on to finish
+#   finish                  exit 1 if any check missed, else a count of what passed, exit 0
+#   log_watch PATH...       logs whose tails a failure prints (a glob is expanded at failure:
+#                           the daemon's log, slurmctld's and slurmd's)
+# Not a test: run-all.sh runs the scripts tests/integration/TESTS names.
+[ -n "${XMEM_ASSERT_LOADED:-}" ] && return 0
+XMEM_ASSERT_LOADED=1
+T_NAME=${T_NAME:-$(basename "$0" .sh)}
+T_PASS=0
+fails=0
+T_LOGS=()
+RUN_OUT=
+
+log_watch() { T_LOGS+=("$@"); }
+
+# log_tails: the last 25 lines of every watched log that has any, on stderr.
+log_tails() {
+    local pattern f
+    for pattern in "${T_LOGS[@]}"; do
+        for f in $pattern; do
+            [ -s "$f" ] || continue
+            echo "---- $f (last 25 lines)" >&2
+            tail -n 25 "$f" >&2
+        done
+    done
+}
+
+# failure_report WHAT: what a failed check prints, on stderr (shown when stdout is not).
+failure_report() {
+    echo "FAIL: [$T_NAME] $*" >&2
+    [ -n "$RUN_OUT" ] && { echo "---- last command output:" >&2; echo "$RUN_OUT" >&2; }
+    log_tails
+}
+
+fail() {
+    failure_report "$@"
+    exit 1
+}
+
+miss() {
+    failure_report "$@"
+    fails=$((fails + 1))
+}
+
+pass() {
+    T_PASS=$((T_PASS + 1))
+    echo "ok $T_PASS - $*"
+}
+
+finish() {
+    if [ "$fails" -ne 0 ]; then
+        echo "$T_NAME: $fails check(s) failed"
+        exit 1
+    fi
+    echo "$T_NAME: $T_PASS checks passed"
+    exit 0
+}
+
+run() {
+    RUN_OUT=$(timeout "${RUN_TIMEOUT:-120}" "$@" 2>&1)
+    RUN_RC=$?
+    echo "\$ $* -> $RUN_RC" >&2
+}
+
+run_ok() {
+    echo "+ $*" >&2
+    RUN_RC=0
+    RUN_OUT=$("$@" 2>&1) || RUN_RC=$?
+    [ "$RUN_RC" -eq 0 ] || fail "exit $RUN_RC: $*"
+    echo "$RUN_OUT"
+    RUN_OUT=
+}
+
+expect_rc() { [ "$RUN_RC" = "$1" ] || fail "$2: exit status $RUN_RC, expected $1"; }
+expect_out() { grep -qE -- "$1" <<<"$RUN_OUT" || fail "$2: output lacks /$1/"; }
+expect_no_out() { ! grep -qE -- "$1" <<<"$RUN_OUT" || fail "$2: output has /$1/"; }
+expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+
+# field_of FILE KEY: KEY (a.b.c) of the JSON object in FILE. A helper file may redefine it.
+field_of() {
+    /usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."):
+    d = d[k]
+print(d)' "$1" "$2"
+}
+
+expect_field() {
+    local got
+    got=$(field_of "$1" "$2")
+    [ "$got" = "$3" ] || fail "$4: $1 $2='$got', expected '$3'"
+}
+
+# within TOLERANCE EXACT GOT: true when GOT is within TOLERANCE (a fraction) of EXACT.
+within() {
+    /usr/bin/python3 -c "import sys; e, g = $2, $3; sys.exit(0 if abs(g - e) <= $1 * e else 1)"
+}
+
+agree() {
+    within "$4" "$2" "$3" || fail "$1: exact $2, fast $3 (more than $4 apart)"
+    echo "ok: $1: exact $2, fast $3"
+}
