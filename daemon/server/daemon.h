@@ -2,21 +2,20 @@
  * daemon.h — xmemd's state on the loop thread and the connection/estimate objects hung off
  * libuv handles. Lifecycle (libuv's rule): init → start/stop → close; memory is freed only in
  * the close callback. Who owns what:
- *   Daemon owns the listener, the signal handles, timers, the ledger, the cache and every
- *   Conn and EstimateJob. A Conn owns its pipe and timer; an EstimateJob outlives a Conn
- *   whose client went away (the row is still recorded), and forgets it through job->conn.
+ *   Daemon owns the listener, the signal handles, timers, the ledger, the cache, every
+ *   Conn and, through EstimateOwners (estimate_owners.h), every EstimateJob. A Conn owns its
+ *   pipe and timer; an EstimateJob outlives a Conn whose client went away (the row is still
+ *   recorded), and forgets it through job->conn.
  */
 #ifndef XMEMD_DAEMON_H
 #define XMEMD_DAEMON_H
 
 #include "cache.h"
 #include "config.h"
-#include "leaders.h"
+#include "estimate_owners.h"
 #include "ledger.h"
 #include "metrics.h"
-#include "prepare_line.h"
 #include "scheduler.h"
-#include "user_load.h"
 #include "contract/xmem_proto.h"
 
 #include <atomic>
@@ -86,16 +85,8 @@ class Daemon
     Scheduler &scheduler() { return m_sched; }
     Metrics &metrics() { return m_metrics; }
     bool draining() const { return m_draining; }
-    std::set<EstimateJob *> &jobs() { return m_jobs; }
-    // Cache misses being profiled (or queued to be), by cache key (leaders.h).
-    Leaders &leaders() { return m_leaders; }
-    UserLoads &user_load() { return m_user_load; }
-    PrepareLine &prepare_line() { return m_prepare_line; }
-    // Estimate work items on the threadpool: every one goes on through pool_take() and its
-    // after-callback calls pool_give(), so pool_idle() counts the threads free now.
-    void pool_take() { m_pool_busy++; }
-    void pool_give() { m_pool_busy--; }
-    int pool_idle() const { return m_pool_threads - m_pool_busy; }
+    // What an estimate request needs, and the owners only requests use (estimate_owners.h).
+    EstimateOwners &estimates() { return m_estimates; }
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
@@ -127,12 +118,7 @@ class Daemon
     bool m_listening = false, m_signals = false, m_timers = false;
     bool m_draining = false, m_closing = false;
     std::set<Conn *> m_conns;
-    std::set<EstimateJob *> m_jobs;
-    Leaders m_leaders;
-    UserLoads m_user_load;
-    PrepareLine m_prepare_line;
-    int m_pool_threads;
-    int m_pool_busy = 0;
+    EstimateOwners m_estimates; // after what it refers to: the config, cache, scheduler, ...
     long m_started;
     char m_read_buf[65536];
 };
@@ -149,20 +135,22 @@ void dispatch_request(Conn *c, uint16_t type, const std::string &body);
 // Records a refused frame in the ledger and answers it (then closes).
 void refuse_frame(Conn *c, Outcome o, const std::string &message);
 
-// estimate.cpp
-void estimate_begin(Conn *c, const nlohmann::json &body);
+// estimate_request.cpp: the request's life (estimate_stage.h).
+void estimate_begin(EstimateOwners &o, Conn *c, const nlohmann::json &body);
 void estimate_start_profile(EstimateJob *job);
 void estimate_refuse_queued(EstimateJob *job, Outcome o, const std::string &message);
-void estimate_cancel_running(Daemon *d);
+// Stops every running profile (a second signal, or the drain's timeout).
+void estimate_cancel_running(EstimateOwners &o);
 // The job's client went away: the job is recorded without an answer, and its work ends
 // (dropped from the queue, its profile killed) unless an identical request still waits for it.
 void estimate_forget_conn(EstimateJob *job);
-// Queued jobs whose deadline passed are answered deadline_expired.
-void estimate_sweep_deadlines(Daemon *d);
+// estimate_deadlines.cpp: queued jobs and followers whose deadline passed are answered
+// deadline_expired.
+void estimate_sweep_deadlines(EstimateOwners &o);
 // A bounded summary for `xmem status`: the first k_status_max_entries requests, argv cut to
 // k_status_argv_bytes with control bytes replaced, then one "N more" entry per user for the
-// rest, so the reply stays small whatever users have queued.
-nlohmann::json estimate_in_flight(const Daemon *d);
+// rest, so the reply stays small whatever users have queued (estimate_status.cpp).
+nlohmann::json estimate_in_flight(const EstimateOwners &o);
 
 } // namespace xmem::server
 #endif

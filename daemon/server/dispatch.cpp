@@ -209,7 +209,7 @@ void dispatch_request(Conn *c, uint16_t type, const std::string &body)
                                         "xmem: xmemd is shutting down (retry shortly)"));
             return;
         }
-        estimate_begin(c, j);
+        estimate_begin(d->estimates(), c, j);
         return;
     default:
         refuse_frame(c, Outcome::bad_frame, "xmem: unexpected message type");

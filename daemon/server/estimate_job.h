@@ -1,15 +1,17 @@
-// estimate_job.h — one estimate request on its way through the pipeline (estimate.cpp):
+// estimate_job.h — one estimate request on its way through the pipeline (estimate_request.cpp):
 // validate → prepare (worker: user, cwd, cache key) → cache or schedule → profile (worker)
-// → sign (worker) → ledger commit → reply.
+// → sign (worker) → ledger commit → reply. Its stages: estimate_stage.h.
 #ifndef XMEMD_ESTIMATE_JOB_H
 #define XMEMD_ESTIMATE_JOB_H
 
 #include "daemon.h"
+#include "estimate_stage.h"
 #include "preamble.h"
 #include "verdict.h"
 #include "user.h"
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,7 +36,11 @@ struct EstimateRequest {
 Result<EstimateRequest> estimate_parse(const nlohmann::json &j);
 
 struct EstimateJob {
-    Daemon *d = nullptr;
+    EstimateOwners *owners = nullptr;
+    // Where the job is in its life: moved only by advance() (estimate_stage.h).
+    Stage stage = Stage::received;
+    // The client that waits for the answer; null once it left (estimate_forget_conn). The job
+    // then ends as soon as no follower waits for it either (finding 3).
     Conn *conn = nullptr;
     Peer peer;
     std::shared_ptr<const Config> cfg; // the config the request started under
@@ -42,16 +48,10 @@ struct EstimateJob {
     std::string gpu; // resolved: request, partition, or site default
     int steps = 0;   // resolved: request or config
     uint64_t received_ms = 0, deadline_ms = 0, started_ms = 0; // loop time (uv_now)
-    bool preparing = false; // work_prepare is on the threadpool, or waits in the prepare line
-    // In the prepare line (prepare_line.h), not yet on the threadpool.
-    bool waiting_to_prepare = false;
-    bool running = false;
-    // The client left: end the work once no follower waits for it either (finding 3).
-    bool abandoned = false;
-    uint64_t load_bytes = 0; // counted in Daemon::user_load() while in flight
-    bool load_counted = false;
-    // Identical requests waiting for this one's profile (it leads; see Daemon::leaders()),
-    // or the job this one waits for.
+    // Bytes counted in owners->user_load while in flight; unset when not counted.
+    std::optional<uint64_t> load_bytes;
+    // Identical requests waiting for this one's profile (it leads; leaders.h), or the job
+    // this one follows.
     std::vector<EstimateJob *> followers;
     EstimateJob *leader = nullptr;
     // results
@@ -60,11 +60,12 @@ struct EstimateJob {
     Outcome outcome = Outcome::internal_error;
     std::string message;
     Estimate est;
-    bool cached = false;
+    bool cached = false; // answered without a profile of its own: a cache hit, or a leader's
     uint64_t id = 0;
     std::string decision;
     std::string script_sha256; // of req.script or req.wrap's script (prepare): signed
     SandboxRun run;
+    // Tells the sandbox on its worker thread to stop the run: set by a kill_profile action.
     std::atomic<bool> cancel{false};
     uv_work_t work{};
 };

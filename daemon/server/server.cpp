@@ -52,9 +52,11 @@ int connections_of(const std::set<Conn *> &conns, uid_t uid)
 
 Daemon::Daemon(uv_loop_t *loop, std::shared_ptr<const Config> cfg, Options opts, int pool_threads)
     : m_loop(loop), m_cfg(std::move(cfg)), m_opts(std::move(opts)),
-      m_cache(m_cfg->cache_ttl_seconds, m_cfg->cache_max_entries), m_pool_threads(pool_threads),
+      m_cache(m_cfg->cache_ttl_seconds, m_cfg->cache_max_entries),
+      m_estimates(loop, m_cfg, m_draining, m_cache, m_sched, m_metrics, pool_threads),
       m_started(time(nullptr))
 {
+    m_estimates.job_freed = [this] { maybe_finish_drain(); };
     m_sched.configure(m_cfg->max_concurrent, m_cfg->max_per_user, m_cfg->queue_size);
 }
 
@@ -69,6 +71,7 @@ bool Daemon::open_ledger()
     }
     m_ledger = std::move(l.value());
     m_ledger->start(m_loop);
+    m_estimates.ledger = m_ledger.get();
     return true;
 }
 
@@ -200,7 +203,7 @@ void Daemon::reload()
     if (!m_opts.munge_socket.empty())
         c.munge_socket = m_opts.munge_socket;
     // Profiles hold threadpool threads, and the pool was sized at start-up (main.cpp).
-    int slots = m_pool_threads - k_threadpool_spare;
+    int slots = m_estimates.pool.threads() - k_threadpool_spare;
     if (c.max_concurrent > slots) {
         log_warn("SIGHUP: max_concurrent %d needs a restart; using %d until then", c.max_concurrent,
                  slots);
@@ -237,11 +240,12 @@ void Daemon::begin_drain(int signum)
 {
     if (m_draining) {
         log_info("%s again: stopping running profiles now", strsignal(signum));
-        estimate_cancel_running(this);
+        estimate_cancel_running(m_estimates);
         return;
     }
     m_draining = true;
-    log_info("%s: draining %zu request(s), then exiting", strsignal(signum), m_jobs.size());
+    log_info("%s: draining %zu request(s), then exiting", strsignal(signum),
+             m_estimates.jobs.size());
     if (m_listening) {
         uv_close(reinterpret_cast<uv_handle_t *>(&m_listener), nullptr);
         m_listening = false;
@@ -257,18 +261,19 @@ void Daemon::begin_drain(int signum)
 void Daemon::on_drain_timeout(uv_timer_t *t)
 {
     auto *d = static_cast<Daemon *>(t->data);
-    log_warn("drain timeout: stopping %zu running profile(s)", d->m_jobs.size());
-    estimate_cancel_running(d);
+    log_warn("drain timeout: stopping %zu running profile(s)", d->m_estimates.jobs.size());
+    estimate_cancel_running(d->m_estimates);
 }
 
 void Daemon::on_sweep(uv_timer_t *t)
 {
-    estimate_sweep_deadlines(static_cast<Daemon *>(t->data));
+    estimate_sweep_deadlines(static_cast<Daemon *>(t->data)->m_estimates);
 }
 
 void Daemon::maybe_finish_drain()
 {
-    if (!m_draining || m_closing || !m_jobs.empty() || (m_ledger && m_ledger->pending() > 0))
+    if (!m_draining || m_closing || !m_estimates.jobs.empty() ||
+        (m_ledger && m_ledger->pending() > 0))
         return;
     // Connections that only wait for a reply already written close themselves; idle ones
     // (no request yet) are closed here.
@@ -356,7 +361,7 @@ nlohmann::json Daemon::status_json() const
     s["queue_size"] = m_cfg->queue_size;
     s["connections"] = m_conns.size();
     s["ledger_pending"] = m_ledger ? m_ledger->pending() : 0;
-    s["in_flight"] = estimate_in_flight(this);
+    s["in_flight"] = estimate_in_flight(m_estimates);
     return s;
 }
 
