@@ -82,7 +82,7 @@ static void timeline_gets_samples_and_marks(void **)
     EXPECT_U64(tl.peak_reserved().value, 52 * MiB);
     size_t iterations = 0, phases = 0;
     for (const auto &m : tl.markers())
-        (m.kind == xmem::timeline::MarkerKind::iteration ? iterations : phases)++;
+        (m.kind == xmem::timeline::MarkerKind::step ? iterations : phases)++;
     EXPECT_U64(iterations, 2);
     EXPECT_U64(phases, 3); // forward, backward, forward (setup is the initial phase)
 }
