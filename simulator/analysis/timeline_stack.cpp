@@ -23,8 +23,7 @@ TimelineStack::TimelineStack(timeline::TimelineRecorder &timeline,
     m_values.resize(layers.size());
     std::vector<timeline::LayerGroup> groups{
         {"Live memory by category", "category", 0, k_categories},
-        {"Live memory by module (the largest at the peak)", "module", k_categories,
-         layers.size()}};
+        {"Live memory by module (the largest at the peak)", "module", k_categories, layers.size()}};
     m_timeline.set_layers(std::move(layers), std::move(groups));
 }
 
@@ -48,8 +47,8 @@ void TimelineStack::after_event(uint64_t index, const CategoryBytes &live)
     size_t k = k_categories;
     uint64_t named = 0;
     for (uint32_t group : m_module_groups) {
-        uint64_t bytes = group == AttributionTracker::k_no_group ? 0
-                                                                 : m_attribution.module_live(group);
+        uint64_t bytes =
+            group == AttributionTracker::k_no_group ? 0 : m_attribution.module_live(group);
         m_values[k++] = bytes;
         named += bytes;
     }

@@ -40,7 +40,7 @@ class TimelineStack
     std::vector<uint32_t> m_module_groups; // the top modules' groups, in ranking order
     bool m_has_rest;
     uint64_t m_peak_event;
-    std::vector<uint64_t> m_values;               // one event's layers
+    std::vector<uint64_t> m_values;                // one event's layers
     std::unordered_map<uint64_t, uint64_t> m_live; // live storage: alloc index -> bytes
 };
 

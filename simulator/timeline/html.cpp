@@ -220,8 +220,8 @@ std::string stack_data(const TimelineRecorder &t)
 // The stacked charts' place, the figures the script fills in, its tooltip, data and code.
 std::string stack_section(const TimelineRecorder &t)
 {
-    if (t.layers().empty())
-        return "";
+    if (t.layers().empty() || t.buckets().empty())
+        return ""; // nothing to stack: the script would have no bucket to mark the peak in
     std::string html = "<div id=\"stacks\"></div>\n<p class=\"figures\">stacked at the peak:";
     for (const LayerGroup &g : t.layer_groups())
         html +=

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The estimate's timeline page (issue 30): a model with one layer whose activations dwarf the
-# rest, estimated in fast mode with --timeline. Headless Chromium renders the page with no
+# rest (tests/workloads/huge_layer.py), estimated in fast mode with --timeline. Headless Chromium renders the page with no
 # console message at all; the page's own script, which draws live memory stacked by category
 # and by module with the allocated peak marked, writes the top of each stack at its peak mark
 # into the DOM, and both equal the JSON's live bytes at the peak (the breakdown, and
@@ -13,35 +13,7 @@ chromium=$(command -v chromium || command -v chromium-browser || command -v goog
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-cat >"$TMP/train.py" <<'PY'
-import torch
-from torch import nn
-
-
-class Huge(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.w = nn.Parameter(torch.randn(64, 16384) * 0.01)
-
-    def forward(self, x):
-        h = x @ self.w
-        return torch.tanh(h) * h
-
-
-model = nn.Sequential()
-model.add_module("small", nn.Linear(64, 64))
-model.add_module("huge", Huge())
-model.add_module("head", nn.Linear(16384, 10))
-model = model.cuda()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(3):
-    x = torch.randn(256, 64, device="cuda")
-    y = torch.randint(0, 10, (256,), device="cuda")
-    loss = nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-PY
+cp "${XMEM_SRC:?}/tests/workloads/huge_layer.py" "$TMP/train.py"
 cd "$TMP" || exit 1
 PATH="$venv/bin:$PATH" "$B/xmem-estimate" --mode fast --gpu A100-40GB --json \
     --timeline "$TMP/page.html" --keep-trace "$TMP/t.xtrace" -- python train.py \
