@@ -224,8 +224,10 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp, int *profil
 Result<void> write_timeline(const EstimateOptions &o, const Estimate &e,
                             const timeline::TimelineRecorder &tl)
 {
-    timeline::PageText text{"xmem estimate: " +
-                                (o.trace_in.empty() ? o.command.back() : o.trace_in),
+    std::string command; // the job as typed: its last word alone named "10" for "--classes 10"
+    for (const std::string &word : o.command)
+        command += (command.empty() ? "" : " ") + word;
+    timeline::PageText text{"xmem estimate: " + (o.trace_in.empty() ? command : o.trace_in),
                             e.target.gpu.name + ", torch " + e.target.torch.str() + ", peak " +
                                 trace::format_bytes(e.peak_bytes)};
     auto w = timeline::write_timeline_html(tl, text, o.timeline_out);

@@ -16,7 +16,7 @@ TimelineStack::TimelineStack(timeline::TimelineRecorder &timeline,
         layers.emplace_back(category_name(static_cast<Category>(c)));
     for (const Share &s : modules.top) {
         m_module_groups.push_back(attribution.module_group(s.name));
-        layers.push_back("module " + s.name);
+        layers.push_back(s.name);
     }
     if (m_has_rest)
         layers.push_back("other modules (" + std::to_string(modules.rest_count) + ")");
