@@ -12,11 +12,11 @@
 // merge and the width doubles. The exact peaks (value and event) are kept separately.
 // Markers past the limit are dropped (phase markers first) and counted.
 //
-// Stacked layers (optional): after set_layers(names), call stack(values) right after each
-// sample() with the layers' bytes at that event (e.g. live bytes by category). A bucket keeps
-// the layers as they were at its highest allocated sample, and the recorder keeps them exactly
-// at the allocated peak, so a stack drawn from buckets reaches the peak's own figures. Memory:
-// buckets x layers values, fixed by the caller.
+// Stacked layers (optional): after set_layers(names, groups), call stack(values) right after
+// each sample() with the layers' bytes at that event (e.g. live bytes by category). A bucket
+// keeps the layers as they were at its highest allocated sample, and the recorder keeps them
+// exactly at the allocated peak, so a stack drawn from buckets reaches the peak's own figures.
+// Memory: buckets x layers values, fixed by the caller.
 #pragma once
 
 #include <cstddef>
