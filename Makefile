@@ -77,6 +77,7 @@ bench-sim: deps all
 bench-estimate: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/estimate.sh
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/fast.sh --no-exact --no-plain
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/sweep.sh
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/targets.sh
 
 bench-accuracy: deps all

@@ -34,6 +34,9 @@ using namespace xmem::analysis;
 using Clock = std::chrono::steady_clock;
 
 constexpr int k_exit_ok = 0, k_exit_input = 2;
+// The page's resolution: each bucket carries every stacked layer (about 20 numbers), so
+// half the recorder's default keeps a page of a long capture at a few hundred KiB.
+constexpr size_t k_timeline_buckets = 1024;
 
 // The estimator's failure outcomes, one per step (docs/estimate.md); xmemd's request
 // outcomes (contract/outcomes.h) name what happened to a request, not which step of an
@@ -221,8 +224,10 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp, int *profil
 Result<void> write_timeline(const EstimateOptions &o, const Estimate &e,
                             const timeline::TimelineRecorder &tl)
 {
-    timeline::PageText text{"xmem estimate: " +
-                                (o.trace_in.empty() ? o.command.back() : o.trace_in),
+    std::string command; // the job as typed: its last word alone named "10" for "--classes 10"
+    for (const std::string &word : o.command)
+        command += (command.empty() ? "" : " ") + word;
+    timeline::PageText text{"xmem estimate: " + (o.trace_in.empty() ? command : o.trace_in),
                             e.target.gpu.name + ", torch " + e.target.torch.str() + ", peak " +
                                 trace::format_bytes(e.peak_bytes)};
     auto w = timeline::write_timeline_html(tl, text, o.timeline_out);
@@ -258,7 +263,7 @@ int run(const EstimateOptions &o)
     std::string torch_note;
     if (auto applied = apply_torch(o, work.value(), target.value(), torch_note); !applied.ok())
         return fail(applied.error().message, Outcome::target);
-    timeline::TimelineRecorder tl;
+    timeline::TimelineRecorder tl(k_timeline_buckets);
     Workload analysed;
     Workload captured = o.what_if.empty() ? Workload() : work.value(); // the what-ifs' own
     auto est =

@@ -57,6 +57,12 @@ uint32_t AttributionTracker::group_of(Groups &g, std::string_view name)
     return static_cast<uint32_t>(g.names.size() - 1);
 }
 
+uint32_t AttributionTracker::module_group(const std::string &name) const
+{
+    auto it = m_modules.by_name.find(name);
+    return it == m_modules.by_name.end() ? k_no_group : it->second;
+}
+
 void AttributionTracker::on_alloc(uint64_t index, uint64_t bytes)
 {
     m_modules.live[m_module_of[index]] += bytes;

@@ -50,6 +50,17 @@ class AttributionTracker
     void remember_peak();
     Attribution at_peak(size_t top) const;
 
+    // For the timeline's stack (timeline_stack.h): a module group by name (k_no_group when
+    // no storage has it), its live bytes now, and what made an alloc event's storage.
+    static constexpr uint32_t k_no_group = UINT32_MAX;
+    uint32_t module_group(const std::string &name) const;
+    uint64_t module_live(uint32_t group) const { return m_modules.live[group]; }
+    const std::string &module_of(uint64_t index) const
+    {
+        return m_modules.names[m_module_of[index]];
+    }
+    const std::string &op_of(uint64_t index) const { return m_ops.names[m_op_of[index]]; }
+
   private:
     struct Groups {
         std::vector<std::string> names;

@@ -125,10 +125,13 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     auto cfg = device_config(target, e.workspaces.outside_bytes);
     if (!cfg.ok())
         return Result<Estimate>::fail(cfg.error());
-    auto r = replay(work, cfg.value(), timeline);
+    auto r = replay(work, cfg.value(), nullptr);
     if (!r.ok())
         return Result<Estimate>::fail(r.error());
     e.replay = std::move(r.value());
+    if (timeline)
+        if (auto t = replay_timeline(work, cfg.value(), e.replay, *timeline); !t.ok())
+            return Result<Estimate>::fail(t.error());
     if (bounded && e.workspaces.cudnn) {
         auto b = workspace_bound_peak(before_workspaces, policy, cfg.value(), e);
         if (!b.ok())

@@ -1,9 +1,11 @@
 #include "analysis/replay.h"
 
 #include "allocator/allocator.h"
+#include "analysis/timeline_stack.h"
 #include "replay/replay_loop.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace xmem::analysis
 {
@@ -31,7 +33,7 @@ class WorkloadSource : public replay::EventSource
 
 // What the estimate measures on top of the shared replay loop: live bytes by category and
 // by module and op (each block's tag is its alloc event's index, which names all three), and
-// per-iteration and overall peaks.
+// per-iteration and overall peaks; and, for a timeline, its stacked layers.
 class PeakObserver : public replay::ReplayObserver
 {
   public:
@@ -40,12 +42,20 @@ class PeakObserver : public replay::ReplayObserver
     {
     }
 
+    void stack_into(timeline::TimelineRecorder &timeline, const ReplayResult &first)
+    {
+        m_stack = std::make_unique<TimelineStack>(
+            timeline, m_attribution, first.attribution.modules, first.allocated_peak_event);
+    }
+
     uint32_t on_alloc(uint64_t index, const TraceEvent &ev) override
     {
         size_t c = static_cast<size_t>(m_categories[index]);
         m_live_bytes[c] += ev.bytes;
         m_result.category_peak[c] = std::max(m_result.category_peak[c], m_live_bytes[c]);
         m_attribution.on_alloc(index, ev.bytes);
+        if (m_stack)
+            m_stack->on_alloc(index, ev.bytes);
         return static_cast<uint32_t>(index); // a workload in memory has far fewer events
     }
 
@@ -53,6 +63,8 @@ class PeakObserver : public replay::ReplayObserver
     {
         m_live_bytes[static_cast<size_t>(m_categories[tag])] -= bytes;
         m_attribution.on_free(tag, bytes);
+        if (m_stack)
+            m_stack->on_free(tag);
     }
 
     void on_iteration(uint64_t, uint32_t n) override
@@ -61,16 +73,19 @@ class PeakObserver : public replay::ReplayObserver
         m_current = {n, 0, 0};
     }
 
-    void after_event(uint64_t, uint64_t allocated, uint64_t reserved) override
+    void after_event(uint64_t index, uint64_t allocated, uint64_t reserved) override
     {
         m_current.allocated = std::max(m_current.allocated, allocated);
         m_current.reserved = std::max(m_current.reserved, reserved);
         if (allocated > m_result.allocated_peak) {
             m_result.allocated_peak = allocated;
+            m_result.allocated_peak_event = index;
             m_result.live_at_peak = m_live_bytes;
             m_attribution.remember_peak();
         }
         m_result.reserved_peak = std::max(m_result.reserved_peak, reserved);
+        if (m_stack)
+            m_stack->after_event(index, m_live_bytes);
     }
 
     ReplayResult finish(const replay::ReplayCounts &counts)
@@ -103,22 +118,40 @@ class PeakObserver : public replay::ReplayObserver
     CategoryBytes m_live_bytes{};
     IterationPeak m_current{};
     ReplayResult m_result;
+    std::unique_ptr<TimelineStack> m_stack;
 };
 
-} // namespace
-
-Result<ReplayResult> replay(const Workload &work, const sim::AllocatorConfig &cfg,
-                            timeline::TimelineRecorder *timeline)
+Result<ReplayResult> run(const Workload &work, const sim::AllocatorConfig &cfg,
+                         timeline::TimelineRecorder *timeline, const ReplayResult *first)
 {
     sim::DeviceCachingAllocator allocator(cfg);
     WorkloadSource source(work);
     PeakObserver peaks(work);
+    if (timeline && first)
+        peaks.stack_into(*timeline, *first);
     replay::ReplayOptions options;
     options.mark_repeated_phases = false;
     auto counts = replay::replay_events(source, allocator, options, timeline, &peaks);
     if (!counts.ok())
         return Result<ReplayResult>::fail(counts.error());
     return Result<ReplayResult>::ok(peaks.finish(counts.value()));
+}
+
+} // namespace
+
+Result<ReplayResult> replay(const Workload &work, const sim::AllocatorConfig &cfg,
+                            timeline::TimelineRecorder *timeline)
+{
+    return run(work, cfg, timeline, nullptr);
+}
+
+Result<void> replay_timeline(const Workload &work, const sim::AllocatorConfig &cfg,
+                             const ReplayResult &first, timeline::TimelineRecorder &timeline)
+{
+    auto again = run(work, cfg, &timeline, &first);
+    if (!again.ok())
+        return Result<void>::fail(again.error());
+    return Result<void>::success();
 }
 
 } // namespace xmem::analysis

@@ -25,6 +25,7 @@ struct IterationPeak {
 struct ReplayResult {
     uint64_t reserved_peak = 0;
     uint64_t allocated_peak = 0;
+    uint64_t allocated_peak_event = 0; // the event index at which it was first reached
     uint64_t first_reserved_peak = 0;  // iterations 0 and 1
     uint64_t steady_reserved_peak = 0; // iterations 2.. (0 if the trace has none)
     bool has_steady = false;
@@ -43,5 +44,11 @@ struct ReplayResult {
 // `timeline` may be null. Fails only on an internally inconsistent workload.
 Result<ReplayResult> replay(const Workload &work, const sim::AllocatorConfig &cfg,
                             timeline::TimelineRecorder *timeline);
+
+// Replays the workload again into TIMELINE with its layers stacked (timeline_stack.h): by
+// category and by the modules FIRST ranked at its peak, FIRST being replay()'s result on the
+// same workload and config.
+Result<void> replay_timeline(const Workload &work, const sim::AllocatorConfig &cfg,
+                             const ReplayResult &first, timeline::TimelineRecorder &timeline);
 
 } // namespace xmem::analysis

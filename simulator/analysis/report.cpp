@@ -80,12 +80,13 @@ nlohmann::json what_ifs_json(const Estimate &e)
 // where peaks differ; a long capture would otherwise print thousands of identical rows.
 constexpr size_t k_max_iterations_listed = 8;
 
-nlohmann::json iterations_json(const Estimate &e)
+// KEY: "step", or "iteration" for the list's first spelling (per_iteration).
+nlohmann::json iterations_json(const Estimate &e, const char *key)
 {
     nlohmann::json list = nlohmann::json::array();
     for (const IterationPeak &p : e.replay.iterations)
         if (list.size() < k_max_iterations_listed)
-            list.push_back({{"iteration", p.iteration},
+            list.push_back({{key, p.iteration},
                             {"reserved_peak_bytes", p.reserved},
                             {"allocated_peak_bytes", p.allocated}});
     return list;
@@ -105,13 +106,15 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"torch_version", e.torch_version},
         {"python", e.python},
         {"amp", e.amp},
+        {"steps", e.steps},
         {"iterations", e.steps}, // the key's first spelling, which readers of the JSON know
         {"peak_bytes", e.peak_bytes},
         {"limit_bytes", e.limit_bytes},
         {"workspace_bound_peak_bytes", e.workspace_bound_peak_bytes},
         {"reserved_peak_bytes", r.reserved_peak},
         {"allocated_peak_bytes", r.allocated_peak},
-        {"first_iteration_reserved_peak_bytes", r.first_reserved_peak},
+        {"first_step_reserved_peak_bytes", r.first_reserved_peak},
+        {"first_iteration_reserved_peak_bytes", r.first_reserved_peak}, // first spelling
         {"steady_reserved_peak_bytes",
          r.has_steady ? nlohmann::json(r.steady_reserved_peak) : nlohmann::json()},
         {"context_bytes", e.context_bytes},
@@ -129,7 +132,8 @@ std::string render_json(const Estimate &e, const Timings &t)
         {"category_peak_bytes", category_peaks_json(e)},
         {"peak_by_module", ranking_json(r.attribution.modules)},
         {"peak_by_op", ranking_json(r.attribution.ops)},
-        {"per_iteration", iterations_json(e)},
+        {"per_step", iterations_json(e, "step")},
+        {"per_iteration", iterations_json(e, "iteration")}, // first spelling
         {"corrections", corrections_json(e)},
         {"what_if", what_ifs_json(e)},
         {"profile_seconds", t.profile_seconds},
@@ -193,7 +197,7 @@ std::string render_human(const Estimate &e, const Timings &t)
     char buf[512];
     std::snprintf(
         buf, sizeof buf,
-        "xmem estimate: %s, PyTorch %s%s (captured with torch %s, %u iterations, amp "
+        "xmem estimate: %s, PyTorch %s%s (captured with torch %s, %u steps, amp "
         "%s)\n",
         e.target.gpu.name.c_str(), e.target.torch.str().c_str(),
         e.target.alloc_conf.empty() ? ""
@@ -219,11 +223,11 @@ std::string render_human(const Estimate &e, const Timings &t)
         std::snprintf(buf, sizeof buf, "fits: %s (%s on the GPU)\n", e.fits ? "yes" : "NO",
                       format_bytes(e.target.gpu.total_bytes).c_str());
     out += buf;
-    std::snprintf(
-        buf, sizeof buf, "reserved peak %s (iteration 1: %s, steady: %s), allocated peak %s\n",
-        format_bytes(r.reserved_peak).c_str(), format_bytes(r.first_reserved_peak).c_str(),
-        r.has_steady ? format_bytes(r.steady_reserved_peak).c_str() : "n/a",
-        format_bytes(r.allocated_peak).c_str());
+    std::snprintf(buf, sizeof buf, "reserved peak %s (step 1: %s, steady: %s), allocated peak %s\n",
+                  format_bytes(r.reserved_peak).c_str(),
+                  format_bytes(r.first_reserved_peak).c_str(),
+                  r.has_steady ? format_bytes(r.steady_reserved_peak).c_str() : "n/a",
+                  format_bytes(r.allocated_peak).c_str());
     out += buf;
     out += "breakdown at the peak:\n";
     for (size_t i = 0; i < k_categories; ++i)

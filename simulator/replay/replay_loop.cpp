@@ -80,8 +80,8 @@ class ReplayLoop
             if (m_observer)
                 m_observer->on_iteration(index, ev.iteration);
             if (m_timeline)
-                m_timeline->mark(index, timeline::MarkerKind::iteration,
-                                 "iteration " + std::to_string(ev.iteration));
+                m_timeline->mark(index, timeline::MarkerKind::step,
+                                 "step " + std::to_string(ev.iteration));
             return Result<void>::success();
         case EventKind::phase:
             if (m_timeline && (m_options.mark_repeated_phases || ev.phase != m_phase))

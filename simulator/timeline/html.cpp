@@ -1,7 +1,12 @@
+// The allocator's chart is inline SVG written here; the stacked layers, when the recorder
+// has them, are drawn by an inline script from inline JSON (stack_script.h), which keeps
+// the page small: one number per layer and bucket instead of polygon coordinates.
 // SVG layout: a fixed 1200x520 viewBox (it scales with the window), plot area inset for
 // axes. Each series is drawn as the band between bucket minima and maxima plus a line on
 // the maxima, which is exact when a bucket holds a single event.
 #include "timeline/html.h"
+
+#include "timeline/stack_script.h"
 
 #include "trace/units.h"
 
@@ -91,7 +96,8 @@ void axes(std::string &svg, const Scale &s)
     svg += "<rect class=\"frame\" x=\"" + num(k_left) + "\" y=\"" + num(k_top) + "\" width=\"" +
            num(k_plot_w) + "\" height=\"" + num(k_plot_h) + "\"/>";
     svg += "<text class=\"axis\" x=\"" + num(k_left + k_plot_w / 2) + "\" y=\"" +
-           num(k_height - 12) + "\" text-anchor=\"middle\">event index</text>";
+           num(k_height - 12) +
+           "\" text-anchor=\"middle\">event (dashed lines: step boundaries)</text>";
 }
 
 template <class Lo, class Hi>
@@ -117,7 +123,7 @@ void markers(std::string &svg, const TimelineRecorder &t, const Scale &s)
 {
     for (const Marker &m : t.markers()) {
         double x = s.x(static_cast<double>(m.event));
-        const char *cls = m.kind == MarkerKind::iteration ? "iter" : "phase";
+        const char *cls = m.kind == MarkerKind::step ? "iter" : "phase";
         svg += std::string("<g><title>") + escape(m.label) + " (event " + std::to_string(m.event) +
                ")</title><line class=\"" + cls + "\" x1=\"" + num(x) + "\" x2=\"" + num(x) +
                "\" y1=\"" + num(k_top) + "\" y2=\"" + num(k_top + k_plot_h) + "\"/>";
@@ -147,6 +153,86 @@ void peak(std::string &svg, const Scale &s, const Peak &p, const char *cls, cons
            (right_half ? "end" : "start") + "\">" + escape(label) + "</text>";
 }
 
+// A JSON string that is also safe inside <script>: no "</script>" can end it early.
+std::string json_string(const std::string &text)
+{
+    std::string out = "\"";
+    for (char c : text) {
+        auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (u < 0x20 || c == '<' || c == '>' || c == '&') {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\u%04x", u);
+            out += hex;
+        } else
+            out += c;
+    }
+    return out + "\"";
+}
+
+template <class List, class Each> std::string json_list(const List &list, Each each)
+{
+    std::string out = "[";
+    for (const auto &item : list)
+        out += (out.size() > 1 ? "," : "") + each(item);
+    return out + "]";
+}
+
+std::string stack_data(const TimelineRecorder &t)
+{
+    auto n = [](uint64_t v) { return std::to_string(v); };
+    std::string buckets = "[";
+    for (size_t i = 0; i < t.buckets().size(); ++i) {
+        const Bucket &b = t.buckets()[i];
+        buckets += (i ? ",[" : "[") + n(b.first_event) + "," + n(b.last_event);
+        for (size_t k = 0; k < t.layers().size(); ++k)
+            buckets += "," + n(t.layer_values(i)[k]);
+        buckets += "]";
+    }
+    buckets += "]";
+    std::vector<const Marker *> steps;
+    for (const Marker &m : t.markers())
+        if (m.kind == MarkerKind::step)
+            steps.push_back(&m);
+    return "{\"events\":" + n(t.last_event() + 1) + ",\"groups\":" +
+           json_list(t.layer_groups(),
+                     [&](const LayerGroup &g) {
+                         return "[" + json_string(g.title) + "," + json_string(g.id) + "," +
+                                n(g.first) + "," + n(g.end) + "]";
+                     }) +
+           ",\"layers\":" + json_list(t.layers(), json_string) + ",\"buckets\":" + buckets +
+           ",\"peak\":" + n(t.peak_allocated().event) + ",\"steps\":" +
+           json_list(steps,
+                     [&](const Marker *m) {
+                         return "[" + n(m->event) + "," + json_string(m->label) + "]";
+                     }) +
+           ",\"blocks\":" +
+           json_list(t.peak_blocks(),
+                     [&](const PeakBlock &b) {
+                         return "[" + json_string(b.module) + "," + json_string(b.op) + "," +
+                                n(b.bytes) + "]";
+                     }) +
+           ",\"rest\":[" + n(t.peak_rest_bytes()) + "," + n(t.peak_rest_count()) + "]}";
+}
+
+// The stacked charts' place, the figures the script fills in, its tooltip, data and code.
+std::string stack_section(const TimelineRecorder &t)
+{
+    if (t.layers().empty() || t.buckets().empty())
+        return ""; // nothing to stack: the script would have no bucket to mark the peak in
+    std::string html = "<div id=\"stacks\"></div>\n<p class=\"figures\">stacked at the peak:";
+    for (const LayerGroup &g : t.layer_groups())
+        html +=
+            " " + escape(g.id) + " <output id=\"stacked-peak-" + escape(g.id) + "\"></output> B;";
+    html += " hover a chart or a storage for its figures.</p>\n"
+            "<pre id=\"page-errors\"></pre><div id=\"tip\"></div>\n"
+            "<script type=\"application/json\" id=\"xmem-data\">" +
+            stack_data(t) + "</script>\n<script>" + k_stack_script + "</script>\n";
+    return html + "<h2>The allocator: allocated and reserved bytes</h2>\n";
+}
+
 const char *k_style =
     "body{font-family:sans-serif;margin:1.5em;color:#222}h1{font-size:1.3em;margin:0}"
     "p{margin:.3em 0}svg{width:100%;max-width:1200px;height:auto}"
@@ -156,7 +242,14 @@ const char *k_style =
     ".line.reserved,.line.allocated{fill:none}.leader{stroke-width:.8;stroke-dasharray:2 "
     "2}.peaklabel{font-size:13px;font-weight:bold;stroke:none}"
     ".iter{stroke:#555;stroke-dasharray:4 3}.phase{stroke:#bbb;stroke-dasharray:1 3}"
-    ".legend span{display:inline-block;width:1em;height:.6em;margin:0 .3em 0 1em}";
+    ".legend span{display:inline-block;width:1em;height:.6em;margin:0 .3em 0 1em}"
+    "h2{font-size:1.1em;margin:1em 0 .2em}.layer{stroke:none}.layer:hover{opacity:.8}"
+    ".legend span i{display:inline-block;width:1em;height:.6em;margin-right:.3em}"
+    ".legend span:has(i){width:auto;height:auto;margin:0 1em 0 0;font-size:.85em}"
+    ".peakmark{stroke:#000;stroke-width:1.5}.peaklabel{font-size:13px;font-weight:bold}"
+    "#tip{display:none;position:absolute;background:#fff;border:1px solid #888;padding:.4em;"
+    "font-size:12px;pointer-events:none;max-width:32em}#tip td,#tip th{padding:0 .5em 0 0}"
+    "#page-errors{color:#b00}#page-errors:empty{display:none}";
 
 } // namespace
 
@@ -182,6 +275,7 @@ std::string render_timeline_html(const TimelineRecorder &t, const PageText &text
     std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" +
                        escape(text.title) + "</title><style>" + k_style + "</style></head><body>\n";
     html += "<h1>" + escape(text.title) + "</h1><p>" + escape(text.subtitle) + "</p>\n";
+    html += stack_section(t);
     html += "<p class=\"legend\"><span style=\"background:#d62728\"></span>reserved (segments)"
             "<span style=\"background:#1f77b4\"></span>allocated (blocks)</p>\n";
     html += svg + "\n<p>" + std::to_string(t.samples()) + " events; each point covers " +

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Where the memory goes at the peak (issue 30): a model with one layer whose activations
-# dwarf the rest, estimated in fast mode. That layer is the first module of the ranking,
-# with exactly the bytes the analysed trace holds live under it at the allocated peak; the
+# dwarf the rest (tests/workloads/huge_layer.py), estimated in fast mode. That layer is the
+# first module of the ranking, with exactly the bytes the analysed trace holds live under it at the allocated peak; the
 # module and op rankings each add up to the breakdown at the same peak; the text names it.
 source "$(dirname "$0")/80-torch2-common.bash"
 B=${XMEM_BUILD:?}/bin
@@ -9,37 +9,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-cat >"$TMP/train.py" <<'PY'
-import torch
-from torch import nn
-
-
-class Huge(nn.Module):
-    """Its forward keeps three 256 x 16384 fp32 tensors (16 MiB each) for backward."""
-
-    def __init__(self):
-        super().__init__()
-        self.w = nn.Parameter(torch.randn(64, 16384) * 0.01)
-
-    def forward(self, x):
-        h = x @ self.w
-        return torch.tanh(h) * h
-
-
-model = nn.Sequential()
-model.add_module("small", nn.Linear(64, 64))
-model.add_module("huge", Huge())
-model.add_module("head", nn.Linear(16384, 10))
-model = model.cuda()
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(3):
-    x = torch.randn(256, 64, device="cuda")
-    y = torch.randint(0, 10, (256,), device="cuda")
-    loss = nn.functional.cross_entropy(model(x), y)
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
-PY
+cp "${XMEM_SRC:?}/tests/workloads/huge_layer.py" "$TMP/train.py"
 cd "$TMP" || exit 1
 PATH="$venv/bin:$PATH" "$B/xmem-estimate" --mode fast --gpu A100-40GB --json \
     --analysed-trace "$TMP/a.xtrace" -- python train.py >"$TMP/e.json" 2>"$TMP/e.err" ||

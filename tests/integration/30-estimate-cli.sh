@@ -37,11 +37,11 @@ done
 "$bin/xmem-estimate" --gpu A100-40GB --torch 2.1 --json --timeline "$tmp/t.html" \
     --trace-in "$tmp/small.xtrace" >"$tmp/a100.json" || { echo "FAIL: --json run"; fails=$((fails + 1)); }
 check_consistent "$tmp/a100.json"
-check "$tmp/a100.json" "j['iterations'] == 2" "two iterations"
+check "$tmp/a100.json" "j['steps'] == 2 and j['iterations'] == 2" "two steps, under both names"
 check "$tmp/a100.json" "j['corrections']['cublas_workspaces'] == 2" "forward and backward cuBLAS handles"
 check "$tmp/a100.json" "j['breakdown']['optimizer_state'] == 2 * 4194304 + 2 * 4096" "Adam moments at the peak"
-grep -q '<svg' "$tmp/t.html" && grep -q 'iteration 2' "$tmp/t.html" ||
-    { echo "FAIL: timeline page lacks the plot or the iteration marks"; fails=$((fails + 1)); }
+grep -q '<svg' "$tmp/t.html" && grep -q 'step 2' "$tmp/t.html" ||
+    { echo "FAIL: timeline page lacks the plot or the step marks"; fails=$((fails + 1)); }
 
 # Hopper's 32 MiB cuBLAS workspace shows up in the workspace term; a small GPU does not fit.
 "$bin/xmem-estimate" --gpu H100-80GB --torch 2.1 --json --trace-in "$tmp/small.xtrace" >"$tmp/h100.json"

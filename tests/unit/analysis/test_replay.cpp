@@ -82,9 +82,36 @@ static void timeline_gets_samples_and_marks(void **)
     EXPECT_U64(tl.peak_reserved().value, 52 * MiB);
     size_t iterations = 0, phases = 0;
     for (const auto &m : tl.markers())
-        (m.kind == xmem::timeline::MarkerKind::iteration ? iterations : phases)++;
+        (m.kind == xmem::timeline::MarkerKind::step ? iterations : phases)++;
     EXPECT_U64(iterations, 2);
     EXPECT_U64(phases, 3); // forward, backward, forward (setup is the initial phase)
+}
+
+// The timeline's second replay stacks the same live bytes the first one measured at the peak:
+// the category layers are the breakdown, the module layers add up to it, and the storages
+// named at the peak (with their rest) too.
+static void timeline_stacks_what_the_peak_holds(void **)
+{
+    Workload work = two_iterations();
+    auto first = replay(work, config(0, 0), nullptr);
+    assert_true(first.ok());
+    xmem::timeline::TimelineRecorder tl;
+    assert_true(replay_timeline(work, config(0, 0), first.value(), tl).ok());
+    const auto &peak = tl.peak_layers();
+    EXPECT_U64(tl.peak_allocated().event, first.value().allocated_peak_event);
+    uint64_t live = 0, modules = 0, blocks = tl.peak_rest_bytes();
+    for (size_t c = 0; c < k_categories; ++c) {
+        EXPECT_U64(peak[c], first.value().live_at_peak[c]);
+        live += peak[c];
+    }
+    for (size_t k = k_categories; k < peak.size(); ++k)
+        modules += peak[k];
+    for (const auto &b : tl.peak_blocks())
+        blocks += b.bytes;
+    EXPECT_U64(modules, live);
+    EXPECT_U64(blocks, live);
+    EXPECT_U64(tl.layer_groups().size(), 2);
+    assert_true(live > 0);
 }
 
 namespace
@@ -176,6 +203,7 @@ int run_replay_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(peaks_per_iteration_and_breakdown),
+        cmocka_unit_test(timeline_stacks_what_the_peak_holds),
         cmocka_unit_test(out_of_memory_stops_the_replay),
         cmocka_unit_test(host_storages_are_not_replayed),
         cmocka_unit_test(timeline_gets_samples_and_marks),

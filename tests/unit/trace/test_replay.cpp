@@ -86,7 +86,7 @@ static void compact_replays_gpu_storages_only(void **)
     assert_int_equal(t.peak_reserved().value, 22 * MiB);
     assert_int_equal(t.peak_reserved().event, 2);
     assert_int_equal(t.markers().size(), 2);
-    assert_string_equal(t.markers()[0].label.c_str(), "iteration 1");
+    assert_string_equal(t.markers()[0].label.c_str(), "step 1");
     assert_string_equal(t.markers()[1].label.c_str(), "forward");
 }
 

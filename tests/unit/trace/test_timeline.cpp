@@ -1,5 +1,6 @@
-// TimelineRecorder keeps bounded memory without losing a peak; the HTML page is
-// self-contained (no script, no external reference) and labels the peaks.
+// TimelineRecorder keeps bounded memory without losing a peak, and its stacked layers at the
+// peak exactly; the HTML page is self-contained (no external reference, a script only when
+// it has layers to stack) and labels the peaks.
 #include "test_helpers.h"
 #include "test-list.h"
 
@@ -63,21 +64,21 @@ static void markers_are_capped_dropping_phases_first(void **)
 {
     TimelineRecorder t(16, 4);
     t.mark(0, MarkerKind::phase, "setup");
-    t.mark(1, MarkerKind::iteration, "iteration 1");
+    t.mark(1, MarkerKind::step, "step 1");
     t.mark(2, MarkerKind::phase, "forward");
     t.mark(3, MarkerKind::phase, "backward");
-    t.mark(4, MarkerKind::phase, "optimizer");       // full: a phase is dropped
-    t.mark(5, MarkerKind::iteration, "iteration 2"); // full: evicts the latest phase
+    t.mark(4, MarkerKind::phase, "optimizer"); // full: a phase is dropped
+    t.mark(5, MarkerKind::step, "step 2");     // full: evicts the latest phase
     assert_int_equal(t.markers().size(), 4);
     assert_int_equal(t.markers_dropped(), 2);
-    assert_string_equal(t.markers().back().label.c_str(), "iteration 2");
+    assert_string_equal(t.markers().back().label.c_str(), "step 2");
     assert_string_equal(t.markers()[2].label.c_str(), "forward");
 }
 
 static void page_is_self_contained_and_labels_peaks(void **)
 {
     TimelineRecorder t;
-    t.mark(0, MarkerKind::iteration, "iteration <1> & \"more\"");
+    t.mark(0, MarkerKind::step, "step <1> & \"more\"");
     t.sample(0, 1 << 20, 2 << 20);
     t.sample(1, 3 << 20, 20 << 20);
     t.sample(2, 0, 20 << 20);
@@ -86,10 +87,50 @@ static void page_is_self_contained_and_labels_peaks(void **)
     assert_contains(html, "<svg");
     assert_contains(html, "peak reserved 20.00 MiB at event 1");
     assert_contains(html, "peak allocated 3.00 MiB at event 1");
-    assert_contains(html, "iteration &lt;1&gt; &amp; &quot;more&quot;");
+    assert_contains(html, "step &lt;1&gt; &amp; &quot;more&quot;");
     assert_contains(html, "xmem sim: a&lt;b&gt;.xtrace");
     assert_true(html.find("<script") == std::string::npos);
     assert_true(html.find("http://") == html.find("http://www.w3.org/2000/svg"));
+    assert_true(html.find("https://") == std::string::npos);
+}
+
+// Two layers whose sum is the allocated bytes: every bucket keeps the layers of its highest
+// sample, so the stack's top is the bucket's maximum, and the peak's layers survive merges.
+static void layers_follow_each_bucket_maximum(void **)
+{
+    TimelineRecorder t(8);
+    t.set_layers({"a", "b"}, {{"both", "both", 0, 2}});
+    std::mt19937_64 rng(3);
+    for (uint64_t i = 0; i < 10000; ++i) {
+        uint64_t a = rng() % 1000, b = (i == 4321) ? 7000 : rng() % 1000;
+        t.sample(i, a + b, a + b);
+        uint64_t values[2] = {a, b};
+        t.stack(values);
+        assert_true(t.buckets().size() <= 8);
+    }
+    assert_int_equal(t.peak_allocated().event, 4321);
+    assert_int_equal(t.peak_layers()[1], 7000);
+    for (size_t i = 0; i < t.buckets().size(); ++i)
+        assert_int_equal(t.layer_values(i)[0] + t.layer_values(i)[1], t.buckets()[i].max_allocated);
+}
+
+static void page_with_layers_carries_its_data_inline(void **)
+{
+    TimelineRecorder t;
+    t.set_layers({"weights", "module </script><b>"},
+                 {{"by category", "category", 0, 1}, {"by module", "module", 1, 2}});
+    t.mark(0, MarkerKind::step, "step 1");
+    t.sample(0, 3, 4);
+    uint64_t values[2] = {1, 2};
+    t.stack(values);
+    t.set_peak_blocks({{"</script>", "aten::mm", 2}}, 1, 1);
+    std::string html = render_timeline_html(t, {"t", "s"});
+    assert_contains(html, "<script type=\"application/json\" id=\"xmem-data\">");
+    assert_contains(html, "<output id=\"stacked-peak-module\">");
+    assert_contains(html, "\"buckets\":[[0,0,1,2]]");
+    assert_contains(html, "module \\u003c/script\\u003e\\u003cb\\u003e");
+    assert_true(html.find("</script><b>") == std::string::npos);
+    assert_true(html.find("<script src") == std::string::npos);
     assert_true(html.find("https://") == std::string::npos);
 }
 
@@ -117,6 +158,8 @@ int run_timeline_tests(void)
         cmocka_unit_test(markers_are_capped_dropping_phases_first),
         cmocka_unit_test(page_is_self_contained_and_labels_peaks),
         cmocka_unit_test(writes_the_page_and_reports_bad_paths),
+        cmocka_unit_test(layers_follow_each_bucket_maximum),
+        cmocka_unit_test(page_with_layers_carries_its_data_inline),
     };
     return cmocka_run_group_tests_name("timeline", tests, NULL, NULL);
 }
