@@ -20,7 +20,8 @@
     X(redact)                                                                                      \
     X(user_load)                                                                                   \
     X(prepare_line)                                                                                \
-    X(leaders)
+    X(leaders)                                                                                     \
+    X(sandbox)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)
