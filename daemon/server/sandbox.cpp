@@ -1,24 +1,33 @@
 /*
  * sandbox.cpp — fork/exec of the profiler with privileges dropped in the child.
  *
- * Two processes per profile. The keeper (forked from xmemd, still root) starts a new session,
- * becomes a child subreaper and forks the profiler; when the profiler exits, or xmemd sends
- * SIGTERM (a limit, a cancel), or xmemd dies (the keeper's death signal is that SIGTERM, so
- * even kill -9 xmemd reaches it), the keeper kills and reaps every descendant it has — orphans
- * of setsid() or double forks included, since a subreaper inherits them — and exits with the
- * profiler's status. The user's code cannot signal the keeper (it is root), so it cannot
- * escape the clean-up by leaving the process group.
+ * The keeper (forked from xmemd, still root) starts a new session, becomes a child subreaper
+ * and, where xmemd can give one (sandbox_namespace.h), a new PID namespace; its child is that
+ * namespace's init (root, pid 1 there), which mounts the namespace's own /proc and forks the
+ * profiler. When the profiler exits, init passes its wait status to the keeper and exits, and
+ * the kernel kills every process left in the namespace: setsid() escapees, double forks,
+ * processes that ignore SIGTERM and SIGHUP, traced ones, whatever they did. Without a
+ * namespace (xmemd not root, or a kernel that refuses) the keeper forks the profiler itself
+ * and kills what it finds: a subreaper inherits every orphan of its descendants.
  *
- * Both run only async-signal-safe calls between fork() and execve() (the daemon is
+ * The keeper ends the profile when the profiler exits, when xmemd sends SIGTERM (a limit, a
+ * cancel), or when xmemd dies (the keeper's death signal is that SIGTERM, so even kill -9
+ * xmemd reaches it): it kills its child (init, or the profiler) and every descendant it can
+ * see, reaps them for a bounded time and exits with the profiler's status. The user's code
+ * cannot signal the keeper or init (both are root), so it cannot escape the clean-up.
+ *
+ * All of them run only async-signal-safe calls between fork() and execve() (the daemon is
  * multithreaded): everything they need (argv, envp, group list) is prepared before fork().
  * Order in the profiler: own process group → stdio → close fds → rlimits → nice →
  * setgroups/setresgid/setresuid (root last) → pdeathsig → no_new_privs → chdir → execve.
- * The death signal comes after the uid change because the kernel clears it on any
- * credential change: set earlier, the profile outlived a keeper killed with xmemd. A failure
- * at any step is reported through a CLOEXEC pipe as (step, errno), then _exit(127).
+ * The namespaces are made before it, while still root: user code never runs as root. The
+ * death signal comes after the uid change because the kernel clears it on any credential
+ * change: set earlier, the profile outlived a keeper killed with xmemd. A failure at any step
+ * is reported through a CLOEXEC pipe as (step, errno), then _exit(127).
  */
 #include "sandbox.h"
 #include "defaults.h"
+#include "sandbox_namespace.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -26,9 +35,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -51,14 +62,15 @@ enum ChildStep : int {
     step_privs,
     step_chdir,
     step_exec,
-    step_keeper
+    step_keeper,
+    step_namespace
 };
 const char *step_name(int s)
 {
-    static const char *const names[] = {"?",         "setsid", "stdio",        "setrlimit",
-                                        "setgroups", "setgid", "setuid",       "no_new_privs",
-                                        "chdir",     "exec",   "fork (keeper)"};
-    return s >= 0 && s <= step_keeper ? names[s] : "?";
+    static const char *const names[] = {"?",         "setsid", "stdio",         "setrlimit",
+                                        "setgroups", "setgid", "setuid",        "no_new_privs",
+                                        "chdir",     "exec",   "fork (keeper)", "PID namespace"};
+    return s >= 0 && s <= step_namespace ? names[s] : "?";
 }
 
 double now_s()
@@ -86,7 +98,8 @@ struct ChildPlan {
     gid_t gid;
     const SandboxLimits *lim;
     int devnull, out_w, err_w, errpipe_w;
-    pid_t daemon; // xmemd, the keeper's parent
+    pid_t daemon;       // xmemd, the keeper's parent
+    bool pid_namespace; // the profile runs in a PID namespace of its own
 };
 
 void set_limit(int res, rlim_t soft, rlim_t hard, int errfd)
@@ -169,13 +182,17 @@ int list_children(pid_t *out, int max)
 
 // Kills every descendant: the killed children's own children are re-parented to us (we are
 // a subreaper) before we reap their parent, so the next round sees them. RLIMIT_NPROC bounds
-// the rounds of a fork loop. Every wait is bounded (k_keeper_reap_ms): a descendant traced by
-// a process outside the sandbox dies of SIGKILL but stays unreapable for as long as its
-// tracer does not wait for it, and once pinned the profiling slot and a pool thread for
-// that long (issue 26, M2). Past the deadline the keeper leaves such zombies to init.
-void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped)
+// the rounds of a fork loop. In a namespace the only child is init, whose death kills the
+// rest. Every wait is bounded (k_keeper_reap_ms): a descendant traced by a process outside
+// the sandbox dies of SIGKILL but stays unreapable for as long as its tracer does not wait
+// for it — and the namespace's init, which the kernel makes wait for every process of the
+// namespace, with it — and once pinned the profiling slot and a pool thread for that long
+// (issue 26, M2). Past the deadline the keeper leaves such zombies to init. Returns whether
+// `child` was reaped, with its wait status.
+bool keeper_kill_all(pid_t child, int *child_status)
 {
     pid_t kids[512];
+    bool reaped = false;
     double give_up = now_s() + k_keeper_reap_ms / 1000.0;
     for (;;) {
         int n = list_children(kids, 512);
@@ -185,15 +202,15 @@ void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped
         }
         int st = 0;
         pid_t r = waitpid(-1, &st, WNOHANG);
-        if (r == profiler) {
-            *profiler_status = st;
-            *profiler_reaped = true;
+        if (r == child) {
+            *child_status = st;
+            reaped = true;
         }
         if (r < 0 && errno == ECHILD)
-            return;
+            return reaped;
         if (r == 0) { // a killed child needs a moment to die; a traced one may never be reaped
             if (now_s() > give_up)
-                return;
+                return reaped;
             struct timespec pause = {0, 5 * 1000 * 1000};
             nanosleep(&pause, nullptr);
         }
@@ -216,6 +233,102 @@ void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
+// Closes every descriptor but `keep_a` and `keep_b` (either may be -1).
+void close_all_but(int keep_a, int keep_b)
+{
+    int lo = std::min(keep_a, keep_b), hi = std::max(keep_a, keep_b);
+    unsigned from = 0;
+    for (int keep : {lo, hi}) {
+        if (keep < 0)
+            continue;
+        if ((unsigned)keep > from)
+            syscall(SYS_close_range, from, (unsigned)keep - 1, 0u);
+        from = (unsigned)keep + 1;
+    }
+    syscall(SYS_close_range, from, ~0u, 0u);
+}
+
+// The namespace's init (pid 1 there, still root): mounts the namespace's /proc, forks the
+// profiler, reaps whatever is re-parented to it, and when the profiler ends writes its wait
+// status to the keeper and exits, upon which the kernel kills everything left in the
+// namespace. The status travels by pipe because init's own exit waits for the namespace to
+// empty, which a traced zombie can hold up: the keeper must not wait for that.
+[[noreturn]] void namespace_init_main(const ChildPlan &p, const sigset_t &old_mask, int status_r,
+                                      int status_w)
+{
+    close(status_r);
+    // The keeper's death kills init and so the namespace. A keeper already gone has closed
+    // the status pipe's only read end, which poll() reports as POLLERR on the write end.
+    struct pollfd keeper = {status_w, 0, 0};
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || poll(&keeper, 1, 0) != 0)
+        child_fail(p.errpipe_w, step_keeper);
+    int err = namespace_enter_mounts();
+    if (err != 0) {
+        errno = err;
+        child_fail(p.errpipe_w, step_namespace);
+    }
+    pid_t profiler = fork();
+    if (profiler == 0)
+        child_main(p, old_mask);
+    if (profiler < 0)
+        child_fail(p.errpipe_w, step_keeper);
+    close_all_but(status_w, -1); // the pipes' EOFs must follow the profiler alone
+    for (;;) {
+        int st = 0;
+        pid_t r = waitpid(-1, &st, 0);
+        if (r == profiler) {
+            ssize_t n = write(status_w, &st, sizeof(st));
+            _exit(n == (ssize_t)sizeof(st) ? 0 : 127);
+        }
+        if (r < 0 && errno != EINTR)
+            _exit(127);
+    }
+}
+
+// The profiler's wait status as init wrote it; false when init ended without writing it.
+bool read_profiler_status(int status_r, int *status)
+{
+    int st = 0;
+    ssize_t n;
+    while ((n = read(status_r, &st, sizeof(st))) < 0 && errno == EINTR) {
+    }
+    if (n != (ssize_t)sizeof(st))
+        return false;
+    *status = st;
+    return true;
+}
+
+// Waits until the profiler ended (its status: from init's pipe, or from reaping it) or
+// SIGTERM came (false). `sigfd` reads SIGCHLD and SIGTERM; `status_r` is -1 without a
+// namespace.
+bool keeper_wait(int sigfd, int status_r, pid_t child, int *status)
+{
+    for (;;) {
+        struct pollfd fds[2] = {{sigfd, POLLIN, 0}, {status_r, POLLIN, 0}};
+        if (poll(fds, 2, -1) < 0)
+            continue;
+        if (fds[1].revents) {
+            if (read_profiler_status(status_r, status))
+                return true;
+            close(status_r); // init ended without a word: its reaping below says how
+            status_r = -1;
+        }
+        struct signalfd_siginfo si[8];
+        ssize_t n = fds[0].revents ? read(sigfd, si, sizeof(si)) : 0;
+        for (ssize_t i = 0; i < n / (ssize_t)sizeof(si[0]); i++)
+            if (si[i].ssi_signo == SIGTERM)
+                return false;
+        int st = 0;
+        pid_t r;
+        while ((r = waitpid(-1, &st, WNOHANG)) > 0)
+            if (r == child) {
+                if (status_r < 0 || !read_profiler_status(status_r, status))
+                    *status = st;
+                return true;
+            }
+    }
+}
+
 [[noreturn]] void keeper_main(const ChildPlan &p)
 {
     if (setsid() < 0)
@@ -233,28 +346,29 @@ void keeper_kill_all(pid_t profiler, int *profiler_status, bool *profiler_reaped
     // signal of SIGKILL killed the keeper first and left those orphans to init (issue 26, L3).
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != p.daemon)
         child_fail(p.errpipe_w, step_keeper); // xmemd is already gone: start nothing
-    pid_t profiler = fork();
-    if (profiler == 0)
-        child_main(p, old_mask);
-    if (profiler < 0)
+    int sigfd = signalfd(-1, &wait_set, SFD_CLOEXEC);
+    if (sigfd < 0)
         child_fail(p.errpipe_w, step_keeper);
-    syscall(SYS_close_range, 0u, ~0u, 0u); // the pipes' EOFs must follow the profiler alone
+    int status_pipe[2] = {-1, -1};
+    if (p.pid_namespace && (unshare(CLONE_NEWPID) != 0 || pipe2(status_pipe, O_CLOEXEC) != 0))
+        child_fail(p.errpipe_w, step_namespace);
+    pid_t child = fork();
+    if (child == 0 && p.pid_namespace)
+        namespace_init_main(p, old_mask, status_pipe[0], status_pipe[1]);
+    if (child == 0)
+        child_main(p, old_mask);
+    if (child < 0)
+        child_fail(p.errpipe_w, step_keeper);
+    close_all_but(sigfd, status_pipe[0]); // the pipes' EOFs must follow the profiler alone
     int status = 0;
-    bool reaped = false;
-    while (!reaped) {
-        siginfo_t si;
-        if (sigwaitinfo(&wait_set, &si) == SIGTERM)
-            break;
-        int st = 0;
-        pid_t r;
-        while ((r = waitpid(-1, &st, WNOHANG)) > 0)
-            if (r == profiler) {
-                status = st;
-                reaped = true;
-            }
+    bool ended = keeper_wait(sigfd, status_pipe[0], child, &status);
+    int child_status = 0;
+    if (keeper_kill_all(child, &child_status) && !ended) { // SIGTERM as the profiler ended
+        ended = true;
+        if (status_pipe[0] < 0 || !read_profiler_status(status_pipe[0], &status))
+            status = child_status;
     }
-    keeper_kill_all(profiler, &status, &reaped);
-    keeper_mirror(reaped ? status : SIGKILL); // a wait status of SIGKILL: "killed by SIGKILL"
+    keeper_mirror(ended ? status : SIGKILL); // a wait status of SIGKILL: "killed by SIGKILL"
 }
 
 std::vector<char *> cstrings(const std::vector<std::string> &v)
@@ -266,7 +380,13 @@ std::vector<char *> cstrings(const std::vector<std::string> &v)
     return out;
 }
 
-// Appends to a bounded buffer; for stderr keep the tail, for stdout report overflow.
+// How far a kept tail may grow past its bound before it is cut back to it: one move of the
+// tail per this many bytes read, not one per read. Cut at every read, 4 GB of a preamble's
+// stderr cost xmemd 2.6 s of CPU in moves alone (issue 26, L8).
+constexpr std::size_t k_tail_slack = 1 << 20;
+
+// Appends to a bounded buffer; for stderr keep the tail (at most cap + k_tail_slack bytes
+// until keep_tail_cut), for stdout report overflow.
 bool drain(int fd, std::string &buf, std::size_t cap, bool keep_tail, bool &eof)
 {
     char chunk[16384];
@@ -277,7 +397,8 @@ bool drain(int fd, std::string &buf, std::size_t cap, bool keep_tail, bool &eof)
             if (buf.size() > cap) {
                 if (!keep_tail)
                     return false;
-                buf.erase(0, buf.size() - cap);
+                if (buf.size() > cap + k_tail_slack)
+                    buf.erase(0, buf.size() - cap);
             }
             continue;
         }
@@ -287,6 +408,13 @@ bool drain(int fd, std::string &buf, std::size_t cap, bool keep_tail, bool &eof)
             continue;
         return true; // EAGAIN or error: wait for more
     }
+}
+
+// The last `cap` bytes of a tail drain() kept.
+void keep_tail_cut(std::string &buf, std::size_t cap)
+{
+    if (buf.size() > cap)
+        buf.erase(0, buf.size() - cap);
 }
 
 } // namespace
@@ -349,7 +477,8 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
                    outp[1],
                    errp[1],
                    failp[1],
-                   getpid()};
+                   getpid(),
+                   sandbox_isolation().pid_namespace};
     double start = now_s();
     pid_t pid = fork();
     if (pid == 0)
@@ -446,6 +575,7 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
         run.term_signal = WTERMSIG(status);
     run.cpu_seconds =
         ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    keep_tail_cut(run.err, cap);
     run.wall_seconds = now_s() - start;
     if (pidfd >= 0)
         close(pidfd);

@@ -1,7 +1,8 @@
 /*
  * sandbox.h — run the profiler as the requesting user, in its working directory, in its own
- * session/process group, with resource limits, no GPU, a scrubbed environment, lowered
- * priority, and bounded captured output. Blocking: call it from a worker thread.
+ * PID namespace (where xmemd is root: sandbox_namespace.h) and process group, with resource
+ * limits, no GPU, a scrubbed environment, lowered priority, and bounded captured output;
+ * nothing it starts outlives it. Blocking: call it from a worker thread.
  */
 #ifndef XMEMD_SANDBOX_H
 #define XMEMD_SANDBOX_H

@@ -33,17 +33,21 @@ run() { # NAME EXPECTED_OUTCOME COMMAND...
 log "wall time: a sleeping profile and its children are killed"
 run wall profile_timeout /bin/sh -c 'sleep 300 & sleep 300'
 log "wall time: a child that left the process group with setsid() is killed too"
-run escape profile_timeout python3 -c 'import os, time
+run escape profile_timeout python3 -c 'import os, signal, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         time.sleep(300)
     os._exit(0)
 time.sleep(300)'
 log "an escaped child of a profile that exits is killed when the profile ends"
-run escape_exit profile_bad_output python3 -c 'import os, time
+run escape_exit profile_bad_output python3 -c 'import os, signal, time
 if os.fork() == 0:
     os.setsid()
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     time.sleep(300)
     os._exit(0)
 print("done")'
@@ -53,26 +57,36 @@ log "issue 26 M2: a descendant traced from outside the sandbox does not pin the 
 # The profile's child lets any process trace it; the user's tracer, outside the sandbox,
 # seizes it and never waits for it, so once killed it stays an unreaped zombie for the
 # tracer's life (60 s). The keeper's reaping and xmemd's wait for the keeper are bounded.
+# In the profile's PID namespace its pids are not the host's: the child names itself
+# (PR_SET_NAME) and the tracer finds it by that name.
 cat >"$T/tracer.py" <<'PY'
 import ctypes, os, sys, time
-pidfile, done = sys.argv[1], sys.argv[2]
-while not os.path.exists(pidfile):
+ready, done, name = sys.argv[1], sys.argv[2], sys.argv[3]
+open(done + ".tracer", "w").write(str(os.getpid()))
+while not os.path.exists(ready):
     time.sleep(0.05)
-pid = int(open(pidfile).read())
+def comm(p):
+    try:
+        return open(f"/proc/{p}/comm").read().strip()
+    except OSError:
+        return None
+pid = next(int(p) for p in os.listdir("/proc") if p.isdigit() and comm(p) == name)
 libc = ctypes.CDLL(None, use_errno=True)
 if libc.ptrace(0x4206, pid, None, None) != 0:  # PTRACE_SEIZE
     sys.exit("seize failed: " + os.strerror(ctypes.get_errno()))
-open(done, "w").close()
+open(done, "w").write(str(pid))
 time.sleep(60)
 PY
-rm -f "$T/w/traced.pid" "$T/w/seized"
-runuser -u xmemt1 -- python3 "$T/tracer.py" "$T/w/traced.pid" "$T/w/seized" 2>"$T/tracer.err" &
+traced_name=traced-$$
+rm -f "$T/w/traced.ready" "$T/w/seized" "$T/w/seized.tracer"
+runuser -u xmemt1 -- python3 "$T/tracer.py" "$T/w/traced.ready" "$T/w/seized" "$traced_name" 2>"$T/tracer.err" &
 tracer=$!
 run traced estimated python3 -c 'import ctypes, os, time
 if os.fork() == 0:
-    ctypes.CDLL(None).prctl(0x59616d61, ctypes.c_ulong(-1 & 0xffffffffffffffff), 0, 0, 0)  # PR_SET_PTRACER_ANY
-    open("traced.pid.tmp", "w").write(str(os.getpid()))
-    os.rename("traced.pid.tmp", "traced.pid")
+    libc = ctypes.CDLL(None)
+    libc.prctl(0x59616d61, ctypes.c_ulong(-1 & 0xffffffffffffffff), 0, 0, 0)  # PR_SET_PTRACER_ANY
+    libc.prctl(15, b"'"$traced_name"'", 0, 0, 0)  # PR_SET_NAME
+    open("traced.ready", "w").close()
     time.sleep(300)
     os._exit(0)
 for _ in range(200):
@@ -80,8 +94,11 @@ for _ in range(200):
         break
     time.sleep(0.05)
 pass'
-[ -e "$T/w/seized" ] || fail "the tracer did not seize the profile's child: $(cat "$T/tracer.err")"
-pkill -u xmemt1 -f "$T/tracer.py"; wait "$tracer" 2>/dev/null
+[ -s "$T/w/seized" ] || fail "the tracer did not seize the profile's child: $(cat "$T/tracer.err")"
+traced=$(cat "$T/w/seized")
+# The tracer still alive, the traced child is dead: a zombie only its tracer can release.
+expect_eq "$(awk '{print $3}' "/proc/$traced/stat" 2>/dev/null || echo gone)" Z "the traced child's state after the profile"
+kill "$(cat "$T/w/seized.tracer")"; wait "$tracer" 2>/dev/null
 # The tracer gone, init reaps the zombie it held.
 for _ in $(seq 50); do [ "$(ps -o pid= -u xmemt1 | wc -l)" = 0 ] && break; sleep 0.1; done
 log "address space"

@@ -73,6 +73,13 @@ def main():
         s.sendall(header(ESTIMATE, len(body)) + body)
         print(reply(s, whole=True))
         return
+    elif case == "preamble":
+        # An estimate whose preamble (RAW_PREAMBLE, one line each) the plugin never
+        # classified: a raw client sends what it likes, without a script to bind it.
+        lines = os.environ["RAW_PREAMBLE"].split("\n")
+        body = json.dumps({"argv": ["python3", "train.py"], "cwd": os.environ["RAW_CWD"],
+                           "preamble": [{"line": i + 1, "text": t} for i, t in enumerate(lines)]}).encode()
+        s.sendall(header(ESTIMATE, len(body)) + body)
     elif case == "job-end-huge-id":
         # A job id past Slurm's 32 bits (2^64-1): the C client cannot send one, a raw one can.
         body = json.dumps({"request_id": int(os.environ["RAW_REQUEST"]), "job_id": 2**64 - 1,

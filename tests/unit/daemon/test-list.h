@@ -21,7 +21,8 @@
     X(user_load)                                                                                   \
     X(prepare_line)                                                                                \
     X(leaders)                                                                                     \
-    X(estimate_stage)
+    X(estimate_stage)                                                                              \
+    X(sandbox)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)
