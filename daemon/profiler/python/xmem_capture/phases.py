@@ -111,6 +111,10 @@ class Tracker:
         """Whether a module's forward is running."""
         return bool(self._module_stack)
 
+    def in_backward(self):
+        """Whether a backward is running (a checkpointed forward recomputed in it, say)."""
+        return self._backward_depth > 0
+
     def _name(self, module):
         """(interned id, path) of a module."""
         named = self._names.get(module)
@@ -175,6 +179,10 @@ class Tracker:
                 finally:
                     tracker._backward_depth -= 1
                 if tracker._backward_depth == 0:
+                    # A checkpointed forward recomputed in it stops early, by raising: its
+                    # modules never popped, and would hide the next step's forward.
+                    tracker._module_stack.clear()
+                    tracker.native.set_module(0)
                     tracker.backward_returned()
                 return result
 
