@@ -111,6 +111,13 @@ est --mode fast -- python "${hf[@]}" --amp bf16 >hf-amp-twin.json || fail "gpt2 
 est --mode fast --what-if amp=bf16 -- python "${hf[@]}" >hf-amp-switch.json ||
     fail "gpt2 --what-if amp=bf16"
 same_peak "amp=bf16 on GPT-2's own AMP switch" hf-amp-switch.json hf-amp-twin.json
+# A checkpointed forward recomputed in the backward stops early; the next step's forward
+# must still run under autocast (the capture forgets the recomputation's modules).
+llama=("$WORKLOADS/torch2/hf_lm.py" --arch llama --checkpointing --seq 128 --batch 4 --steps 3)
+est --mode fast -- python "${llama[@]}" --amp bf16 >llama-amp-twin.json || fail "llama --amp bf16"
+est --mode fast --what-if amp=bf16 -- python "${llama[@]}" >llama-amp-switch.json ||
+    fail "llama --what-if amp=bf16"
+same_peak "amp=bf16 on a checkpointed Llama" llama-amp-switch.json llama-amp-twin.json
 run "${refusing[@]}" --what-if checkpoint=all-blocks -- python "${hf[@]}" --checkpointing
 refused "checkpoint=all-blocks on a model that checkpoints" \
     "the script already enables gradient checkpointing on its GPT2LMHeadModel"

@@ -110,6 +110,8 @@ class AutocastForward(Switch):
         if self.cuda_autocast_on():  # the script's own switch, turned on above
             self.applied = True
             return
+        if self.tracker.in_backward():  # a recomputation runs as its forward ran
+            return
         self.building = True
         try:
             self.region = self.torch.autocast("cuda", dtype=self.torch.bfloat16)
