@@ -23,7 +23,8 @@
     X(6, NO_MEMORY, "the job ran out of address space (MemoryError), a limit its caller set")      \
     X(7, NO_PROCESSES,                                                                             \
       "the job could not start a process or thread (EAGAIN), a limit its "                         \
-      "caller set")
+      "caller set")                                                                                \
+    X(8, REFUSED, "a --what-if change cannot be applied faithfully to this job")
 
 /* The numbers as C names, XMEM_PROFILE_EXIT_<NAME>. */
 enum xmem_profile_exit {
@@ -46,7 +47,9 @@ enum xmem_profile_exit {
     X(ENVIRONMENT, "environment", XMEM_PROFILE_EXIT_ENVIRONMENT,                                   \
       "environment TEXT: the job's environment cannot run a capture")                              \
     X(UNSUPPORTED, "unsupported", XMEM_PROFILE_EXIT_UNSUPPORTED,                                   \
-      "unsupported TEXT: fast mode cannot run this job")
+      "unsupported TEXT: fast mode cannot run this job")                                           \
+    X(REFUSED, "refused", XMEM_PROFILE_EXIT_REFUSED,                                               \
+      "refused TEXT: the --what-if change cannot be applied faithfully to this job")
 
 /*
  * X(NAME, word, exit, meaning): a line the capture writes when the job met a limit its caller

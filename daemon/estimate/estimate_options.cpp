@@ -169,7 +169,8 @@ const char *usage_text()
            "                     [--mode fast|exact|auto] [--max-rss MIB]\n"
            "                     [--analysed-trace PATH]\n"
            "                     [--sweep ARG=V1,V2,...|ARG=LO..HI [--fit SIZE] [--sweep-jobs N]]\n"
-           "                     [--what-if alloc-conf=SETTINGS ...]\n"
+           "                     [--what-if alloc-conf=SETTINGS|amp=bf16|checkpoint=all-blocks|\n"
+           "                                optimizer=fused ...]\n"
            "Runs COMMAND (a PyTorch training entrypoint) for N optimizer steps on the CPU,\n"
            "then predicts its peak GPU memory on NAME and recommends a hard memory limit.\n"
            "--torch picks the PyTorch release whose allocator is simulated (default: the\n"
@@ -184,8 +185,13 @@ const char *usage_text()
            "--sweep estimates once per value of one of COMMAND's own arguments (e.g.\n"
            "--sweep --batch-size=8,16,32, or =1..512 to search) and names the largest value\n"
            "that fits the GPU, or whose limit fits --fit SIZE (a share such as 20G).\n"
-           "--what-if alloc-conf=expandable_segments:True replays the same trace under other\n"
-           "allocator settings and prints the result beside the estimate.\n";
+           "--what-if prints, beside the estimate, the job's estimate with one change:\n"
+           "alloc-conf=expandable_segments:True replays the same trace under other allocator\n"
+           "settings; amp=bf16 (the training forward under bf16 autocast),\n"
+           "checkpoint=all-blocks (Hugging Face models' gradient checkpointing) and\n"
+           "optimizer=fused (fused=True for Adam, AdamW, SGD) profile the job again with the\n"
+           "change applied, as if the script were edited; a change that cannot be applied\n"
+           "faithfully to the job is refused with one line.\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)
@@ -234,6 +240,11 @@ Result<EstimateOptions> parse_options(int argc, char **argv)
     if (!o.sweep.empty() && !o.trace_in.empty())
         return R::fail("xmem: --sweep: reruns the command for each value; a trace (--trace-in) "
                        "has none to rerun");
+    for (const std::string &change : o.what_if)
+        if (!o.trace_in.empty() && applied_in_capture(change))
+            return R::fail("xmem: --what-if " + change +
+                           ": profiles the job again with the change applied; a trace "
+                           "(--trace-in) has no command to run");
     if (!o.sweep.empty() && !o.what_if.empty())
         return R::fail("xmem: --what-if: with --sweep, every value would print it; estimate "
                        "the value you want alone with --what-if");

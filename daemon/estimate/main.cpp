@@ -41,7 +41,16 @@ constexpr size_t k_timeline_buckets = 1024;
 // The estimator's failure outcomes, one per step (docs/estimate.md); xmemd's request
 // outcomes (contract/outcomes.h) name what happened to a request, not which step of an
 // estimate failed, so these are the estimator's own.
-enum class Outcome { usage, target, profile, trace, analysis, output, internal_error };
+enum class Outcome {
+    usage,
+    target,
+    profile,
+    trace,
+    analysis,
+    output,
+    internal_error,
+    what_if_refused
+};
 
 const char *outcome_name(Outcome o)
 {
@@ -60,6 +69,8 @@ const char *outcome_name(Outcome o)
         return "output_failed";
     case Outcome::internal_error:
         return "internal_error";
+    case Outcome::what_if_refused:
+        return "what_if_refused";
     }
     return "internal_error";
 }
@@ -74,9 +85,13 @@ bool limit_met(int profile_status)
            profile_status == XMEM_PROFILE_EXIT_NO_PROCESSES;
 }
 
-int fail(const std::string &message, Outcome outcome)
+// Whether a failure's line is still to be shown, or a profiler has shown its own.
+enum class Echo { show, already_shown };
+
+int fail(const std::string &message, Outcome outcome, Echo echo = Echo::show)
 {
-    std::fprintf(stderr, "%s\n", message.c_str());
+    if (echo == Echo::show)
+        std::fprintf(stderr, "%s\n", message.c_str());
     if (g_json) {
         nlohmann::json j = {{"error", message}, {"outcome", outcome_name(outcome)}};
         std::fputs((j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n").c_str(),
@@ -192,9 +207,11 @@ void export_target_capability(const Target &target)
     setenv("XMEM_GPU_CAPABILITY", cc.c_str(), 1);
 }
 
-// Profiles the command into a trace; returns the trace path (the caller removes a temp).
-// *PROFILE_STATUS: the profiler's exit status.
-Result<std::string> capture(const EstimateOptions &o, bool &is_temp, int *profile_status)
+// Profiles the command into a trace, with the capture change WHAT_IF applied when one is
+// given; returns the trace path (the caller removes a temp). *PROFILE_STATUS: the profiler's
+// exit status.
+Result<std::string> capture(const EstimateOptions &o, bool &is_temp, int *profile_status,
+                            const std::string &what_if = "")
 {
     is_temp = false;
     if (!o.trace_in.empty())
@@ -210,8 +227,8 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp, int *profil
         out = tmp.value();
         is_temp = true;
     }
-    ProfileRequest req{profiler.value(), out,           o.steps,  o.threads, o.timeout_seconds,
-                       o.budget_seconds, o.max_rss_mib, o.command};
+    ProfileRequest req{profiler.value(), out,           o.steps,   o.threads, o.timeout_seconds,
+                       o.budget_seconds, o.max_rss_mib, o.command, what_if};
     auto ran = run_profile_mode(o, req, profile_status);
     if (!ran.ok()) {
         if (is_temp)
@@ -219,6 +236,37 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp, int *profil
         return Result<std::string>::fail(ran.error());
     }
     return Result<std::string>::ok(out);
+}
+
+// The job profiled again with the capture change CHANGE, by the capture that made the
+// baseline's trace (CAPTURE_KIND, its `capture` metadata), so that the two differ by the
+// change alone. *STATUS: the profiler's exit status (k_profile_refused: the capture refused
+// the change, and its one line is shown).
+Result<Workload> profile_changed(const EstimateOptions &o, const std::string &capture_kind,
+                                 const std::string &change, int *status)
+{
+    EstimateOptions changed = o;
+    changed.mode = capture_kind == "fast" ? "fast" : "exact";
+    changed.keep_trace.clear();
+    bool temp = false;
+    auto path = capture(changed, temp, status, change);
+    if (*status == k_profile_refused)
+        return Result<Workload>::fail("xmem: --what-if " + change +
+                                      ": refused by the capture; its line on stderr says why");
+    if (!path.ok())
+        return Result<Workload>::fail(path.error());
+    auto work = load_workload(path.value());
+    if (temp)
+        unlink(path.value().c_str());
+    return work;
+}
+
+// What a failed --what-if was: the capture's refusal, its profile, or its analysis.
+int fail_what_if(const std::string &message, int profile_status)
+{
+    if (profile_status == k_profile_refused)
+        return fail(message, Outcome::what_if_refused, Echo::already_shown);
+    return fail(message, profile_status ? Outcome::profile : Outcome::analysis);
 }
 
 Result<void> write_timeline(const EstimateOptions &o, const Estimate &e,
@@ -271,8 +319,13 @@ int run(const EstimateOptions &o)
                 o.analysed_trace.empty() ? nullptr : &analysed);
     if (!est.ok())
         return fail(est.error().message, Outcome::analysis);
-    if (auto w = add_what_ifs(o.what_if, captured, target.value(), est.value()); !w.ok())
-        return fail(w.error().message, Outcome::analysis);
+    int what_if_status = 0;
+    auto profile = [&](const std::string &change) {
+        std::string kind(captured.meta_value("capture"));
+        return profile_changed(o, kind, change, &what_if_status);
+    };
+    if (auto w = add_what_ifs(o.what_if, captured, target.value(), est.value(), profile); !w.ok())
+        return fail_what_if(w.error().message, what_if_status);
     if (!o.analysed_trace.empty())
         if (auto w = write_workload(analysed, o.analysed_trace); !w.ok())
             return fail(w.error().message, Outcome::output);

@@ -33,6 +33,10 @@ std::vector<std::string> profiler_argv(const ProfileRequest &req)
         args.push_back("--max-rss");
         args.push_back(std::to_string(req.max_rss_mib));
     }
+    if (!req.what_if.empty()) {
+        args.push_back("--what-if");
+        args.push_back(req.what_if);
+    }
     args.push_back("--");
     args.insert(args.end(), req.command.begin(), req.command.end());
     return args;

@@ -20,6 +20,7 @@ struct ProfileRequest {
     unsigned budget_seconds = 0;
     unsigned max_rss_mib = 0; // 0: xmem-profile's default; fast mode holds no tensor data
     std::vector<std::string> command;
+    std::string what_if; // a change the capture applies inside the job (what_if.h)
 };
 
 // The profilers' exit statuses this side acts on (contract/profile_status.h,
@@ -29,6 +30,8 @@ constexpr int k_profile_unsupported = XMEM_PROFILE_EXIT_UNSUPPORTED;
 constexpr int k_profile_environment = XMEM_PROFILE_EXIT_ENVIRONMENT;
 // The job passed the exact capture's memory limit; the profiler's own line names fast mode.
 constexpr int k_profile_memory = XMEM_PROFILE_EXIT_MEMORY;
+// The capture cannot apply the --what-if change to this job; its one line says why.
+constexpr int k_profile_refused = XMEM_PROFILE_EXIT_REFUSED;
 
 // Runs the profiler and waits. A non-zero exit is an error naming the status (also left in
 // *exit_status when given); the profiler's own stderr reaches the user unchanged, and so

@@ -59,7 +59,8 @@ grep -q '^largest that fits: --batch-size=4096$' "$TMP/text" || { cat "$TMP/text
 echo "ok: the text names the largest batch that fits the GPU"
 
 # --what-if alloc-conf=...: the same trace replayed under other allocator settings equals
-# the estimate of that trace with those settings; a change no capture applies is refused.
+# the estimate of that trace with those settings; a change the capture applies needs the
+# command, which a trace has not (the capture's changes: 19-estimate-what-if.sh).
 est --keep-trace "$TMP/mlp.xtrace" --json -- python mlp.py --batch-size 3000 >/dev/null ||
     fail "keep the trace"
 conf=expandable_segments:True
@@ -72,4 +73,4 @@ conf=expandable_segments:True
 out=$("$B/xmem-estimate" --trace-in "$TMP/mlp.xtrace" --what-if amp=bf16 2>&1)
 [ $? = 2 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q '^xmem: --what-if amp=bf16: ' ||
     fail "amp=bf16 is not refused with one line: $out"
-echo "ok: --what-if alloc-conf equals --alloc-conf on the same trace; amp is refused in one line"
+echo "ok: --what-if alloc-conf equals --alloc-conf on the same trace; amp on a trace is refused in one line"

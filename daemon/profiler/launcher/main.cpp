@@ -80,6 +80,8 @@ ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Com
         {"OMP_NUM_THREADS", threads},
         {"MKL_NUM_THREADS", threads},
     };
+    // Always set, empty for none: a value left in the caller's environment changes nothing.
+    spec.env.emplace_back("XMEM_WHAT_IF", opts.what_if); // read by xmem_capture/what_if.py
     return spec;
 }
 

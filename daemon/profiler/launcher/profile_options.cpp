@@ -49,6 +49,7 @@ const char *usage_text()
 {
     return "usage: xmem-profile --out TRACE [--steps N] [--threads N] [--timeout SECONDS]\n"
            "                    [--budget SECONDS] [--max-rss MIB] [--python PATH] [--verbose]\n"
+           "                    [--what-if CHANGE]\n"
            "                    -- COMMAND ARGS...\n"
            "Runs a PyTorch training command on the CPU with CUDA faked, records every tensor\n"
            "allocation and free of its first N optimizer steps (default 3) into TRACE, and exits.\n"
@@ -64,7 +65,9 @@ const char *usage_text()
            "                     free at the start; 0: no limit)\n"
            "  --python PATH      interpreter for python/python3/*.py commands (default:\n"
            "                     $XMEM_PYTHON, else the command's own, found on PATH)\n"
-           "  --verbose          show the script's stderr as it runs\n";
+           "  --verbose          show the script's stderr as it runs\n"
+           "  --what-if CHANGE   run the job with CHANGE applied: amp=bf16, checkpoint=all-blocks\n"
+           "                     or optimizer=fused (exit 8, one line, when it cannot apply)\n";
 }
 
 ParseResult parse_options(int argc, const char *const *argv, Options *opts)
@@ -90,7 +93,8 @@ ParseResult parse_options(int argc, const char *const *argv, Options *opts)
         for (const auto &o : k_int_options)
             if (std::strcmp(arg, o.name) == 0)
                 int_opt = &o;
-        bool is_string = std::strcmp(arg, "--out") == 0 || std::strcmp(arg, "--python") == 0;
+        bool is_string = std::strcmp(arg, "--out") == 0 || std::strcmp(arg, "--python") == 0 ||
+                         std::strcmp(arg, "--what-if") == 0;
         if (int_opt == nullptr && !is_string)
             return error(std::string(arg) + ": unknown option (see --help)");
         if (i + 1 >= argc)
@@ -105,6 +109,8 @@ ParseResult parse_options(int argc, const char *const *argv, Options *opts)
             return error(std::string(arg) + ": empty value");
         } else if (std::strcmp(arg, "--out") == 0) {
             opts->out = value;
+        } else if (std::strcmp(arg, "--what-if") == 0) {
+            opts->what_if = value;
         } else {
             opts->python = value;
         }

@@ -1,6 +1,6 @@
 // Command line of xmem-profile:
 //   xmem-profile --out TRACE [--steps N] [--threads N] [--timeout SECONDS] [--budget SECONDS]
-//                [--max-rss MIB] [--python PATH]
+//                [--max-rss MIB] [--python PATH] [--what-if CHANGE]
 //                -- COMMAND ARGS...
 #pragma once
 
@@ -39,6 +39,9 @@ struct Options {
     int max_rss_mib = k_rss_default;
     std::string python;   // empty: XMEM_PYTHON, then /usr/bin/python3, then python3 on PATH
     bool verbose = false; // forward the script's stderr live instead of only on failure
+    // --what-if: one change the capture applies inside the job (amp=bf16, ...); the capture
+    // checks it and refuses what it cannot apply faithfully (docs/estimate.md, "What if").
+    std::string what_if;
     std::vector<std::string> command;
 };
 

@@ -12,6 +12,7 @@ EXIT_ENVIRONMENT = 4
 EXIT_MEMORY = 5
 EXIT_NO_MEMORY = 6
 EXIT_NO_PROCESSES = 7
+EXIT_REFUSED = 8
 
 LINE_STEP = "step"
 LINE_DONE = "done"
@@ -20,6 +21,7 @@ LINE_BUILT = "built"
 LINE_FAIL = "fail"
 LINE_ENVIRONMENT = "environment"
 LINE_UNSUPPORTED = "unsupported"
+LINE_REFUSED = "refused"
 LINE_MEMORY_LIMIT = "memory-limit"
 LINE_PROCESS_LIMIT = "process-limit"
 
@@ -28,6 +30,7 @@ GIVE_UP_EXIT = {
     LINE_FAIL: EXIT_FAILED,
     LINE_ENVIRONMENT: EXIT_ENVIRONMENT,
     LINE_UNSUPPORTED: EXIT_UNSUPPORTED,
+    LINE_REFUSED: EXIT_REFUSED,
 }
 
 # The exit status the launcher ends with after a limit line (the job fails its own way).

@@ -1,5 +1,6 @@
 // options: the xmem-estimate command line; every mistake is one clear line.
 #include "estimate_options.h"
+#include "what_if.h"
 
 #include "est_helpers.h"
 
@@ -105,10 +106,8 @@ static void sweep_options_and_what_a_sweep_refuses(void **)
         {{"--sweep", "--bs=1", "--trace-in", "t.xtrace"}, "xmem: --sweep: reruns the command"},
         {{"--sweep", "--bs=1", "--timeline", "t.html", "--", "python3", "t.py"},
          "xmem: --sweep: --timeline"},
-        {{"--what-if", "checkpoint=all-blocks", "--", "python3", "t.py"},
-         "xmem: --what-if checkpoint=all-blocks: checkpoint changes what the job runs"},
-        {{"--what-if", "colour=red", "--", "python3", "t.py"}, "unknown change (known: alloc-conf"},
-        {{"--what-if", "alloc-conf", "--", "python3", "t.py"}, "expected KEY=VALUE"},
+        {{"--sweep", "--bs=1", "--what-if", "amp=bf16", "--", "python3", "t.py"},
+         "xmem: --what-if: with --sweep"},
     };
     for (const auto &c : refused) {
         auto bad = parse(c.args);
@@ -117,10 +116,57 @@ static void sweep_options_and_what_a_sweep_refuses(void **)
     }
 }
 
+// Each change is taken with the one value xmem can apply (alloc-conf: any settings, which
+// the analysis checks), and knows where it is applied; anything else is one line.
+static void what_if_changes_and_where_each_is_applied(void **)
+{
+    auto w = parse({"--what-if", "alloc-conf=expandable_segments:True", "--what-if", "amp=bf16",
+                    "--what-if=checkpoint=all-blocks", "--what-if", "optimizer=fused", "--",
+                    "python3", "t.py"});
+    assert_true(w.ok());
+    const std::vector<std::string> &changes = w.value().what_if;
+    assert_int_equal(changes.size(), 4);
+    EXPECT_STR(changes.at(2), "checkpoint=all-blocks");
+    assert_false(applied_in_capture(changes.at(0))); // a replay of the same trace
+    for (size_t i = 1; i < changes.size(); ++i)
+        assert_true(applied_in_capture(changes.at(i))); // the job profiled again
+    assert_true(parse({"--trace-in", "t.xtrace", "--what-if", "alloc-conf=x:1"}).ok());
+    struct {
+        std::vector<std::string> args;
+        const char *says;
+    } refused[] = {
+        {{"--what-if", "amp=fp16", "--", "python3", "t.py"},
+         "xmem: --what-if amp=fp16: fp16 needs a GradScaler in the training loop"},
+        {{"--what-if", "amp=int8", "--", "python3", "t.py"},
+         "xmem: --what-if amp=int8: unknown value (amp=bf16 only)"},
+        {{"--what-if", "checkpoint=every-other", "--", "python3", "t.py"},
+         "xmem: --what-if checkpoint=every-other: unknown value (checkpoint=all-blocks only)"},
+        {{"--what-if", "optimizer=adam8bit", "--", "python3", "t.py"},
+         "xmem: --what-if optimizer=adam8bit: unknown value (optimizer=fused only)"},
+        {{"--trace-in", "t.xtrace", "--what-if", "optimizer=fused"},
+         "xmem: --what-if optimizer=fused: profiles the job again with the change applied; a "
+         "trace (--trace-in) has no command to run"},
+        {{"--what-if", "colour=red", "--", "python3", "t.py"},
+         "xmem: --what-if colour=red: unknown change (known: alloc-conf=SETTINGS, amp=bf16, "
+         "checkpoint=all-blocks, optimizer=fused)"},
+        {{"--what-if", "alloc-conf", "--", "python3", "t.py"},
+         "xmem: --what-if alloc-conf: expected KEY=VALUE"},
+        {{"--what-if", "amp=", "--", "python3", "t.py"},
+         "xmem: --what-if amp=: expected KEY=VALUE"},
+    };
+    for (const auto &c : refused) {
+        auto bad = parse(c.args);
+        assert_false(bad.ok());
+        EXPECT_STR(bad.error().message.substr(0, std::string(c.says).size()), c.says);
+        assert_true(bad.error().message.find('\n') == std::string::npos); // one line
+    }
+}
+
 int run_estimate_options_tests(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sweep_options_and_what_a_sweep_refuses),
+        cmocka_unit_test(what_if_changes_and_where_each_is_applied),
         cmocka_unit_test(full_command_line),
         cmocka_unit_test(defaults_and_trace_in),
         cmocka_unit_test(iterations_is_a_deprecated_alias),

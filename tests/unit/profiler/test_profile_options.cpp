@@ -25,10 +25,10 @@ ParseResult parse(std::initializer_list<const char *> args, Options *opts)
 static void full_command_line(void **state)
 {
     Options o;
-    ParseResult r =
-        parse({"--out", "t.trace", "--steps", "5", "--threads", "4", "--timeout", "30", "--python",
-               "/opt/py", "-v", "--", "python3", "train.py", "--epochs", "100"},
-              &o);
+    ParseResult r = parse({"--out", "t.trace", "--steps", "5", "--threads", "4", "--timeout", "30",
+                           "--python", "/opt/py", "-v", "--what-if", "amp=bf16", "--", "python3",
+                           "train.py", "--epochs", "100"},
+                          &o);
     assert_int_equal(static_cast<int>(r.status), static_cast<int>(ParseStatus::ok));
     assert_string_equal(o.out.c_str(), "t.trace");
     assert_int_equal(o.steps, 5);
@@ -36,6 +36,7 @@ static void full_command_line(void **state)
     assert_int_equal(o.timeout_s, 30);
     assert_string_equal(o.python.c_str(), "/opt/py");
     assert_true(o.verbose);
+    assert_string_equal(o.what_if.c_str(), "amp=bf16"); // the capture checks the change itself
     assert_int_equal(o.command.size(), 4);
     assert_string_equal(o.command[3].c_str(), "100"); // options after the command are its own
 }
@@ -49,6 +50,7 @@ static void defaults(void **state)
     assert_int_equal(o.timeout_s, k_default_timeout_s);
     assert_int_equal(o.threads, 0);
     assert_false(o.verbose);
+    assert_true(o.what_if.empty());
 }
 
 static void bad_input_names_the_option_and_the_fix(void **state)

@@ -18,6 +18,9 @@ import torch
 from . import cuda_autocast as cuda_fp32_ops
 
 _state = {"amp": "off"}
+# --what-if amp (what_if.py): called with (dtype, enabled) of each CUDA autocast the script
+# builds, it returns what that autocast runs with. None: as written.
+script_autocast = None
 
 
 def amp_mode():
@@ -28,6 +31,14 @@ def cuda_autocast_casts(dtype, enabled):
     """Whether CUDA autocast with this dtype lowers anything: only fp16 and bf16 do (CUDA
     disables autocast for any other dtype, fp32 included). The fast capture asks it too."""
     return bool(enabled) and (dtype is None or dtype in (torch.float16, torch.bfloat16))
+
+
+def script_cuda_autocast(dtype, enabled):
+    """(dtype, enabled) a CUDA autocast built with these runs with: as written, or as --what-if
+    amp changes it. Both captures' autocast ask it."""
+    if script_autocast is None:
+        return dtype, enabled
+    return script_autocast(dtype, enabled)
 
 
 def _note_asked(dtype):
@@ -50,6 +61,7 @@ def install(torch_mod, note):
             self._cuda_dtype = None
             self._is_cuda = device_type == "cuda"
             if self._is_cuda:
+                dtype, enabled = script_cuda_autocast(dtype, enabled)
                 if cuda_autocast_casts(dtype, enabled):
                     self._cuda_dtype = dtype or torch.float16
                     _note_asked(self._cuda_dtype)

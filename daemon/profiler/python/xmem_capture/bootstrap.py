@@ -200,10 +200,11 @@ def track_steps(session, writer, torch):
     """Counts iterations and phases, stops after the last step, and at exit keeps the trace
     of a script that ended on its own (or drops that of a failed one)."""
     global _session
-    from . import phases
+    from . import phases, what_if
     session.tracker = phases.Tracker(writer, session.steps,
                                      lambda n: session.status(f"{profile_status.LINE_STEP} {n}"), session.last_step)
     session.tracker.install(torch)
+    what_if.install(session, session.tracker, torch)
     _install_failure_hook(session)
     atexit.register(session.at_exit)
     _session = session

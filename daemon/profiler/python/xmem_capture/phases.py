@@ -44,6 +44,10 @@ class Tracker:
         self._module_stack = []
         self._names = weakref.WeakKeyDictionary()  # module -> (interned path id, path)
         self._kernels = KernelRecorder(native)
+        # --what-if switches (what_if.py): told of each phase change before it is recorded,
+        # of each training root forward (outermost, gradients on) before it runs, and of
+        # each finished step.
+        self.observers = []
 
     # -- iterations and phases -------------------------------------------------------------
     def begin_training(self):
@@ -86,10 +90,14 @@ class Tracker:
             self.on_step(self.steps_done)
 
     def phase(self, name):
+        for o in self.observers:
+            o.phase(name)
         self.native.phase(name)
 
     def step_finished(self):
         self.steps_done += 1
+        for o in self.observers:
+            o.step_finished(self.steps_done)
         self.on_step(self.steps_done)
         if self.steps_done >= self.steps:
             self.on_last_step()
@@ -99,6 +107,14 @@ class Tracker:
         self.phase("other")
 
     # -- modules ---------------------------------------------------------------------------
+    def in_forward(self):
+        """Whether a module's forward is running."""
+        return bool(self._module_stack)
+
+    def in_backward(self):
+        """Whether a backward is running (a checkpointed forward recomputed in it, say)."""
+        return self._backward_depth > 0
+
     def _name(self, module):
         """(interned id, path) of a module."""
         named = self._names.get(module)
@@ -118,9 +134,13 @@ class Tracker:
 
     def forward_pre_hook(self, module, inputs):
         if not self._module_stack:
-            if torch.is_grad_enabled():
+            training = torch.is_grad_enabled()
+            if training:
                 self.loop_event()
             self.phase("forward" if self.iteration > 0 else "setup")
+            if training:
+                for o in self.observers:
+                    o.training_forward(module)
         nid, path = self._name(module)
         self._module_stack.append((module, nid))
         self.native.set_module(nid)
@@ -159,6 +179,10 @@ class Tracker:
                 finally:
                     tracker._backward_depth -= 1
                 if tracker._backward_depth == 0:
+                    # A checkpointed forward recomputed in it stops early, by raising: its
+                    # modules never popped, and would hide the next step's forward.
+                    tracker._module_stack.clear()
+                    tracker.native.set_module(0)
                     tracker.backward_returned()
                 return result
 

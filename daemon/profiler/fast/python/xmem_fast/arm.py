@@ -8,6 +8,7 @@ written from Python, GPU tensors are meta tensors, parameters are built on host-
 import os
 
 UNSUPPORTED = "xmem: fast mode: unsupported: "
+_FAST_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAST_DEVICE_RULE = ("fast: GPU tensors are meta tensors; .cuda() of a host tensor "
                     "and cuda factories allocate; ops on device tensors allocate")
 
@@ -43,6 +44,8 @@ def arm():
     if not torch2:  # 1.13: no CUDA autocast on meta tensors, so AMP falls back
         amp.install(torch, writer.meta)
         _refuse_autocast(torch, amp, unsupported)
+        if os.environ.get("XMEM_WHAT_IF", "").startswith("amp="):  # what_if.py would add one
+            unsupported("--what-if amp: autocast's casts are not modelled on fake tensors")
     bootstrap._install_load(torch, devices)
     _install_record_function(torch, attribution)
     _refuse_saving_device_tensors(torch, tracker, unsupported)
@@ -87,13 +90,8 @@ def _install_thread_hook(device_mode):
 
 def _where(torch):
     """' at FILE:LINE' of the innermost frame outside torch and xmem: the line to look at."""
-    import traceback
-    skip = (os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(__file__)),
-            os.environ.get("XMEM_EXACT_PYDIR") or "//")
-    for frame in reversed(traceback.extract_stack()):
-        if not frame.filename.startswith(skip) and not frame.filename.startswith("<"):
-            return f" at {frame.filename}:{frame.lineno}"
-    return ""
+    from xmem_capture import script_frame
+    return script_frame.where(torch, _FAST_DIR, os.environ.get("XMEM_EXACT_PYDIR"))
 
 
 def _install_cuda_autocast(torch, amp, note, device_mode):
@@ -107,6 +105,8 @@ def _install_cuda_autocast(torch, amp, note, device_mode):
     real_init = autocast.__init__
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if device_type == "cuda":
+            dtype, enabled = amp.script_cuda_autocast(dtype, enabled)  # --what-if amp
         if device_type == "cuda" and amp.cuda_autocast_casts(dtype, enabled):
             amp._note_asked(dtype or torch.float16)
         real_init(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
