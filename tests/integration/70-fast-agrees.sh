@@ -8,7 +8,7 @@ compare() {
     shift
     capture "$TMP/$name-exact.trace" -- python3 "$@" >/dev/null
     fast_capture "$TMP/$name-fast.trace" -- python3 "$@" >/dev/null
-    run $CHECK "$TMP/$name-fast.trace" --steps 3 --phases-in-order >/dev/null
+    run_ok $CHECK "$TMP/$name-fast.trace" --steps 3 --phases-in-order >/dev/null
     grep -q '^M capture fast$' "$TMP/$name-fast.trace" || { echo "FAILED: $name: no 'M capture fast'"; exit 1; }
     local key exact fast
     for key in reserved_peak_bytes peak_bytes; do

@@ -53,7 +53,7 @@ script logging '    print(f"step {step} loss {loss.item():.3f} {loss:.2f} {out.s
 fast_capture "$TMP/logging.trace" -- python3 "$TMP/logging.py" >"$TMP/logging.out"
 grep -q '^step 0 loss 0.000 0.00 .* torch.Size(\[8, 4\]) \[0.0\] 0.0 True$' "$TMP/logging.out" || {
     echo "FAILED: placeholder values:"; cat "$TMP/logging.out"; exit 1; }
-run $CHECK "$TMP/logging.trace" --steps 3 >/dev/null
+run_ok $CHECK "$TMP/logging.trace" --steps 3 >/dev/null
 echo "ok: logging gets placeholders: $(head -1 "$TMP/logging.out")"
 
 rc=0

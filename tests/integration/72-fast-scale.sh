@@ -12,7 +12,7 @@ millions=$(sed -n 's/^decoder 350m: \([0-9]*\)M parameters.*/\1/p' "$TMP/d.out")
 [ -n "$millions" ] || { echo "FAILED: no parameter count in the output"; cat "$TMP/d.out"; exit 1; }
 # bf16 weights (2 B) + fp32 exp_avg and exp_avg_sq (8 B) per parameter, allocated in setup.
 setup_bytes=$(( millions * 1000000 * 10 * 99 / 100 ))
-run $CHECK "$TMP/d.trace" --steps 2 --phases-in-order --min-setup-gpu-bytes "$setup_bytes" >/dev/null
+run_ok $CHECK "$TMP/d.trace" --steps 2 --phases-in-order --min-setup-gpu-bytes "$setup_bytes" >/dev/null
 rss_kib=$(cat "$TMP/rss")
 [ "$rss_kib" -lt $((1536 * 1024)) ] || { echo "FAILED: capture RSS $rss_kib KiB, expected under 1.5 GiB"; exit 1; }
 echo "ok: ${millions}M-parameter decoder captured with $((rss_kib / 1024)) MiB RSS"

@@ -9,7 +9,7 @@ source "$(dirname "$0")/70-fast-common.bash"
 
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$XMEM_BUILD/CMakeCache.txt")
 stage=$TMP/stage
-DESTDIR=$stage run cmake --install "$XMEM_BUILD" >/dev/null
+DESTDIR=$stage run_ok cmake --install "$XMEM_BUILD" >/dev/null
 root=$stage$prefix
 libexec=$root/libexec/xmem
 for f in "$libexec/xmem-profile" "$libexec/xmem-estimate" "$libexec/xmem-profile-fast" \
@@ -35,7 +35,7 @@ for _ in range(4):
     model(torch.randn(8, 16, device="cuda")).square().mean().backward()
     opt.step()
 PY
-run "$libexec/xmem-profile-fast" --out "$TMP/where.trace" --steps 2 -- python3 "$TMP/where.py" >/dev/null
+run_ok "$libexec/xmem-profile-fast" --out "$TMP/where.trace" --steps 2 -- python3 "$TMP/where.py" >/dev/null
 grep -q '^M capture fast$' "$TMP/where.trace" || { echo "FAILED: installed fast capture wrote no fast trace"; exit 1; }
 while read -r file; do
     case $file in

@@ -37,7 +37,7 @@ echo "ok: first use built one library in $first s (two concurrent runs, 12 s of 
 for t in a b; do
     # Not --phases-in-order: phases under torch 2.x are the shim's (its optimizer phase is
     # missing there today).
-    run $CHECK "$TMP/$t.trace" --steps 2 >/dev/null
+    run_ok $CHECK "$TMP/$t.trace" --steps 2 >/dev/null
     grep -qx "M torch $venv_torch" "$TMP/$t.trace" || { echo "FAILED: trace lacks M torch $venv_torch"; exit 1; }
 done
 # The MLP's parameters, exactly, on the GPU in the set-up phase, and as gradients later.
@@ -59,7 +59,7 @@ echo "ok: second run reused the cached library ($cached s)"
 
 # Debian's torch is the one xmem was built with: the shipped library, nothing built.
 empty=$TMP/empty-cache
-XDG_CACHE_HOME=$empty run "$PROFILE" --python /usr/bin/python3 --out "$TMP/d.trace" --steps 2 \
+XDG_CACHE_HOME=$empty run_ok "$PROFILE" --python /usr/bin/python3 --out "$TMP/d.trace" --steps 2 \
     -- python "$TMP/mlp.py" >/dev/null
 [ -z "$(ls -A "$empty/xmem/capture" 2>/dev/null)" ] || { echo "FAILED: built for the shipped torch"; exit 1; }
 echo "ok: torch 1.13 uses the shipped library"
