@@ -90,17 +90,18 @@ finish() {
     exit 0
 }
 
+# run and run_to take any status, under `set -e` too: the checks that follow judge it.
 run() {
-    RUN_OUT=$(timeout "${RUN_TIMEOUT:-120}" "$@" 2>&1)
-    RUN_RC=$?
+    RUN_RC=0
+    RUN_OUT=$(timeout "${RUN_TIMEOUT:-120}" "$@" 2>&1) || RUN_RC=$?
     echo "\$ $* -> $RUN_RC" >&2
 }
 
 run_to() {
     local out=$1
     shift
-    RUN_OUT=$(timeout "${RUN_TIMEOUT:-120}" "$@" 2>&1 >"$out")
-    RUN_RC=$?
+    RUN_RC=0
+    RUN_OUT=$(timeout "${RUN_TIMEOUT:-120}" "$@" 2>&1 >"$out") || RUN_RC=$?
     echo "\$ $* >$out -> $RUN_RC" >&2
 }
 
