@@ -6,7 +6,6 @@ bin=$XMEM_BUILD/bin
 [ -x "$bin/xmem-sim" ] || { echo "xmem-sim not built in $XMEM_BUILD"; exit 77; }
 tmp=$(mktemp -d /tmp/xmem-it10.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
 golden=$XMEM_SRC/tests/golden
 
 . "$(dirname "$0")/lib.bash"
@@ -41,24 +40,21 @@ expect 0 '"allocated_bytes.all.peak": 8192,' "$bin/xmem" sim --json - <"$golden/
 expect 0 '"format": "snapshot",' "$bin/xmem" sim --json - <"$golden/snapshot-verify.snapshot.json"
 # --torch overrides the trace's metadata, and 1.13 has no requested_bytes keys.
 expect 0 '"torch_source": "--torch",' "$bin/xmem" sim --json --torch 2.1 "$golden/basic.xtrace"
-if "$bin/xmem" sim --json "$golden/basic.xtrace" | grep -q requested_bytes; then
-    echo "FAIL: torch 1.13 output has requested_bytes keys"; fails=$((fails + 1))
-fi
+run "$bin/xmem" sim --json "$golden/basic.xtrace"
+expect_no_out requested_bytes "torch 1.13 output has no requested_bytes keys"
 # The JSON is one valid object carrying every required key.
-"$bin/xmem" sim --json --capacity 64M "$golden/oom.xtrace" | python3 -c '
+"$bin/xmem" sim --json --capacity 64M "$golden/oom.xtrace" >"$tmp/oom.json"
+expect_true "JSON output" python3 -c '
 import json, sys
-d = json.load(sys.stdin)
+d = json.load(open(sys.argv[1]))
 for k in ("allocated_bytes.all.peak", "reserved_bytes.all.peak", "events", "torch", "oom"):
     assert k in d, k
 assert d["oom"]["message"].startswith("CUDA out of memory. Tried to allocate 20.00 MiB"), d["oom"]
-' || { echo "FAIL: JSON output"; fails=$((fails + 1)); }
+' "$tmp/oom.json"
 
 # Timeline: one self-contained page, peaks labelled, no script, nothing fetched.
 expect 0 "timeline +$tmp/t.html" "$bin/xmem" sim --timeline "$tmp/t.html" "$XMEM_SRC/examples/traces/mlp-adam.xtrace"
-if ! grep -q 'peak reserved 426.00 MiB' "$tmp/t.html" || grep -qiE '<script|src=|href=' "$tmp/t.html"; then
-    echo "FAIL: timeline page"; fails=$((fails + 1))
-fi
+expect_true "timeline page labels the peak" grep -q 'peak reserved 426.00 MiB' "$tmp/t.html"
+expect_false "timeline page has a script or fetches something" grep -qiE '<script|src=|href=' "$tmp/t.html"
 expect_error 'cannot write timeline' "$bin/xmem" sim --timeline /nonexistent/t.html "$golden/basic.xtrace"
-
-echo "10-sim-cli: $fails failure(s)"
-[ "$fails" -eq 0 ]
+finish

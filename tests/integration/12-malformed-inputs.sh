@@ -44,21 +44,21 @@ for n in range(200):
     open(f"{out}/case{n:03d}.{kind}", "wb").write(bytes(data))
 PY
 
-fails=0 rejected=0
+. "$(dirname "$0")/lib/assert.bash"
+keep_going
+log_watch "$tmp/err"
+rejected=0
 for f in "$tmp"/case*; do
     "$bin/xmem" sim --json "$f" >/dev/null 2>"$tmp/err"
     rc=$?
     if [ "$rc" = 2 ]; then
         rejected=$((rejected + 1))
-        if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q "^xmem: $f" "$tmp/err"; then
-            echo "FAIL $f: exit 2 without one 'xmem: $f...' line:"; head -c 600 "$tmp/err"; echo
-            fails=$((fails + 1))
-        fi
-    elif [ "$rc" != 0 ]; then
-        echo "FAIL $f: exit $rc"; head -c 600 "$tmp/err"; echo
-        fails=$((fails + 1))
+        expect_true "$f: exit 2 with one line on stderr" [ "$(wc -l <"$tmp/err")" = 1 ]
+        expect_true "$f: exit 2 with a line 'xmem: $f...'" grep -q "^xmem: $f" "$tmp/err"
+    else
+        expect_eq "$rc" 0 "$f: exit status (0, or 2 with one line)"
     fi
 done
-echo "12-malformed-inputs: 200 damaged traces, $rejected rejected with one error line, $fails failure(s)"
-[ "$rejected" -gt 100 ] || { echo "FAIL: too few damaged traces were rejected"; fails=$((fails + 1)); }
-[ "$fails" -eq 0 ]
+echo "12-malformed-inputs: 200 damaged traces, $rejected rejected with one error line"
+expect_true "more than 100 of the damaged traces are rejected ($rejected)" [ "$rejected" -gt 100 ]
+finish

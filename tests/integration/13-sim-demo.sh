@@ -4,7 +4,10 @@ set -u
 [ -x "$XMEM_BUILD/bin/xmem-sim" ] || { echo "xmem-sim not built in $XMEM_BUILD"; exit 77; }
 out=$(mktemp -d /tmp/xmem-it13.XXXXXX)
 trap 'rm -rf "$out"' EXIT
-XMEM_DEMO_OUT=$out "$XMEM_SRC/examples/sim-demo.sh" | tee "$out/log" || exit 1
-grep -q 'peak reserved' "$out/log" || { echo "FAIL: no peaks printed"; exit 1; }
-grep -q 'OUT OF MEMORY' "$out/log" || { echo "FAIL: the 384 MiB run should run out of memory"; exit 1; }
-[ -s "$out/mlp-adam.html" ] || { echo "FAIL: no timeline page"; exit 1; }
+. "$(dirname "$0")/lib/assert.bash"
+log_watch "$out/log"
+XMEM_DEMO_OUT=$out "$XMEM_SRC/examples/sim-demo.sh" | tee "$out/log" || fail "examples/sim-demo.sh failed"
+expect_true "peaks printed" grep -q 'peak reserved' "$out/log"
+expect_true "the 384 MiB run runs out of memory" grep -q 'OUT OF MEMORY' "$out/log"
+expect_true "a timeline page" [ -s "$out/mlp-adam.html" ]
+finish

@@ -11,10 +11,12 @@ trap 'rm -rf "$tmp"' EXIT
 PY=${PYTHON:-python3}
 # -S: the capture's sitecustomize.py sits beside xmem_trace and is for profiled scripts only.
 pypath=$XMEM_SRC/daemon/profiler/python:$XMEM_SRC/daemon/profiler/fast/python
-fails=0
+. "$(dirname "$0")/lib/assert.bash"
+keep_going
 
 for trace in "$XMEM_SRC"/examples/traces/*.xtrace; do
-    PYTHONPATH=$pypath "$PY" -S - "$trace" "$tmp/copy" <<'PY' || fails=$((fails + 1))
+    expect_true "xmem_trace reads and rewrites ${trace##*/}" \
+        env PYTHONPATH="$pypath" "$PY" -S - "$trace" "$tmp/copy" <<'PY'
 import sys
 import xmem_trace
 src, out = sys.argv[1], sys.argv[2]
@@ -23,16 +25,14 @@ with open(out, "w") as f:
     for _, letter, fields in xmem_trace.records(src):
         f.write(xmem_trace.record(letter, *fields))
 PY
-    if cmp -s "$trace" "$tmp/copy"; then
+    # cmp names the first difference.
+    expect_true "xmem_trace reproduces ${trace##*/} unchanged" cmp "$trace" "$tmp/copy" &&
         echo "ok: xmem_trace reads and rewrites ${trace##*/} unchanged"
-    else
-        echo "FAIL: xmem_trace does not reproduce ${trace##*/}:"; diff "$trace" "$tmp/copy" | head
-        fails=$((fails + 1))
-    fi
 done
 
 # The fast writer without torch: it needs none to write records.
-PYTHONPATH=$pypath "$PY" -S - "$tmp/fast.xtrace" <<'PY' || fails=$((fails + 1))
+expect_true "the fast writer writes a trace without torch" \
+    env PYTHONPATH="$pypath" "$PY" -S - "$tmp/fast.xtrace" <<'PY'
 import sys
 from xmem_fast.trace_writer import TraceWriter
 w = TraceWriter()
@@ -50,11 +50,13 @@ w.empty_cache()
 w.free(2, 1000)
 w.finish()
 PY
-grep -qx 'X 1' "$tmp/fast.xtrace" && grep -qx 'X 0.5' "$tmp/fast.xtrace" || {
-    echo "FAIL: the fast writer spells fractions unlike the C++ writers:"; cat "$tmp/fast.xtrace"
-    fails=$((fails + 1)); }
-"$PY" "$XMEM_SRC/tests/workloads/check_trace.py" "$tmp/fast.xtrace" >/dev/null || fails=$((fails + 1))
-"$XMEM_BUILD/bin/xmem-sim" --torch 2.6 "$tmp/fast.xtrace" >"$tmp/sim" 2>&1 && grep -q 'events' "$tmp/sim" || {
-    echo "FAIL: xmem sim refused the fast writer's trace:"; cat "$tmp/sim"; fails=$((fails + 1)); }
+log_watch "$tmp/fast.xtrace"
+expect_true "the fast writer spells fraction 1 as the C++ writers do" grep -qx 'X 1' "$tmp/fast.xtrace"
+expect_true "the fast writer spells fraction 0.5 as the C++ writers do" grep -qx 'X 0.5' "$tmp/fast.xtrace"
+expect_true "check_trace.py accepts the fast writer's trace" \
+    "$PY" "$XMEM_SRC/tests/workloads/check_trace.py" "$tmp/fast.xtrace" >/dev/null
+run "$XMEM_BUILD/bin/xmem-sim" --torch 2.6 "$tmp/fast.xtrace"
+expect_rc 0 "xmem sim accepts the fast writer's trace"
+expect_out 'events' "xmem sim replays the fast writer's trace"
 [ "$fails" -eq 0 ] && echo "ok: the fast writer's trace reads in Python and in xmem sim"
-exit $((fails > 0))
+finish

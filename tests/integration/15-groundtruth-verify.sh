@@ -8,7 +8,9 @@ bin=$XMEM_BUILD/bin
 [ -x "$bin/xmem-sim" ] || { echo "xmem-sim not built in $XMEM_BUILD"; exit 77; }
 tmp=$(mktemp -d /tmp/xmem-it15.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-fails=0 count=0
+. "$(dirname "$0")/lib/assert.bash"
+keep_going
+count=0
 
 for gz in "$XMEM_SRC"/tests/groundtruth/snapshots/*.json.gz; do
     name=$(basename "$gz" .json.gz)
@@ -17,7 +19,7 @@ for gz in "$XMEM_SRC"/tests/groundtruth/snapshots/*.json.gz; do
     zcat "$gz" >"$tmp/$name.json"
     "$bin/xmem-sim" --verify --json --torch "$torch" "$tmp/$name.json" >"$tmp/out.json"
     rc=$?
-    if ! python3 - "$tmp/$name.json" "$tmp/out.json" "$rc" <<'PY'; then
+    expect_true "$name replays block-exact" python3 - "$tmp/$name.json" "$tmp/out.json" "$rc" <<'PY' &&
 import json, sys
 trace = json.load(open(sys.argv[1]))["device_traces"][0]
 out = json.load(open(sys.argv[2]))
@@ -44,11 +46,7 @@ for p in problems:
     print("FAIL:", p)
 sys.exit(1 if problems else 0)
 PY
-        echo "FAIL $name"
-        fails=$((fails + 1))
-    else
         echo "ok   $name"
-    fi
 done
-[ "$count" -gt 0 ] || { echo "FAIL: no snapshots in tests/groundtruth/snapshots"; exit 1; }
-[ "$fails" -eq 0 ]
+expect_true "snapshots in tests/groundtruth/snapshots" [ "$count" -gt 0 ]
+finish

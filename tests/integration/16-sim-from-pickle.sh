@@ -8,7 +8,6 @@ bin=$XMEM_BUILD/bin
 [ -x "$bin/xmem-sim" ] || { echo "xmem-sim not built in $XMEM_BUILD"; exit 77; }
 tmp=$(mktemp -d /tmp/xmem-it16.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-fails=0
 pickles=$XMEM_SRC/tests/groundtruth/pickles
 
 . "$(dirname "$0")/lib.bash"
@@ -21,9 +20,7 @@ for p in 2 4; do
         "$bin/xmem-sim" --verify --torch 2.6 --from-pickle "$pickles/cs336-torch2.6.p$p.pickle"
     "$bin/xmem-sim" --json --verify --torch 2.6 --from-pickle="$pickles/cs336-torch2.6.p$p.pickle" |
         grep -v replay_seconds | sed 's|"trace": .*|"trace": X,|' >"$tmp/from-pickle"
-    if ! diff -q "$tmp/from-json" "$tmp/from-pickle" >/dev/null; then
-        echo "FAIL: protocol $p: the pickle's report differs from the JSON's"; fails=$((fails + 1))
-    fi
+    expect_true "protocol $p: the pickle's report is the JSON's" diff -q "$tmp/from-json" "$tmp/from-pickle"
 done
 
 rm -f /tmp/xmem-pickle-pwned
@@ -31,7 +28,7 @@ expect_error "asks for GLOBAL 'posix.system', which would run code" \
     "$bin/xmem-sim" --from-pickle "$pickles/hostile.p2.pickle"
 expect_error "asks for STACK_GLOBAL 'posix.system', which would run code" \
     "$bin/xmem-sim" --from-pickle "$pickles/hostile.p4.pickle"
-[ ! -e /tmp/xmem-pickle-pwned ] || { echo "FAIL: a hostile pickle ran code"; fails=$((fails + 1)); }
+expect_false "a hostile pickle ran code" [ -e /tmp/xmem-pickle-pwned ]
 
 # Truncated, exponentially shared, and not a pickle at all: one line each.
 head -c 300 "$pickles/cs336-torch2.6.p4.pickle" >"$tmp/truncated.pickle"
@@ -47,4 +44,4 @@ expect_error "no 'device_traces'" "$bin/xmem-sim" --from-pickle "$tmp/latin.pick
 expect_error '--from-pickle needs a pickled snapshot' "$bin/xmem-sim" --from-pickle "$tmp/cs336.json"
 expect_error "read it with: xmem sim --from-pickle" "$bin/xmem-sim" "$pickles/cs336-torch2.6.p4.pickle"
 
-[ "$fails" -eq 0 ]
+finish

@@ -21,21 +21,21 @@ venv=${XMEM_VENV:-}
     { echo "no venv with torch (XMEM_VENV=$venv; make deps)"; exit 77; }
 tmp=$(mktemp -d /tmp/xmem-it18.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib/assert.bash"
+log_watch "$tmp/estimate.err"
 code=$src/tests/groundtruth/snapshots/code
 snapshot=$src/tests/groundtruth/snapshots/cs336-torch2.6.json.gz
 
-if ! "$bin/xmem-estimate" --mode exact --steps 1 --torch 2.6 --gpu A100-40GB --json \
+"$bin/xmem-estimate" --mode exact --steps 1 --torch 2.6 --gpu A100-40GB --json \
     --analysed-trace "$tmp/analysed.xtrace" -- "$venv/bin/python" "$code/run_cs336.py" \
-    >"$tmp/estimate.json" 2>"$tmp/estimate.err"; then
-    echo "FAIL: xmem estimate of run_cs336.py"
-    tail -20 "$tmp/estimate.err"
-    exit 1
-fi
+    >"$tmp/estimate.json" 2>"$tmp/estimate.err" || fail "xmem estimate of run_cs336.py"
+log_watch "$tmp/align.txt"
 python3 "$src/tests/groundtruth/align.py" --sim "$bin/xmem-sim" --torch 2.6 \
     "$tmp/analysed.xtrace" "$snapshot" >"$tmp/align.txt"
 python3 "$src/tests/groundtruth/align.py" --json --sim "$bin/xmem-sim" --torch 2.6 \
     "$tmp/analysed.xtrace" "$snapshot" >"$tmp/align.json"
-python3 - "$tmp/estimate.json" "$tmp/align.json" "$code/cs336-known-differences.json" <<'PY' ||
+expect_true "cs336: the peaks are the GPU's, the differences the known ones" \
+    python3 - "$tmp/estimate.json" "$tmp/align.json" "$code/cs336-known-differences.json" <<'PY'
 import json, sys
 est, align, known = (json.load(open(p)) for p in sys.argv[1:4])
 problems = []
@@ -55,6 +55,5 @@ for p in problems:
     print("FAIL:", p)
 sys.exit(1 if problems else 0)
 PY
-    { cat "$tmp/align.txt"; exit 1; }
 tail -3 "$tmp/align.txt"
 echo "ok   cs336: reserved and requested peaks equal the GPU's; only the known differences"

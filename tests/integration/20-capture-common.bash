@@ -16,15 +16,16 @@ CHECK="$PY $WORKLOADS/check_trace.py"
 $PY -c 'import torch' 2>/dev/null || { echo "$PY has no torch"; exit 77; }
 TMP=$(mktemp -d /tmp/xmem-capture-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
-
-# run CMD...: here, a command that must succeed (run_ok): its output is printed.
-run() { run_ok "$@"; }
+# A capture takes minutes on a busy machine: run and run_to wait as long as run-all.sh does.
+RUN_TIMEOUT=${RUN_TIMEOUT:-900}
+# The tests keep a command's stdout and stderr there: a failure shows their tails.
+log_watch "$TMP/out" "$TMP/err"
 
 # capture TRACE ARGS...: xmem-profile into TRACE, then validate it for --steps (default 3).
 capture() {
     local trace=$1
     shift
-    run "$PROFILE" --out "$trace" --timeout 300 "$@"
+    run_ok "$PROFILE" --out "$trace" --timeout 300 "$@"
 }
 
 # summary TRACE EXPR: evaluates a Python expression over the checker's JSON summary `s`.
@@ -33,9 +34,7 @@ summary() {
     $PY -c "import json,sys; s=json.load(open('$TMP/summary.json')); print($2)"
 }
 
-# expect TRACE DESCRIPTION PYTHON-EXPR: the expression holds over the summary of TRACE.
-expect() {
-    local trace=$1 what=$2 expr=$3
-    [ "$(summary "$trace" "bool($expr)")" = True ] || fail "$what ($expr)"
-    echo "ok: $what"
+# expect_trace TRACE PYTHON-EXPR WHAT: the expression holds over the checker's summary of TRACE.
+expect_trace() {
+    expect_true "$3 ($2)" [ "$(summary "$1" "bool($2)")" = True ] && echo "ok: $3"
 }

@@ -10,28 +10,28 @@ expect_fail() {
     echo "+ $*"
     "$@" >"$TMP/out" 2>"$TMP/err" || rc=$?
     cat "$TMP/err"
-    [ "$rc" -eq "$want" ] || { echo "FAILED: exit $rc, expected $want"; exit 1; }
-    grep -Eq "$pattern" "$TMP/err" || { echo "FAILED: stderr does not match: $pattern"; exit 1; }
+    expect_true "exit $rc, expected $want" [ "$rc" -eq "$want" ]
+    expect_true "stderr does not match: $pattern" grep -Eq "$pattern" "$TMP/err"
 }
 
 start=$(date +%s)
 expect_fail 1 '^xmem: never_steps.py: no optimizer step within the profile.s budget of 5 s \(if it sets up, evaluates or loads data for long before training, raise --budget' \
     "$PROFILE" --out "$TMP/never.trace" --budget 5 -- python3 "$WORKLOADS/never_steps.py"
 took=$(( $(date +%s) - start ))
-[ "$took" -lt 30 ] || { echo "FAILED: the 5 s budget took $took s"; exit 1; }
-[ ! -e "$TMP/never.trace" ] || { echo "FAILED: a trace was left after the timeout"; exit 1; }
-grep -q '  | evaluating before training' "$TMP/err" || { echo "FAILED: no stderr tail after the timeout"; exit 1; }
+expect_true "the 5 s budget took $took s" [ "$took" -lt 30 ]
+expect_true "a trace was left after the timeout" [ ! -e "$TMP/never.trace" ]
+expect_true "no stderr tail after the timeout" grep -q '  | evaluating before training' "$TMP/err"
 
 # Slow set-up before the first step is bounded by the budget, not the per-step timeout.
-"$PROFILE" --out "$TMP/slow.trace" --timeout 2 -- python3 "$WORKLOADS/slow_setup.py" 2>"$TMP/err" ||
-    { cat "$TMP/err"; echo "FAILED: 4 s of set-up was cut by the 2 s step timeout"; exit 1; }
-[ -s "$TMP/slow.trace" ] || { echo "FAILED: no trace after slow set-up"; exit 1; }
+run "$PROFILE" --out "$TMP/slow.trace" --timeout 2 -- python3 "$WORKLOADS/slow_setup.py"
+expect_rc 0 "4 s of set-up was cut by the 2 s step timeout"
+expect_true "no trace after slow set-up" [ -s "$TMP/slow.trace" ]
 
 expect_fail 1 'ValueError: shape mismatch in my_custom_head' \
     "$PROFILE" --out "$TMP/crash.trace" -- "$WORKLOADS/crashes.py"
-grep -q '^xmem: crashes.py: exited with status 1 after 2 optimizer steps' "$TMP/err" || { echo "FAILED: summary line"; exit 1; }
-[ ! -e "$TMP/crash.trace" ] || { echo "FAILED: a trace was left after the crash"; exit 1; }
-ls "$TMP" | grep spool && { echo "FAILED: spool file left behind"; exit 1; }
+expect_true "summary line" grep -q '^xmem: crashes.py: exited with status 1 after 2 optimizer steps' "$TMP/err"
+expect_true "a trace was left after the crash" [ ! -e "$TMP/crash.trace" ]
+expect_eq "$(ls "$TMP" | grep spool)" "" "spool file left behind"
 
 # A job that meets a limit its caller set says so through the capture's status line, never
 # its stderr (docs/profile-status.md): MemoryError exits 6, EAGAIN from fork exits 7, after
@@ -50,7 +50,7 @@ raise BlockingIOError(errno.EAGAIN, "Resource temporarily unavailable")
 PY
     expect_fail "${limit%% *}" '^xmem: limit.py: exited with status 1 after 1 optimizer steps' \
         "$PROFILE" --out "$TMP/limit.trace" -- python3 "$TMP/limit.py"
-    grep -qF "${limit#* }" "$TMP/err" || { echo "FAILED: no traceback for ${limit#* }"; exit 1; }
+    expect_true "no traceback for ${limit#* }" grep -qF "${limit#* }" "$TMP/err"
 done
 
 expect_fail 2 '^xmem: --steps: invalid value: zero' "$PROFILE" --out "$TMP/x" --steps zero -- python3 x.py
@@ -74,14 +74,14 @@ for _ in range(2):
 PY
 rc=0; "$PROFILE" --out "$TMP/short.trace" -- python3 "$TMP/short.py" 2>"$TMP/err" || rc=$?
 cat "$TMP/err"
-[ "$rc" -eq 0 ] && grep -q '^xmem: short.py: the script ended after 2 of 3 optimizer steps' "$TMP/err" \
-    || { echo "FAILED: short script not reported as a 2-step capture"; exit 1; }
-run $CHECK "$TMP/short.trace" --steps 2 --phases-in-order >/dev/null
+expect_eq "$rc" 0 "short script: exit status"
+expect_true "short script not reported as a 2-step capture" \
+    grep -q '^xmem: short.py: the script ended after 2 of 3 optimizer steps' "$TMP/err"
+run_ok $CHECK "$TMP/short.trace" --steps 2 --phases-in-order >/dev/null
 
 # Progress (issue 17 class 10): with -v (or a terminal) finished steps are shown as they come
 # (two steps that finish within one poll of the status pipe share a line).
-"$PROFILE" -v --out "$TMP/progress.trace" -- python3 "$TMP/short.py" 2>"$TMP/err" >/dev/null ||
-    { cat "$TMP/err"; echo "FAILED: short script under -v"; exit 1; }
-grep -Eq '^xmem: short.py: step [12] of 3 after [0-9]+\.[0-9] s$' "$TMP/err" ||
-    { cat "$TMP/err"; echo "FAILED: no progress line"; exit 1; }
+run_to /dev/null "$PROFILE" -v --out "$TMP/progress.trace" -- python3 "$TMP/short.py"
+expect_rc 0 "short script under -v"
+expect_out '^xmem: short.py: step [12] of 3 after [0-9]+\.[0-9] s$' "no progress line"
 echo "ok: failures are clear"

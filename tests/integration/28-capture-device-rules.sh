@@ -4,14 +4,14 @@
 source "$(dirname "$0")/20-capture-common.bash"
 
 capture "$TMP/rules.trace" --steps 1 --threads 1 -- python3 "$WORKLOADS/device_rules.py"
-grep -q '^M threads 1$' "$TMP/rules.trace" || { echo "FAILED: --threads 1 not applied"; exit 1; }
-run $CHECK "$TMP/rules.trace" --steps 1 >/dev/null
+expect_true "--threads 1 not applied" grep -q '^M threads 1$' "$TMP/rules.trace"
+run_ok $CHECK "$TMP/rules.trace" --steps 1 >/dev/null
 
 # expect_tags BYTES TAGS: the tags of all allocations of BYTES bytes, in order, are TAGS.
 expect_tags() {
     local got
     got=$(awk -v b="$1" '$1=="A" && $3==b {printf "%s", $4}' "$TMP/rules.trace")
-    [ "$got" = "$2" ] || { echo "FAILED: $1-byte storages tagged '$got', expected '$2' ($3)"; exit 1; }
+    expect_true "$1-byte storages tagged '$got', expected '$2' ($3)" [ "$got" = "$2" ]
     echo "ok: $3"
 }
 expect_tags 44 hgh ".cuda() copies a host tensor; identity on the device; .cpu() copies back"

@@ -7,6 +7,8 @@ PY=/usr/bin/python3
 CHECK="$PY $XMEM_SRC/tests/workloads/check_trace.py"
 TMP=$(mktemp -d /tmp/xmem-capture-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+. "$(dirname "$0")/lib/assert.bash"
+log_watch "$TMP/err"
 
 cat >"$TMP/good.trace" <<'T'
 #xmem-trace 1
@@ -40,7 +42,8 @@ reject() {
     shift 3
     sed "$expr" "$TMP/good.trace" >"$TMP/$name.trace"
     $CHECK "$TMP/$name.trace" "$@" >/dev/null 2>"$TMP/err" || rc=$?
-    [ "$rc" -ne 0 ] && grep -q "$pattern" "$TMP/err" || { echo "FAILED: $name accepted"; cat "$TMP/err"; exit 1; }
+    expect_true "$name accepted" [ "$rc" -ne 0 ]
+    expect_true "$name rejected without saying '$pattern'" grep -q "$pattern" "$TMP/err"
     echo "ok: rejects $name: $(cat "$TMP/err")"
 }
 reject header '1s/.*/#xmem-trace 2/' "not an xmem trace"

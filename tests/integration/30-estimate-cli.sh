@@ -30,24 +30,25 @@ XMEM_CATALOG="$tmp/bad.yaml" expect_error 'bad.yaml:3' "$bin/xmem-estimate" --tr
 expect 0 'recommended limit' "$bin/xmem-estimate" --gpu A100-40GB --torch 2.1 --trace-in "$tmp/small.xtrace"
 for word in 'peak GPU memory' 'fits: yes' weights gradients optimizer_state activations workspaces \
             'allocator cache' 'CUDA context'; do
-    grep -q "$word" "$tmp/out" || { echo "FAIL: human output lacks '$word'"; fails=$((fails + 1)); }
+    expect_true "human output names '$word'" grep -q "$word" "$tmp/out"
 done
 
 # JSON, with the timeline page written beside it.
-"$bin/xmem-estimate" --gpu A100-40GB --torch 2.1 --json --timeline "$tmp/t.html" \
-    --trace-in "$tmp/small.xtrace" >"$tmp/a100.json" || { echo "FAIL: --json run"; fails=$((fails + 1)); }
+run_to "$tmp/a100.json" "$bin/xmem-estimate" --gpu A100-40GB --torch 2.1 --json --timeline "$tmp/t.html" \
+    --trace-in "$tmp/small.xtrace"
+expect_rc 0 "--json run"
 check_consistent "$tmp/a100.json"
-check "$tmp/a100.json" "j['steps'] == 2 and j['iterations'] == 2" "two steps, under both names"
-check "$tmp/a100.json" "j['corrections']['cublas_workspaces'] == 2" "forward and backward cuBLAS handles"
-check "$tmp/a100.json" "j['breakdown']['optimizer_state'] == 2 * 4194304 + 2 * 4096" "Adam moments at the peak"
-grep -q '<svg' "$tmp/t.html" && grep -q 'step 2' "$tmp/t.html" ||
-    { echo "FAIL: timeline page lacks the plot or the step marks"; fails=$((fails + 1)); }
+expect_json "$tmp/a100.json" "j['steps'] == 2 and j['iterations'] == 2" "two steps, under both names"
+expect_json "$tmp/a100.json" "j['corrections']['cublas_workspaces'] == 2" "forward and backward cuBLAS handles"
+expect_json "$tmp/a100.json" "j['breakdown']['optimizer_state'] == 2 * 4194304 + 2 * 4096" "Adam moments at the peak"
+expect_true "timeline page has the plot" grep -q '<svg' "$tmp/t.html"
+expect_true "timeline page has the step marks" grep -q 'step 2' "$tmp/t.html"
 
 # Hopper's 32 MiB cuBLAS workspace shows up in the workspace term; a small GPU does not fit.
 "$bin/xmem-estimate" --gpu H100-80GB --torch 2.1 --json --trace-in "$tmp/small.xtrace" >"$tmp/h100.json"
-check "$tmp/h100.json" "j['breakdown']['workspaces'] >= 2 * 32 * 2**20" "two 32 MiB workspaces on Hopper"
+expect_json "$tmp/h100.json" "j['breakdown']['workspaces'] >= 2 * 32 * 2**20" "two 32 MiB workspaces on Hopper"
 printf 'gpus:\n  - name: Tiny\n    total_memory_mib: 600\n    compute_capability: "8.0"\n    context_mib: 580\n    cublas_workspace_kib: 8320\n    cublaslt_workspace_kib: 1024\n    cudnn_context_mib: 100\n    sources: {total_memory_mib: "made up for the test", compute_capability: "made up for the test", context_mib: "made up for the test", cublas_workspace_kib: "made up for the test", cublaslt_workspace_kib: "made up for the test", cudnn_context_mib: "made up for the test"}\n' >"$tmp/tiny.yaml"
 "$bin/xmem-estimate" --catalog "$tmp/tiny.yaml" --gpu tiny --json --trace-in "$tmp/small.xtrace" >"$tmp/tiny.json"
 check_consistent "$tmp/tiny.json"
-check "$tmp/tiny.json" "j['fits'] is False" "a 600 MiB GPU with a 580 MiB context does not fit"
+expect_json "$tmp/tiny.json" "j['fits'] is False" "a 600 MiB GPU with a 580 MiB context does not fit"
 finish

@@ -9,19 +9,18 @@ job=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/transformer.py" --arch gpt --la
      --heads 4 --seq 128 --vocab 1000 --batch-size 8 --steps-per-epoch 3)
 for mode in fp32 amp; do
     extra=(); [ "$mode" = amp ] && extra=(--amp)
-    echo "+ xmem-estimate --json -- ${job[*]} ${extra[*]}"
-    "$bin/xmem-estimate" --mode exact --torch 2.1 --json -- "${job[@]}" "${extra[@]}" >"$tmp/$mode.json" 2>"$tmp/$mode.err" ||
-        { echo "FAIL: $mode run failed:"; tail -n 20 "$tmp/$mode.err"; exit 1; }
+    run_to "$tmp/$mode.json" "$bin/xmem-estimate" --mode exact --torch 2.1 --json -- "${job[@]}" "${extra[@]}"
+    expect_rc 0 "$mode run" || finish
     check_consistent "$tmp/$mode.json"
 done
-check "$tmp/fp32.json" "j['amp'] == 'off'" "fp32 run says amp off"
-check "$tmp/amp.json" "j['amp'] in ('fp16', 'bf16')" "AMP run says amp"
+expect_json "$tmp/fp32.json" "j['amp'] == 'off'" "fp32 run says amp off"
+expect_json "$tmp/amp.json" "j['amp'] in ('fp16', 'bf16')" "AMP run says amp"
 fp32=$(json "$tmp/fp32.json" "j['category_peak_bytes']['activations']")
 amp=$(json "$tmp/amp.json" "j['category_peak_bytes']['activations']")
 echo "activation term: fp32 $fp32 B, amp $amp B"
-[ "$amp" -lt "$fp32" ] || { echo "FAIL: AMP activations ($amp) not below fp32 ($fp32)"; fails=$((fails + 1)); }
+expect_true "AMP activations ($amp) below fp32 ($fp32)" [ "$amp" -lt "$fp32" ]
 # Same parameters either way: weights and gradients do not change with autocast.
 w32=$(json "$tmp/fp32.json" "j['category_peak_bytes']['weights']")
 wamp=$(json "$tmp/amp.json" "j['category_peak_bytes']['weights']")
-[ "$w32" = "$wamp" ] || { echo "FAIL: weights differ ($w32 vs $wamp)"; fails=$((fails + 1)); }
+expect_eq "$wamp" "$w32" "AMP weights are fp32's"
 finish

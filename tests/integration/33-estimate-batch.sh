@@ -8,18 +8,17 @@ set -u
 for batch in 2 8; do
     job=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/vision.py" --model mobilenet_v2 --batch-size "$batch"
          --image-size 64 --classes 10 --steps-per-epoch 3)
-    echo "+ xmem-estimate --json -- ${job[*]}"
-    "$bin/xmem-estimate" --mode exact --gpu RTX3060-12GB --torch 2.1 --json -- "${job[@]}" >"$tmp/b$batch.json" 2>"$tmp/b$batch.err" ||
-        { echo "FAIL: batch $batch run failed:"; tail -n 20 "$tmp/b$batch.err"; exit 1; }
+    run_to "$tmp/b$batch.json" "$bin/xmem-estimate" --mode exact --gpu RTX3060-12GB --torch 2.1 --json -- "${job[@]}"
+    expect_rc 0 "batch $batch run" || finish
     check_consistent "$tmp/b$batch.json"
 done
-check "$tmp/b2.json" "j['gpu'] == 'RTX3060-12GB'" "GPU named in the JSON"
+expect_json "$tmp/b2.json" "j['gpu'] == 'RTX3060-12GB'" "GPU named in the JSON"
 small=$(json "$tmp/b2.json" "j['peak_bytes']"); large=$(json "$tmp/b8.json" "j['peak_bytes']")
 echo "peak: batch 2 $small B, batch 8 $large B"
-[ "$large" -gt "$small" ] || { echo "FAIL: batch 8 ($large) not above batch 2 ($small)"; fails=$((fails + 1)); }
+expect_true "batch 8 ($large) above batch 2 ($small)" [ "$large" -gt "$small" ]
 a2=$(json "$tmp/b2.json" "j['category_peak_bytes']['activations']")
 a8=$(json "$tmp/b8.json" "j['category_peak_bytes']['activations']")
-[ "$a8" -gt $((3 * a2)) ] || { echo "FAIL: activations do not scale with the batch ($a2 -> $a8)"; fails=$((fails + 1)); }
+expect_true "activations scale with the batch ($a2 -> $a8)" [ "$a8" -gt $((3 * a2)) ]
 w2=$(json "$tmp/b2.json" "j['category_peak_bytes']['weights']"); w8=$(json "$tmp/b8.json" "j['category_peak_bytes']['weights']")
-[ "$w2" = "$w8" ] || { echo "FAIL: weights change with the batch ($w2 vs $w8)"; fails=$((fails + 1)); }
+expect_eq "$w8" "$w2" "weights do not change with the batch"
 finish

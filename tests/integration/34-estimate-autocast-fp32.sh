@@ -13,9 +13,8 @@ job=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/issue_classes.py")
 estimate() {
     local name=$1 mode=$2
     shift 2
-    echo "+ xmem-estimate --mode $mode --json -- ${job[*]} $*"
-    "$bin/xmem-estimate" --mode "$mode" --json -- "${job[@]}" "$@" >"$tmp/$name.json" 2>"$tmp/$name.err" ||
-        { echo "FAIL: $name: the estimate failed:"; tail -n 20 "$tmp/$name.err"; fails=$((fails + 1)); return 1; }
+    run_to "$tmp/$name.json" "$bin/xmem-estimate" --mode "$mode" --json -- "${job[@]}" "$@"
+    expect_rc 0 "$name: the estimate" || return 1
     check_consistent "$tmp/$name.json"
 }
 
@@ -25,12 +24,12 @@ same_numbers() {
         local a b
         a=$(json "$tmp/$1.json" "j['$key']")
         b=$(json "$tmp/$2.json" "j['$key']")
-        [ "$a" = "$b" ] || { echo "FAIL: $key: $1 $a B, $2 $b B (fp32 autocast must change nothing)"; fails=$((fails + 1)); }
+        expect_eq "$b" "$a" "$key: $1 and $2 (fp32 autocast must change nothing)"
     done
     local ca cb
     ca=$(json "$tmp/$1.json" "sorted(j['category_peak_bytes'].items())")
     cb=$(json "$tmp/$2.json" "sorted(j['category_peak_bytes'].items())")
-    [ "$ca" = "$cb" ] || { echo "FAIL: categories: $1 $ca, $2 $cb"; fails=$((fails + 1)); }
+    expect_eq "$cb" "$ca" "categories: $1 and $2"
 }
 
 modes=(exact)
@@ -40,13 +39,13 @@ for mode in "${modes[@]}"; do
     estimate "$mode-fp32" "$mode" --autocast fp32 || continue
     estimate "$mode-fp32-cuda-amp" "$mode" --autocast fp32 --cuda-amp || continue
     for run in fp32 fp32-cuda-amp; do
-        check "$tmp/$mode-$run.json" "j['amp'] == 'off'" "$mode $run: fp32 autocast says amp off"
+        expect_json "$tmp/$mode-$run.json" "j['amp'] == 'off'" "$mode $run: fp32 autocast says amp off"
         same_numbers "$mode-plain" "$mode-$run"
     done
     echo "$mode: allocated peak $(json "$tmp/$mode-plain.json" "j['allocated_peak_bytes']") B with and without fp32 autocast"
 done
 # The reduced-precision case is untouched: fp16 autocast still lowers the activations.
 if estimate exact-fp16 exact --autocast fp16; then
-    check "$tmp/exact-fp16.json" "j['amp'] == 'fp16'" "fp16 autocast says amp fp16"
+    expect_json "$tmp/exact-fp16.json" "j['amp'] == 'fp16'" "fp16 autocast says amp fp16"
 fi
 finish

@@ -9,25 +9,22 @@ set -u
 [ -x "$bin/xmem-profile" ] || { echo "xmem-profile not built yet: nothing to profile with"; exit 77; }
 job=(/usr/bin/python3 "$XMEM_SRC/tests/workloads/issue_classes.py" --no-cuda)
 
-echo "+ xmem-estimate --json -- ${job[*]}"
-"$bin/xmem-estimate" --json -- "${job[@]}" >"$tmp/auto.json" 2>"$tmp/auto.err" ||
-    { echo "FAIL: the estimate failed:"; tail -n 20 "$tmp/auto.err"; exit 1; }
+run_to "$tmp/auto.json" "$bin/xmem-estimate" --json -- "${job[@]}"
+expect_rc 0 "the estimate" || finish
 check_consistent "$tmp/auto.json"
-check "$tmp/auto.json" "j['allocated_peak_bytes'] == 0" "no GPU tensors: 0 B allocated"
-check "$tmp/auto.json" "j['uses_gpu'] is False" "uses_gpu false"
-check "$tmp/auto.json" "'CUDA context alone' in j['fits_reason']" "fits_reason says what fits means"
-check "$tmp/auto.json" "len(j['warnings']) == 1 and '--cuda' in j['warnings'][0]" "the warning is in the JSON"
-grep -q '^xmem: warning: the job made no GPU tensors' "$tmp/auto.err" ||
-    { echo "FAIL: no warning line on stderr:"; cat "$tmp/auto.err"; fails=$((fails + 1)); }
+expect_json "$tmp/auto.json" "j['allocated_peak_bytes'] == 0" "no GPU tensors: 0 B allocated"
+expect_json "$tmp/auto.json" "j['uses_gpu'] is False" "uses_gpu false"
+expect_json "$tmp/auto.json" "'CUDA context alone' in j['fits_reason']" "fits_reason says what fits means"
+expect_json "$tmp/auto.json" "len(j['warnings']) == 1 and '--cuda' in j['warnings'][0]" "the warning is in the JSON"
+# RUN_OUT: the estimate's stderr.
+expect_out '^xmem: warning: the job made no GPU tensors' "a warning line on stderr"
 if [ -x "$bin/xmem-profile-fast" ]; then
-    grep -q '^xmem: fast mode: unsupported: .*no GPU tensors' "$tmp/auto.err" ||
-        { echo "FAIL: fast mode did not name the cause:"; cat "$tmp/auto.err"; fails=$((fails + 1)); }
-    grep -q 'Expected all tensors to be on the same device' "$tmp/auto.err" &&
-        { echo "FAIL: fast mode crashed with a device mismatch"; fails=$((fails + 1)); }
+    expect_out '^xmem: fast mode: unsupported: .*no GPU tensors' "fast mode names the cause"
+    expect_no_out 'Expected all tensors to be on the same device' "fast mode crashed with a device mismatch"
 fi
 # The human report says it too, on the fits line.
-"$bin/xmem-estimate" --mode exact -- "${job[@]}" >"$tmp/human.out" 2>/dev/null ||
-    { echo "FAIL: the human estimate failed"; fails=$((fails + 1)); }
-grep -q '^fits: yes, but only as the CUDA context alone' "$tmp/human.out" ||
-    { echo "FAIL: the fits line does not say what it means:"; cat "$tmp/human.out"; fails=$((fails + 1)); }
+run_to "$tmp/human.out" "$bin/xmem-estimate" --mode exact -- "${job[@]}"
+expect_rc 0 "the human estimate"
+log_watch "$tmp/human.out"
+expect_true "the fits line says what it means" grep -q '^fits: yes, but only as the CUDA context alone' "$tmp/human.out"
 finish

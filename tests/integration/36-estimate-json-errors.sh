@@ -13,12 +13,10 @@ write_small_trace "$tmp/small.xtrace"
 one_error() {
     local outcome=$1 pattern=$2
     shift 2
-    echo "+ xmem-estimate --json $*"
-    "$bin/xmem-estimate" --json "$@" >"$tmp/err.json" 2>"$tmp/err.txt"
-    local rc=$?
-    [ "$rc" = 2 ] || { echo "FAIL: exit $rc, want 2"; fails=$((fails + 1)); }
-    check "$tmp/err.json" "set(j) == {'error', 'outcome'} and j['outcome'] == '$outcome'" "one error object, outcome $outcome"
-    check "$tmp/err.json" "__import__('re').search(r'''$pattern''', j['error'])" "error says /$pattern/"
+    run_to "$tmp/err.json" "$bin/xmem-estimate" --json "$@"
+    expect_rc 2 "xmem-estimate --json $*"
+    expect_json "$tmp/err.json" "set(j) == {'error', 'outcome'} and j['outcome'] == '$outcome'" "one error object, outcome $outcome"
+    expect_json "$tmp/err.json" "__import__('re').search(r'''$pattern''', j['error'])" "error says /$pattern/"
 }
 one_error usage 'unknown option' --colour --trace-in "$tmp/small.xtrace"
 one_error usage 'unknown PyTorch release \(known: 1\.13, 2\.0' --torch 2.99 --trace-in "$tmp/small.xtrace"
@@ -26,10 +24,10 @@ one_error target 'ambiguous, it could be A100-40GB, A100-80GB' --gpu A100 --trac
 one_error target 'not in the catalog' --gpu B999 --trace-in "$tmp/small.xtrace"
 one_error bad_trace 'xmem: ' --trace-in /dev/null
 # A unique alias stays valid.
-"$bin/xmem-estimate" --json --gpu H100 --trace-in "$tmp/small.xtrace" >"$tmp/h100.json" 2>/dev/null ||
-    { echo "FAIL: --gpu H100 (one full name) refused"; fails=$((fails + 1)); }
-check "$tmp/h100.json" "j['gpu'] == 'H100-80GB'" "H100 means H100-80GB"
-check "$tmp/h100.json" "'context_mib' in j['uncalibrated_catalog_terms']" "H100's guessed context is marked"
+run_to "$tmp/h100.json" "$bin/xmem-estimate" --json --gpu H100 --trace-in "$tmp/small.xtrace"
+expect_rc 0 "--gpu H100 (one full name) accepted"
+expect_json "$tmp/h100.json" "j['gpu'] == 'H100-80GB'" "H100 means H100-80GB"
+expect_json "$tmp/h100.json" "'context_mib' in j['uncalibrated_catalog_terms']" "H100's guessed context is marked"
 # A job that prints and then fails: stdout is still exactly one JSON object.
 if [ -x "$bin/xmem-profile" ]; then
     printf 'print("hello from the job")\nraise SystemExit(3)\n' >"$tmp/noisy.py"

@@ -11,13 +11,13 @@ start=$(date +%s)
 "$PROFILE" --out "$TMP/small.trace" --max-rss 64 -- python3 "${job[@]}" >"$TMP/out" 2>"$TMP/err" || rc=$?
 took=$(( $(date +%s) - start ))
 cat "$TMP/err"
-[ "$rc" -eq 5 ] || { echo "FAILED: exit $rc under --max-rss 64, want 5"; exit 1; }
-grep -Eq '^xmem: issue_classes.py: the exact capture reached [0-9]+ MiB of memory \(RSS\), over its limit of 64 MiB, after 0 of 3 optimizer steps; stopped \(.*xmem estimate --mode fast' "$TMP/err" ||
-    { echo "FAILED: the line does not name the RSS, the limit and fast mode"; exit 1; }
-[ "$(grep -c . "$TMP/err")" -eq 1 ] || { echo "FAILED: more than one line on stderr"; exit 1; }
-[ ! -e "$TMP/small.trace" ] || { echo "FAILED: a trace was left after the stop"; exit 1; }
-[ "$took" -lt 20 ] || { echo "FAILED: stopping took $took s"; exit 1; }
-pgrep -f "issue_classes.py --steps 4" && { echo "FAILED: the job still runs"; exit 1; }
+expect_true "exit $rc under --max-rss 64, want 5" [ "$rc" -eq 5 ]
+expect_true "the line does not name the RSS, the limit and fast mode" \
+    grep -Eq '^xmem: issue_classes.py: the exact capture reached [0-9]+ MiB of memory \(RSS\), over its limit of 64 MiB, after 0 of 3 optimizer steps; stopped \(.*xmem estimate --mode fast' "$TMP/err"
+expect_true "more than one line on stderr" [ "$(grep -c . "$TMP/err")" -eq 1 ]
+expect_true "a trace was left after the stop" [ ! -e "$TMP/small.trace" ]
+expect_true "stopping took $took s" [ "$took" -lt 20 ]
+expect_false "the job still runs" pgrep -f "issue_classes.py --steps 4"
 echo "ok: stopped at the limit with exit 5 in $took s"
 
 # xmem estimate passes --max-rss to the exact capture; in auto mode, after fast mode refused
@@ -26,10 +26,11 @@ rc=0
 "$XMEM_BUILD/bin/xmem-estimate" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --gpu H100-80GB --max-rss 64 \
     -- python3 "$WORKLOADS/issue_classes.py" --autocast fp16 --steps 4 >"$TMP/out" 2>"$TMP/err" || rc=$?
 cat "$TMP/err"
-[ "$rc" -ne 0 ] || { echo "FAILED: xmem estimate succeeded under --max-rss 64"; exit 1; }
-grep -q '^xmem: issue_classes.py: the exact capture reached .* over its limit of 64 MiB' "$TMP/err" &&
-    grep -q '^xmem: estimate: fast mode cannot run this job (above) and the exact capture needs more memory' "$TMP/err" ||
-    { echo "FAILED: xmem estimate does not say why neither capture ran"; exit 1; }
+expect_true "xmem estimate succeeded under --max-rss 64" [ "$rc" -ne 0 ]
+expect_true "xmem estimate does not pass the capture's line on" \
+    grep -q '^xmem: issue_classes.py: the exact capture reached .* over its limit of 64 MiB' "$TMP/err"
+expect_true "xmem estimate does not say why neither capture ran" \
+    grep -q '^xmem: estimate: fast mode cannot run this job (above) and the exact capture needs more memory' "$TMP/err"
 echo "ok: xmem estimate --max-rss reaches the exact capture and says what is left"
 
 # A job that runs out of its address space (MemoryError: xmemd's sandbox sets that limit) is
@@ -47,20 +48,21 @@ for mode in exact auto; do
     rc=0
     "$XMEM_BUILD/bin/xmem-estimate" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --mode $mode \
         -- python3 "$TMP/no_memory.py" >"$TMP/out" 2>"$TMP/err" || rc=$?
-    [ "$rc" -eq 6 ] || { cat "$TMP/err"; echo "FAILED: xmem estimate --mode $mode exit $rc after MemoryError, want 6"; exit 1; }
-    grep -q '"outcome": "profile_failed"' "$TMP/out" || { cat "$TMP/out"; echo "FAILED: --json outcome"; exit 1; }
+    expect_eq "$rc" 6 "xmem estimate --mode $mode: exit status after MemoryError"
+    expect_true "--json outcome" grep -q '"outcome": "profile_failed"' "$TMP/out"
 done
 echo "ok: MemoryError exits 6 from xmem-profile through xmem estimate"
 
 # Bad values are usage errors.
 rc=0
 "$PROFILE" --out "$TMP/x" --max-rss -1 -- python3 x.py 2>"$TMP/err" || rc=$?
-[ "$rc" -eq 2 ] && grep -q '^xmem: --max-rss: invalid value: -1' "$TMP/err" ||
-    { cat "$TMP/err"; echo "FAILED: --max-rss -1 accepted (exit $rc)"; exit 1; }
+expect_eq "$rc" 2 "--max-rss -1: exit status"
+expect_true "--max-rss -1 accepted" grep -q '^xmem: --max-rss: invalid value: -1' "$TMP/err"
 
 # The default limit (80 % of what is free) and a generous one let the same job through.
 capture "$TMP/default.trace" -- python3 "${job[@]}" >/dev/null
 capture "$TMP/roomy.trace" --max-rss 8192 -- python3 "${job[@]}" >/dev/null
-[ -s "$TMP/default.trace" ] && [ -s "$TMP/roomy.trace" ] || { echo "FAILED: no trace under the limit"; exit 1; }
+expect_true "no trace under the default limit" [ -s "$TMP/default.trace" ]
+expect_true "no trace under --max-rss 8192" [ -s "$TMP/roomy.trace" ]
 echo "ok: captured under the default limit and under --max-rss 8192"
 echo "all checks passed"

@@ -7,9 +7,9 @@
 source "$(dirname "$0")/85-capture-torch2-common.bash"
 steps=3
 capture "$TMP/exact.trace" "$XMEM_SRC/tests/workloads/issue_classes.py" --zero-grad-keep --steps 5 >/dev/null
-[ "$(meta "$TMP/exact.trace" zero_grad_set_to_none)" = 0 ] || fail "the job did not keep its gradients"
+expect_true "the job did not keep its gradients" [ "$(meta "$TMP/exact.trace" zero_grad_set_to_none)" = 0 ]
 marks=$(grep -c '^P zero_grad$' "$TMP/exact.trace" || true)
-[ "$marks" = "$steps" ] || fail "$marks zero_grad marks in the exact trace, want one per step ($steps)"
+expect_true "$marks zero_grad marks in the exact trace, want one per step ($steps)" [ "$marks" = "$steps" ]
 echo "ok: one zero_grad mark per step ($marks)"
 # Each mark comes inside its iteration, and the trace does not end with an empty iteration.
 $PY "$XMEM_SRC/tests/workloads/check_trace.py" "$TMP/exact.trace" --steps $steps --phases-in-order >/dev/null ||
@@ -18,7 +18,7 @@ last=$(grep -E '^[IAF] ' "$TMP/exact.trace" | tail -1)
 case $last in I*) fail "the trace ends with an empty iteration ($last)" ;; esac
 "$ESTIMATE" ${XMEM_CATALOG:+--catalog "$XMEM_CATALOG"} --json --gpu H100-80GB --trace-in "$TMP/exact.trace" \
     >"$TMP/estimate.json" 2>"$TMP/estimate.err" || fail "xmem-estimate: $(cat "$TMP/estimate.err")"
-[ "$(json "$TMP/estimate.json" "j['corrections']['zero_grad_rewritten']")" = True ] ||
-    fail "zero_grad not rewritten for 2.x: $(json "$TMP/estimate.json" "j['corrections']")"
+expect_true "zero_grad not rewritten for 2.x: $(json "$TMP/estimate.json" "j['corrections']")" \
+    [ "$(json "$TMP/estimate.json" "j['corrections']['zero_grad_rewritten']")" = True ]
 echo "ok: the 2.x set_to_none=True rewrite applied"
 echo "all checks passed"

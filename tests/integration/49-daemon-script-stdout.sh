@@ -25,16 +25,16 @@ chown -R xmemt1 "$T/w"
 
 log "xmem estimate --json on the command line"
 (cd "$T/w" && runuser -u xmemt1 -- "$B/xmem-estimate" --mode exact --json -- python3 loud.py) \
-    >"$T/cli.out" 2>"$T/cli.err" || { cat "$T/cli.err"; fail "xmem estimate of a printing script"; }
+    >"$T/cli.out" 2>"$T/cli.err" || fail "xmem estimate of a printing script: $(cat "$T/cli.err")"
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["peak_bytes"] > 1, d' "$T/cli.out" \
-    || { cat "$T/cli.out"; fail "--json output is not one JSON object with the real estimate"; }
-grep -q '^starting$' "$T/cli.err" || fail "the script's own output is not on stderr"
+    || fail "--json output is not one JSON object with the real estimate: $(cat "$T/cli.out")"
+expect_true "the script's own output is not on stderr" grep -q '^starting$' "$T/cli.err"
 
 log "through xmemd"
 start_xmemd
 runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --deadline 300000 -- python3 loud.py >"$T/a" \
-    || { cat "$T/a"; fail "estimate of a printing script through xmemd"; }
+    || fail "estimate of a printing script through xmemd: $(cat "$T/a")"
 expect_eq "$(kv "$T/a" outcome)" 0 "outcome"
-[ "$(kv "$T/a" peak)" -gt 1 ] || fail "the script's printed JSON was taken for the estimate"
+expect_true "the script's printed JSON was taken for the estimate" [ "$(kv "$T/a" peak)" -gt 1 ]
 stop_xmemd
 echo "ok: a script's stdout never reaches the estimate's channel"

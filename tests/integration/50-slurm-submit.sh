@@ -8,7 +8,7 @@ T_NAME=50-slurm-submit
 t_require_lab
 XMEM_LAB_NO_XMEMD=1 lab_up shard
 J=$LAB/jobs
-cd "$J" || t_fail "no $J"
+cd "$J" || fail "no $J"
 
 cat >"$J/train.sbatch" <<'SCRIPT'
 #!/bin/bash
@@ -22,60 +22,61 @@ SCRIPT
 # 1. A bad value: one line naming the value and the fix; sbatch fails; nothing queued.
 before=$(squeue -h -t all | wc -l)
 run sbatch --xmem=12X "$J/train.sbatch"
-[ "$RUN_RC" != 0 ] || t_fail "sbatch --xmem=12X succeeded"
+expect_true "sbatch --xmem=12X succeeded" [ "$RUN_RC" != 0 ]
 expect_out "xmem: --xmem: invalid value: '12X' \(use --xmem, --xmem=check, --xmem=off or a size such as --xmem=12G\)" "bad value message"
-[ "$(squeue -h -t all | wc -l)" = "$before" ] || t_fail "a job was queued for --xmem=12X"
-t_ok "invalid --xmem value refused before submission"
+expect_true "a job was queued for --xmem=12X" [ "$(squeue -h -t all | wc -l)" = "$before" ]
+pass "invalid --xmem value refused before submission"
 
 # 2. A declared budget: 12 GiB + 10% margin on a 40 GiB GPU with 10 shards = shard:4.
 submit --xmem=12G -o "$J/%j.out" "$J/train.sbatch"
 expect_out "xmem: declared budget 12.0 GiB" "budget message"
 expect_out "xmem: requesting shard:4 instead of one whole GPU" "cli_filter preview"
 expect_field "$JOB" TresPerNode gres:shard:4 "--xmem=12G"
-lab_comment "$JOB" | grep -q "xmem: estimate=declared limit=12288M policy=shard request=gres:gpu:1->shard:4" ||
-    t_fail "comment of job $JOB: $(lab_comment "$JOB")"
-lab_wait_state "$JOB" 30 COMPLETED || t_fail "budget job did not complete"
+expect_true "comment of job $JOB: $(lab_comment "$JOB")" \
+    grep -q "xmem: estimate=declared limit=12288M policy=shard request=gres:gpu:1->shard:4" <<<"$(lab_comment "$JOB")"
+lab_wait_state "$JOB" 30 COMPLETED || fail "budget job did not complete"
 out=$(cat "$J/$JOB.out")
-grep -qx "SLURM_SHARDS_ON_NODE=4" <<<"$out" || t_fail "task did not get 4 shards: $out"
-grep -qx "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=12288M" <<<"$out" || t_fail "no MPS limit in the task: $out"
-grep -qE "^XMEM_(MODE|LIMIT_MB|PEAK_MB|GPU|REQUEST_ID|DECISION|ORIGIN)=" <<<"$out" && t_fail "process XMEM_* variables leaked into the job: $out"
-t_ok "--xmem=12G → shard:4, comment, task limit, nothing leaked"
+expect_true "task did not get 4 shards: $out" grep -qx "SLURM_SHARDS_ON_NODE=4" <<<"$out"
+expect_true "no MPS limit in the task: $out" grep -qx "CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=12288M" <<<"$out"
+expect_false "process XMEM_* variables leaked into the job: $out" \
+    grep -qE "^XMEM_(MODE|LIMIT_MB|PEAK_MB|GPU|REQUEST_ID|DECISION|ORIGIN)=" <<<"$out"
+pass "--xmem=12G → shard:4, comment, task limit, nothing leaked"
 
 # 3. #SBATCH --xmem in the script.
 { sed -n 1p "$J/train.sbatch"; echo "#SBATCH --xmem=4G"; sed 1d "$J/train.sbatch"; } >"$J/directive.sbatch"
 submit --hold "$J/directive.sbatch"
 expect_field "$JOB" TresPerNode gres:shard:2 "#SBATCH --xmem=4G"
-t_ok "#SBATCH --xmem=4G → shard:2"
+pass "#SBATCH --xmem=4G → shard:2"
 
 # 4. The command line wins over #SBATCH; --xmem=off leaves the request alone.
 submit --hold --xmem=off "$J/directive.sbatch"
 expect_field "$JOB" TresPerNode gres:gpu:1 "--xmem=off over #SBATCH --xmem"
-t_ok "--xmem=off on the command line beats #SBATCH --xmem"
+pass "--xmem=off on the command line beats #SBATCH --xmem"
 
 # 5. --wrap, and --gpus=1 instead of --gres.
 submit --hold --gpus=1 --xmem=8G --wrap "python3 -c 'print(1)'"
 expect_field "$JOB" TresPerNode gres:shard:3 "--wrap --gpus=1 --xmem=8G"
-[ -z "$(lab_field "$JOB" TresPerJob)" ] || t_fail "TresPerJob kept: $(lab_field "$JOB" TresPerJob)"
+expect_true "TresPerJob kept: $(lab_field "$JOB" TresPerJob)" [ -z "$(lab_field "$JOB" TresPerJob)" ]
 submit --hold --gpus-per-node=1 --xmem=8G --wrap "python3 t.py"
 expect_field "$JOB" TresPerNode gres:shard:3 "--gpus-per-node=1"
 submit --hold -n 1 --gpus-per-task=1 --xmem=8G --wrap "python3 t.py"
 expect_field "$JOB" TresPerNode gres:shard:3 "--gpus-per-task=1 with one task"
-[ -z "$(lab_field "$JOB" TresPerTask)" ] || t_fail "TresPerTask kept: $(lab_field "$JOB" TresPerTask)"
-t_ok "--wrap with --gpus=1, --gpus-per-node=1, --gpus-per-task=1 (one task) → shard:3"
+expect_true "TresPerTask kept: $(lab_field "$JOB" TresPerTask)" [ -z "$(lab_field "$JOB" TresPerTask)" ]
+pass "--wrap with --gpus=1, --gpus-per-node=1, --gpus-per-task=1 (one task) → shard:3"
 
 # 6. Estimate larger than the GPU: keeps gpu:1 with a warning.
 submit --hold --xmem=39G "$J/train.sbatch"
 expect_field "$JOB" TresPerNode gres:gpu:1 "--xmem=39G"
 expect_out "xmem: warning: limit .* keeps its whole GPU|xmem: limit .* the job keeps its whole GPU" "whole-GPU warning"
-t_ok "budget above 90% of the GPU keeps gpu:1 with a warning"
+pass "budget above 90% of the GPU keeps gpu:1 with a warning"
 
 # 7. Multi-GPU and multi-task requests are left unchanged, with a message.
 submit --hold --gres=gpu:2 --xmem=4G "$J/train.sbatch"
 expect_field "$JOB" TresPerNode gres:gpu:2 "--gres=gpu:2"
 expect_out "asks for 2 GPUs .*left unchanged" "multi-GPU message"
 submit --hold -n 2 --gpus-per-task=1 --xmem=4G --wrap "python3 t.py"
-[ -z "$(lab_field "$JOB" TresPerNode)" ] || t_fail "gpus-per-task job rewritten"
-t_ok "multi-GPU requests unchanged"
+expect_true "gpus-per-task job rewritten" [ -z "$(lab_field "$JOB" TresPerNode)" ]
+pass "multi-GPU requests unchanged"
 
 # 8. The shard count is capped at the per-GPU count (a site allowing >100% of a GPU).
 cp "$LAB/etc/xmem_policy.lua" "$LAB/etc/xmem_policy.lua.orig"
@@ -86,21 +87,21 @@ expect_field "$JOB" TresPerNode gres:shard:10 "cap"
 echo "return {" >"$LAB/etc/xmem_policy.lua"
 submit --hold --xmem=4G "$J/train.sbatch"
 expect_field "$JOB" TresPerNode gres:gpu:1 "broken policy"
-grep -q "xmem: uid 0: cannot load $LAB/etc/xmem_policy.lua" "$LAB/log/slurmctld.log" ||
-    t_fail "no log line for the broken policy"
+expect_true "no log line for the broken policy" \
+    grep -q "xmem: uid 0: cannot load $LAB/etc/xmem_policy.lua" "$LAB/log/slurmctld.log"
 mv "$LAB/etc/xmem_policy.lua.orig" "$LAB/etc/xmem_policy.lua"
-t_ok "shard count capped at 10; broken policy leaves the job unchanged"
+pass "shard count capped at 10; broken policy leaves the job unchanged"
 
 # 9. salloc and srun outside a job; srun steps inside a resized job get its share.
 run salloc --gres=gpu:1 --xmem=4G srun --gres=gpu:1 printenv SLURM_SHARDS_ON_NODE CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
 expect_rc 0 "salloc --xmem=4G"
 expect_out "^2$" "salloc step shards"
-t_ok "salloc --gres=gpu:1 --xmem=4G runs steps on shard:2"
+pass "salloc --gres=gpu:1 --xmem=4G runs steps on shard:2"
 run srun --gres=gpu:1 --xmem=4G printenv SLURM_SHARDS_ON_NODE CUDA_MPS_PINNED_DEVICE_MEM_LIMIT
 expect_rc 0 "srun --xmem=4G outside a job"
 expect_out "^2$" "srun shards"
 expect_out "^0=4096M$" "srun MPS limit"
-t_ok "srun --gres=gpu:1 --xmem=4G outside a job: shard:2 and a 4096M limit"
+pass "srun --gres=gpu:1 --xmem=4G outside a job: shard:2 and a 4096M limit"
 cat >"$J/steps.sbatch" <<'SCRIPT'
 #!/bin/bash
 #SBATCH --gres=gpu:1
@@ -110,16 +111,16 @@ sbatch --parsable --hold --gres=gpu:1 --wrap "python3 nested.py" >nested.id
 echo "nested rc=$?"
 SCRIPT
 submit --xmem=4G -o "$J/%j.out" "$J/steps.sbatch"
-lab_wait_state "$JOB" 40 COMPLETED FAILED || t_fail "steps job did not finish"
+lab_wait_state "$JOB" 40 COMPLETED FAILED || fail "steps job did not finish"
 out=$(cat "$J/$JOB.out")
-grep -qx "step rc=0" <<<"$out" || t_fail "srun --gres=gpu:1 inside a resized job failed: $out"
-grep -qx "2" <<<"$out" || t_fail "step did not run on the job's share: $out"
+expect_true "srun --gres=gpu:1 inside a resized job failed: $out" grep -qx "step rc=0" <<<"$out"
+expect_true "step did not run on the job's share: $out" grep -qx "2" <<<"$out"
 nested=$(cat "$J/nested.id")
-[ -n "$nested" ] || t_fail "nested sbatch gave no job id: $out"
+expect_true "nested sbatch gave no job id: $out" [ -n "$nested" ]
 expect_field "$nested" TresPerNode gres:gpu:1 "nested sbatch"
 run squeue -h -j "$nested" -o %k
 expect_no_out "xmem:" "nested sbatch comment"
-t_ok "srun gpu:1 inside a resized job maps to its share; nested sbatch not resized"
+pass "srun gpu:1 inside a resized job maps to its share; nested sbatch not resized"
 
 # 10. Never lose a job: no daemon → 20 submissions, all queued with gpu:1 and a warning.
 ids=()
@@ -127,19 +128,19 @@ for i in $(seq 1 20); do
     run sbatch --hold --xmem "$J/train.sbatch"
     expect_out "xmem: cannot reach xmemd at $LAB/run/xmemd.sock.*the job is submitted with its original request" "daemon-stopped warning ($i)"
     id=$(lab_jobid "$RUN_OUT")
-    [ -n "$id" ] || t_fail "submission $i with the daemon stopped was lost"
+    expect_true "submission $i with the daemon stopped was lost" [ -n "$id" ]
     ids+=("$id")
 done
 for id in "${ids[@]}"; do expect_field "$id" TresPerNode gres:gpu:1 "daemon stopped"; done
-t_ok "daemon stopped: 20/20 submissions queued with their original request"
+pass "daemon stopped: 20/20 submissions queued with their original request"
 
 # 11. A script on standard input: a clear message, submitted unchanged.
 run sh -c "sbatch --hold --xmem <'$J/train.sbatch'"
 expect_out "xmem: the batch script comes from standard input.*pass it as a file" "stdin message"
 JOB=$(lab_jobid "$RUN_OUT")
-[ -n "$JOB" ] || t_fail "stdin job lost"
+expect_true "stdin job lost" [ -n "$JOB" ]
 expect_field "$JOB" TresPerNode gres:gpu:1 "stdin script"
-t_ok "script on stdin: message, job kept"
+pass "script on stdin: message, job kept"
 
 # 12. Invalid plugstack arguments stop the plugin from loading, with the key named;
 #     on_failure=reject refuses a job xmem cannot size. (Client-side configuration copies.)
@@ -151,13 +152,13 @@ for args in "timeout=never" "color=blue" "on_failure=reject"; do
     before=$(squeue -h -t all | wc -l)
     RUN_OUT=$(SLURM_CONF=$LAB/alt/slurm.conf timeout 60 sbatch --hold --xmem "$J/train.sbatch" 2>&1)
     RUN_RC=$?
-    [ "$RUN_RC" != 0 ] || t_fail "sbatch succeeded with plugstack '$args'"
+    expect_true "sbatch succeeded with plugstack '$args'" [ "$RUN_RC" != 0 ]
     case $args in
     timeout=never) expect_out "xmem: timeout: invalid value: never \(an integer from 1 to 3600\)" "bad timeout" ;;
     color=blue) expect_out "xmem: plugstack.conf: unknown argument 'color'" "unknown key" ;;
     on_failure=reject) expect_out "this site refuses jobs xmem cannot size \(on_failure=reject\)" "reject" ;;
     esac
-    [ "$(squeue -h -t all | wc -l)" = "$before" ] || t_fail "a job was queued with plugstack '$args'"
+    expect_true "a job was queued with plugstack '$args'" [ "$(squeue -h -t all | wc -l)" = "$before" ]
 done
-t_ok "bad plugstack arguments refuse to load; on_failure=reject refuses the job"
-t_done
+pass "bad plugstack arguments refuse to load; on_failure=reject refuses the job"
+finish

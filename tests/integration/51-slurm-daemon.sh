@@ -8,9 +8,9 @@ T_NAME=51-slurm-daemon
 t_require_lab
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
 XMEM_LAB_PROFILER=fake lab_up shard
-[ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
+expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
 J=$LAB/jobs
-cd "$J" || t_fail "no $J"
+cd "$J" || fail "no $J"
 cat >"$J/train.py" <<'PY'
 import os
 print("training with", os.environ.get("SLURM_SHARDS_ON_NODE"), "shards, limit",
@@ -28,12 +28,12 @@ submit --xmem -o "$J/%j.out" "$J/a.sbatch"
 expect_out "xmem: profiling 'python3 train.py --fake-limit-mb=8000' \(from $J/a.sbatch line 4\)" "profiling message"
 expect_out "xmem: estimate for A100-40GB: peak 7.0 GiB, limit 7.8 GiB" "estimate message"
 expect_field "$JOB" TresPerNode gres:shard:3 "sbatch --xmem"
-lab_comment "$JOB" | grep -q "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:3" ||
-    t_fail "comment: $(lab_comment "$JOB")"
-lab_wait_state "$JOB" 30 COMPLETED || t_fail "job did not complete"
-grep -qx "0=8000M" "$J/$JOB.out" || t_fail "no MPS limit in the task: $(cat "$J/$JOB.out")"
+expect_true "comment: $(lab_comment "$JOB")" \
+    grep -q "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:3" <<<"$(lab_comment "$JOB")"
+lab_wait_state "$JOB" 30 COMPLETED || fail "job did not complete"
+expect_true "no MPS limit in the task: $(cat "$J/$JOB.out")" grep -qx "0=8000M" "$J/$JOB.out"
 first=$JOB
-t_ok "sbatch --gres=gpu:1 --xmem: estimate, shard:3, comment, task limit"
+pass "sbatch --gres=gpu:1 --xmem: estimate, shard:3, comment, task limit"
 
 # 1b. srun outside a job profiles its own command; the step runs on the share with the
 #     limit, and slurmstepd reports the end of the job it created.
@@ -42,8 +42,8 @@ expect_rc 0 "srun --xmem"
 expect_out "xmem: profiling 'python3 train.py --fake-limit-mb=8000' \(from the srun command line\)" "srun profiling message"
 expect_out "^training with 3 shards, limit 0=8000M$" "srun step share and limit"
 srun_job=$(timeout 10 squeue -h -t all -o "%i %k" | sed -n 's/^\([0-9]*\) xmem: estimate=7200M limit=8000M.*/\1/p' | tail -n 1)
-[ -n "$srun_job" ] || t_fail "srun job not found with its xmem comment"
-t_ok "srun --gres=gpu:1 --xmem python3 train.py: shard:3 and a 8000M limit in the step"
+expect_true "srun job not found with its xmem comment" [ -n "$srun_job" ]
+pass "srun --gres=gpu:1 --xmem python3 train.py: shard:3 and a 8000M limit in the step"
 
 # 2. #SBATCH --xmem with an #XMEM directive naming the command.
 job_script "$J/b.sbatch" 20000 "$body" "#XMEM python3 train.py --fake-limit-mb=20000
@@ -52,14 +52,14 @@ sed -i '2a #SBATCH --xmem' "$J/b.sbatch"
 submit --hold "$J/b.sbatch"
 expect_out "\(from $J/b.sbatch line 4 \(#XMEM\)\)" "directive message"
 expect_field "$JOB" TresPerNode gres:shard:6 "#SBATCH --xmem + #XMEM"
-t_ok "#SBATCH --xmem with #XMEM: shard:6"
+pass "#SBATCH --xmem with #XMEM: shard:6"
 
 # 3. --xmem=check reports and changes nothing.
 submit --hold --xmem=check "$J/a.sbatch"
 expect_out "xmem: --xmem=check: the GPU request is not changed" "check message"
 expect_field "$JOB" TresPerNode gres:gpu:1 "--xmem=check"
-lab_comment "$JOB" | grep -q "policy=shard request=gres:gpu:1 (check only)" || t_fail "check comment: $(lab_comment "$JOB")"
-t_ok "--xmem=check: estimate reported, request unchanged"
+expect_true "check comment: $(lab_comment "$JOB")" grep -q "policy=shard request=gres:gpu:1 (check only)" <<<"$(lab_comment "$JOB")"
+pass "--xmem=check: estimate reported, request unchanged"
 
 # 4. An estimate larger than the GPU keeps gpu:1, with a warning.
 job_script "$J/big.sbatch" 50000 "$body" "$first"
@@ -67,7 +67,7 @@ submit --hold --xmem "$J/big.sbatch"
 expect_out "xmem: warning: the estimate .* does not fit the GPU" "plugin warning"
 expect_out "xmem: warning: limit 55000 MiB .* keeps its whole GPU" "controller warning"
 expect_field "$JOB" TresPerNode gres:gpu:1 "estimate > GPU"
-t_ok "estimate larger than the GPU: gpu:1 kept with a warning"
+pass "estimate larger than the GPU: gpu:1 kept with a warning"
 
 # 5. Two resized jobs run at once on one GPU.
 job_script "$J/pack.sbatch" 16000 "$body" "$first"
@@ -77,35 +77,34 @@ a=$JOB
 submit --xmem -o /dev/null "$J/pack.sbatch"
 b=$JOB
 unset HOLD_S
-lab_wait_state "$a" 20 RUNNING || t_fail "first packed job not running"
-lab_wait_state "$b" 20 RUNNING || t_fail "second packed job not running beside the first"
-gpu_of() { timeout 10 scontrol show job -d "$1" | sed -n 's/.* GRES=\([^ ]*(IDX:[0-9,-]*)\).*/\1/p' | head -n 1; }
-[ "$(gpu_of "$a")" = "$(gpu_of "$b")" ] || t_fail "not on one GPU: $(gpu_of "$a") / $(gpu_of "$b")"
-t_ok "two shard jobs run at once on one GPU ($(gpu_of "$a"))"
+lab_wait_state "$a" 20 RUNNING || fail "first packed job not running"
+lab_wait_state "$b" 20 RUNNING || fail "second packed job not running beside the first"
+expect_true "not on one GPU: $(gpu_of "$a") / $(gpu_of "$b")" [ "$(gpu_of "$a")" = "$(gpu_of "$b")" ]
+pass "two shard jobs run at once on one GPU ($(gpu_of "$a"))"
 
 # 6. Job-end accounting: the finished job's exit status and time are in the ledger.
 if command -v sqlite3 >/dev/null; then
     row=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select exit_status from jobs where job_id=$first" 2>&1)
-    [ "$row" = 0 ] || t_fail "job $first end not in the ledger: '$row'"
+    expect_true "job $first end not in the ledger: '$row'" [ "$row" = 0 ]
     row=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select exit_status from jobs where job_id=$srun_job" 2>&1)
-    [ "$row" = 0 ] || t_fail "srun job $srun_job end not in the ledger: '$row'"
-    t_ok "job ends of batch job $first and srun job $srun_job recorded by slurmstepd in xmemd's ledger"
+    expect_true "srun job $srun_job end not in the ledger: '$row'" [ "$row" = 0 ]
+    pass "job ends of batch job $first and srun job $srun_job recorded by slurmstepd in xmemd's ledger"
     # Issue 15, finding 11: the request id a job end names comes from the job's environment,
     # which its user sets. A second user's job naming root's request is not attached to it:
     # slurmstepd sends the job's uid, and xmemd refuses a request of another uid.
     if id xmemt1 >/dev/null 2>&1; then
         rid=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select request_id from jobs where job_id=$first")
         submit_as xmemt1 sbatch --export=ALL,SLURM_SPANK_XMEM_REQUEST_ID="$rid" -o /dev/null --wrap true
-        lab_wait_state "$JOB" 30 COMPLETED || t_fail "xmemt1's job did not complete"
+        lab_wait_state "$JOB" 30 COMPLETED || fail "xmemt1's job did not complete"
         for _ in $(seq 50); do
             grep -q "job $JOB end not recorded" "$LAB/log/slurmd.log" && break
             sleep 0.1
         done
-        grep "job $JOB end not recorded" "$LAB/log/slurmd.log" | grep -q "must come from its owner or root, for a job its owner ran (uid $(id -u xmemt1)" ||
-            t_fail "xmemt1's job end naming root's request $rid: not refused as another uid's: $(grep "job $JOB " "$LAB/log/slurmd.log" | tail -n 2)"
+        expect_true "xmemt1's job end naming root's request $rid: not refused as another uid's: $(grep "job $JOB " "$LAB/log/slurmd.log" | tail -n 2)" \
+            grep -q "must come from its owner or root, for a job its owner ran (uid $(id -u xmemt1)" <<<"$(grep "job $JOB end not recorded" "$LAB/log/slurmd.log")"
         row=$(sqlite3 "$LAB/state/xmem-ledger.sqlite" "select count(*) from jobs where job_id=$JOB")
-        [ "$row" = 0 ] || t_fail "xmemt1's job $JOB was attached to root's request $rid"
-        t_ok "a job end naming another user's request is refused (slurmstepd sends the job's uid)"
+        expect_true "xmemt1's job $JOB was attached to root's request $rid" [ "$row" = 0 ]
+        pass "a job end naming another user's request is refused (slurmstepd sends the job's uid)"
     fi
 fi
 
@@ -122,9 +121,9 @@ parallel_submit() {
     for i in $(seq 1 "$n"); do
         out=$(cat "$J/par/$i")
         id=$(lab_jobid "$out")
-        [ -n "$id" ] || t_fail "submission $i lost: $out"
-        grep -q "the job is submitted with its original request" <<<"$out" ||
-            t_fail "submission $i: no warning: $out"
+        expect_true "submission $i lost: $out" [ -n "$id" ]
+        expect_true "submission $i: no warning: $out" \
+            grep -q "the job is submitted with its original request" <<<"$out"
         expect_field "$id" TresPerNode gres:gpu:1 "submission $i"
     done
 }
@@ -137,7 +136,7 @@ pid=$(cat "$LAB/run/xmemd.pid")
 killer=$!
 parallel_submit 20 "$J/slow.sbatch"
 wait "$killer"
-t_ok "xmemd killed mid-request: 20/20 queued with gpu:1"
+pass "xmemd killed mid-request: 20/20 queued with gpu:1"
 
 # 8. Hung: xmemd stopped (SIGSTOP) accepts connections but never answers; timeout=3.
 rm -f "$LAB/run/xmemd.sock" "$LAB/run/xmemd.lock"
@@ -151,6 +150,6 @@ start=$(date +%s)
 parallel_submit 20 "$J/a.sbatch" SLURM_CONF="$LAB/alt/slurm.conf"
 kill -CONT "$(cat "$LAB/run/xmemd.pid")"
 secs=$(($(date +%s) - start))
-[ "$secs" -lt 60 ] || t_fail "hung daemon held submissions for ${secs}s (deadline 3 s)"
-t_ok "xmemd hung: 20/20 queued with gpu:1 within ${secs}s"
-t_done
+expect_true "hung daemon held submissions for ${secs}s (deadline 3 s)" [ "$secs" -lt 60 ]
+pass "xmemd hung: 20/20 queued with gpu:1 within ${secs}s"
+finish

@@ -9,7 +9,7 @@ T_NAME=52-slurm-decisions
 t_require_lab
 command -v gcc >/dev/null || t_skip "gcc not installed"
 XMEM_LAB_NO_XMEMD=1 lab_up shard
-cd "$LAB/jobs" || t_fail "no jobs dir"
+cd "$LAB/jobs" || fail "no jobs dir"
 
 lab_forge_client
 
@@ -30,8 +30,8 @@ forged_submit() { forged_sbatch "$1" "$2" --gres=gpu:1 --wrap "python3 train.py"
 # expect_ignored WHY_REGEX WHAT
 expect_ignored() {
     expect_field "$JOB" TresPerNode gres:gpu:1 "$2"
-    grep -qE "xmem: uid [0-9]+: decision ignored: $1; job keeps its original request" "$LAB/log/slurmctld.log" ||
-        t_fail "$2: controller log lacks 'decision ignored: $1'"
+    expect_true "$2: controller log lacks 'decision ignored: $1'" \
+        grep -qE "xmem: uid [0-9]+: decision ignored: $1; job keeps its original request" "$LAB/log/slurmctld.log"
     expect_out "xmem: the estimate could not be verified" "$2: user message"
 }
 
@@ -39,27 +39,27 @@ expect_ignored() {
 valid=$(cred root "$(payload 0 $((now + 600)))")
 forged_submit root "$valid"
 expect_field "$JOB" TresPerNode gres:shard:2 "valid decision"
-t_ok "a valid signed decision is applied (shard:2)"
+pass "a valid signed decision is applied (shard:2)"
 
 # 2. Replayed: the same credential again.
 forged_submit root "$valid"
 expect_ignored "credential rejected by munge: Replayed credential.*" "replayed decision"
-t_ok "replayed decision ignored"
+pass "replayed decision ignored"
 
 # 3. Forged: signed by the user, not the daemon.
 forged_submit nobody "$(cred nobody "$(payload 65534 $((now + 600)))")"
 expect_ignored "decision signed by uid 65534, not by xmemd \(uid 0\)" "user-signed decision"
-t_ok "decision signed by the user ignored"
+pass "decision signed by the user ignored"
 
 # 4. Another user's decision (signed by the daemon for uid 0, used by nobody).
 forged_submit nobody "$(cred root "$(payload 0 $((now + 600)))")"
 expect_ignored "decision was made for uid 0, job belongs to uid 65534" "other user's decision"
-t_ok "another user's decision ignored"
+pass "another user's decision ignored"
 
 # 5. Expired.
 forged_submit root "$(cred root "$(payload 0 $((now - 5)))")"
 expect_ignored "decision expired at .*" "expired decision"
-t_ok "expired decision ignored"
+pass "expired decision ignored"
 
 # 6. Altered: one character of the credential changed.
 good=$(cred root "$(payload 0 $((now + 600)))")
@@ -68,13 +68,13 @@ c=${good:$mid:1}
 [ "$c" = A ] && r=B || r=A
 forged_submit root "${good:0:$mid}$r${good:$((mid + 1))}"
 expect_ignored "credential rejected by munge: .*" "altered decision"
-t_ok "altered decision ignored"
+pass "altered decision ignored"
 
 # 7. No decision at all with mode auto, and a non-credential string.
 forged_submit nobody ""
 expect_ignored "no signed decision" "missing decision"
 forged_submit nobody 'MUNGE:$(touch /tmp/xmem-pwned)'
 expect_ignored "malformed decision" "injection attempt"
-[ ! -e /tmp/xmem-pwned ] || { rm -f /tmp/xmem-pwned; t_fail "a decision string reached a shell"; }
-t_ok "missing and malformed decisions ignored"
-t_done
+[ ! -e /tmp/xmem-pwned ] || { rm -f /tmp/xmem-pwned; fail "a decision string reached a shell"; }
+pass "missing and malformed decisions ignored"
+finish

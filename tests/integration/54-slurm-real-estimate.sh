@@ -10,18 +10,18 @@ t_require_lab
 lab_prefer_torch_python
 lab_real_profiler_ok || t_skip "the real xmem-estimate is not usable here (not built with its capture library, or no torch)"
 XMEM_LAB_PROFILER=real XMEM_LAB_TIMEOUT=600 lab_up shard
-grep -q "xmem-estimate" "$LAB/etc/xmem.yaml" || t_fail "lab is not using the real profiler"
+expect_true "lab is not using the real profiler" grep -q "xmem-estimate" "$LAB/etc/xmem.yaml"
 cp "$XMEM_SRC/examples/train.py" "$XMEM_SRC/examples/train.sbatch" "$LAB/jobs/"
-cd "$LAB/jobs" || t_fail "no jobs dir"
+cd "$LAB/jobs" || fail "no jobs dir"
 
 submit --hold --xmem train.sbatch
 expect_out "xmem: estimate for A100-40GB: peak [0-9.]+ [MG]iB, limit [0-9.]+ [MG]iB" "estimate message"
 comment=$(lab_comment "$JOB")
 limit=$(sed -n 's/.*xmem: estimate=[0-9]*M limit=\([0-9]*\)M policy=shard.*/\1/p' <<<"$comment")
-[ -n "$limit" ] || t_fail "no estimate in the comment: $comment"
+expect_true "no estimate in the comment: $comment" [ -n "$limit" ]
 want=$((((limit * 110 + 99) / 100 + 4095) / 4096))
 [ "$want" -ge 1 ] || want=1
-[ "$want" -le 10 ] || t_fail "estimate $limit MiB is beyond the GPU for a small CNN"
+expect_true "estimate $limit MiB is beyond the GPU for a small CNN" [ "$want" -le 10 ]
 expect_field "$JOB" TresPerNode "gres:shard:$want" "real estimate"
-t_ok "real estimate ${limit} MiB → shard:$want"
-t_done
+pass "real estimate ${limit} MiB → shard:$want"
+finish

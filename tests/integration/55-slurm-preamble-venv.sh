@@ -56,36 +56,38 @@ report() { sed -n "s/^$1=//p" "$R/report" 2>/dev/null; }
 job venv-a >"$J/a.sh"
 as_user HF_HOME=/scratch/hf timeout 60 sbatch --hold --xmem a.sh
 expect_out "xmem: estimate for A100-40GB" "the preamble's job is estimated"
-[ -f "$R/report" ] || t_fail "the estimator did not run (no report)"
-[ "$(report python)" = "$J/venv-a/bin/python" ] || t_fail "python resolved to '$(report python)', not the venv's"
-[ "$(report prefix)" = "$J/venv-a" ] || t_fail "the interpreter's sys.prefix is '$(report prefix)'"
-[ "$(report virtual_env)" = "$J/venv-a" ] || t_fail "VIRTUAL_ENV is '$(report virtual_env)'"
-[ "$(report user)" = xmemt1 ] || t_fail "the preamble and estimator ran as '$(report user)', not xmemt1"
-[ "$(report pwd)" = "$J/work" ] || t_fail "the estimator ran in '$(report pwd)', not where the preamble cd'd"
-[ "$(report cuda)" = "" ] || t_fail "CUDA_VISIBLE_DEVICES is '$(report cuda)' in the profile"
-[ "$(report hf_home)" = /scratch/hf ] || t_fail "the submission's HF_HOME did not reach the profile"
-t_ok "the preamble ran as xmemt1: python is the venv's ($(report python)), cwd $(report pwd)"
+expect_true "the estimator did not run (no report)" [ -f "$R/report" ]
+expect_true "python resolved to '$(report python)', not the venv's" \
+    [ "$(report python)" = "$J/venv-a/bin/python" ]
+expect_true "the interpreter's sys.prefix is '$(report prefix)'" [ "$(report prefix)" = "$J/venv-a" ]
+expect_true "VIRTUAL_ENV is '$(report virtual_env)'" [ "$(report virtual_env)" = "$J/venv-a" ]
+expect_true "the preamble and estimator ran as '$(report user)', not xmemt1" [ "$(report user)" = xmemt1 ]
+expect_true "the estimator ran in '$(report pwd)', not where the preamble cd'd" \
+    [ "$(report pwd)" = "$J/work" ]
+expect_true "CUDA_VISIBLE_DEVICES is '$(report cuda)' in the profile" [ "$(report cuda)" = "" ]
+expect_true "the submission's HF_HOME did not reach the profile" [ "$(report hf_home)" = /scratch/hf ]
+pass "the preamble ran as xmemt1: python is the venv's ($(report python)), cwd $(report pwd)"
 expect_out "not run before the profile.*line 8 'srun hostname', line 9 'python prepare.py'" "skipped lines named"
-[ "$(grep -c 'not run before the profile' <<<"$RUN_OUT")" = 1 ] || t_fail "skipped lines not in one line"
-[ ! -e "$R/prepared" ] || t_fail "python prepare.py was run by the preamble"
+expect_true "skipped lines not in one line" [ "$(grep -c 'not run before the profile' <<<"$RUN_OUT")" = 1 ]
+expect_true "python prepare.py was run by the preamble" [ ! -e "$R/prepared" ]
 expect_field "$JOB" TresPerNode "gres:shard:2" "the estimate was applied"
-t_ok "work lines named in one line and not run; job resized (shard:2)"
+pass "work lines named in one line and not run; job resized (shard:2)"
 
 # The same script with another venv: the preamble is in the cache key, so it profiles again.
 rm -f "$R/report"
 job venv-b >"$J/b.sh"
 as_user HF_HOME=/scratch/hf timeout 60 sbatch --hold --xmem b.sh
 expect_no_out "\(cached\)" "a different venv must not reuse the first estimate"
-[ "$(report python)" = "$J/venv-b/bin/python" ] || t_fail "second venv: python is '$(report python)'"
-t_ok "another venv is profiled again, with its own python"
+expect_true "second venv: python is '$(report python)'" [ "$(report python)" = "$J/venv-b/bin/python" ]
+pass "another venv is profiled again, with its own python"
 
 # --export=NONE: none of the submission's environment reaches the profile.
 rm -f "$R/report"
 as_user HF_HOME=/scratch/hf timeout 60 sbatch --hold --export=NONE --xmem b.sh
-[ -f "$R/report" ] || t_fail "--export=NONE: the estimator did not run"
-[ "$(report hf_home)" = "" ] || t_fail "--export=NONE: HF_HOME '$(report hf_home)' reached the profile"
-[ "$(report python)" = "$J/venv-b/bin/python" ] || t_fail "--export=NONE: the preamble's venv was not used"
-t_ok "--export=NONE sends no submission variable; the preamble still activates the venv"
+expect_true "--export=NONE: the estimator did not run" [ -f "$R/report" ]
+expect_true "--export=NONE: HF_HOME '$(report hf_home)' reached the profile" [ "$(report hf_home)" = "" ]
+expect_true "--export=NONE: the preamble's venv was not used" [ "$(report python)" = "$J/venv-b/bin/python" ]
+pass "--export=NONE sends no submission variable; the preamble still activates the venv"
 
 # A failing preamble: one line naming it, the job submitted with its original request.
 sed "s|$J/venv-a/bin/activate|$J/missing-venv/bin/activate|" "$J/a.sh" >"$J/bad.sh"
@@ -93,9 +95,9 @@ as_user timeout 60 sbatch --hold --xmem bad.sh
 expect_out "line 6 failed \(status 1\) before the profile: 'source $J/missing-venv/bin/activate'" "failing line named"
 expect_out "python3 -m venv" "the fix is named"
 expect_out "submitted with its original request" "the job is kept"
-[ "$(grep -c "line 6 failed" <<<"$RUN_OUT")" = 1 ] || t_fail "the failure is not one line"
+expect_true "the failure is not one line" [ "$(grep -c "line 6 failed" <<<"$RUN_OUT")" = 1 ]
 expect_field "$JOB" TresPerNode "gres:gpu:1" "a failed preamble leaves the request unchanged"
-t_ok "a failing preamble line is named, and the job keeps gres:gpu:1"
+pass "a failing preamble line is named, and the job keeps gres:gpu:1"
 
 # With the project's torch 2.x venv (XMEM_VENV), the preamble makes its torch the one profiled.
 if [ -n "${XMEM_VENV:-}" ] && runuser -u xmemt1 -- test -r "$XMEM_VENV/bin/activate"; then
@@ -104,9 +106,10 @@ if [ -n "${XMEM_VENV:-}" ] && runuser -u xmemt1 -- test -r "$XMEM_VENV/bin/activ
         -e "s|--fake-report=|--fake-torch --fake-report=|" "$J/a.sh" >"$J/t.sh"
     want=$("$XMEM_VENV/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null | tail -n 1)
     as_user timeout 90 sbatch --hold --xmem t.sh
-    [ "$(report torch)" = "$want" ] || t_fail "the profile imported torch '$(report torch)', the venv has '$want'"
-    t_ok "the venv's torch $want is the one the profile imports"
+    expect_true "the profile imported torch '$(report torch)', the venv has '$want'" \
+        [ "$(report torch)" = "$want" ]
+    pass "the venv's torch $want is the one the profile imports"
 else
     echo "# XMEM_VENV unset or unreadable by xmemt1: the torch 2.x check is not run"
 fi
-t_done
+finish

@@ -45,10 +45,10 @@ job python/3.11 >"$J/ok.sh"
 as_user timeout 60 sbatch --hold --xmem ok.sh
 expect_out "xmem: estimate for A100-40GB" "estimated"
 got=$(sed -n 's/^modules=//p' "$R/report" 2>/dev/null)
-[ "$got" = "cuda/12.4:python/3.11" ] || t_fail "the profile saw LOADEDMODULES='$got'"
+expect_true "the profile saw LOADEDMODULES='$got'" [ "$got" = "cuda/12.4:python/3.11" ]
 expect_no_out "not run before the profile" "module lines are environment lines"
 expect_field "$JOB" TresPerNode "gres:shard:2" "the estimate was applied"
-t_ok "module purge/load ran before the profile (LOADEDMODULES=$got)"
+pass "module purge/load ran before the profile (LOADEDMODULES=$got)"
 
 job no-such/1.0 >"$J/bad.sh"
 as_user timeout 60 sbatch --hold --xmem bad.sh
@@ -57,5 +57,5 @@ expect_out "unknown: \"no-such/1.0\"" "what the module system said"
 expect_out "module avail" "the fix"
 expect_out "submitted with its original request" "the job is kept"
 expect_field "$JOB" TresPerNode "gres:gpu:1" "a failed module load leaves the request unchanged"
-t_ok "an unknown module is named with its line, and the job keeps gres:gpu:1"
-t_done
+pass "an unknown module is named with its line, and the job keeps gres:gpu:1"
+finish

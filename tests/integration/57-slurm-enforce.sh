@@ -19,7 +19,7 @@ echo "$REGION 42949672960" >"$FAKECG/dmem.capacity"
 XMEM_PLUGSTACK_ARGS="cgroup_root=$FAKECG job_cgroup=$FAKECG/job_%j mps_control=$FAKE_MPS" \
     XMEM_LAB_PROFILER=fake lab_up shard
 J=$LAB/jobs
-cd "$J" || t_fail "no $J"
+cd "$J" || fail "no $J"
 SLURMD_LOG=$LAB/log/slurmd.log
 export CUDA_MPS_PIPE_DIRECTORY=$MPS # sbatch exports it to the jobs
 
@@ -36,8 +36,8 @@ SCRIPT
 
 # enforced_by JOB LEVEL: the slurmd log line of the plugin for the job (4 GiB = 4096 MiB).
 enforced_by() {
-    grep -q "xmem: job $1: GPU memory limit 4096 MiB enforced by $2\$" "$SLURMD_LOG" ||
-        t_fail "job $1 not enforced by $2: $(grep "xmem: job $1:" "$SLURMD_LOG")"
+    expect_true "job $1 not enforced by $2: $(grep "xmem: job $1:" "$SLURMD_LOG")" \
+        grep -q "xmem: job $1: GPU memory limit 4096 MiB enforced by $2\$" "$SLURMD_LOG"
 }
 # ledger_says JOB LEVEL: the ledger's jobs.enforcement, once the ledger has the column.
 ledger_says() {
@@ -52,7 +52,7 @@ ledger_says() {
         [ -n "$got" ] && break
         sleep 0.5
     done
-    [ "$got" = "$2" ] || t_fail "ledger: job $1 enforcement '$got', expected '$2'"
+    expect_true "ledger: job $1 enforcement '$got', expected '$2'" [ "$got" = "$2" ]
 }
 
 # 1. dmem: the job's cgroup has dmem.max (made while the job is held), the control pipe is
@@ -63,14 +63,14 @@ expect_field "$JOB" TresPerNode gres:shard:2 "packed"
 mkdir "$FAKECG/job_$JOB"
 echo "$REGION max" >"$FAKECG/job_$JOB/dmem.max"
 scontrol release "$JOB"
-lab_wait_state "$JOB" 30 COMPLETED || t_fail "dmem job did not complete: $(cat "$J/$JOB.out")"
+lab_wait_state "$JOB" 30 COMPLETED || fail "dmem job did not complete: $(cat "$J/$JOB.out")"
 got=$(cat "$FAKECG/job_$JOB/dmem.max")
-[ "$got" = "$REGION 4294967296" ] || t_fail "dmem.max holds '$got', not the 4 GiB limit"
+expect_true "dmem.max holds '$got', not the 4 GiB limit" [ "$got" = "$REGION 4294967296" ]
 enforced_by "$JOB" dmem
-[ ! -s "$MPS/commands.log" ] || t_fail "MPS was asked although dmem held: $(cat "$MPS/commands.log")"
-grep -qx "0=4096M" "$J/$JOB.out" || t_fail "the client variable is gone: $(cat "$J/$JOB.out")"
+expect_true "MPS was asked although dmem held: $(cat "$MPS/commands.log")" [ ! -s "$MPS/commands.log" ]
+expect_true "the client variable is gone: $(cat "$J/$JOB.out")" grep -qx "0=4096M" "$J/$JOB.out"
 ledger_says "$JOB" dmem
-t_ok "dmem: the job cgroup's dmem.max holds 4294967296 for $REGION; the variable stays"
+pass "dmem: the job cgroup's dmem.max holds 4294967296 for $REGION; the variable stays"
 
 # 2. mps-server: no job cgroup; the control program pins the job's GPU for new servers and
 #    for the running server of the job's user (root here: the lab submits as root).
@@ -78,24 +78,24 @@ setsid sleep 120 </dev/null >/dev/null 2>&1 &
 SERVER=$!
 echo "$SERVER" >"$MPS/servers"
 submit --xmem -o "$J/%j.out" "$J/job.sbatch"
-lab_wait_state "$JOB" 30 COMPLETED || t_fail "mps-server job did not complete: $(cat "$J/$JOB.out")"
+lab_wait_state "$JOB" 30 COMPLETED || fail "mps-server job did not complete: $(cat "$J/$JOB.out")"
 kill "$SERVER"
 enforced_by "$JOB" mps-server
-grep -qE "^set_default_device_pinned_mem_limit [01] 4096M$" "$MPS/commands.log" ||
-    t_fail "no default pinned limit: $(cat "$MPS/commands.log")"
-grep -qE "^set_device_pinned_mem_limit $SERVER [01] 4096M$" "$MPS/commands.log" ||
-    t_fail "the user's running server was not pinned: $(cat "$MPS/commands.log")"
+expect_true "no default pinned limit: $(cat "$MPS/commands.log")" \
+    grep -qE "^set_default_device_pinned_mem_limit [01] 4096M$" "$MPS/commands.log"
+expect_true "the user's running server was not pinned: $(cat "$MPS/commands.log")" \
+    grep -qE "^set_device_pinned_mem_limit $SERVER [01] 4096M$" "$MPS/commands.log"
 ledger_says "$JOB" mps-server
-t_ok "mps-server: set_default_device_pinned_mem_limit and the running server's limit, 4096M"
+pass "mps-server: set_default_device_pinned_mem_limit and the running server's limit, 4096M"
 
 # 3. client: neither (the control pipe gone).
 rm -f "$MPS/control"
 submit --xmem -o "$J/%j.out" "$J/job.sbatch"
-lab_wait_state "$JOB" 30 COMPLETED || t_fail "client job did not complete"
+lab_wait_state "$JOB" 30 COMPLETED || fail "client job did not complete"
 enforced_by "$JOB" client
-grep -qx "0=4096M" "$J/$JOB.out" || t_fail "task lacks the client limit: $(cat "$J/$JOB.out")"
+expect_true "task lacks the client limit: $(cat "$J/$JOB.out")" grep -qx "0=4096M" "$J/$JOB.out"
 ledger_says "$JOB" client
-t_ok "client: only CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M"
+pass "client: only CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=4096M"
 
 # set_policy REQUIRED DECLARED: the site requires a level; the lab's partition and the
 # default target (the jobs name no partition) declare one.
@@ -105,10 +105,10 @@ set_policy() {
         -e "s/^\(  default: {.*\)}\$/\1, enforcement: $2}/" \
         -e "s/^\(    debug: {.*\)}\$/\1, enforcement: $2}/" "$LAB/etc/xmem.yaml"
     timeout 10 "$XMEM_BUILD/bin/xmemd" --config "$LAB/etc/xmem.yaml" \
-        --render-policy "$LAB/etc/xmem_policy.lua" || t_fail "cannot render the policy"
+        --render-policy "$LAB/etc/xmem_policy.lua" || fail "cannot render the policy"
     grep -q "require_enforcement = \"$1\"" "$LAB/etc/xmem_policy.lua" &&
-        [ "$(grep -c ", enforcement = \"$2\" }" "$LAB/etc/xmem_policy.lua")" = 2 ] ||
-        t_fail "policy lacks the levels: $(cat "$LAB/etc/xmem_policy.lua")"
+        expect_true "policy lacks the levels: $(cat "$LAB/etc/xmem_policy.lua")" \
+            [ "$(grep -c ", enforcement = \"$2\" }" "$LAB/etc/xmem_policy.lua")" = 2 ]
 }
 
 # 4. The site requires dmem; the partition declares client: the job keeps its whole GPU.
@@ -118,14 +118,14 @@ expect_field "$JOB" TresPerNode gres:gpu:1 "kept whole under a required level"
 expect_out "xmem: partition default holds a GPU share only at enforcement level client, the site requires dmem" \
     "the user is told why"
 scancel "$JOB"
-t_ok "require_enforcement: dmem on a client partition: the job keeps gres:gpu:1, with the line"
+pass "require_enforcement: dmem on a client partition: the job keeps gres:gpu:1, with the line"
 # srun outside a job: cli_filter must not turn its step into a share either (its step asks
 # for what the job gets, so it runs, on a whole GPU).
 run srun --gres=gpu:1 --xmem=4G sh -c 'echo "shards=${SLURM_SHARDS_ON_NODE:-none}"'
 expect_rc 0 "srun under a required level"
 expect_out "^shards=none$" "srun's job keeps its whole GPU"
 expect_out "holds a GPU share only at enforcement level client, the site requires dmem" "srun is told why"
-t_ok "srun --xmem=4G on that partition: a whole GPU, with the line"
+pass "srun --xmem=4G on that partition: a whole GPU, with the line"
 
 # 5. The partition declares dmem, but this node has no job cgroup: it refuses the packed job.
 set_policy dmem dmem
@@ -137,13 +137,13 @@ expect_field "$JOB" TresPerNode gres:shard:2 "packed on a partition that declare
 requeued_whole() { [ "$(lab_field "$JOB" TresPerNode)" = gres:shard:10 ] &&
     [ "$(lab_field "$JOB" JobState)" != RUNNING ]; }
 lab_wait_for 30 requeued_whole ||
-    t_fail "the refused job was not requeued whole: $(timeout 10 scontrol show job "$JOB")"
-timeout 10 scontrol show job "$JOB" | grep -q "requeued after the node cannot enforce the required level" ||
-    t_fail "the requeue is not marked: $(timeout 10 scontrol show job "$JOB")"
+    fail "the refused job was not requeued whole: $(timeout 10 scontrol show job "$JOB")"
+expect_true "the requeue is not marked: $(timeout 10 scontrol show job "$JOB")" \
+    grep -q "requeued after the node cannot enforce the required level" <<<"$(timeout 10 scontrol show job "$JOB")"
 line="xmem: job $JOB: this node holds a GPU share only at level mps-server, the site requires dmem"
-grep -q "$line" "$SLURMD_LOG" || t_fail "slurmd log lacks the refusal: $(grep "job $JOB" "$SLURMD_LOG")"
-grep -q "$line" "$J/$JOB.out" || t_fail "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")"
-! grep -qx "0=4096M" "$J/$JOB.out" || t_fail "the refused job ran"
+expect_true "slurmd log lacks the refusal: $(grep "job $JOB" "$SLURMD_LOG")" grep -q "$line" "$SLURMD_LOG"
+expect_true "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")" grep -q "$line" "$J/$JOB.out"
+expect_false "the refused job ran" grep -qx "0=4096M" "$J/$JOB.out"
 scancel "$JOB"
-t_ok "a node below the required level refuses the packed job: one line in its stderr and slurmd's log, and it is requeued whole"
-t_done
+pass "a node below the required level refuses the packed job: one line in its stderr and slurmd's log, and it is requeued whole"
+finish

@@ -5,16 +5,16 @@
 # requeue_lab_up: the lab up, J its jobs directory (the current directory).
 requeue_lab_up() {
     XMEM_LAB_PROFILER=fake lab_up shard
-    [ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
+    expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
     # Slurm holds a requeued job back for the credential lifetime plus one second (AuthInfo
     # cred_expire, 120 s by default); slurmctld reads it at start only.
     sed -i 's|^AuthInfo=.*|&,cred_expire=5|' "$LAB/etc/slurm.conf"
     lab_stop_pidfile "$LAB/run/slurmctld.pid"
     XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -f "$SLURM_CONF" {LAB_LOCK_FD}>&- ||
-        t_fail "slurmctld did not restart"
-    lab_wait_for 30 lab_node_ready || t_fail "node not idle after the slurmctld restart"
+        fail "slurmctld did not restart"
+    lab_wait_for 30 lab_node_ready || fail "node not idle after the slurmctld restart"
     J=$LAB/jobs
-    cd "$J" || t_fail "no $J"
+    cd "$J" || fail "no $J"
     echo 'print("training")' >train.py
 }
 
@@ -28,4 +28,4 @@ first_runs() {
         'echo "run ${SLURM_RESTART_COUNT:-0}: limit=${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none} shards=${SLURM_SHARDS_ON_NODE:-none}"'
 }
 OOM='echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB" >&2; exit 1'
-finished() { lab_wait_state "$1" 60 COMPLETED FAILED || t_fail "job $1 did not finish"; }
+finished() { lab_wait_state "$1" 60 COMPLETED FAILED || fail "job $1 did not finish"; }

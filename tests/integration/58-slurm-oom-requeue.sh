@@ -43,30 +43,31 @@ expect_field "$packed" Restarts 1 "packed job"
 expect_field "$packed" TresPerNode gres:shard:10 "rerun's share"
 expect_field "$packed" Priority "$packed_prio" "rerun's priority"
 out=$(cat "$J/packed.out")
-grep -qE "$XMEM_LINE" <<<"$out" || t_fail "packed output lacks xmem's line: $out"
-grep -qx "run 1: limit=none shards=10" <<<"$out" || t_fail "rerun not whole or still limited: $out"
-[ "$(grep -c '^xmem: ' <<<"$out")" = 1 ] || t_fail "not exactly one xmem line: $out"
-admin_comment "$packed" | grep -q "xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole" ||
-    t_fail "AdminComment lacks the mark: $(admin_comment "$packed")"
+expect_true "packed output lacks xmem's line: $out" grep -qE "$XMEM_LINE" <<<"$out"
+expect_true "rerun not whole or still limited: $out" grep -qx "run 1: limit=none shards=10" <<<"$out"
+expect_true "not exactly one xmem line: $out" [ "$(grep -c '^xmem: ' <<<"$out")" = 1 ]
+expect_true "AdminComment lacks the mark: $(admin_comment "$packed")" \
+    grep -q "xmem: requeued after CUDA OOM from=shard:3 limit=8000M to=shard:10 whole" <<<"$(admin_comment "$packed")"
 # Issue 26, M8: the node held only the first run to the limit. SLURM_RESTART_COUNT is not in
 # task_post_fork's environment, so the rerun is told by slurmctld's restart count.
 held=$(grep -c "xmem: job $packed: GPU memory limit .* enforced by" "$LAB/log/slurmd.log")
-[ "$held" = 1 ] || t_fail "the node held job $packed to a limit $held times, not once (the rerun is whole): $(grep "xmem: job $packed:" "$LAB/log/slurmd.log")"
-t_ok "packed job $packed OOMed on shard:3, was requeued once (same id, priority $packed_prio), reran on shard:10 without a limit and completed; its output says so"
+expect_true "the node held job $packed to a limit $held times, not once (the rerun is whole): $(grep "xmem: job $packed:" "$LAB/log/slurmd.log")" \
+    [ "$held" = 1 ]
+pass "packed job $packed OOMed on shard:3, was requeued once (same id, priority $packed_prio), reran on shard:10 without a limit and completed; its output says so"
 
 # 2. OOM on the rerun too: not requeued a second time.
 finished "$again"
 expect_field "$again" JobState FAILED "job that OOMs twice"
 expect_field "$again" Restarts 1 "job that OOMs twice"
-grep -q "job $again ran out of GPU memory, not requeued: already requeued once" "$LAB/log/slurmd.log" ||
-    t_fail "slurmd log lacks why job $again was not requeued again"
-t_ok "a rerun that OOMs again is not requeued again"
+expect_true "slurmd log lacks why job $again was not requeued again" \
+    grep -q "job $again ran out of GPU memory, not requeued: already requeued once" "$LAB/log/slurmd.log"
+pass "a rerun that OOMs again is not requeued again"
 
 # 3. OOM on a whole GPU: nothing to requeue.
 finished "$whole"
 expect_field "$whole" JobState FAILED "whole job that OOMs"
 expect_field "$whole" Restarts 0 "whole job that OOMs"
-t_ok "a job that OOMs on a whole GPU is not requeued"
+pass "a job that OOMs on a whole GPU is not requeued"
 
 # plugstack.conf is read by each new slurmstepd: the next jobs see the new option.
 set_option() { sed -i "s| oom_requeue=[^ ]*||; s|\$| oom_requeue=$1|" "$LAB/etc/plugstack.conf"; }
@@ -80,10 +81,10 @@ finished "$factor"
 expect_field "$factor" JobState COMPLETED "factor job"
 expect_field "$factor" TresPerNode gres:shard:6 "factor rerun's share"
 out=$(cat "$J/factor.out")
-grep -q "ran out of GPU memory; xmem requeued the job once on gres:shard:6 (limit 16004 MiB)" <<<"$out" ||
-    t_fail "factor output lacks xmem's line: $out"
-grep -qx "run 1: limit=0=16004M shards=6" <<<"$out" || t_fail "factor rerun's limit: $out"
-t_ok "factor:2 reran on shard:6 with a 16004 MiB limit"
+expect_true "factor output lacks xmem's line: $out" \
+    grep -q "ran out of GPU memory; xmem requeued the job once on gres:shard:6 (limit 16004 MiB)" <<<"$out"
+expect_true "factor rerun's limit: $out" grep -qx "run 1: limit=0=16004M shards=6" <<<"$out"
+pass "factor:2 reran on shard:6 with a 16004 MiB limit"
 
 # 5. off: the OOM stays a failure.
 set_option off
@@ -93,5 +94,5 @@ off=$JOB
 finished "$off"
 expect_field "$off" JobState FAILED "oom_requeue=off"
 expect_field "$off" Restarts 0 "oom_requeue=off"
-t_ok "oom_requeue=off leaves the OOM failed"
-t_done
+pass "oom_requeue=off leaves the OOM failed"
+finish

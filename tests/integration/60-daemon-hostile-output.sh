@@ -36,7 +36,7 @@ log "a breakdown nested 120 000 deep"
 ask deep
 kill -0 "$XMEMD_PID" 2>/dev/null || fail "xmemd died on a deeply nested profile output"
 expect_eq "$(kv "$T/deep" name)" profile_bad_output "deep output outcome"
-grep -q "^message=xmem: .*nested deeper than" "$T/deep" || { cat "$T/deep"; fail "no depth message"; }
+expect_true "no depth message: $(cat "$T/deep")" grep -q "^message=xmem: .*nested deeper than" "$T/deep"
 
 log "a gpu name that carries k=v fields"
 ask badgpu

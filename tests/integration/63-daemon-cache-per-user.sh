@@ -11,11 +11,11 @@ mkdir -m 0755 "$T/shared" && echo 'print(1)' >"$T/shared/train.py"
 chmod 0644 "$T/shared/train.py" && chown -R xmemt2 "$T/shared"
 
 log "xmemt1 profiles xmemt2's world-readable script first"
-runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/shared" -- python3 train.py >"$T/a" || { cat "$T/a"; fail "xmemt1's estimate"; }
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/shared" -- python3 train.py >"$T/a" || fail "xmemt1's estimate: $(cat "$T/a")"
 expect_eq "$(kv "$T/a" cached)" 0 "first request profiles"
 
 log "xmemt2 asks for the same request: it must be profiled as xmemt2, not served xmemt1's"
-runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/shared" -- python3 train.py >"$T/b" || { cat "$T/b"; fail "xmemt2's estimate"; }
+runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/shared" -- python3 train.py >"$T/b" || fail "xmemt2's estimate: $(cat "$T/b")"
 expect_eq "$(kv "$T/b" cached)" 0 "another user's result served from the cache"
 id2=$(kv "$T/b" id)
 bd=$(sql "SELECT breakdown FROM requests WHERE id=$id2")

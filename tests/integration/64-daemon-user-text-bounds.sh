@@ -21,15 +21,17 @@ expect_eq "$(kv "$T/r" name)" cwd_unusable "refusal"
 expect_eq "$(sql "SELECT count(*) FROM requests WHERE uid=$u1 AND outcome=8")" 12 "every refusal is recorded"
 stored=$(sql "SELECT sum(length(cwd)+length(entrypoint)+length(script)+length(options)+length(message))
               FROM requests WHERE uid=$u1")
-[ "$stored" -lt 400000 ] || fail "12 refused requests stored $stored bytes of text (~5.8 MB sent)"
+expect_true "12 refused requests stored $stored bytes of text (~5.8 MB sent)" [ "$stored" -lt 400000 ]
 
 log "job_end out of range is refused"
 mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py" && chown -R xmemt1 "$T/w"
-runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e" || { cat "$T/e"; fail "estimate"; }
+runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/e" || fail "estimate: $(cat "$T/e")"
 id1=$(kv "$T/e" id)
 u1=$(id -u xmemt1)
-"$L" job-end "$SOCK" "$id1@$u1" 1 100000 5 0 >"$T/j1" && fail "job_end with exit_status 100000 accepted"
-"$L" job-end "$SOCK" "$id1@$u1" 1 0 -5 0 >"$T/j2" && fail "job_end with elapsed -5 accepted"
+expect_false "job_end with exit_status 100000 accepted" \
+    "$L" job-end "$SOCK" "$id1@$u1" 1 100000 5 0 >"$T/j1"
+expect_false "job_end with elapsed -5 accepted" \
+    "$L" job-end "$SOCK" "$id1@$u1" 1 0 -5 0 >"$T/j2"
 # Slurm's job ids are 32-bit; 2^64-1 was once stored as -1 (issue 26, L8).
 expect_eq "$(RAW_REQUEST=$id1 RAW_UID=$u1 python3 "$(dirname "$0")/40-daemon.d/rawclient.py" "$SOCK" job-end-huge-id)" bad_request \
     "job_end with job_id 2^64-1"
@@ -57,18 +59,18 @@ EST=$!
 sleep 1
 runuser -u xmemt2 -- "$T/bin/xmem-status" -s "$SOCK" >"$T/s" || fail "xmem status"
 wait "$EST"
-grep -q 'owned' "$T/s" || fail "the in-flight request is not listed: $(cat "$T/s")"
+expect_true "the in-flight request is not listed: $(cat "$T/s")" grep -q 'owned' "$T/s"
 if grep -q "$(printf '\033')" "$T/s"; then fail "xmem status printed a raw ESC"; fi
 stop_xmemd
 
 log "an empty config is refused"
 : >"$T/empty.yaml"
 "$B/xmemd" --config "$T/empty.yaml" --check-config >"$T/c" 2>&1 && fail "an empty config passed --check-config"
-grep -q "the config has no keys" "$T/c" || fail "message: $(cat "$T/c")"
+expect_true "message: $(cat "$T/c")" grep -q "the config has no keys" "$T/c"
 
 log "--check-config fails a missing estimator program"
 sed "s|^estimator: .*|estimator: [$T/no-such-estimator, --json]|" "$T/xmem.yaml" >"$T/noest.yaml"
 "$B/xmemd" --config "$T/noest.yaml" --check-config >"$T/c2" 2>&1 && fail "--check-config passed a missing estimator"
-grep -q "no-such-estimator is not an executable file" "$T/c2" || fail "message: $(cat "$T/c2")"
+expect_true "message: $(cat "$T/c2")" grep -q "no-such-estimator is not an executable file" "$T/c2"
 "$B/xmemd" --config "$T/xmem.yaml" --check-config >/dev/null || fail "--check-config refused a good config"
 echo "ok"

@@ -33,11 +33,12 @@ log "xmemt1 opens 110 idle connections (max_connections is 100)"
 runuser -u xmemt1 -- python3 "$T/bin/hold.py" "$SOCK" 110 "$T/h/held" 6 &
 HOLD=$!
 for _ in $(seq 50); do [ -f "$T/h/held" ] && break; sleep 0.1; done
-[ -f "$T/h/held" ] || fail "the idle connections were not made"
+expect_true "the idle connections were not made" [ -f "$T/h/held" ]
 sleep 0.5
 log "xmemt2 still gets an estimate"
-runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/b" || { cat "$T/b"; kill "$HOLD"; fail "xmemt2 was starved by xmemt1's idle connections"; }
-[ "$(status_field counters too_many_connections)" -ge 40 ] || fail "xmemt1's connections past its bound were not refused"
+runuser -u xmemt2 -- "$L" estimate "$SOCK" --cwd "$T/w" -- python3 train.py >"$T/b" || { kill "$HOLD"; fail "xmemt2 was starved by xmemt1's idle connections: $(cat "$T/b")"; }
+expect_true "xmemt1's connections past its bound were not refused" \
+    [ "$(status_field counters too_many_connections)" -ge 40 ]
 kill "$HOLD" 2>/dev/null; wait "$HOLD" 2>/dev/null
 
 log "the metrics port: one user's share, the global bound, the idle deadline"
@@ -99,7 +100,7 @@ for u in xmemt1 xmemt2 xmemt3 xmemt4; do
 done
 for u in xmemt1 xmemt2 xmemt3 xmemt4; do
     for _ in $(seq 50); do [ -s "$T/hold-$u" ] && break; sleep 0.1; done
-    grep -q held "$T/hold-$u" || fail "$u's connections: $(cat "$T/hold-$u")"
+    expect_true "$u's connections: $(cat "$T/hold-$u")" grep -q held "$T/hold-$u"
 done
 python3 "$T/bin/metrics_idle.py" "$PORT" extra >"$T/m17" 2>&1 || fail "metrics port, 17th: $(tail -n 3 "$T/m17")"
 wait "${holders[@]}"

@@ -15,8 +15,8 @@ t_require_lab
 command -v gcc >/dev/null || t_skip "gcc not installed"
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
 LAB_GPU_TYPE=a100 XMEM_LAB_PROFILER=fake lab_up shard
-[ "$LAB_XMEMD" = 1 ] || t_fail "the lab started without xmemd"
-cd "$LAB/jobs" || t_fail "no jobs dir"
+expect_true "the lab started without xmemd" [ "$LAB_XMEMD" = 1 ]
+cd "$LAB/jobs" || fail "no jobs dir"
 lab_forge_client
 U=nobody
 UID_U=$(id -u $U)
@@ -38,11 +38,11 @@ decision() {
     cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$1 dir=$jobs_dir gres=$2 envnames=PATH env=$job_env ${3:-}expires=$later"
 }
 
-# expect_refused WHY_REGEX REQUEST WHAT
-expect_refused() {
+# expect_decision_refused WHY_REGEX REQUEST WHAT
+expect_decision_refused() {
     expect_field "$JOB" TresPerNode "$2" "$3"
-    grep -qE "xmem: uid $UID_U: decision ignored: $1; job keeps its original request" "$LAB/log/slurmctld.log" ||
-        t_fail "$3: controller log lacks 'decision ignored: $1'"
+    expect_true "$3: controller log lacks 'decision ignored: $1'" \
+        grep -qE "xmem: uid $UID_U: decision ignored: $1; job keeps its original request" "$LAB/log/slurmctld.log"
     expect_out "xmem: the estimate could not be verified" "$3: user message"
 }
 
@@ -50,46 +50,46 @@ expect_refused() {
 #    bytes unchanged: the controller's digest of job_desc.script is the file's).
 forged_sbatch $U "$(decision "$tiny" gpu:1)" tiny.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "decision on its own script"
-t_ok "a decision for tiny.sbatch is applied to tiny.sbatch (shard:2)"
+pass "a decision for tiny.sbatch is applied to tiny.sbatch (shard:2)"
 
 # 2. The same decision attached to big.sbatch.
 forged_sbatch $U "$(decision "$tiny" gpu:1)" big.sbatch
-expect_refused "decision was made for another batch script \(sha256 ${tiny:0:12}, this job's [0-9a-f]{12}\)" \
+expect_decision_refused "decision was made for another batch script \(sha256 ${tiny:0:12}, this job's [0-9a-f]{12}\)" \
     gres:gpu:1 "tiny's decision on big.sbatch"
-t_ok "a decision for tiny.sbatch attached to big.sbatch is refused; the job keeps gpu:1"
+pass "a decision for tiny.sbatch attached to big.sbatch is refused; the job keeps gpu:1"
 
 # 3. A decision for a --wrap job (no script file) attached to big.sbatch.
 forged_sbatch $U "$(decision - gpu:1)" big.sbatch
-expect_refused "decision was made for another batch script \(sha256 -, this job's [0-9a-f]{12}\)" \
+expect_decision_refused "decision was made for another batch script \(sha256 -, this job's [0-9a-f]{12}\)" \
     gres:gpu:1 "--wrap decision on big.sbatch"
-t_ok "a decision made without a script is refused for a batch script"
+pass "a decision made without a script is refused for a batch script"
 
 # 4. Another GPU request than the decision's.
 forged_sbatch $U "$(decision "$tiny" gpu:a100:1)" tiny.sbatch
-expect_refused "decision was made for the GPU request gpu:a100:1, this job asks for gpu:1" \
+expect_decision_refused "decision was made for the GPU request gpu:a100:1, this job asks for gpu:1" \
     gres:gpu:1 "decision for another GPU request"
-t_ok "a decision for another GPU request is refused"
+pass "a decision for another GPU request is refused"
 
 # 5. A later field cannot override an earlier one (an unescaped GPU name once could).
 forged_sbatch $U "$(decision "$tiny" gpu:1 "limit=1 ")" tiny.sbatch
-expect_refused "decision field 'limit' given twice" gres:gpu:1 "repeated field"
+expect_decision_refused "decision field 'limit' given twice" gres:gpu:1 "repeated field"
 forged_sbatch $U "$(decision "$tiny" gpu:1 "whole=0 ")" tiny.sbatch
-expect_refused "unknown decision field 'whole'" gres:gpu:1 "unknown field"
-t_ok "a payload field given twice, or unknown, refuses the decision"
+expect_decision_refused "unknown decision field 'whole'" gres:gpu:1 "unknown field"
+pass "a payload field given twice, or unknown, refuses the decision"
 
 # 5b. A decision without the directory (an older xmemd) is refused: they upgrade together.
 #     (Test 40 checks that xmemd signs dir and env.)
 forged_sbatch $U "$(cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$tiny gres=gpu:1 envnames=PATH env=$job_env expires=$later")" tiny.sbatch
-expect_refused "incomplete decision: .*" gres:gpu:1 "decision without dir"
-t_ok "a decision that names no working directory is refused"
+expect_decision_refused "incomplete decision: .*" gres:gpu:1 "decision without dir"
+pass "a decision that names no working directory is refused"
 
 # 6. A typed request keeps its type: a share has none, so the job keeps its whole GPU.
 forged_sbatch $U "$(decision "$tiny" gpu:a100:1)" --gres=gpu:a100:1 tiny.sbatch
 expect_field "$JOB" TresPerNode gres:gpu:a100:1 "typed request"
 grep -q "xmem: uid $UID_U: a share cannot keep the GPU type a100: the job keeps its whole GPU" \
-    "$LAB/log/slurmctld.log" || t_fail "typed request: controller log lacks the reason"
+    "$LAB/log/slurmctld.log" || fail "typed request: controller log lacks the reason"
 expect_out "xmem: a share cannot keep the GPU type a100" "typed request: user message"
-t_ok "--gres=gpu:a100:1 keeps its type (whole GPU, with the reason)"
+pass "--gres=gpu:a100:1 keeps its type (whole GPU, with the reason)"
 
 # ---- Against the real xmemd, through its socket, as the unprivileged user (the fake
 # profiler sizes a job from its --fake-limit-mb argument).
@@ -132,35 +132,36 @@ ask() {
 
 # 7. big2.sbatch's path with tiny.py's argv: refused, nothing signed, nothing profiled.
 ask '{"argv":["python3","tiny.py","--fake-limit-mb=2048"],"cwd":"'"$J"'","script":"'"$J"'/big2.sbatch","gres":"gpu:1","preamble":[{"line":3,"text":"export OMP_NUM_THREADS=2"}]}'
-[ "$ASK_OUTCOME" = script_mismatch ] || t_fail "big2.sbatch with tiny.py's argv: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
-[ -z "$ASK_DECISION" ] || t_fail "big2.sbatch with tiny.py's argv: a decision was signed"
-grep -q "but $J/big2.sbatch runs 'python3 big.py --fake-limit-mb=30000' (line 4)" <<<"$ASK_MESSAGE" ||
-    t_fail "mismatch message: $ASK_MESSAGE"
+expect_true "big2.sbatch with tiny.py's argv: outcome $ASK_OUTCOME ($ASK_MESSAGE)" \
+    [ "$ASK_OUTCOME" = script_mismatch ]
+expect_true "big2.sbatch with tiny.py's argv: a decision was signed" [ -z "$ASK_DECISION" ]
+expect_true "mismatch message: $ASK_MESSAGE" \
+    grep -q "but $J/big2.sbatch runs 'python3 big.py --fake-limit-mb=30000' (line 4)" <<<"$ASK_MESSAGE"
 # The right argv, but the preamble dropped: the profile would not run as the job does.
 ask '{"argv":["python3","big.py","--fake-limit-mb=30000"],"cwd":"'"$J"'","script":"'"$J"'/big2.sbatch","gres":"gpu:1"}'
-[ "$ASK_OUTCOME" = script_mismatch ] || t_fail "big2.sbatch without its preamble: outcome $ASK_OUTCOME"
+expect_true "big2.sbatch without its preamble: outcome $ASK_OUTCOME" [ "$ASK_OUTCOME" = script_mismatch ]
 # Control: what big2.sbatch runs is estimated and signed, and fits big2.sbatch.
 ask '{"argv":["python3","big.py","--fake-limit-mb=30000"],"cwd":"'"$J"'","script":"'"$J"'/big2.sbatch","gres":"gpu:1","preamble":[{"line":3,"text":"export OMP_NUM_THREADS=2"}]}'
-[ "$ASK_OUTCOME" = estimated ] || t_fail "big2.sbatch's own entrypoint: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+expect_true "big2.sbatch's own entrypoint: outcome $ASK_OUTCOME ($ASK_MESSAGE)" [ "$ASK_OUTCOME" = estimated ]
 forged_sbatch $U "$ASK_DECISION" big2.sbatch
 got=$(lab_field "$JOB" TresPerNode)
-case $got in gres:shard:*) ;; *) t_fail "big2.sbatch's own decision: job has $got, expected a shard" ;; esac
-t_ok "xmemd refuses big2.sbatch's path with tiny.py's argv (script_mismatch); its own entrypoint is signed and applied ($got)"
+case $got in gres:shard:*) ;; *) fail "big2.sbatch's own decision: job has $got, expected a shard" ;; esac
+pass "xmemd refuses big2.sbatch's path with tiny.py's argv (script_mismatch); its own entrypoint is signed and applied ($got)"
 
 # 8. A --wrap decision is bound to its command: replayed on another --wrap command, ignored.
 wrap_a='python3 a.py --fake-limit-mb=4096'
 ask '{"argv":["python3","a.py","--fake-limit-mb=4096"],"cwd":"'"$J"'","wrap":"'"$wrap_a"'","gres":"gpu:1"}'
-[ "$ASK_OUTCOME" = estimated ] || t_fail "--wrap estimate: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+expect_true "--wrap estimate: outcome $ASK_OUTCOME ($ASK_MESSAGE)" [ "$ASK_OUTCOME" = estimated ]
 forged_sbatch $U "$ASK_DECISION" --gres=gpu:1 --wrap "python3 b.py --fake-limit-mb=4096"
-expect_refused "decision was made for another batch script \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
+expect_decision_refused "decision was made for another batch script \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
     gres:gpu:1 "a --wrap decision on another --wrap command"
 ask '{"argv":["python3","a.py","--fake-limit-mb=4096"],"cwd":"'"$J"'","wrap":"'"$wrap_a"'","gres":"gpu:1"}'
 forged_sbatch $U "$ASK_DECISION" --gres=gpu:1 --wrap "$wrap_a"
 expect_field "$JOB" TresPerNode gres:shard:2 "a --wrap decision on its own command"
 # A --wrap request whose argv is not its command's is refused like a script's.
 ask '{"argv":["python3","b.py"],"cwd":"'"$J"'","wrap":"'"$wrap_a"'","gres":"gpu:1"}'
-[ "$ASK_OUTCOME" = script_mismatch ] || t_fail "--wrap with another argv: outcome $ASK_OUTCOME"
-t_ok "a --wrap decision is refused on another --wrap command and applied on its own (shard:2)"
+expect_true "--wrap with another argv: outcome $ASK_OUTCOME" [ "$ASK_OUTCOME" = script_mismatch ]
+pass "a --wrap decision is refused on another --wrap command and applied on its own (shard:2)"
 
 # 9. The real plugin: a --wrap job is estimated by xmemd and packed by the controller, so the
 #    plugin, xmemd and job_submit.lua agree on sbatch's --wrap bytes.
@@ -168,9 +169,9 @@ submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --wrap "python3 b.py
 expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --wrap"
 run scontrol write batch_script "$JOB" "$J/wrap-script.out"
 want=$(printf '#!/bin/sh\n# This script was created by sbatch --wrap.\n\npython3 b.py --fake-limit-mb=4096\n' | sha256sum)
-[ "$(sha256sum <"$J/wrap-script.out")" = "$want" ] ||
-    t_fail "sbatch's --wrap script is not the one xmemd builds: $(od -c "$J/wrap-script.out" | head -5)"
-t_ok "sbatch --xmem --wrap through the real plugin and xmemd is packed (shard:2)"
+expect_true "sbatch's --wrap script is not the one xmemd builds: $(od -c "$J/wrap-script.out" | head -5)" \
+    [ "$(sha256sum <"$J/wrap-script.out")" = "$want" ]
+pass "sbatch --xmem --wrap through the real plugin and xmemd is packed (shard:2)"
 # 10. The working directory: a decision made in A, attached to a job run in B (--chdir),
 #     where big.py is another file, is ignored; the same script in A still packs.
 mkdir -p wa wb
@@ -180,21 +181,21 @@ chmod a+rx wa wb && chmod a+r wa/big.py wb/big.py
 printf '#!/bin/bash\n#SBATCH --gres=gpu:1\npython3 big.py --fake-limit-mb=4096\n' >run.sbatch
 chmod a+r run.sbatch
 ask '{"argv":["python3","big.py","--fake-limit-mb=4096"],"cwd":"'"$J/wa"'","script":"'"$J"'/run.sbatch","gres":"gpu:1"}'
-[ "$ASK_OUTCOME" = estimated ] || t_fail "run.sbatch in wa: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+expect_true "run.sbatch in wa: outcome $ASK_OUTCOME ($ASK_MESSAGE)" [ "$ASK_OUTCOME" = estimated ]
 wa=$(printf %s "$J/wa" | sha256sum | cut -d' ' -f1)
 forged_sbatch $U "$ASK_DECISION" --chdir="$J/wb" run.sbatch
-expect_refused "decision was made in another working directory than this job's $J/wb \(sha256 ${wa:0:12}, this job's [0-9a-f]{12}\)" \
+expect_decision_refused "decision was made in another working directory than this job's $J/wb \(sha256 ${wa:0:12}, this job's [0-9a-f]{12}\)" \
     gres:gpu:1 "a decision made in wa on a job run in wb"
 expect_field "$JOB" WorkDir "$J/wb" "the refused job's directory"
 ask '{"argv":["python3","big.py","--fake-limit-mb=4096"],"cwd":"'"$J/wa"'","script":"'"$J"'/run.sbatch","gres":"gpu:1"}'
 forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "a decision made in wa on a job run in wa"
-t_ok "a decision made in wa is ignored for --chdir=wb (the job keeps gpu:1) and applied in wa (shard:2)"
+pass "a decision made in wa is ignored for --chdir=wb (the job keeps gpu:1) and applied in wa (shard:2)"
 
 # 11. The real plugin with --chdir: it sends the directory sbatch sets as work_dir.
 submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir="$J/wb" run.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir"
-t_ok "sbatch --xmem --chdir=wb through the real plugin and xmemd is packed (shard:2)"
+pass "sbatch --xmem --chdir=wb through the real plugin and xmemd is packed (shard:2)"
 # A relative --chdir: sbatch makes it absolute against its cwd, and so must the plugin.
 for rel in wb ./wb; do
     submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir=$rel run.sbatch
@@ -207,23 +208,23 @@ ln -sfn "$J" link
 RUN_OUT=$(cd "$J/link" && runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin \
     sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir=wb "$J/run.sbatch" 2>&1)
 JOB=$(lab_jobid "$RUN_OUT")
-[ -n "$JOB" ] || t_fail "sbatch from the symlinked directory submitted nothing"
+expect_true "sbatch from the symlinked directory submitted nothing" [ -n "$JOB" ]
 expect_field "$JOB" WorkDir "$J/link/wb" "--chdir=wb from $J/link"
 expect_field "$JOB" TresPerNode gres:shard:2 "sbatch --xmem --chdir=wb from $J/link"
-t_ok "sbatch --xmem with a relative --chdir (wb, ./wb, and wb under a symlinked \$PWD) is packed (shard:2)"
+pass "sbatch --xmem with a relative --chdir (wb, ./wb, and wb under a symlinked \$PWD) is packed (shard:2)"
 
 # 12. The environment: a decision made with VIRTUAL_ENV=/venvs/a, attached to a job
 #     submitted with VIRTUAL_ENV=/venvs/b, is ignored; with /venvs/a it packs.
 run_a='{"argv":["python3","big.py","--fake-limit-mb=4096"],"cwd":"'"$J/wa"'","script":"'"$J"'/run.sbatch","gres":"gpu:1","env":{"VIRTUAL_ENV":"/venvs/a"}}'
 ask "$run_a"
-[ "$ASK_OUTCOME" = estimated ] || t_fail "run.sbatch with /venvs/a: outcome $ASK_OUTCOME ($ASK_MESSAGE)"
+expect_true "run.sbatch with /venvs/a: outcome $ASK_OUTCOME ($ASK_MESSAGE)" [ "$ASK_OUTCOME" = estimated ]
 VIRTUAL_ENV=/venvs/b forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
-expect_refused "decision was made with other values of PATH, PYTHONPATH, .*VIRTUAL_ENV, .* than this job's \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
+expect_decision_refused "decision was made with other values of PATH, PYTHONPATH, .*VIRTUAL_ENV, .* than this job's \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
     gres:gpu:1 "a decision made with /venvs/a on a job submitted with /venvs/b"
 ask "$run_a"
 VIRTUAL_ENV=/venvs/a forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "a decision made with /venvs/a on a job with /venvs/a"
-t_ok "a decision made with VIRTUAL_ENV=/venvs/a is ignored for a job with /venvs/b (gpu:1) and applied with /venvs/a (shard:2)"
+pass "a decision made with VIRTUAL_ENV=/venvs/a is ignored for a job with /venvs/b (gpu:1) and applied with /venvs/a (shard:2)"
 
 # 13. srun and salloc outside a job are bound to their directory too (getcwd, as the plugin
 #     sends it); their environment is not (slurmctld gives Lua none for them): both pack.
@@ -232,11 +233,11 @@ ignored=$(log_count "decision ignored") packed=$(log_count "estimate=3686M .*-> 
 for c in srun salloc; do
     out=$(cd "$J/wa" && runuser -u $U -- env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin \
         timeout 60 $c --gres=gpu:1 --xmem python3 big.py --fake-limit-mb=4096 2>&1) ||
-        t_fail "$c --xmem failed: $out"
+        fail "$c --xmem failed: $out"
 done
-[ "$(log_count "decision ignored")" = "$ignored" ] || t_fail "srun/salloc: a decision was ignored"
-[ "$(log_count "estimate=3686M .*-> shard:2")" = $((packed + 2)) ] ||
-    t_fail "srun/salloc: expected two more packed jobs in the controller log"
-t_ok "srun and salloc --xmem decisions from $J/wa are applied (shard:2)"
+expect_true "srun/salloc: a decision was ignored" [ "$(log_count "decision ignored")" = "$ignored" ]
+expect_true "srun/salloc: expected two more packed jobs in the controller log" \
+    [ "$(log_count "estimate=3686M .*-> shard:2")" = $((packed + 2)) ]
+pass "srun and salloc --xmem decisions from $J/wa are applied (shard:2)"
 
-t_done
+finish

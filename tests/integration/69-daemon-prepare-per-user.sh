@@ -55,7 +55,8 @@ for _ in $(seq 50); do
 done
 expect_eq "$("$T/bin/xmem-status" -s "$SOCK" --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["in_flight"]))')" 0 "requests in flight after the client left"
 sleep 1 # the ledger commits on its own thread
-[ "$(sql "SELECT count(*) FROM requests WHERE uid=$(id -u xmemt1) AND outcome_name='client_gone'")" -gt 0 ] || fail "no request was ended as client_gone: $(sql "SELECT outcome_name, count(*) FROM requests GROUP BY 1")"
+expect_true "no request was ended as client_gone: $(sql "SELECT outcome_name, count(*) FROM requests GROUP BY 1")" \
+    [ "$(sql "SELECT count(*) FROM requests WHERE uid=$(id -u xmemt1) AND outcome_name='client_gone'")" -gt 0 ]
 runuser -u xmemt1 -- timeout 20 "$L" estimate "$SOCK" --cwd "$T/heavy" -- python3 train.py >"$T/h" || fail "xmemt1's estimate after its client left: $(cat "$T/h")"
 stop_xmemd
 echo "ok"

@@ -8,8 +8,8 @@ compare() {
     shift
     capture "$TMP/$name-exact.trace" -- python3 "$@" >/dev/null
     fast_capture "$TMP/$name-fast.trace" -- python3 "$@" >/dev/null
-    run $CHECK "$TMP/$name-fast.trace" --steps 3 --phases-in-order >/dev/null
-    grep -q '^M capture fast$' "$TMP/$name-fast.trace" || { echo "FAILED: $name: no 'M capture fast'"; exit 1; }
+    run_ok $CHECK "$TMP/$name-fast.trace" --steps 3 --phases-in-order >/dev/null
+    expect_true "$name: no 'M capture fast'" grep -q '^M capture fast$' "$TMP/$name-fast.trace"
     local key exact fast
     for key in reserved_peak_bytes peak_bytes; do
         exact=$(estimate_field "$TMP/$name-exact.trace" $key)
@@ -25,16 +25,16 @@ compare gpt "$WORKLOADS/transformer.py" --arch gpt --layers 2 --hidden 64 --head
 compare vit "$WORKLOADS/transformer.py" --arch vit --layers 2 --hidden 64 --heads 4 --image-size 32 \
     --patch 8 --batch-size 2
 compare resnet18 "$WORKLOADS/vision.py" --model resnet18 --batch-size 2 --image-size 64 --classes 10
-grep -q '^S [0-9]* layer1.0.conv1|aten::conv2d' "$TMP/resnet18-fast.trace" || {
-    echo "FAILED: fast trace lacks module path attribution"; exit 1; }
+expect_true "fast trace lacks module path attribution" \
+    grep -q '^S [0-9]* layer1.0.conv1|aten::conv2d' "$TMP/resnet18-fast.trace"
 # DataLoader workers (forked, they inherit the modes) and the pin-memory thread change nothing.
 fast_capture "$TMP/workers.trace" -- python3 "$WORKLOADS/vision.py" --model resnet18 --batch-size 2 \
     --image-size 64 --classes 10 --workers 2 >/dev/null
 # The allocations are the same, in the same order; a free may be noticed an op later or
 # sooner (the pin-memory thread's timing on a loaded machine), so frees are not compared
 # line by line: the estimate they give must be the same.
-cmp -s <(grep '^A' "$TMP/resnet18-fast.trace") <(grep '^A' "$TMP/workers.trace") || {
-    echo "FAILED: --workers 2 changed the fast trace's allocations"; exit 1; }
-[ "$(estimate_field "$TMP/workers.trace" reserved_peak_bytes)" = "$(estimate_field "$TMP/resnet18-fast.trace" reserved_peak_bytes)" ] || {
-    echo "FAILED: --workers 2 changed the fast estimate"; exit 1; }
+expect_true "--workers 2 changed the fast trace's allocations" \
+    cmp -s <(grep '^A' "$TMP/resnet18-fast.trace") <(grep '^A' "$TMP/workers.trace")
+expect_eq "$(estimate_field "$TMP/workers.trace" reserved_peak_bytes)" \
+    "$(estimate_field "$TMP/resnet18-fast.trace" reserved_peak_bytes)" "--workers 2 changed the fast estimate"
 echo "ok: fast and exact agree"

@@ -1,5 +1,5 @@
 # Shared by the fast-mode tests (TESTS, area fast; sourced, not a test itself). Builds on
-# the capture tests' helpers (run, capture, summary, expect) and lib/assert.bash (agree).
+# the capture tests' helpers (capture, summary, expect_trace) and lib/assert.bash (agree).
 source "$(dirname "${BASH_SOURCE[0]}")/20-capture-common.bash"
 FAST=$XMEM_BUILD/bin/xmem-profile-fast
 ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
@@ -9,7 +9,7 @@ ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
 fast_capture() {
     local trace=$1
     shift
-    run "$FAST" --out "$trace" --timeout 300 "$@"
+    run_ok "$FAST" --out "$trace" --timeout 300 "$@"
 }
 
 # estimate_field TRACE KEY [ARGS...]: a top-level number of xmem-estimate's JSON for TRACE

@@ -26,12 +26,9 @@ PY
 expect_unsupported() {
     local name=$1 why=$2 rc=0
     "$FAST" --out "$TMP/$name.trace" -- python3 "$TMP/$name.py" >"$TMP/out" 2>&1 || rc=$?
-    if [ "$rc" -ne 3 ] || ! grep -q "^xmem: fast mode: unsupported: .*$why" "$TMP/out"; then
-        echo "FAILED: $name: expected exit 3 and an unsupported line naming '$why', got exit $rc:"
-        cat "$TMP/out"
-        exit 1
-    fi
-    [ ! -e "$TMP/$name.trace" ] || { echo "FAILED: $name: a trace was left behind"; exit 1; }
+    expect_eq "$rc" 3 "$name: exit status"
+    expect_true "$name: no unsupported line naming '$why'" grep -q "^xmem: fast mode: unsupported: .*$why" "$TMP/out"
+    expect_true "$name: a trace was left behind" [ ! -e "$TMP/$name.trace" ]
     echo "ok: $name falls back: $(grep '^xmem: fast mode' "$TMP/out")"
 }
 
@@ -51,12 +48,13 @@ script logging '    print(f"step {step} loss {loss.item():.3f} {loss:.2f} {out.s
           out.tolist()[0][:1], float(loss), torch.cuda.memory_allocated() > 0)
     torch.cuda.synchronize()'
 fast_capture "$TMP/logging.trace" -- python3 "$TMP/logging.py" >"$TMP/logging.out"
-grep -q '^step 0 loss 0.000 0.00 .* torch.Size(\[8, 4\]) \[0.0\] 0.0 True$' "$TMP/logging.out" || {
-    echo "FAILED: placeholder values:"; cat "$TMP/logging.out"; exit 1; }
-run $CHECK "$TMP/logging.trace" --steps 3 >/dev/null
+log_watch "$TMP/logging.out"
+expect_true "placeholder values" \
+    grep -q '^step 0 loss 0.000 0.00 .* torch.Size(\[8, 4\]) \[0.0\] 0.0 True$' "$TMP/logging.out"
+run_ok $CHECK "$TMP/logging.trace" --steps 3 >/dev/null
 echo "ok: logging gets placeholders: $(head -1 "$TMP/logging.out")"
 
 rc=0
 "$FAST" --out 2>/dev/null || rc=$?
-[ "$rc" -eq 2 ] || { echo "FAILED: bad usage exits $rc, not 2"; exit 1; }
+expect_true "bad usage exits $rc, not 2" [ "$rc" -eq 2 ]
 echo "ok: bad usage exits 2"

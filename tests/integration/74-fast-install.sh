@@ -9,18 +9,17 @@ source "$(dirname "$0")/70-fast-common.bash"
 
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$XMEM_BUILD/CMakeCache.txt")
 stage=$TMP/stage
-DESTDIR=$stage run cmake --install "$XMEM_BUILD" >/dev/null
+DESTDIR=$stage run_ok cmake --install "$XMEM_BUILD" >/dev/null
 root=$stage$prefix
 libexec=$root/libexec/xmem
 for f in "$libexec/xmem-profile" "$libexec/xmem-estimate" "$libexec/xmem-profile-fast" \
          "$root/share/xmem/python-fast/sitecustomize.py" "$root/share/xmem/python-fast/xmem_fast/arm.py" \
          "$root/share/xmem/python/xmem_capture/bootstrap.py"; do
-    [ -e "$f" ] || { echo "FAILED: not installed: ${f#$stage} (fast mode missing from the install)"; exit 1; }
+    expect_true "not installed: ${f#$stage} (fast mode missing from the install)" [ -e "$f" ]
 done
-[ -x "$libexec/xmem-profile-fast" ] || { echo "FAILED: installed xmem-profile-fast is not executable"; exit 1; }
-grep -q "$XMEM_SRC" "$libexec/xmem-profile-fast" && {
-    echo "FAILED: installed xmem-profile-fast names the source tree $XMEM_SRC"; exit 1; }
-find "$root/share/xmem/python-fast" -name '__pycache__' | grep -q . && { echo "FAILED: __pycache__ installed"; exit 1; }
+expect_true "installed xmem-profile-fast is not executable" [ -x "$libexec/xmem-profile-fast" ]
+expect_false "installed xmem-profile-fast names the source tree $XMEM_SRC" grep -q "$XMEM_SRC" "$libexec/xmem-profile-fast"
+expect_eq "$(find "$root/share/xmem/python-fast" -name '__pycache__')" "" "__pycache__ installed"
 echo "ok: fast mode installed in ${libexec#$stage} and ${prefix}/share/xmem/python-fast"
 
 # The packages the installed launcher runs with (a staged tree is also a moved one: the
@@ -35,12 +34,12 @@ for _ in range(4):
     model(torch.randn(8, 16, device="cuda")).square().mean().backward()
     opt.step()
 PY
-run "$libexec/xmem-profile-fast" --out "$TMP/where.trace" --steps 2 -- python3 "$TMP/where.py" >/dev/null
-grep -q '^M capture fast$' "$TMP/where.trace" || { echo "FAILED: installed fast capture wrote no fast trace"; exit 1; }
+run_ok "$libexec/xmem-profile-fast" --out "$TMP/where.trace" --steps 2 -- python3 "$TMP/where.py" >/dev/null
+expect_true "installed fast capture wrote no fast trace" grep -q '^M capture fast$' "$TMP/where.trace"
 while read -r file; do
     case $file in
-    "$root"/share/xmem/python-fast/*|"$root"/share/xmem/python/*) ;;
-    *) echo "FAILED: the installed fast capture imported $file, not the installed package"; exit 1 ;;
+    "$root"/share/xmem/python-fast/*|"$root"/share/xmem/python/*) pass "imported the installed ${file#"$root"/}" ;;
+    *) fail "the installed fast capture imported $file, not the installed package" ;;
     esac
 done <"$TMP/where"
 echo "ok: installed xmem-profile-fast runs the installed packages"
@@ -49,25 +48,24 @@ echo "ok: installed xmem-profile-fast runs the installed packages"
 small=(python3 "$WORKLOADS/transformer.py" --arch gpt --layers 2 --hidden 64 --heads 4 --seq 32
        --vocab 1000 --batch-size 2)
 for mode in fast auto; do
-    "$libexec/xmem-estimate" --catalog "$XMEM_SRC/etc/gpus.yaml" --json --gpu H100-80GB \
-        --mode $mode -- "${small[@]}" >"$TMP/e.json" 2>"$TMP/e.err" || {
-        echo "FAILED: installed xmem-estimate --mode $mode"; cat "$TMP/e.err"; exit 1; }
-    got=$($PY -c "import json; print(json.load(open('$TMP/e.json'))['mode'])")
-    [ "$got" = fast ] && ! grep -q 'falling back' "$TMP/e.err" || {
-        echo "FAILED: installed xmem-estimate --mode $mode estimated from the $got capture:"
-        cat "$TMP/e.err"; exit 1; }
+    run_to "$TMP/e.json" "$libexec/xmem-estimate" --catalog "$XMEM_SRC/etc/gpus.yaml" --json --gpu H100-80GB \
+        --mode $mode -- "${small[@]}"
+    expect_rc 0 "installed xmem-estimate --mode $mode"
+    expect_field "$TMP/e.json" mode fast "installed xmem-estimate --mode $mode: the capture it estimated from"
+    expect_no_out 'falling back' "installed xmem-estimate --mode $mode fell back"
 done
 echo "ok: installed xmem-estimate (--mode fast and auto) uses fast mode"
 
 # xmem --help in the build tree: commands only.
 "$XMEM_BUILD/bin/xmem" --help >"$TMP/help"
+log_watch "$TMP/help"
 for cmd in estimate profile profile-fast; do
-    grep -qx "  $cmd" "$TMP/help" || { echo "FAILED: xmem --help lacks $cmd"; cat "$TMP/help"; exit 1; }
+    expect_true "xmem --help lacks $cmd" grep -qx "  $cmd" "$TMP/help"
 done
 for exe in "$XMEM_BUILD"/bin/xmem-*; do
     name=${exe##*/xmem-}
     case $name in *unit*|*test*|*bench*)
-        grep -qx "  $name" "$TMP/help" && { echo "FAILED: xmem --help lists $name"; cat "$TMP/help"; exit 1; } ;;
+        expect_false "xmem --help lists $name" grep -qx "  $name" "$TMP/help" ;;
     esac
 done
 echo "ok: xmem --help lists commands, not test or bench executables"

@@ -13,11 +13,11 @@ REPORT=$XMEM_BUILD/bin/xmem-report
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
 command -v sqlite3 >/dev/null || t_skip "no sqlite3 CLI (make deps)"
 XMEM_LAB_PROFILER=fake lab_up shard
-[ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
+expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
 DB=$LAB/state/xmem-ledger.sqlite
 J=$LAB/jobs
 mkdir -p "$J/shared" && chmod 0777 "$J/shared" && chmod o+x "$LAB" "$J"
-cd "$J/shared" || t_fail "no $J/shared"
+cd "$J/shared" || fail "no $J/shared"
 echo 'print("training")' >train.py
 chmod 0644 train.py
 
@@ -33,17 +33,17 @@ done
 failing=2
 # A second user, created as the daemon tests do when the machine lacks it.
 id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
-    t_fail "cannot create the second user xmemt1"
+    fail "cannot create the second user xmemt1"
 second_user=""
 if id xmemt1 >/dev/null 2>&1; then
     run runuser -u xmemt1 -- sbatch --xmem -o /dev/null "$J/shared/ok.sbatch"
     id1=$(lab_jobid "$RUN_OUT")
-    [ -n "$id1" ] || t_fail "xmemt1's sbatch --xmem submitted nothing"
+    expect_true "xmemt1's sbatch --xmem submitted nothing" [ -n "$id1" ]
     ids+=("$id1")
     second_user=xmemt1
 fi
 for id in "${ids[@]}"; do
-    lab_wait_state "$id" 60 COMPLETED FAILED || t_fail "job $id did not finish"
+    lab_wait_state "$id" 60 COMPLETED FAILED || fail "job $id did not finish"
 done
 want=${#ids[@]}
 for _ in $(seq 1 60); do
@@ -51,24 +51,24 @@ for _ in $(seq 1 60); do
     [ "$got" = "$want" ] && break
     sleep 0.5
 done
-[ "$got" = "$want" ] || t_fail "job_end rows: $got of $want in the ledger"
-t_ok "$want --xmem jobs ran${second_user:+ (one as $second_user)} and reached the ledger"
+expect_true "job_end rows: $got of $want in the ledger" [ "$got" = "$want" ]
+pass "$want --xmem jobs ran${second_user:+ (one as $second_user)} and reached the ledger"
 
 # No NVML here (plugstack.conf names none and the default libnvidia-ml.so.1 is absent): no
 # measured peak, and nothing about it in slurmd's log (the reason is a debug line). Test 76
 # covers a node with (fake) NVML.
 if ! ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1'; then
     got=$(sqlite3 "$DB" "select count(*) from jobs where measured_peak_bytes is null")
-    [ "$got" = "$want" ] || t_fail "measured peaks without NVML: $((want - got)) rows have one"
-    grep -i nvml "$LAB/log/slurmd.log" && t_fail "slurmd's log mentions NVML on a node without it"
-    t_ok "no NVML: measured_peak_bytes stays NULL and nothing is logged"
+    expect_true "measured peaks without NVML: $((want - got)) rows have one" [ "$got" = "$want" ]
+    expect_false "slurmd's log mentions NVML on a node without it" grep -i nvml "$LAB/log/slurmd.log"
+    pass "no NVML: measured_peak_bytes stays NULL and nothing is logged"
 fi
 
 # 1. Totals add up across groupings and equal the ledger recomputed with sqlite3.
 for by in user account partition gpu; do
-    "$REPORT" --db "$DB" --by "$by" --format json >"$LAB/$by.json" || t_fail "report --by $by"
+    "$REPORT" --db "$DB" --by "$by" --format json >"$LAB/$by.json" || fail "report --by $by"
 done
-python3 - "$LAB" "$want" "$failing" "$second_user" <<'PY' || t_fail "totals do not add up"
+python3 - "$LAB" "$want" "$failing" "$second_user" <<'PY' || fail "totals do not add up"
 import json, sys
 lab, want, failing, second = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 reports = {by: json.load(open(f"{lab}/{by}.json")) for by in ("user", "account", "partition", "gpu")}
@@ -91,12 +91,12 @@ assert total["gpu_hours_freed"] > 0, total
 print("ok", total)
 PY
 cap=$(awk '/- name: A100-40GB/{f=1} f&&/total_memory_mib:/{print $2; exit}' "$XMEM_SRC/etc/gpus.yaml")
-[ -n "$cap" ] || t_fail "no A100-40GB capacity in gpus.yaml"
+expect_true "no A100-40GB capacity in gpus.yaml" [ -n "$cap" ]
 expect=$(sqlite3 "$DB" "select printf('%.4f', sum((1.0 - r.limit_bytes / ($cap * 1048576.0)) *
     j.elapsed_seconds / 3600.0)) from jobs j join requests r on r.id = j.request_id where r.gpu = 'A100-40GB'")
 got=$(python3 -c 'import json,sys; print("%.4f" % json.load(open(sys.argv[1]))["total"]["gpu_hours_freed"])' "$LAB/user.json")
-[ "$got" = "$expect" ] || t_fail "GPU-hours freed: report $got, ledger $expect"
-t_ok "totals agree across user/account/partition/gpu; $failing failures counted; GPU-hours freed $got = ledger"
+expect_true "GPU-hours freed: report $got, ledger $expect" [ "$got" = "$expect" ]
+pass "totals agree across user/account/partition/gpu; $failing failures counted; GPU-hours freed $got = ledger"
 
 # 2. Table and CSV carry the same total line; a window after the jobs is empty.
 run "$REPORT" --db "$DB" --format csv --by gpu
@@ -112,7 +112,7 @@ if [ -x "$XMEM_BUILD/bin/xmem" ]; then
     expect_out "^total +$want +$want +$failing " "xmem report total row"
     how="xmem report (through the dispatcher)"
 fi
-t_ok "CSV and table totals; empty window; $how"
+pass "CSV and table totals; empty window; $how"
 
 # 3. Bad input: one line starting xmem:, never a crash; an empty ledger is an empty report.
 one_line() { # one_line RC DESCRIPTION
@@ -132,19 +132,19 @@ expect_out '"total":\{"jobs":0,' "empty ledger total"
 run "$REPORT" --config "$LAB/etc/xmem.yaml" --format csv
 expect_rc 0 "ledger from the daemon's config"
 expect_out "^total,$want," "config's ledger"
-t_ok "bad dates, groupings, missing and empty ledgers: one line or an empty report"
+pass "bad dates, groupings, missing and empty ledgers: one line or an empty report"
 
 # 4. The HTML page renders in headless Chromium with the JSON's figures.
 command -v chromium >/dev/null || t_skip "no chromium for the HTML check (make deps); other checks passed"
-"$REPORT" --db "$DB" --format html -o "$LAB/report.html" || t_fail "html"
-grep -Eq 'https?://' "$LAB/report.html" && t_fail "the page refers to the network"
+"$REPORT" --db "$DB" --format html -o "$LAB/report.html" || fail "html"
+expect_false "the page refers to the network" grep -Eq 'https?://' "$LAB/report.html"
 profile=$(mktemp -d)
 timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
     --disable-background-networking --disable-component-update --disable-sync \
     --user-data-dir="$profile" --dump-dom "file://$LAB/report.html" >"$LAB/dom.html" 2>"$LAB/chromium.err" ||
-    t_fail "chromium: $(tail -n 3 "$LAB/chromium.err")"
+    fail "chromium: $(tail -n 3 "$LAB/chromium.err")"
 rm -rf "$profile"
-python3 - "$LAB/dom.html" "$LAB/user.json" <<'PY' || t_fail "HTML figures differ from JSON"
+python3 - "$LAB/dom.html" "$LAB/user.json" <<'PY' || fail "HTML figures differ from JSON"
 import json, re, sys
 dom, total = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["total"]
 assert re.search(r'<body[^>]* data-rendered="4"', dom), "script did not run / SVGs missing"
@@ -157,5 +157,5 @@ bars = re.findall(r'<rect class="bar" data-key="([^"]*)" data-gpu-hours-freed="(
 assert sum(int(b[2]) for b in bars) == 2 * total["jobs"], bars  # user bars + account bars
 print("ok", attrs)
 PY
-t_ok "HTML renders in headless Chromium; its totals and bars match the JSON"
-t_done
+pass "HTML renders in headless Chromium; its totals and bars match the JSON"
+finish

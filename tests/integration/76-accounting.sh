@@ -16,7 +16,7 @@ FAKE_NVML=$XMEM_BUILD/lib/libxmem-fake-nvml.so
 [ -f "$FAKE_NVML" ] || t_skip "no $FAKE_NVML (the plugin unit tests are not built)"
 command -v sqlite3 >/dev/null || t_skip "no sqlite3 CLI (make deps)"
 id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
-    t_fail "cannot create the second user xmemt1"
+    fail "cannot create the second user xmemt1"
 
 # A GPU process outside any job, which the fake NVML reports too: no job may count it.
 XMEM_FAKE_NVML_MIB=20000 setsid sleep 300 </dev/null >/dev/null 2>&1 &
@@ -31,14 +31,14 @@ trap t_exit_76 EXIT
 
 # oom_requeue=off: these OOM jobs are counted, not requeued (test 58 covers the requeue).
 XMEM_PLUGSTACK_ARGS="nvml=$FAKE_NVML nvml_interval_ms=100 oom_requeue=off" XMEM_LAB_PROFILER=fake lab_up shard
-[ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
+expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
 DB=$LAB/state/xmem-ledger.sqlite
 J=$LAB/jobs
 mkdir -p "$J/shared" "$J/u1/d" "$J/rootdir" && chmod 0777 "$J/shared" && chmod o+x "$LAB" "$J"
 chown -R xmemt1 "$J/u1"
 echo "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 GiB" >"$J/rootdir/out.log"
 chmod 0755 "$J/rootdir" && chmod 0644 "$J/rootdir/out.log"
-cd "$J/shared" || t_fail "no $J/shared"
+cd "$J/shared" || fail "no $J/shared"
 echo 'print("training")' >train.py
 chmod 0644 train.py
 
@@ -68,10 +68,10 @@ ids[u1_oom]=$(lab_jobid "$RUN_OUT")
 run runuser -u xmemt1 -- sbatch --xmem -o "$J/u1/d/out.log" "$J/shared/swap.sbatch"
 ids[u1_swap]=$(lab_jobid "$RUN_OUT")
 for k in "${!ids[@]}"; do
-    [ -n "${ids[$k]}" ] || t_fail "job $k was not submitted"
+    expect_true "job $k was not submitted" [ -n "${ids[$k]}" ]
 done
 for k in "${!ids[@]}"; do
-    lab_wait_state "${ids[$k]}" 90 COMPLETED FAILED || t_fail "job $k (${ids[$k]}) did not finish"
+    lab_wait_state "${ids[$k]}" 90 COMPLETED FAILED || fail "job $k (${ids[$k]}) did not finish"
 done
 want=${#ids[@]}
 all=$(IFS=,; echo "${ids[*]}")
@@ -80,8 +80,8 @@ for _ in $(seq 1 60); do
     [ "$got" = "$want" ] && break
     sleep 0.5
 done
-[ "$got" = "$want" ] || t_fail "job_end rows: $got of $want in the ledger"
-t_ok "$want --xmem jobs (two as xmemt1) reached the ledger"
+expect_true "job_end rows: $got of $want in the ledger" [ "$got" = "$want" ]
+pass "$want --xmem jobs (two as xmemt1) reached the ledger"
 
 row() { # row NAME COLUMNS
     sqlite3 "$DB" "select $2 from jobs where job_id=${ids[$1]}"
@@ -89,7 +89,7 @@ row() { # row NAME COLUMNS
 expect_row() { # expect_row NAME COLUMNS VALUE WHAT
     local got
     got=$(row "$1" "$2")
-    [ "$got" = "$3" ] || t_fail "$4: job $1 (${ids[$1]}) $2 = '$got', expected '$3'"
+    expect_true "$4: job $1 (${ids[$1]}) $2 = '$got', expected '$3'" [ "$got" = "$3" ]
 }
 
 # 1. Account and partition, from slurmstepd at job end (no job named a partition at
@@ -97,7 +97,7 @@ expect_row() { # expect_row NAME COLUMNS VALUE WHAT
 expect_row measured "account||'|'||partition" "physics|debug" "account and partition"
 expect_row growing "coalesce(account,'NULL')||'|'||partition" "NULL|debug" "no account"
 expect_row u1_swap "coalesce(account,'NULL')||'|'||partition" "NULL|debug" "xmemt1's partition"
-t_ok "account physics and partition debug recorded; no account is NULL"
+pass "account physics and partition debug recorded; no account is NULL"
 
 # 2. Measured peaks: summed over processes and GPUs, the largest sum, strangers left out.
 expect_row measured measured_peak_bytes $((5000 << 20)) "sum over GPUs 0 and 1"
@@ -105,7 +105,7 @@ expect_row growing measured_peak_bytes $((6500 << 20)) "largest sample"
 for k in oom oom_null u1_oom u1_swap; do
     expect_row "$k" "coalesce(measured_peak_bytes,'NULL')" NULL "a job with no GPU process"
 done
-t_ok "measured peak 5000 MiB (3000 + 2000 on two GPUs) and 6500 MiB (the peak of 1000/6500/500); the 20000 MiB stranger in no job"
+pass "measured peak 5000 MiB (3000 + 2000 on two GPUs) and 6500 MiB (the peak of 1000/6500/500); the 20000 MiB stranger in no job"
 
 # 3. CUDA OOM from the job's own files only.
 expect_row oom cuda_oom 1 "OOM on stderr (-e)"
@@ -113,19 +113,19 @@ expect_row u1_oom cuda_oom 1 "OOM in xmemt1's own output"
 expect_row oom_null cuda_oom 0 "output to /dev/null"
 expect_row measured cuda_oom 0 "clean job"
 expect_row u1_swap cuda_oom 0 "output path swapped for root's file"
-t_ok "CUDA OOM seen on stderr and in a user's output; not for /dev/null or a root-owned file behind a swapped directory"
-grep -E "xmem: job [0-9]+ (end not recorded|: output not scanned)" "$LAB/log/slurmd.log" &&
-    t_fail "slurmstepd could not report or scan a job"
+pass "CUDA OOM seen on stderr and in a user's output; not for /dev/null or a root-owned file behind a swapped directory"
+expect_false "slurmstepd could not report or scan a job" \
+    grep -E "xmem: job [0-9]+ (end not recorded|: output not scanned)" "$LAB/log/slurmd.log"
 
 # 4. The report: account and partition groups, measured columns, the scatter.
 for by in account partition user; do
-    "$REPORT" --db "$DB" --by "$by" --format json >"$LAB/$by.json" || t_fail "report --by $by"
+    "$REPORT" --db "$DB" --by "$by" --format json >"$LAB/$by.json" || fail "report --by $by"
 done
-"$REPORT" --db "$DB" --format html -o "$LAB/report.html" || t_fail "html"
+"$REPORT" --db "$DB" --format html -o "$LAB/report.html" || fail "html"
 expect=$(sqlite3 "$DB" "select printf('%.3f %.2f %d', sum(j.measured_peak_bytes) / 1073741824.0,
     100.0 * avg(abs(r.peak_bytes - j.measured_peak_bytes) * 1.0 / j.measured_peak_bytes), count(*))
     from jobs j join requests r on r.id = j.request_id where j.measured_peak_bytes is not null")
-python3 - "$LAB" "$want" "$expect" <<'PY' || t_fail "report figures"
+python3 - "$LAB" "$want" "$expect" <<'PY' || fail "report figures"
 import json, re, sys
 lab, want, (gib, err, n) = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 acc = json.load(open(f"{lab}/account.json"))
@@ -147,5 +147,5 @@ assert len(re.findall(r'<circle class="point"', svg)) == 2, svg
 assert "no measured peaks" not in svg, svg
 print("ok", t)
 PY
-t_ok "report: account and partition groups, measured $(cut -d' ' -f1 <<<"$expect") GiB, estimate error $(cut -d' ' -f2 <<<"$expect") %, two points in the HTML scatter"
-t_done
+pass "report: account and partition groups, measured $(cut -d' ' -f1 <<<"$expect") GiB, estimate error $(cut -d' ' -f2 <<<"$expect") %, two points in the HTML scatter"
+finish

@@ -7,16 +7,14 @@ source "$(dirname "$0")/70-fast-common.bash"
 steps=3
 fast_capture "$TMP/fast.trace" --steps $steps -- $PY "$WORKLOADS/issue_classes.py" --zero-grad-keep --steps 5
 marks=$(grep -c '^P zero_grad$' "$TMP/fast.trace")
-[ "$marks" = "$steps" ] || { echo "FAILED: $marks zero_grad marks in the fast trace, want one per step ($steps)"; exit 1; }
+expect_true "$marks zero_grad marks in the fast trace, want one per step ($steps)" [ "$marks" = "$steps" ]
 echo "ok: one zero_grad mark per step ($marks)"
 # The mark comes inside its iteration, after the I line, as the exact capture writes it.
-$PY "$WORKLOADS/check_trace.py" "$TMP/fast.trace" --steps $steps --phases-in-order >/dev/null ||
-    { echo "FAILED: check_trace.py rejects the fast trace"; exit 1; }
+expect_true "check_trace.py rejects the fast trace" \
+    $PY "$WORKLOADS/check_trace.py" "$TMP/fast.trace" --steps $steps --phases-in-order >/dev/null
 # The trace is torch 1.13's; the rewrite is for a 2.x target, which --torch names (the
 # estimate's default is the trace's own torch, whose zero_grad keeps the gradients).
 rewritten=$(estimate_field "$TMP/fast.trace" corrections --torch 2.6)
-case $rewritten in
-    *"'zero_grad_rewritten': True"*) echo "ok: the 2.x set_to_none=True rewrite applied" ;;
-    *) echo "FAILED: zero_grad not rewritten for 2.x: $rewritten"; exit 1 ;;
-esac
+expect_true "zero_grad not rewritten for 2.x: $rewritten" grep -qF "'zero_grad_rewritten': True" <<<"$rewritten"
+echo "ok: the 2.x set_to_none=True rewrite applied"
 echo "all checks passed"

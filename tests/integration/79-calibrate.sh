@@ -22,14 +22,14 @@ command -v sqlite3 >/dev/null || t_skip "no sqlite3 CLI (make deps)"
 
 # oom_requeue=off: its OOM job on a share must stay one censored pair, not be rerun whole.
 XMEM_PLUGSTACK_ARGS="nvml=$FAKE_NVML nvml_interval_ms=100 oom_requeue=off" XMEM_LAB_PROFILER=fake lab_up shard
-[ "$LAB_XMEMD" = 1 ] || t_fail "xmemd did not start"
+expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
 DB=$LAB/state/xmem-ledger.sqlite
 CONF=$LAB/etc/xmem.yaml
 CALFILE=$LAB/state/calibration.yaml
 POLICY=$LAB/etc/xmem_policy.lua
 # xmemd re-renders the policy the controller loads, and keeps the calibration with its state.
 printf 'calibration: %s\npolicy_file: %s\n' "$CALFILE" "$POLICY" >>"$CONF"
-cd "$LAB/jobs" || t_fail "no $LAB/jobs"
+cd "$LAB/jobs" || fail "no $LAB/jobs"
 echo 'print("training")' >train.py
 
 peak() { echo "XMEM_FAKE_NVML_MIB=$1 sleep 2"; }
@@ -45,7 +45,7 @@ for j in j1 j2 j3 j4 j5; do
     ids+=("$JOB")
 done
 for id in "${ids[@]}"; do
-    lab_wait_state "$id" 90 COMPLETED FAILED || t_fail "job $id did not finish"
+    lab_wait_state "$id" 90 COMPLETED FAILED || fail "job $id did not finish"
 done
 all=$(IFS=,; echo "${ids[*]}")
 for _ in $(seq 1 60); do
@@ -53,8 +53,8 @@ for _ in $(seq 1 60); do
     [ "$got" = 5 ] && break
     sleep 0.5
 done
-[ "$got" = 5 ] || t_fail "job_end rows with a peak or an OOM: $got of 5"
-t_ok "5 lab jobs in the ledger: 4 with fake-NVML peaks, 1 out of memory on its share"
+expect_true "job_end rows with a peak or an OOM: $got of 5" [ "$got" = 5 ]
+pass "5 lab jobs in the ledger: 4 with fake-NVML peaks, 1 out of memory on its share"
 
 # 1. The proposal, recomputed here from the ledger: the smallest m with
 #    (censored + #{measured*100 > limit*(100+m)}) <= R * n.
@@ -71,109 +71,112 @@ for m in range(0, 101):
     over = sum(1 for lim, meas, oom in rows if oom or meas * 100 > lim * (100 + m))
     if over <= rate * len(rows):
         print(m); break' $R)
-[ -n "$proposed" ] && [ "$proposed" = "$want" ] || t_fail "proposed margin '$proposed', recomputed '$want'"
-[ "$want" = 25 ] || t_fail "the recomputed margin is $want, not the 25% the jobs were built for"
+expect_true "no proposed margin" [ -n "$proposed" ]
+expect_eq "$proposed" "$want" "proposed margin against the one recomputed"
+expect_true "the recomputed margin is $want, not the 25% the jobs were built for" [ "$want" = 25 ]
 expect_out "^A100-40GB: 5 pairs \(4 measured, 1 out of memory on a share" "pairs line"
 expect_out "error \(measured/limit - 1\): min -12.5%  p50 -10.0%  p90 \+25.0%  p99 \+25.0%  max \+25.0%" "error distribution"
 expect_out "proposed margin 25% \(current 10%\): 1 of 5 pairs \(20.00%\) exceed limit\+25%" "proposal line"
 expect_out "expected slack [0-9.]+ GiB per job" "slack line"
-t_ok "proposed margin $proposed% = the independent recomputation (the censored OOM counts as exceeding)"
+pass "proposed margin $proposed% = the independent recomputation (the censored OOM counts as exceeding)"
 run "$CAL" --config "$CONF" --target-oom-rate $R --min-pairs 5 --by account
 expect_out "^  account physics: 5 pairs" "per-account evidence"
 run "$CAL" --config "$CONF" --target-oom-rate $R --min-pairs 6
 expect_rc 0 "too few pairs, without --apply"
 expect_out "no proposal: 5 pair\(s\), fewer than the 6 needed \(--min-pairs\) \(current margin 10%\)" "too few pairs"
-t_ok "--by account shows the account's evidence; below --min-pairs no margin is proposed"
+pass "--by account shows the account's evidence; below --min-pairs no margin is proposed"
 
 # 2. Bad input changes nothing: no calibration file appears, xmemd is not signalled.
 reloads() { grep -c "SIGHUP: reloaded" "$LAB/log/xmemd.log"; }
 before=$(reloads)
-expect_refused() { # expect_refused REGEX WHAT COMMAND...
+expect_calibrate_refused() { # expect_calibrate_refused REGEX WHAT COMMAND...
     local regex=$1 what=$2
     shift 2
     run "$@"
-    [ "$RUN_RC" != 0 ] || t_fail "$what: exit status 0"
+    expect_true "$what: exit status 0" [ "$RUN_RC" != 0 ]
     # One line, besides the config loader's warnings about the lab's deprecated memory_gb.
-    [ "$(grep -vc ' warning: .*memory_gb: deprecated' <<<"$RUN_OUT")" = 1 ] || t_fail "$what: more than one line"
+    expect_true "$what: more than one line" \
+        [ "$(grep -vc ' warning: .*memory_gb: deprecated' <<<"$RUN_OUT")" = 1 ]
     expect_out "$regex" "$what"
-    [ ! -e "$CALFILE" ] || t_fail "$what: $CALFILE was written"
-    [ "$(reloads)" = "$before" ] || t_fail "$what: xmemd was reloaded"
+    expect_true "$what: $CALFILE was written" [ ! -e "$CALFILE" ]
+    expect_true "$what: xmemd was reloaded" [ "$(reloads)" = "$before" ]
 }
 sqlite3 "$LAB/empty.sqlite" "create table t(x)"
-expect_refused "^xmem: calibrate: $LAB/empty.sqlite holds no pair of an estimate and a measured peak" \
+expect_calibrate_refused "^xmem: calibrate: $LAB/empty.sqlite holds no pair of an estimate and a measured peak" \
     "empty ledger" "$CAL" --config "$CONF" --db "$LAB/empty.sqlite" --apply
-copy() { sqlite3 "$DB" ".backup '$1'" || t_fail "cannot copy the ledger to $1"; } # WAL-safe
+copy() { sqlite3 "$DB" ".backup '$1'" || fail "cannot copy the ledger to $1"; } # WAL-safe
 copy "$LAB/nogpu.sqlite"
 sqlite3 "$LAB/nogpu.sqlite" "update requests set gpu = 'Z80' where id = (select request_id from jobs where job_id = ${ids[1]})"
-expect_refused "^xmem: calibrate: $LAB/nogpu.sqlite: job ${ids[1]}: GPU 'Z80' is not in the GPU catalog" \
+expect_calibrate_refused "^xmem: calibrate: $LAB/nogpu.sqlite: job ${ids[1]}: GPU 'Z80' is not in the GPU catalog" \
     "GPU type missing from the catalog" "$CAL" --config "$CONF" --db "$LAB/nogpu.sqlite" --apply
 for bad in "'abc'" -5; do
     copy "$LAB/corrupt.sqlite"
     sqlite3 "$LAB/corrupt.sqlite" "update jobs set measured_peak_bytes = $bad where job_id = ${ids[2]}"
-    expect_refused "^xmem: calibrate: $LAB/corrupt.sqlite: job ${ids[2]}: measured_peak_bytes is '${bad//\'/}', not a byte count" \
+    expect_calibrate_refused "^xmem: calibrate: $LAB/corrupt.sqlite: job ${ids[2]}: measured_peak_bytes is '${bad//\'/}', not a byte count" \
         "corrupt peak $bad" "$CAL" --config "$CONF" --db "$LAB/corrupt.sqlite" --apply
 done
 # Too few pairs is evidence, not bad input: it is printed, then the one line that refuses.
 run "$CAL" --config "$CONF" --min-pairs 6 --apply
-[ "$RUN_RC" = 1 ] || t_fail "too few pairs, --apply: exit status $RUN_RC"
-[ "$(tail -n 1 <<<"$RUN_OUT")" = "xmem: calibrate: nothing to apply: no GPU type has a proposal" ] ||
-    t_fail "too few pairs, --apply: last line"
-[ ! -e "$CALFILE" ] && [ "$(reloads)" = "$before" ] || t_fail "too few pairs, --apply: applied"
+expect_true "too few pairs, --apply: exit status $RUN_RC" [ "$RUN_RC" = 1 ]
+expect_true "too few pairs, --apply: last line" \
+    [ "$(tail -n 1 <<<"$RUN_OUT")" = "xmem: calibrate: nothing to apply: no GPU type has a proposal" ]
+expect_false "too few pairs, --apply: calibration file written" [ -e "$CALFILE" ]
+expect_eq "$(reloads)" "$before" "too few pairs, --apply: xmemd reloads"
 chmod o+r "$CONF"
-expect_refused "^xmem: calibrate: --apply writes the calibration file and signals xmemd: run it as root" \
+expect_calibrate_refused "^xmem: calibrate: --apply writes the calibration file and signals xmemd: run it as root" \
     "--apply as a user" runuser -u nobody -- "$CAL" --config "$CONF" --apply
-t_ok "empty ledger, a GPU the catalog lacks, a non-numeric and a negative peak, too few pairs and a user's --apply: one line each, nothing written, no reload"
+pass "empty ledger, a GPU the catalog lacks, a non-numeric and a negative peak, too few pairs and a user's --apply: one line each, nothing written, no reload"
 
 # 3. Before: a 7000 MiB job at 10% is 7700 MiB, two 4096 MiB shards.
 job_script next.sbatch 7000 "true"
 submit --xmem --hold "$LAB/jobs/next.sbatch"
 expect_field "$JOB" TresPerNode gres:shard:2 "share at the site margin"
 scancel "$JOB"
-grep -q 'margins' "$POLICY" && t_fail "the policy has margins before --apply"
+expect_false "the policy has margins before --apply" grep -q 'margins' "$POLICY"
 
 # 4. --apply: the file, the reload, the re-rendered policy, the next job's share.
 run "$CAL" --config "$CONF" --target-oom-rate $R --min-pairs 5 --apply
 expect_rc 0 "--apply"
 expect_out "^wrote $CALFILE" "--apply names the file"
-[ "$(stat -c '%U %a' "$CALFILE")" = "root 644" ] || t_fail "calibration file: $(stat -c '%U %a' "$CALFILE")"
-grep -qx '    percent: 25' "$CALFILE" || t_fail "calibration file: $(cat "$CALFILE")"
+expect_true "calibration file: $(stat -c '%U %a' "$CALFILE")" [ "$(stat -c '%U %a' "$CALFILE")" = "root 644" ]
+expect_true "calibration file: $(cat "$CALFILE")" grep -qx '    percent: 25' "$CALFILE"
 for _ in $(seq 1 50); do
     grep -q 'percent = 25' "$POLICY" && break
     sleep 0.2
 done
-grep -q '\["A100-40GB"\] = { percent = 25, accounts = { } }' "$POLICY" || t_fail "policy: $(cat "$POLICY")"
-[ "$(reloads)" = $((before + 1)) ] || t_fail "xmemd reloads: $(reloads), expected $((before + 1))"
+expect_true "policy: $(cat "$POLICY")" grep -q '\["A100-40GB"\] = { percent = 25, accounts = { } }' "$POLICY"
+expect_true "xmemd reloads: $(reloads), expected $((before + 1))" [ "$(reloads)" = $((before + 1)) ]
 sum=$(sha256sum <"$CALFILE")
 submit --xmem --hold "$LAB/jobs/next.sbatch"
 expect_field "$JOB" TresPerNode gres:shard:3 "share at the calibrated margin (8750 MiB)"
 scancel "$JOB"
-t_ok "--apply wrote $CALFILE (root 0644), xmemd reloaded and rendered margins = 25% into the policy; the 7000 MiB job now gets shard:3, not shard:2"
+pass "--apply wrote $CALFILE (root 0644), xmemd reloaded and rendered margins = 25% into the policy; the 7000 MiB job now gets shard:3, not shard:2"
 
 # 5. A bad calibration file keeps xmemd's config: the policy keeps 25%.
 printf 'version: 1\nmargins:\n  A100-40GB: {percent: lots}\n' >"$CALFILE.bad"
 cp "$CALFILE.bad" "$CALFILE"
 kill -HUP "$(cat "$LAB/run/xmemd.pid")"
 lab_wait_for 10 grep -q "SIGHUP: keeping the previous config: $CALFILE:3: margins.A100-40GB.percent" "$LAB/log/xmemd.log" ||
-    t_fail "xmemd did not refuse the bad calibration file"
-grep -q 'percent = 25' "$POLICY" || t_fail "the policy lost its margin"
+    fail "xmemd did not refuse the bad calibration file"
+expect_true "the policy lost its margin" grep -q 'percent = 25' "$POLICY"
 run "$CAL" --config "$CONF" --min-pairs 5 --apply
 expect_rc 1 "calibrate with a bad calibration file"
 expect_out "^xmem: calibrate: $CALFILE:3: margins.A100-40GB.percent" "bad file named"
-cmp -s "$CALFILE" "$CALFILE.bad" || t_fail "calibrate rewrote a bad calibration file"
-t_ok "a bad calibration file: xmemd keeps its previous config, calibrate names the line"
+expect_true "calibrate rewrote a bad calibration file" cmp -s "$CALFILE" "$CALFILE.bad"
+pass "a bad calibration file: xmemd keeps its previous config, calibrate names the line"
 
 # 6. job_end's enforcement and oom_requeued through the real client.
 req=$(sqlite3 "$DB" "select request_id from jobs where job_id = ${ids[0]}")
 run "$LOAD" job-end "$LAB/run/xmemd.sock" "$req@0" 990001 0 5 0 physics debug 100 bogus 0
-[ "$RUN_RC" != 0 ] || t_fail "an unknown enforcement level was recorded"
+expect_true "an unknown enforcement level was recorded" [ "$RUN_RC" != 0 ]
 expect_out "enforcement: expected none, client, mps-server or dmem" "unknown level refused"
 run "$LOAD" job-end "$LAB/run/xmemd.sock" "$req@0" 990002 0 5 1 physics debug - dmem 1
 expect_rc 0 "job_end with enforcement dmem, requeued"
-[ "$(sqlite3 "$DB" "select enforcement || ' ' || oom_requeued from jobs where job_id = 990002")" = "dmem 1" ] ||
-    t_fail "job row: $(sqlite3 "$DB" "select * from jobs where job_id = 990002")"
-[ "$(sqlite3 "$DB" "select count(*) from jobs where job_id = 990001")" = 0 ] || t_fail "refused row stored"
-"$REPORT" --db "$DB" --format json --by-day >"$LAB/r.json" || t_fail "report"
-python3 - "$LAB/r.json" <<'PY' || t_fail "report's requeues and enforcement"
+expect_true "job row: $(sqlite3 "$DB" "select * from jobs where job_id = 990002")" \
+    [ "$(sqlite3 "$DB" "select enforcement || ' ' || oom_requeued from jobs where job_id = 990002")" = "dmem 1" ]
+expect_true "refused row stored" [ "$(sqlite3 "$DB" "select count(*) from jobs where job_id = 990001")" = 0 ]
+"$REPORT" --db "$DB" --format json --by-day >"$LAB/r.json" || fail "report"
+python3 - "$LAB/r.json" <<'PY' || fail "report's requeues and enforcement"
 import json, sys
 r = json.load(open(sys.argv[1]))
 t = r["total"]
@@ -184,5 +187,5 @@ e = r["error_over_time"]
 assert e["period"] == "day" and sum(p["requeues"] for p in e["rows"].values()) == 1, e
 assert sum(p["pairs"] for p in e["rows"].values()) == 6, e  # 4 measured, 2 OOMs on a share
 PY
-t_ok "job_end: an unknown enforcement level is refused; dmem and a requeue are recorded and counted by the report"
-t_done
+pass "job_end: an unknown enforcement level is refused; dmem and a requeue are recorded and counted by the report"
+finish

@@ -23,55 +23,60 @@ chmod +x "$TMP/slowcc"
 start=$(date +%s.%N)
 CXX=$TMP/slowcc timeout=10 profile "$TMP/a.trace" 2>"$TMP/a.err" & a=$!
 CXX=$TMP/slowcc timeout=10 profile "$TMP/b.trace" 2>"$TMP/b.err" & b=$!
-wait $a || { cat "$TMP/a.err"; echo "FAILED: first use a"; exit 1; }
-wait $b || { cat "$TMP/b.err"; echo "FAILED: first use b"; exit 1; }
+log_watch "$TMP/a.err" "$TMP/b.err"
+expect_true "first use a" wait $a
+expect_true "first use b" wait $b
 first=$(/usr/bin/python3 -c "import time; print(round(time.time() - $start, 1))")
 built=$(cat "$TMP/a.err" "$TMP/b.err" | grep -c "^xmem: building the capture library for torch $venv_torch into $XDG_CACHE_HOME/xmem/capture")
-[ "$built" = 1 ] || { cat "$TMP/a.err" "$TMP/b.err"; echo "FAILED: built $built times, not once"; exit 1; }
+expect_eq "$built" 1 "builds of the library"
 libs=("$XDG_CACHE_HOME"/xmem/capture/libxmem-capture-torch"$venv_torch"-abi?-*.so)
-[ "${#libs[@]}" = 1 ] && [ -f "${libs[0]}" ] || { ls -la "$XDG_CACHE_HOME/xmem/capture"; echo "FAILED: one cached library"; exit 1; }
-[ "$(stat -c %a "$XDG_CACHE_HOME/xmem/capture")" = 700 ] || { echo "FAILED: cache not private"; exit 1; }
-ls "$XDG_CACHE_HOME"/xmem/capture/.build-* >/dev/null 2>&1 && { echo "FAILED: a temp file is left"; exit 1; }
+expect_eq "${#libs[@]}" 1 "cached libraries ($(ls -a "$XDG_CACHE_HOME/xmem/capture"))"
+expect_true "one cached library: not a file: ${libs[0]}" [ -f "${libs[0]}" ]
+expect_true "cache not private" [ "$(stat -c %a "$XDG_CACHE_HOME/xmem/capture")" = 700 ]
+expect_eq "$(ls "$XDG_CACHE_HOME"/xmem/capture/.build-* 2>/dev/null)" "" "a temp file is left"
 echo "ok: first use built one library in $first s (two concurrent runs, 12 s of it the slowed compiler)"
 
 for t in a b; do
     # Not --phases-in-order: phases under torch 2.x are the shim's (its optimizer phase is
     # missing there today).
-    run $CHECK "$TMP/$t.trace" --steps 2 >/dev/null
-    grep -qx "M torch $venv_torch" "$TMP/$t.trace" || { echo "FAILED: trace lacks M torch $venv_torch"; exit 1; }
+    run_ok $CHECK "$TMP/$t.trace" --steps 2 >/dev/null
+    expect_true "trace lacks M torch $venv_torch" grep -qx "M torch $venv_torch" "$TMP/$t.trace"
 done
 # The MLP's parameters, exactly, on the GPU in the set-up phase, and as gradients later.
 sizes=$(awk '$1 == "P" { phase = $2 } $1 == "A" && $4 == "g" { print phase, $3 }' "$TMP/a.trace")
 for bytes in 2048 128 512 16; do
-    echo "$sizes" | grep -qx "setup $bytes" || { echo "FAILED: no $bytes-byte parameter in setup"; exit 1; }
-    echo "$sizes" | grep -qx "backward $bytes" || { echo "FAILED: no $bytes-byte gradient"; exit 1; }
+    expect_true "no $bytes-byte parameter in setup" grep -qx "setup $bytes" <<<"$sizes"
+    expect_true "no $bytes-byte gradient" grep -qx "backward $bytes" <<<"$sizes"
 done
 echo "ok: the trace has the MLP's storages (torch $venv_torch)"
 
 # A second run reuses the cached library: no build, the file untouched.
 before=$(stat -c %Y.%i "${libs[0]}")
 start=$(date +%s.%N)
-profile "$TMP/c.trace" 2>"$TMP/c.err" || { cat "$TMP/c.err"; echo "FAILED: cached run"; exit 1; }
+log_watch "$TMP/c.err"
+profile "$TMP/c.trace" 2>"$TMP/c.err" || fail "cached run"
 cached=$(/usr/bin/python3 -c "import time; print(round(time.time() - $start, 1))")
-grep -q 'building the capture library' "$TMP/c.err" && { echo "FAILED: rebuilt"; exit 1; }
-[ "$(stat -c %Y.%i "${libs[0]}")" = "$before" ] || { echo "FAILED: cached library replaced"; exit 1; }
+expect_false "rebuilt" grep -q 'building the capture library' "$TMP/c.err"
+expect_eq "$(stat -c %Y.%i "${libs[0]}")" "$before" "cached library replaced"
 echo "ok: second run reused the cached library ($cached s)"
 
 # Debian's torch is the one xmem was built with: the shipped library, nothing built.
 empty=$TMP/empty-cache
-XDG_CACHE_HOME=$empty run "$PROFILE" --python /usr/bin/python3 --out "$TMP/d.trace" --steps 2 \
+XDG_CACHE_HOME=$empty run_ok "$PROFILE" --python /usr/bin/python3 --out "$TMP/d.trace" --steps 2 \
     -- python "$TMP/mlp.py" >/dev/null
-[ -z "$(ls -A "$empty/xmem/capture" 2>/dev/null)" ] || { echo "FAILED: built for the shipped torch"; exit 1; }
+expect_true "built for the shipped torch" [ -z "$(ls -A "$empty/xmem/capture" 2>/dev/null)" ]
 echo "ok: torch 1.13 uses the shipped library"
 
 # No compiler: one line naming the command and the fix; nothing left in the cache.
 rc=0
 XDG_CACHE_HOME=$TMP/nocc CXX=/nonexistent/c++ profile "$TMP/e.trace" 2>"$TMP/e.err" || rc=$?
 cat "$TMP/e.err"
-[ "$rc" = 4 ] && [ "$(wc -l <"$TMP/e.err")" = 1 ] &&
-    grep -qx "xmem: cannot build the capture library for torch $venv_torch: no C++ compiler (/nonexistent/c++ not found; install g++, or set CXX)" "$TMP/e.err" ||
-    { echo "FAILED: missing compiler is not one clear line"; exit 1; }
-[ ! -e "$TMP/e.trace" ] && [ -z "$(ls "$TMP/nocc/xmem/capture/"*.so 2>/dev/null)" ] || { echo "FAILED: left a trace or library"; exit 1; }
+expect_eq "$rc" 4 "missing compiler: exit status"
+expect_eq "$(wc -l <"$TMP/e.err")" 1 "missing compiler: lines on stderr"
+expect_true "missing compiler is not one clear line" \
+    grep -qx "xmem: cannot build the capture library for torch $venv_torch: no C++ compiler (/nonexistent/c++ not found; install g++, or set CXX)" "$TMP/e.err"
+expect_false "missing compiler: left a trace" [ -e "$TMP/e.trace" ]
+expect_eq "$(ls "$TMP/nocc/xmem/capture/"*.so 2>/dev/null)" "" "missing compiler: left a library"
 echo "ok: a missing compiler is one line"
 
 # A compiler that fails: its first error line, once.
@@ -80,27 +85,30 @@ chmod +x "$TMP/badcc"
 rc=0
 XDG_CACHE_HOME=$TMP/badcache CXX=$TMP/badcc profile "$TMP/g.trace" 2>"$TMP/g.err" || rc=$?
 cat "$TMP/g.err"
-[ "$rc" = 4 ] && [ "$(grep -c '^xmem: ' "$TMP/g.err")" = 2 ] &&
-    grep -qx "xmem: building the capture library for torch $venv_torch failed: x.cpp:3:1: error: boom (with $TMP/badcc -std=c++20; set CXX to a compiler that supports it)" "$TMP/g.err" ||
-    { echo "FAILED: a failing compile is not its first error"; exit 1; }
-[ -z "$(ls -A "$TMP/badcache/xmem/capture" | grep -v '\.lock$')" ] || { echo "FAILED: a failed build left files"; exit 1; }
+expect_eq "$rc" 4 "failing compile: exit status"
+expect_eq "$(grep -c '^xmem: ' "$TMP/g.err")" 2 "failing compile: 'xmem:' lines"
+expect_true "a failing compile is not its first error" \
+    grep -qx "xmem: building the capture library for torch $venv_torch failed: x.cpp:3:1: error: boom (with $TMP/badcc -std=c++20; set CXX to a compiler that supports it)" "$TMP/g.err"
+expect_eq "$(ls -A "$TMP/badcache/xmem/capture" | grep -v '\.lock$')" "" "a failed build left files"
 echo "ok: a failing compile names its first error"
 
 # A cache directory others may write is refused, never loaded from.
 mkdir -p "$TMP/shared/xmem/capture" && chmod 777 "$TMP/shared/xmem/capture"
 rc=0
 XDG_CACHE_HOME=$TMP/shared profile "$TMP/f.trace" 2>"$TMP/f.err" || rc=$?
-[ "$rc" = 4 ] && grep -q "^xmem: $TMP/shared/xmem/capture: not yours alone" "$TMP/f.err" ||
-    { cat "$TMP/f.err"; echo "FAILED: a world-writable cache was used"; exit 1; }
+log_watch "$TMP/f.err"
+expect_eq "$rc" 4 "world-writable cache: exit status"
+expect_true "a world-writable cache was used" grep -q "^xmem: $TMP/shared/xmem/capture: not yours alone" "$TMP/f.err"
 echo "ok: a shared writable cache is refused"
 
 # Issue 26 M7: the cache is opened by descriptor, never through a link, and what is loaded is
 # the file that was checked. The directories are created 0700.
-[ "$(stat -c %a "$XDG_CACHE_HOME/xmem")" = 700 ] || { echo "FAILED: xmem/ is $(stat -c %a "$XDG_CACHE_HOME/xmem"), not 700"; exit 1; }
+expect_eq "$(stat -c %a "$XDG_CACHE_HOME/xmem")" 700 "the mode of xmem/"
 refused() { # NAME CACHE PATTERN: the profile exits 4 with the one line PATTERN
     local rc=0
     XDG_CACHE_HOME=$2 profile "$TMP/$1.trace" 2>"$TMP/$1.err" || rc=$?
-    [ "$rc" = 4 ] && grep -q "$3" "$TMP/$1.err" || { cat "$TMP/$1.err"; echo "FAILED: $1 (rc $rc)"; exit 1; }
+    expect_eq "$rc" 4 "$1: exit status"
+    expect_true "$1: no line '$3': $(cat "$TMP/$1.err")" grep -q "$3" "$TMP/$1.err"
 }
 lib=$(basename "${libs[0]}")
 cp -a "$XDG_CACHE_HOME" "$TMP/linked"

@@ -44,10 +44,10 @@ for variant in fp32 amp ckpt; do
     for mode in exact fast; do
         capture=$PROFILE; [ $mode = fast ] && capture=$FAST
         XMEM_GPU_CAPABILITY=8.0 "$capture" --python "$VPY" --out "$TMP/$mode-$variant.trace" \
-            --steps 3 --timeout 120 -- python "$script" $args >"$TMP/out" 2>&1 ||
-            { echo "FAILED: $mode capture of $variant:"; tail -20 "$TMP/out"; exit 1; }
+            --steps 3 --timeout 120 -- python "$script" $args >"$TMP/out" 2>&1 || fail "$mode capture of $variant"
     done
-    "$VPY" - "$TMP" "$variant" "$XMEM_SRC/daemon/profiler/python" <<'PY' || exit 1
+    expect_true "$variant: dropout masks or peaks" \
+        "$VPY" - "$TMP" "$variant" "$XMEM_SRC/daemon/profiler/python" <<'PY'
 import sys
 tmp, variant, pydir = sys.argv[1:]
 sys.path.insert(0, pydir)
@@ -77,18 +77,18 @@ for mode in ("exact", "fast"):
     peaks[mode] = peak
     if not all(order):
         bad = True
-        print(f"FAILED: {variant} {mode}: a mask not followed by its output: {order}")
+        print(f"FAIL: {variant} {mode}: a mask not followed by its output: {order}")
     want = 3 if variant == "ckpt" else 2
     if masks != {1: want, 2: want, 3: want}:
         bad = True
-        print(f"FAILED: {variant} {mode}: masks of {NUMEL} bytes per step: {masks}, "
+        print(f"FAIL: {variant} {mode}: masks of {NUMEL} bytes per step: {masks}, "
               f"want {want} a step (nn.Dropout, F.dropout, the recompute)")
     else:
         print(f"ok: {variant} {mode}: {want} {NUMEL}-byte masks a step, peak {peak}")
 exact, fast = peaks["exact"], peaks["fast"]
 if abs(fast - exact) > 0.01 * exact:
     bad = True
-    print(f"FAILED: {variant}: trace peaks differ: exact {exact}, fast {fast}")
+    print(f"FAIL: {variant}: trace peaks differ: exact {exact}, fast {fast}")
 sys.exit(1 if bad else 0)
 PY
 done

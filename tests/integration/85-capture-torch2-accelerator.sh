@@ -39,11 +39,14 @@ for epoch in range(3):
 PY
 
 XMEM_GPU_CAPABILITY=7.5 capture "$TMP/t75.trace" "$TMP/mnist.py" >"$TMP/t75.out"
-grep -q '^accelerator cuda 1 0$' "$TMP/t75.out" || fail "torch.accelerator did not name one CUDA device: $(head -3 "$TMP/t75.out")"
-grep -q '^capability (7, 5) False 7$' "$TMP/t75.out" || fail "capability 7.5 not answered: $(grep capability "$TMP/t75.out")"
-grep -q '^generator cuda:0 cuda:0$' "$TMP/t75.out" || fail "torch.Generator(device='cuda'): $(grep generator "$TMP/t75.out")"
-[ "$(meta "$TMP/t75.trace" steps)" = 3 ] || fail "3 steps not captured"
-[ "$(meta "$TMP/t75.trace" step_rule)" = optimizer ] || fail "steps not counted at optimizer.step()"
+expect_true "torch.accelerator did not name one CUDA device: $(head -3 "$TMP/t75.out")" \
+    grep -q '^accelerator cuda 1 0$' "$TMP/t75.out"
+expect_true "capability 7.5 not answered: $(grep capability "$TMP/t75.out")" \
+    grep -q '^capability (7, 5) False 7$' "$TMP/t75.out"
+expect_true "torch.Generator(device='cuda'): $(grep generator "$TMP/t75.out")" \
+    grep -q '^generator cuda:0 cuda:0$' "$TMP/t75.out"
+expect_true "3 steps not captured" [ "$(meta "$TMP/t75.trace" steps)" = 3 ]
+expect_true "steps not counted at optimizer.step()" [ "$(meta "$TMP/t75.trace" step_rule)" = optimizer ]
 # memory_allocated is the traced device bytes: at least the parameters (8*9+8 + 1352*64+64 +
 # 64*10+10 floats) and the Adadelta state (two per parameter) after a step.
 params=$(( (8 * 9 + 8 + 1352 * 64 + 64 + 64 * 10 + 10) * 4 ))
@@ -51,14 +54,16 @@ awk -v p="$params" '$1=="allocated" {n++; if ($2 < 3 * p || $3 < $2 || $4 != $3 
     END {exit (n >= 2 && !bad) ? 0 : 1}' "$TMP/t75.out" ||
     fail "memory statistics do not follow the device bytes ($params B of parameters): $(grep allocated "$TMP/t75.out")"
 peak=$(peak_g "$TMP/t75.trace")
-[ "$peak" -ge $(( 4 * params )) ] || fail "device peak $peak B below parameters, gradients and state"
+expect_true "device peak $peak B below parameters, gradients and state" [ "$peak" -ge $(( 4 * params )) ]
 echo "ok: mnist-style script captured at sm75 (device peak $peak B)"
 
 estimate "$TMP/h100.json" --gpu H100 -- python "$TMP/mnist.py"
-grep -q '^capability (9, 0) True 9$' "$TMP/estimate.err" || fail "xmem-estimate did not pass H100's capability 9.0"
-[ "$(json "$TMP/h100.json" "j['iterations']")" = 3 ] || fail "estimate did not see 3 steps"
-[ "$(json "$TMP/h100.json" "j['category_peak_bytes']['weights'] >= $params")" = True ] || fail "weights not estimated"
-[ "$(json "$TMP/h100.json" "j['torch']")" != "" ] || fail "no torch in the estimate"
+expect_true "xmem-estimate did not pass H100's capability 9.0" \
+    grep -q '^capability (9, 0) True 9$' "$TMP/estimate.err"
+expect_true "estimate did not see 3 steps" [ "$(json "$TMP/h100.json" "j['iterations']")" = 3 ]
+expect_true "weights not estimated" \
+    [ "$(json "$TMP/h100.json" "j['category_peak_bytes']['weights'] >= $params")" = True ]
+expect_true "no torch in the estimate" [ "$(json "$TMP/h100.json" "j['torch']")" != "" ]
 echo "ok: estimated for H100: peak $(json "$TMP/h100.json" "j['peak_bytes']") B"
 
 # Module.to(device=..., dtype=...): in torch 2.x its argument parsing is a torch function, and
@@ -72,7 +77,9 @@ for _ in range(3):
     m(torch.randn(8, 512, device="cuda")).sum().backward(); opt.step(); opt.zero_grad()
 PY
 capture "$TMP/to_kw.trace" "$TMP/to_kw.py" >"$TMP/to_kw.out"
-grep -q '^param device cuda:0$' "$TMP/to_kw.out" || fail "Module.to(device='cuda', dtype=...) left the parameters on the host"
+expect_true "Module.to(device='cuda', dtype=...) left the parameters on the host" \
+    grep -q '^param device cuda:0$' "$TMP/to_kw.out"
 peak=$(peak_g "$TMP/to_kw.trace")
-[ "$peak" -ge $(( 2 * 512 * 513 * 4 )) ] || fail "device peak $peak B below the parameters and gradients of to(device=..., dtype=...)"
+expect_true "device peak $peak B below the parameters and gradients of to(device=..., dtype=...)" \
+    [ "$peak" -ge $(( 2 * 512 * 513 * 4 )) ]
 echo "ok: Module.to with keywords moves the parameters (device peak $peak B)"

@@ -17,6 +17,8 @@ ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
 export XMEM_PYTHON=$VPY # what `python` in a job's command runs (xmem-estimate's profiler)
 TMP=$(mktemp -d /tmp/xmem-capture2-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# The tests keep a command's output there: a failure shows its tail.
+log_watch "$TMP/out" "$TMP/err"
 # Without XMEM_CAPTURE_LIB, the library xmem-profile finds must load into the venv's torch.
 if [ -z "${XMEM_CAPTURE_LIB:-}" ]; then
     "$PROFILE" --python "$VPY" --out "$TMP/probe.trace" --timeout 120 -- python -c \
@@ -50,11 +52,6 @@ estimate() {
     echo "+ xmem-estimate --mode exact --json $*" >&2
     "$ESTIMATE" --mode exact --json "$@" >"$out" 2>"$TMP/estimate.err" ||
         fail "xmem-estimate $*: $(tail -n 20 "$TMP/estimate.err")"
-}
-
-# json FILE EXPR: the Python expression EXPR over the JSON object `j` in FILE.
-json() {
-    $PY -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"
 }
 
 # meta TRACE KEY: the value of the trace's `M KEY` line ("" when absent).

@@ -42,23 +42,23 @@ done
 out32=$(largest "$TMP/fp32-foreach.trace" forward '^0\|aten::linear>aten::addmm$')
 for p in bf16 fp16; do
     t=$TMP/$p-fused.trace
-    [ "$(meta "$t" amp)" = "$p" ] || fail "$p run not marked amp $p"
+    expect_true "$p run not marked amp $p" [ "$(meta "$t" amp)" = "$p" ]
     got=$(largest "$t" forward '^0\|aten::linear>aten::addmm$')
-    [ "$got" -eq $(( 64 * 1024 * 2 )) ] && [ "$out32" -eq $(( 64 * 1024 * 4 )) ] ||
-        fail "$p Linear output $got B (fp32: $out32 B), want half of fp32"
+    expect_true "$p Linear output $got B (fp32: $out32 B), want half of fp32" [ "$got" -eq $(( 64 * 1024 * 2 )) ]
+    expect_true "fp32 Linear output $out32 B, want $(( 64 * 1024 * 4 ))" [ "$out32" -eq $(( 64 * 1024 * 4 )) ]
 done
-[ "$(meta "$TMP/fp32-foreach.trace" amp)" = off ] || fail "autocast(cuda, float32) is not a no-op"
+expect_true "autocast(cuda, float32) is not a no-op" [ "$(meta "$TMP/fp32-foreach.trace" amp)" = off ]
 echo "ok: bf16 and fp16 autocast halve the Linear output ($out32 -> $(( out32 / 2 )) B)"
 
 # GradScaler: torch's own scaler, state on the device, scale doubling each step
 # (growth_interval=1, no inf): the unscale and update kernels ran on the fake device.
 for p in bf16 fp16; do
-    [ "$(meta "$TMP/$p-fused.trace" grad_scaler)" = "torch (CPU kernels of the unscale and scale update)" ] ||
-        fail "$p: not torch's GradScaler"
-    [ "$(grep '^scale' "$TMP/$p-fused.out" | head -2 | tr '\n' ' ')" = "scale 2048.0 scale 4096.0 " ] ||
-        fail "$p: the scale did not grow as on a GPU: $(grep '^scale' "$TMP/$p-fused.out")"
+    expect_true "$p: not torch's GradScaler" \
+        [ "$(meta "$TMP/$p-fused.trace" grad_scaler)" = "torch (CPU kernels of the unscale and scale update)" ]
+    expect_true "$p: the scale did not grow as on a GPU: $(grep '^scale' "$TMP/$p-fused.out")" \
+        [ "$(grep '^scale' "$TMP/$p-fused.out" | head -2 | tr '\n' ' ')" = "scale 2048.0 scale 4096.0 " ]
 done
-grep -Eq '^A [0-9]+ 4 g ' "$TMP/bf16-fused.trace" || fail "no 4-byte device scale/found_inf tensors"
+expect_true "no 4-byte device scale/found_inf tensors" grep -Eq '^A [0-9]+ 4 g ' "$TMP/bf16-fused.trace"
 echo "ok: GradScaler('cuda') and torch.cuda.amp.GradScaler update their scale on the device"
 
 # Fused vs foreach: the foreach step allocates the sqrt of exp_avg_sq for every parameter
@@ -67,9 +67,9 @@ weight=$(( 1024 * 256 * 4 ))
 foreach=$(largest "$TMP/bf16-foreach.trace" optimizer 'Optimizer.step')
 fused=$(largest "$TMP/bf16-fused.trace" optimizer 'Optimizer.step')
 echo "largest optimizer-step allocation: foreach $foreach B, fused $fused B"
-[ "$foreach" -ge "$weight" ] || fail "foreach AdamW allocated no parameter-sized temporaries"
-[ "$fused" -lt 1024 ] || fail "fused AdamW allocated $fused B in a step (the CUDA kernel: none)"
+expect_true "foreach AdamW allocated no parameter-sized temporaries" [ "$foreach" -ge "$weight" ]
+expect_true "fused AdamW allocated $fused B in a step (the CUDA kernel: none)" [ "$fused" -lt 1024 ]
 pf=$(peak_g "$TMP/bf16-foreach.trace" 2)
 pu=$(peak_g "$TMP/bf16-fused.trace" 2)
-[ "$pu" -lt "$pf" ] || fail "fused peak $pu B not below foreach peak $pf B"
+expect_true "fused peak $pu B not below foreach peak $pf B" [ "$pu" -lt "$pf" ]
 echo "ok: fused AdamW peak $pu B < foreach $pf B"

@@ -34,15 +34,15 @@ XMEM_GPU_CAPABILITY=7.5 capture "$TMP/sm75.trace" "$TMP/attn.py" >/dev/null
 XMEM_GPU_CAPABILITY=8.0 capture "$TMP/sm80.trace" "$TMP/attn.py" >/dev/null
 case "$(meta "$TMP/sm75.trace" sdpa_math)" in math:*) ;; *) fail "sm75 bf16 did not take math";; esac
 case "$(meta "$TMP/sm80.trace" sdpa_flash)" in flash:*) ;; *) fail "sm80 bf16 did not take flash";; esac
-[ -z "$(meta "$TMP/sm80.trace" sdpa_math)" ] || fail "sm80 also ran math"
+expect_true "sm80 also ran math" [ -z "$(meta "$TMP/sm80.trace" sdpa_math)" ]
 
 # Math keeps each layer's fp32 probabilities (B x H x T x T) for backward; flash does not.
 tt=$(( 4 * 4 * 512 * 512 * 4 ))
 math=$(peak_g "$TMP/sm75.trace" 2)
 flash=$(peak_g "$TMP/sm80.trace" 2)
 echo "device peak of a step: math $math B, flash $flash B (one T x T: $tt B)"
-[ $(( math - flash )) -ge $(( 2 * tt )) ] || fail "math keeps less than two layers' T x T over flash"
-[ "$flash" -lt "$tt" ] || fail "flash step peak $flash B holds a T x T"
+expect_true "math keeps less than two layers' T x T over flash" [ $(( math - flash )) -ge $(( 2 * tt )) ]
+expect_true "flash step peak $flash B holds a T x T" [ "$flash" -lt "$tt" ]
 
 # The same traces estimated for one GPU: the estimate moves by the attention memory.
 for t in sm75 sm80; do
@@ -51,7 +51,7 @@ done
 em=$(json "$TMP/sm75.json" "j['peak_bytes']")
 ef=$(json "$TMP/sm80.json" "j['peak_bytes']")
 echo "estimate: math $em B, flash $ef B"
-[ $(( em - ef )) -ge $(( 2 * tt )) ] || fail "estimates differ by less than the attention matrices"
+expect_true "estimates differ by less than the attention matrices" [ $(( em - ef )) -ge $(( 2 * tt )) ]
 
 # xmem-estimate hands the catalog's capability to the capture: H100 (sm90) prefers cuDNN.
 estimate "$TMP/h100.json" --gpu H100 --keep-trace "$TMP/h100.trace" -- python "$TMP/attn.py"

@@ -49,7 +49,8 @@ block_acts=$(( 256 * 1024 * 4 * 2 )) # one block's hidden activations (Linear ou
 for how in reentrant nonreentrant; do
     got=$(peak_g "$TMP/$how.trace" 2)
     echo "step device peak: plain $plain B, $how checkpointing $got B"
-    [ $(( plain - got )) -ge $(( 3 * block_acts )) ] || fail "$how checkpointing saved less than 3 blocks' activations"
+    expect_true "$how checkpointing saved less than 3 blocks' activations" \
+        [ $(( plain - got )) -ge $(( 3 * block_acts )) ]
 done
 
 # DataParallel: the host batch (256 x 128 fp32) is copied to the device inside its forward.
@@ -57,11 +58,13 @@ batch=$(( 256 * 128 * 4 ))
 awk -v b="$batch" '$1=="S"{s[$2]=$3} $1=="I"{it=$2}
     $1=="A" && it==2 && $3==b && $4=="g" && s[$6] ~ /^DataParallel\|/ {found=1} END{exit !found}' \
     "$TMP/dataparallel.trace" || fail "DataParallel did not copy the host batch to cuda:0"
-grep -q '^S [0-9]* module\.blocks\.0\.f\.0|' "$TMP/dataparallel.trace" || fail "module paths lack DataParallel's module."
+expect_true "module paths lack DataParallel's module." \
+    grep -q '^S [0-9]* module\.blocks\.0\.f\.0|' "$TMP/dataparallel.trace"
 echo "ok: DataParallel scatters the host batch to the device"
 
 estimate "$TMP/compile.json" --gpu A100-80GB -- python "$TMP/blocks.py" compile
-[ "$(json "$TMP/compile.json" "sum('torch.compile ran eagerly' in w for w in j['warnings'])")" = 1 ] ||
-    fail "no (or more than one) torch.compile warning: $(json "$TMP/compile.json" "j['warnings']")"
-grep -q 'xmem: warning: torch.compile ran eagerly' "$TMP/estimate.err" || fail "compile warning not on stderr"
+expect_true "no (or more than one) torch.compile warning: $(json "$TMP/compile.json" "j['warnings']")" \
+    [ "$(json "$TMP/compile.json" "sum('torch.compile ran eagerly' in w for w in j['warnings'])")" = 1 ]
+expect_true "compile warning not on stderr" \
+    grep -q 'xmem: warning: torch.compile ran eagerly' "$TMP/estimate.err"
 echo "ok: torch.compile estimated as eager, with one warning"

@@ -31,23 +31,23 @@ for batch in range(1000):
 PY
 
 estimate "$TMP/exact.json" --gpu A100-80GB --timeout 60 -- python "$TMP/wordlm.py"
-[ "$(json "$TMP/exact.json" "j['iterations']")" = 3 ] || fail "exact: 3 steps not found"
-[ "$(json "$TMP/exact.json" "sum('no torch.optim optimizer' in w for w in j['warnings'])")" = 1 ] ||
-    fail "exact: no warning that steps were counted at backward: $(json "$TMP/exact.json" "j['warnings']")"
+expect_true "exact: 3 steps not found" [ "$(json "$TMP/exact.json" "j['iterations']")" = 3 ]
+expect_true "exact: no warning that steps were counted at backward: $(json "$TMP/exact.json" "j['warnings']")" \
+    [ "$(json "$TMP/exact.json" "sum('no torch.optim optimizer' in w for w in j['warnings'])")" = 1 ]
 echo "ok: exact capture found 3 manual-update steps and said how"
 
 capture "$TMP/marker.trace" "$TMP/wordlm.py" --marker >/dev/null
-[ "$(meta "$TMP/marker.trace" step_rule)" = marker ] || fail "the xmem.step marker did not count steps"
-[ "$(meta "$TMP/marker.trace" steps)" = 3 ] || fail "marker: 3 steps not captured"
-[ -z "$(meta "$TMP/marker.trace" warning_steps)" ] || fail "marker run still warns"
+expect_true "the xmem.step marker did not count steps" [ "$(meta "$TMP/marker.trace" step_rule)" = marker ]
+expect_true "marker: 3 steps not captured" [ "$(meta "$TMP/marker.trace" steps)" = 3 ]
+expect_true "marker run still warns" [ -z "$(meta "$TMP/marker.trace" warning_steps)" ]
 # The update after backward is the optimizer phase: clip_grad_norm_'s norms allocate there.
-grep -q '^P optimizer$' "$TMP/marker.trace" || fail "no optimizer phase for the manual update"
+expect_true "no optimizer phase for the manual update" grep -q '^P optimizer$' "$TMP/marker.trace"
 echo "ok: torch.cuda.nvtx.mark('xmem.step') counts steps, without a warning"
 
 if [ -x "$XMEM_BUILD/bin/xmem-profile-fast" ] && $PY -c 'import torch' 2>/dev/null; then
     profile "$XMEM_BUILD/bin/xmem-profile-fast" "$PY" "$TMP/fast.trace" "$TMP/wordlm.py" >/dev/null
-    [ "$(meta "$TMP/fast.trace" steps)" = 3 ] && [ "$(meta "$TMP/fast.trace" step_rule)" = backward ] ||
-        fail "fast: manual-update steps not found"
-    [ -n "$(meta "$TMP/fast.trace" warning_steps)" ] || fail "fast: no steps warning"
+    expect_eq "$(meta "$TMP/fast.trace" steps)" 3 "fast: manual-update steps not found"
+    expect_eq "$(meta "$TMP/fast.trace" step_rule)" backward "fast: the step rule"
+    expect_true "fast: no steps warning" [ -n "$(meta "$TMP/fast.trace" warning_steps)" ]
     echo "ok: the fast capture finds the same steps"
 fi

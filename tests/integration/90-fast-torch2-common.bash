@@ -13,3 +13,7 @@ FAST=$XMEM_BUILD/bin/xmem-profile-fast
 WORKLOADS=$XMEM_SRC/tests/workloads
 TMP=$(mktemp -d /tmp/xmem-fast2-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
+# A capture takes minutes on a busy machine: run and run_to wait as long as run-all.sh does.
+RUN_TIMEOUT=${RUN_TIMEOUT:-900}
+# The tests keep a capture's output there: a failure shows its tail.
+log_watch "$TMP/out" "$TMP/err"

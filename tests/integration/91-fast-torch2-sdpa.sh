@@ -8,11 +8,10 @@ source "$(dirname "$0")/90-fast-torch2-common.bash"
 args=(--seq 256 --hidden 128 --heads 2 --layers 2 --batch 4 --dtype bf16)
 for cap in 8.0 7.5; do
     XMEM_GPU_CAPABILITY=$cap "$FAST" --python "$VPY" --out "$TMP/$cap.trace" --steps 3 --timeout 120 \
-        -- python "$WORKLOADS/attention.py" "${args[@]}" >"$TMP/out" 2>&1 ||
-        { echo "FAILED: capture at sm $cap:"; tail -20 "$TMP/out"; exit 1; }
+        -- python "$WORKLOADS/attention.py" "${args[@]}" >"$TMP/out" 2>&1 || fail "capture at sm $cap"
     "$VPY" "$WORKLOADS/trace_stats.py" "$TMP/$cap.trace" >"$TMP/$cap.json"
 done
-"$VPY" - "$TMP/8.0.json" "$TMP/7.5.json" <<'PY'
+expect_true "flash (sm80) against math (sm75) attention" "$VPY" - "$TMP/8.0.json" "$TMP/7.5.json" <<'PY'
 import json, sys
 flash, math_ = (json.load(open(p)) for p in sys.argv[1:])
 def has(s, op): return any(op in k for k in s["ops"])
@@ -31,23 +30,24 @@ if math_["peak"] - flash["peak"] < scores:
     fails.append(f"math peak {math_['peak']} not above flash peak {flash['peak']} by {scores}")
 print(f"peak: flash (sm80) {flash['peak']} B, math (sm75) {math_['peak']} B")
 for f in fails:
-    print("FAILED:", f)
+    print("FAIL:", f)
 sys.exit(1 if fails else 0)
 PY
 # Flash's backward takes an fp32 dQ accumulator (B, Lq rounded to 128, H, D rounded to 32)
 # for the duration of the op (xmem_fast/scratch.py): 4 x 256 x 2 x 64 x 4 B here. Checked to
 # fail with the scratch table emptied.
 ctx=$(sed -n 's/^S \([0-9]*\) .*|aten::_scaled_dot_product_flash_attention_backward$/\1/p' "$TMP/8.0.trace" | head -n 1)
-grep -q "^A [0-9]* 524288 g 0 ${ctx:-none}\$" "$TMP/8.0.trace" ||
-    { echo "FAILED: no fp32 dQ accumulator in flash attention's backward"; exit 1; }
+expect_true "no fp32 dQ accumulator in flash attention's backward" \
+    grep -q "^A [0-9]* 524288 g 0 ${ctx:-none}\$" "$TMP/8.0.trace"
 echo "ok: flash backward's dQ accumulator"
 # fp32 on sm80 takes the memory-efficient kernel, which returns its philox seed and offset
 # as 0-d CPU longs (xmem_fast/attention.py, HOST_OUTPUTS): the trace has its output and
 # logsumexp on the device and no 8-byte storage. Checked to fail with HOST_OUTPUTS emptied.
 XMEM_GPU_CAPABILITY=8.0 "$FAST" --python "$VPY" --out "$TMP/efficient.trace" --steps 1 --timeout 120 \
     -- python "$WORKLOADS/attention.py" --seq 256 --hidden 128 --heads 2 --layers 1 --batch 4 \
-    >"$TMP/out" 2>&1 || { echo "FAILED: capture of fp32 attention:"; tail -20 "$TMP/out"; exit 1; }
-"$VPY" - "$TMP/efficient.trace" <<'PY' ||
+    >"$TMP/out" 2>&1 || fail "capture of fp32 attention"
+expect_true "efficient attention's device storages are not output + logsumexp" \
+    "$VPY" - "$TMP/efficient.trace" <<'PY'
 import sys
 ctx, sizes = set(), []
 for line in open(sys.argv[1]):
@@ -60,6 +60,5 @@ want = [4 * 256 * 128 * 4, 4 * 2 * 256 * 4]  # output (B, T, hidden) fp32, logsu
 print(f"efficient attention's device storages per call: {sizes}")
 sys.exit(0 if sizes == want else 1)
 PY
-    { echo "FAILED: efficient attention's device storages are not output + logsumexp"; exit 1; }
 echo "ok: efficient attention's RNG seed and offset stay on the host"
 echo "all checks passed"

@@ -9,13 +9,12 @@ args=(--seq 256 --hidden 128 --heads 2 --layers 2 --batch 4)
 for run in bf16 fp16 fp32; do
     amp=(--amp "$run"); [ "$run" = fp32 ] && amp=()
     "$FAST" --python "$VPY" --out "$TMP/$run.trace" --steps 3 --timeout 120 \
-        -- python "$WORKLOADS/attention.py" "${args[@]}" "${amp[@]}" >"$TMP/out" 2>&1 ||
-        { echo "FAILED: $run capture (exit $?):"; tail -20 "$TMP/out"; exit 1; }
+        -- python "$WORKLOADS/attention.py" "${args[@]}" "${amp[@]}" >"$TMP/out" 2>&1 || fail "$run capture"
     "$VPY" "$WORKLOADS/trace_stats.py" "$TMP/$run.trace" >"$TMP/$run.json"
-    grep -q "^M amp $( [ $run = fp32 ] && echo off || echo $run)\$" "$TMP/$run.trace" ||
-        { echo "FAILED: $run: wrong M amp line:"; grep '^M amp' "$TMP/$run.trace"; exit 1; }
+    expect_true "$run: wrong M amp line: $(grep '^M amp' "$TMP/$run.trace")" \
+        grep -q "^M amp $( [ $run = fp32 ] && echo off || echo $run)\$" "$TMP/$run.trace"
 done
-"$VPY" - "$TMP"/bf16.json "$TMP"/fp16.json "$TMP"/fp32.json <<'PY'
+expect_true "AMP's casts and peaks" "$VPY" - "$TMP"/bf16.json "$TMP"/fp16.json "$TMP"/fp32.json <<'PY'
 import json, sys
 bf16, fp16, fp32 = (json.load(open(p)) for p in sys.argv[1:])
 fails = []
@@ -32,7 +31,7 @@ if any("_to_copy" in op and "linear" in op for op in fp32["ops"]):
     fails.append("fp32 run cast linear inputs")
 print(f"peak: bf16 {bf16['peak']} B, fp16 {fp16['peak']} B, fp32 {fp32['peak']} B")
 for f in fails:
-    print("FAILED:", f)
+    print("FAIL:", f)
 sys.exit(1 if fails else 0)
 PY
 echo "all checks passed"

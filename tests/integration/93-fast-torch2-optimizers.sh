@@ -8,12 +8,12 @@ source "$(dirname "$0")/90-fast-torch2-common.bash"
 args=(--seq 16 --batch 1 --hidden 256 --vocab 4096 --layers 2)
 for kind in fused foreach; do
     "$FAST" --python "$VPY" --out "$TMP/$kind.trace" --steps 3 --timeout 120 \
-        -- python "$WORKLOADS/attention.py" "${args[@]}" --optimizer-kind $kind >"$TMP/out" 2>&1 ||
-        { echo "FAILED: $kind capture:"; tail -20 "$TMP/out"; exit 1; }
+        -- python "$WORKLOADS/attention.py" "${args[@]}" --optimizer-kind $kind >"$TMP/out" 2>&1 || fail "$kind capture"
     "$VPY" "$WORKLOADS/trace_stats.py" "$TMP/$kind.trace" >"$TMP/$kind.json"
     "$VPY" "$WORKLOADS/check_trace.py" "$TMP/$kind.trace" --steps 3 >"$TMP/$kind.summary"
 done
-"$VPY" - "$TMP"/fused.json "$TMP"/foreach.json "$TMP"/fused.summary "$TMP"/foreach.summary <<'PY'
+expect_true "fused and foreach optimizers' state and peaks" \
+    "$VPY" - "$TMP"/fused.json "$TMP"/foreach.json "$TMP"/fused.summary "$TMP"/foreach.summary <<'PY'
 import json, sys
 fused, foreach, fs, es = (json.load(open(p)) for p in sys.argv[1:])
 params = fs["per_iteration"]["0"]["phase_alloc_bytes"]["setup"]
@@ -30,7 +30,7 @@ if fused["peak"] >= foreach["peak"]:
 print(f"params {params} B; step 2: foreach {step(es, 2)} B, fused {step(fs, 2)} B; "
       f"peak: foreach {foreach['peak']} B, fused {fused['peak']} B")
 for f in fails:
-    print("FAILED:", f)
+    print("FAIL:", f)
 sys.exit(1 if fails else 0)
 PY
 echo "all checks passed"

@@ -55,7 +55,7 @@ for _ in range(4):
 PY
 # Every formula xmem_fast/formulas.py names, on this torch: under a dispatch mode that
 # applies it, the backward runs no out-of-place twin (a wrong node name would leave one).
-"$VPY" - "$XMEM_SRC/daemon/profiler" <<'PY' || exit 1
+expect_true "a formula leaves an out-of-place twin" "$VPY" - "$XMEM_SRC/daemon/profiler" <<'PY'
 import sys
 sys.path[:0] = [sys.argv[1] + "/python", sys.argv[1] + "/fast/python"]
 import torch
@@ -90,7 +90,7 @@ for name, f in cases.items():
         f(torch.empty(4, 8, device="meta", requires_grad=True)).sum().backward()
     if mode.left:
         bad.append(f"{name}: {mode.left}")
-print("FAILED: out of place still: " + "; ".join(bad) if bad else
+print("FAIL: out of place still: " + "; ".join(bad) if bad else
       f"ok: {len(cases)} formulas fill their zeros in place")
 sys.exit(1 if bad else 0)
 PY
@@ -133,16 +133,15 @@ for arch in mlp cnn attention kvcache lstm join formulas infer; do
     for mode in exact fast; do
         capture=$PROFILE; [ $mode = fast ] && capture=$FAST
         XMEM_GPU_CAPABILITY=8.0 "$capture" --python "$VPY" --out "$TMP/$mode-$arch.trace" \
-            --steps 3 --timeout 120 -- python ${command[$arch]} >"$TMP/out" 2>&1 ||
-            { echo "FAILED: $mode capture of $arch:"; tail -20 "$TMP/out"; exit 1; }
+            --steps 3 --timeout 120 -- python ${command[$arch]} >"$TMP/out" 2>&1 || fail "$mode capture of $arch"
     done
     for mode in exact fast; do
         "$VPY" "$WORKLOADS/trace_stats.py" "$TMP/$mode-$arch.trace" >"$TMP/$mode-$arch.stats"
         "$ESTIMATE" --catalog "$XMEM_SRC/etc/gpus.yaml" --json --gpu H100-80GB \
             --trace-in "$TMP/$mode-$arch.trace" >"$TMP/$mode-$arch.json" 2>"$TMP/err" ||
-            { echo "FAILED: xmem-estimate on the $mode trace of $arch:"; cat "$TMP/err"; exit 1; }
+            fail "xmem-estimate on the $mode trace of $arch"
     done
-    "$VPY" - "$arch" "$TMP" <<'PY' || exit 1
+    expect_true "$arch: fast and exact agree" "$VPY" - "$arch" "$TMP" <<'PY'
 import json, sys
 arch, tmp = sys.argv[1:]
 load = lambda mode, ext: json.load(open(f"{tmp}/{mode}-{arch}.{ext}"))
@@ -157,7 +156,7 @@ bad = False
 for what, exact, fast in pairs:
     ok = abs(fast - exact) <= 0.01 * exact
     bad |= not ok
-    print(f"{'ok' if ok else 'FAILED'}: {arch} {what}: exact {exact}, fast {fast} "
+    print(f"{'ok' if ok else 'FAIL'}: {arch} {what}: exact {exact}, fast {fast} "
           f"({100 * (fast - exact) / exact:+.3f} %)")
 # What a CPU kernel allocates for itself is no GPU memory: the CPU flash attention kernel's
 # per-thread buffers, hundreds a step, once fragmented the small pool (xmem_capture/sdpa.py).
@@ -165,14 +164,14 @@ cpu_kernel = [op for op in load("exact", "stats")["ops"]
               if "for_cpu" in op.lower() or "forcpu" in op.lower()]
 if cpu_kernel:
     bad = True
-    print(f"FAILED: {arch}: the exact trace has device storages of CPU kernels: {cpu_kernel}")
+    print(f"FAIL: {arch}: the exact trace has device storages of CPU kernels: {cpu_kernel}")
 # Recurrent layers: both captures run ATen's cells and say the cuDNN reserve is unmeasured
 # (xmem_gpu/rnn.py); only where one ran.
 for mode in ("exact", "fast"):
     said = any("nn.LSTM/GRU/RNN" in w for w in load(mode, "json")["warnings"])
     if said != (arch == "lstm"):
         bad = True
-        print(f"FAILED: {arch}: the {mode} estimate's recurrent-layer warning: {said}")
+        print(f"FAIL: {arch}: the {mode} estimate's recurrent-layer warning: {said}")
 sys.exit(1 if bad else 0)
 PY
 done

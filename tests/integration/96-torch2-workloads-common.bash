@@ -7,6 +7,7 @@
 set -uo pipefail
 : "${XMEM_BUILD:?}" "${XMEM_SRC:?}"
 . "$(dirname "${BASH_SOURCE[0]}")/lib/assert.bash"
+keep_going
 VENV=${XMEM_VENV:-$XMEM_SRC/.venv}
 VPY=$VENV/bin/python
 ESTIMATE=$XMEM_BUILD/bin/xmem-estimate

@@ -1,27 +1,26 @@
 # Helpers sourced by integration scripts that check commands' exit status and output
-# (10-sim-cli.sh, 30-estimate-common.bash), built on lib/assert.bash. Not a test.
-# The sourcing script sets $tmp (a scratch directory); each failed check prints what it saw
-# and is counted (miss), and the script ends with finish.
+# (the sim and estimate areas: 10-17, 30-estimate-common.bash), built on lib/assert.bash.
+# The sourcing script sets $tmp (a scratch directory). These scripts keep going: each failed
+# check prints what it saw and is counted (keep_going), and the script ends with finish.
 . "$(dirname "${BASH_SOURCE[0]}")/lib/assert.bash"
+keep_going
 
-# expect RC PATTERN CMD...: runs CMD, checks the exit status and that the output matches.
+# expect RC PATTERN CMD...: runs CMD, checks the exit status and that the output (stdout and
+# stderr, kept apart in $tmp/out and $tmp/err for expect_error) matches the extended regex.
 expect() {
     local want_rc=$1 pattern=$2
     shift 2
     echo "+ $*"
     "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" != "$want_rc" ] || ! cat "$tmp/out" "$tmp/err" | grep -qE -- "$pattern"; then
-        miss "exit $rc (want $want_rc), output lacks /$pattern/:"
-        tail -n 20 "$tmp/out" "$tmp/err"
-    fi
+    RUN_RC=$?
+    RUN_OUT=$(cat "$tmp/out" "$tmp/err")
+    expect_rc "$want_rc" "$*"
+    expect_out "$pattern" "$*"
 }
 
 # expect_error PATTERN CMD...: exit 2 and exactly one stderr line, starting "xmem: ".
 expect_error() {
     expect 2 "$@"
-    if [ "$(wc -l <"$tmp/err")" != 1 ] || ! grep -q '^xmem: ' "$tmp/err"; then
-        miss "expected one 'xmem:' line on stderr, got:"
-        cat "$tmp/err"
-    fi
+    expect_true "$*: one line on stderr" [ "$(wc -l <"$tmp/err")" = 1 ]
+    expect_true "$*: stderr starts 'xmem: '" grep -q '^xmem: ' "$tmp/err"
 }

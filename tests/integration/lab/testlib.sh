@@ -1,7 +1,6 @@
 # testlib.sh — shared by the Slurm tests (TESTS, area slurm): one lab per script, and the lab
 # always taken down (trap). The assertions are lib/assert.bash's (run, expect_rc, expect_out,
-# expect_field of a job, fail with the daemons' log tails); t_ok, t_fail and t_done are their
-# names here. Source it, then call lab_up.
+# expect_field of a job, fail with the daemons' log tails). Source it, then call lab_up.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/lab.sh"
 
@@ -30,6 +29,7 @@ t_require_lab() {
     fi
 }
 
+# Older names of fail, pass and finish, still called by 82-slurm-forged-limit.sh.
 t_fail() { fail "$@"; }
 t_ok() { pass "$@"; }
 t_done() { finish; }
@@ -48,6 +48,9 @@ job_script() {
     } >"$1"
     chmod 0644 "$1"
 }
+
+# gpu_of JOB: the GPU (GRES with its index) a running job was given.
+gpu_of() { timeout 10 scontrol show job -d "$1" | sed -n 's/.* GRES=\([^ ]*(IDX:[0-9,-]*)\).*/\1/p' | head -n 1; }
 
 # The job's comment (may contain spaces).
 lab_comment() { timeout 10 squeue -h -t all -j "$1" -o %k 2>/dev/null || true; }
