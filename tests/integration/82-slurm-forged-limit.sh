@@ -23,7 +23,7 @@ echo "$REGION 42949672960" >"$FAKECG/dmem.capacity"
 XMEM_PLUGSTACK_ARGS="cgroup_root=$FAKECG job_cgroup=$FAKECG/job_%j mps_control=/nonexistent" \
     XMEM_LAB_NO_XMEMD=1 lab_up shard
 J=$LAB/jobs
-cd "$J" || t_fail "no $J"
+cd "$J" || fail "no $J"
 SLURMD_LOG=$LAB/log/slurmd.log
 lab_forge_client
 
@@ -32,9 +32,9 @@ sed -i -e "s/^policy:\$/policy:\n  require_enforcement: dmem/" \
     -e "s/^\(  default: {.*\)}\$/\1, enforcement: dmem}/" \
     -e "s/^\(    debug: {.*\)}\$/\1, enforcement: dmem}/" "$LAB/etc/xmem.yaml"
 timeout 10 "$XMEM_BUILD/bin/xmemd" --config "$LAB/etc/xmem.yaml" \
-    --render-policy "$LAB/etc/xmem_policy.lua" || t_fail "cannot render the policy"
+    --render-policy "$LAB/etc/xmem_policy.lua" || fail "cannot render the policy"
 grep -q 'require_enforcement = "dmem"' "$LAB/etc/xmem_policy.lua" ||
-    t_fail "policy lacks the level: $(cat "$LAB/etc/xmem_policy.lua")"
+    fail "policy lacks the level: $(cat "$LAB/etc/xmem_policy.lua")"
 
 # A decision xmemd (root in the lab) signed for root, for a --wrap job in this directory with
 # root's PATH: limit 4 GiB.
@@ -56,7 +56,7 @@ forged() {
         FORGE_XMEM_DECISION="$(decision)" "$@" timeout 60 sbatch --hold -o "$J/%j.out" \
         ${COMMENT:+--comment="$COMMENT"} --gres=gpu:1 --wrap "$CMD" 2>&1)
     JOB=$(lab_jobid "$RUN_OUT")
-    [ -n "$JOB" ] || t_fail "forged submission was not queued (never lose a job)"
+    [ -n "$JOB" ] || fail "forged submission was not queued (never lose a job)"
 }
 
 # 1, 2, 3. The variable left out, then 1e3, then left out with a comment that makes
@@ -72,18 +72,18 @@ for limit in none 1e3 comment; do
     expect_field "$JOB" TresPerNode gres:shard:2 "forged client ($limit), valid decision"
     timeout 10 squeue -h -j "$JOB" -O admin_comment:0 |
         grep -q "limit=4096M policy=shard required=dmem request=gres:gpu:1->shard:2" ||
-        t_fail "the packing record lacks the required level: $(squeue -h -j "$JOB" -O admin_comment:0)"
+        fail "the packing record lacks the required level: $(squeue -h -j "$JOB" -O admin_comment:0)"
     mkdir "$FAKECG/job_$JOB"
     echo "$REGION max" >"$FAKECG/job_$JOB/dmem.max"
     scontrol release "$JOB"
-    lab_wait_state "$JOB" 30 COMPLETED FAILED || t_fail "job $JOB did not end"
+    lab_wait_state "$JOB" 30 COMPLETED FAILED || fail "job $JOB did not end"
     got=$(cat "$FAKECG/job_$JOB/dmem.max")
     [ "$got" = "$REGION 4294967296" ] ||
-        t_fail "forged client ($limit): dmem.max holds '$got', not the record's 4 GiB"
+        fail "forged client ($limit): dmem.max holds '$got', not the record's 4 GiB"
     grep -q "xmem: job $JOB: GPU memory limit 4096 MiB enforced by dmem\$" "$SLURMD_LOG" ||
-        t_fail "job $JOB not enforced by dmem: $(grep "xmem: job $JOB:" "$SLURMD_LOG")"
-    grep -qx ran "$J/$JOB.out" || t_fail "the enforced job did not run: $(cat "$J/$JOB.out")"
-    t_ok "forged client ($limit): dmem.max holds the record's 4 GiB"
+        fail "job $JOB not enforced by dmem: $(grep "xmem: job $JOB:" "$SLURMD_LOG")"
+    grep -qx ran "$J/$JOB.out" || fail "the enforced job did not run: $(cat "$J/$JOB.out")"
+    pass "forged client ($limit): dmem.max holds the record's 4 GiB"
 done
 
 # 4. The variable left out on a node without the job's cgroup: below the required dmem, the
@@ -91,12 +91,12 @@ done
 forged FORGE_XMEM_MODE=auto
 expect_field "$JOB" TresPerNode gres:shard:2 "forged client, no job cgroup"
 scontrol release "$JOB"
-lab_wait_state "$JOB" 30 FAILED COMPLETED || t_fail "job $JOB did not end"
-! grep -qx ran "$J/$JOB.out" || t_fail "the job ran unenforced where dmem is required"
+lab_wait_state "$JOB" 30 FAILED COMPLETED || fail "job $JOB did not end"
+! grep -qx ran "$J/$JOB.out" || fail "the job ran unenforced where dmem is required"
 line="xmem: job $JOB: this node holds a GPU share only at level client, the site requires dmem"
-grep -q "$line" "$SLURMD_LOG" || t_fail "slurmd log lacks the refusal: $(grep "job $JOB" "$SLURMD_LOG")"
-grep -q "$line" "$J/$JOB.out" || t_fail "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")"
-t_ok "no limit variable, no job cgroup: the packed job is refused with one line, it never runs"
+grep -q "$line" "$SLURMD_LOG" || fail "slurmd log lacks the refusal: $(grep "job $JOB" "$SLURMD_LOG")"
+grep -q "$line" "$J/$JOB.out" || fail "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")"
+pass "no limit variable, no job cgroup: the packed job is refused with one line, it never runs"
 
 # 5. The record cannot be read (squeue fails; slurmstepd reads plugstack.conf at each
 #    launch) where the job's environment says dmem is required: refused with one line.
@@ -106,18 +106,18 @@ expect_field "$JOB" TresPerNode gres:shard:2 "forged client, record unreadable"
 mkdir "$FAKECG/job_$JOB"
 echo "$REGION max" >"$FAKECG/job_$JOB/dmem.max"
 scontrol release "$JOB"
-lab_wait_state "$JOB" 30 FAILED COMPLETED || t_fail "job $JOB did not end"
+lab_wait_state "$JOB" 30 FAILED COMPLETED || fail "job $JOB did not end"
 sed -i 's|squeue=/bin/false ||' "$LAB/etc/plugstack.conf"
-! grep -qx ran "$J/$JOB.out" || t_fail "the job ran without its record where dmem is required"
+! grep -qx ran "$J/$JOB.out" || fail "the job ran without its record where dmem is required"
 line="xmem: job $JOB: the packed job's GPU memory limit could not be read from slurmctld"
-grep -q "$line" "$J/$JOB.out" || t_fail "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")"
-t_ok "the record cannot be read where dmem is required: refused with one line, never runs"
+grep -q "$line" "$J/$JOB.out" || fail "the job's stderr lacks the refusal: $(cat "$J/$JOB.out")"
+pass "the record cannot be read where dmem is required: refused with one line, never runs"
 
 # 6. A declared budget of 1e3 (tonumber reads 1000): not a number, the job stays whole.
 forged FORGE_XMEM_MODE=budget FORGE_XMEM_LIMIT_MB=1e3
 expect_field "$JOB" TresPerNode gres:gpu:1 "declared budget 1e3"
 grep -q "xmem: uid 0: malformed declared budget '1e3'; job left unchanged" "$LAB/log/slurmctld.log" ||
-    t_fail "the controller's log does not name the malformed budget"
+    fail "the controller's log does not name the malformed budget"
 scancel "$JOB"
-t_ok "a declared budget of 1e3 is refused by the controller: the job keeps gres:gpu:1"
-t_done
+pass "a declared budget of 1e3 is refused by the controller: the job keeps gres:gpu:1"
+finish

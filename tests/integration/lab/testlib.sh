@@ -29,13 +29,7 @@ t_require_lab() {
     fi
 }
 
-# Older names of fail, pass and finish, still called by 82-slurm-forged-limit.sh.
-t_fail() { fail "$@"; }
-t_ok() { pass "$@"; }
-t_done() { finish; }
-
 # field_of JOB FIELD: expect_field JOB FIELD VALUE WHAT checks a Slurm job's field here.
-field_of() { lab_field "$@"; }
 
 # job_script FILE LIMIT_MB BODY [PRELUDE]: a one-GPU batch script every test user can read:
 # PRELUDE (an #XMEM directive, a first command), the fake profiler's train.py sized by
@@ -59,7 +53,7 @@ lab_comment() { timeout 10 squeue -h -t all -j "$1" -o %k 2>/dev/null || true; }
 submit() {
     run sbatch "$@"
     JOB=$(lab_jobid "$RUN_OUT")
-    [ -n "$JOB" ] || t_fail "sbatch $* submitted nothing"
+    [ -n "$JOB" ] || fail "sbatch $* submitted nothing"
 }
 
 # lab_forge_client: the hostile client configuration in $LAB/evil: the same cluster, only
@@ -67,7 +61,7 @@ submit() {
 lab_forge_client() {
     mkdir -p "$LAB/evil"
     gcc -shared -fPIC -Wall -o "$LAB/evil/forge.so" "$XMEM_SRC/tests/integration/lab/forge-spank.c" ||
-        t_fail "cannot build forge-spank.c"
+        fail "cannot build forge-spank.c"
     echo "required $LAB/evil/forge.so" >"$LAB/evil/plugstack.conf"
     sed -e "s|^PlugStackConfig=.*|PlugStackConfig=$LAB/evil/plugstack.conf|" -e '/^CliFilterPlugins/d' \
         "$LAB/etc/slurm.conf" >"$LAB/evil/slurm.conf"
@@ -87,7 +81,7 @@ forged_sbatch() {
         FORGE_XMEM_DECISION="$credential" timeout 60 sbatch --hold -o /dev/null "$@" 2>&1)
     RUN_RC=$?
     JOB=$(lab_jobid "$RUN_OUT")
-    [ -n "$JOB" ] || t_fail "forged submission was not queued (never lose a job)"
+    [ -n "$JOB" ] || fail "forged submission was not queued (never lose a job)"
 }
 
 # t_require_preamble_lab: what the preamble tests (55, 56) need beyond a lab: xmemd, the
@@ -110,5 +104,5 @@ submit_as() {
     RUN_RC=$?
     echo "\$ $* -> $RUN_RC" >&2
     JOB=$(lab_jobid "$RUN_OUT")
-    [ -n "$JOB" ] || t_fail "$* submitted nothing (never lose a job)"
+    [ -n "$JOB" ] || fail "$* submitted nothing (never lose a job)"
 }
