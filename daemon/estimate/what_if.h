@@ -6,7 +6,7 @@
 // capture can apply it.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "analysis/estimate.h"
 
 #include <string>

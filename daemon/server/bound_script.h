@@ -6,7 +6,7 @@
 #ifndef XMEMD_BOUND_SCRIPT_H
 #define XMEMD_BOUND_SCRIPT_H
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "preamble.h"
 
 #include <optional>

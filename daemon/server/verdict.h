@@ -6,7 +6,7 @@
 #include "outcome.h"
 #include "sandbox.h"
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <nlohmann/json.hpp>
 
