@@ -16,7 +16,6 @@ import sys
 import xmem_patches as patches
 import xmem_profile_status as profile_status
 
-_session = None
 _status_fd = None  # the launcher's status pipe (parse_env), for lines before a Session exists
 
 
@@ -203,14 +202,12 @@ def start_session(writer, torch, env, capture_error, capture, device_rule):
 def track_steps(session, writer, torch):
     """Counts iterations and phases, stops after the last step, and at exit keeps the trace
     of a script that ended on its own (or drops that of a failed one)."""
-    global _session
     from . import phases
     session.tracker = phases.Tracker(writer, session.steps,
                                      lambda n: session.status(f"{profile_status.LINE_STEP} {n}"), session.last_step)
     session.tracker.install(torch)
     _install_failure_hook(session)
     atexit.register(session.at_exit)
-    _session = session
 
 
 def arm():
