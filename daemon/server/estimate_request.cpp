@@ -39,11 +39,6 @@ EstimateJob *job_of(uv_work_t *w)
     return static_cast<EstimateJob *>(w->data);
 }
 
-bool succeeded(Outcome o)
-{
-    return o == Outcome::estimated || o == Outcome::exceeds_gpu;
-}
-
 std::string joined_argv(const std::vector<std::string> &argv)
 {
     std::string s;
@@ -424,7 +419,7 @@ void after_profile(uv_work_t *w, int)
         job->message = client_gone_message();
     }
     d->metrics().profile_seconds.observe(job->run.wall_seconds);
-    if (succeeded(job->outcome)) {
+    if (outcome_is_answered(job->outcome)) {
         d->metrics().analyze_seconds.observe(job->est.analyze_seconds);
         if (job->est.gpu_memory_bytes == 0)
             job->est.gpu_memory_bytes = policy_gpu_bytes(job->cfg->policy, job->est.gpu);
@@ -454,7 +449,7 @@ nlohmann::json reply_body(const EstimateJob *job)
     r["entrypoint"] = joined_argv(job->req.argv);
     if (!job->req.skipped.empty())
         r["preamble_skipped"] = script_lines_json(job->req.skipped);
-    if (succeeded(job->outcome) || job->outcome == Outcome::sign_failed) {
+    if (outcome_is_answered(job->outcome) || job->outcome == Outcome::sign_failed) {
         const Estimate &e = job->est;
         r["cached"] = job->cached;
         r["peak_bytes"] = e.peak_bytes;
@@ -505,7 +500,7 @@ RequestRow ledger_row(const EstimateJob *job, uint64_t now_ms)
     row.total_ms = (int64_t)(now_ms - job->received_ms);
     row.cache_key = job->key;
     row.message = job->message;
-    if (succeeded(job->outcome) || job->outcome == Outcome::sign_failed) {
+    if (outcome_is_answered(job->outcome) || job->outcome == Outcome::sign_failed) {
         row.peak_bytes = job->est.peak_bytes;
         row.limit_bytes = job->est.limit_bytes;
         row.fits = job->est.fits;
@@ -574,7 +569,7 @@ void release_followers(EstimateJob *leader)
         f->outcome = leader->outcome;
         f->message = leader->message;
         f->est = leader->est;
-        f->cached = succeeded(leader->outcome); // answered without a profile of its own
+        f->cached = outcome_is_answered(leader->outcome); // answered without a profile of its own
         if (f->cached) // a shared failure is no hit: the ratio would hide failing profiles
             d->metrics().cache_hit();
         record(f);
@@ -585,7 +580,7 @@ void release_followers(EstimateJob *leader)
 void record(EstimateJob *job)
 {
     release_followers(job);
-    if (succeeded(job->outcome) && job->decision.empty()) {
+    if (outcome_is_answered(job->outcome) && job->decision.empty()) {
         job->work.data = job;
         queue_on_pool(job, work_sign, [](uv_work_t *w, int) {
             left_pool(job_of(w));
