@@ -1,5 +1,5 @@
-// verdict.h — the profiler's command line and the meaning of its result (docs/protocol.md,
-// "Profiler contract").
+// verdict.h — the estimator's command line and the meaning of its result (docs/protocol.md,
+// "Estimator contract").
 #ifndef XMEMD_VERDICT_H
 #define XMEMD_VERDICT_H
 
