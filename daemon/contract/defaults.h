@@ -28,7 +28,7 @@
 #define XMEM_MAX_SCRIPT_LINE_BYTES 4096
 
 /* Most words kept from one entrypoint command line, by the plugin and by xmemd reading the
- * same script (daemon/client/xmem_script.h): a training command has tens of words. */
+ * same script (daemon/script/xmem_script.h): a training command has tens of words. */
 #define XMEM_MAX_ARGV 256
 
 #endif

@@ -2,7 +2,7 @@
 // one "xmem: OPTION: what is wrong" line.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "contract/defaults.h"
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Runs the job under xmem-profile to capture its trace (the "profile" half of an estimate).
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "contract/defaults.h"
 #include "contract/profile_status.h"
 

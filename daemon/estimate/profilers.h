@@ -2,7 +2,7 @@
 // tree's bin/ or an install's libexec/xmem), else XMEM_LIBEXECDIR.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <string>
 

@@ -8,7 +8,7 @@
 // with its error's first line, and the sweep goes on.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "estimate_options.h"
 
 #include <cstdint>

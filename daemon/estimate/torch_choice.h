@@ -2,7 +2,7 @@
 // PyTorch"): --torch when given, else the job's own torch, which the trace records.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "allocator/version.h"
 
 #include <optional>

@@ -10,7 +10,7 @@
 //     faithfully to this job (docs/estimate.md, "What if").
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "analysis/estimate.h"
 
 #include <functional>

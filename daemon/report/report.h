@@ -6,7 +6,7 @@
 #ifndef XMEM_REPORT_H
 #define XMEM_REPORT_H
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "analysis/catalog.h"
 #include "defaults.h"
 

@@ -6,7 +6,7 @@
 #ifndef XMEMD_BOUND_SCRIPT_H
 #define XMEMD_BOUND_SCRIPT_H
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "preamble.h"
 
 #include <optional>
@@ -29,7 +29,7 @@ Result<BoundScript> bound_script_read(const std::string &script, const std::stri
                                       const std::string &cwd);
 
 // Why the request's argv and kept preamble lines are not what the script runs, read with the
-// plugin's parser (daemon/client/xmem_script.h); nullopt when they are, or when there is no
+// plugin's parser (daemon/script/xmem_script.h); nullopt when they are, or when there is no
 // script. The reason is one "xmem: " line naming both commands and the fix.
 std::optional<std::string> bound_script_mismatch(const BoundScript &s,
                                                  const std::vector<std::string> &argv,

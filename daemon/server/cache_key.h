@@ -11,7 +11,7 @@
 #ifndef XMEMD_CACHE_KEY_H
 #define XMEMD_CACHE_KEY_H
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <cstdint>
 #include <map>

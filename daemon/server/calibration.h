@@ -15,7 +15,7 @@
 #define XMEMD_CALIBRATION_H
 
 #include "policy.h"
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <string>
 #include <vector>

@@ -7,7 +7,7 @@
 #define XMEMD_CONFIG_H
 
 #include "policy.h"
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <cstdint>
 #include <string>

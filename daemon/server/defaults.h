@@ -63,7 +63,7 @@ constexpr int k_default_processes = 256;
 constexpr uint64_t k_default_file_size_mb = 1024;
 constexpr int k_default_wall_seconds = 600;
 constexpr int k_default_nice = 10;
-// Captured profiler stdout (the JSON result) and stderr (shown only on failure).
+// Captured estimator stdout (the JSON result) and stderr (shown only on failure).
 constexpr uint64_t k_default_output_kb = 256;
 // Stderr tail kept for the user's message.
 constexpr std::size_t k_message_tail_bytes = 400;
@@ -174,11 +174,11 @@ constexpr std::size_t k_preamble_max_vars = 4096;
 // What a failing line's message quotes of the line and of what the shell said.
 constexpr std::size_t k_preamble_said_max_bytes = 200;
 
-// The profiler's JSON result (stdout) parsed at most this size; beyond, profile_bad_output.
+// The estimator's JSON result (stdout) parsed at most this size; beyond, profile_bad_output.
 // Equal to the default capture bound: a site raising limits.output_kb still parses at most
 // this much.
 constexpr std::size_t k_profile_json_max_bytes = k_default_output_kb * 1024;
-// A GPU name from the profiler is at most this long (the longest catalog alias is 30).
+// A GPU name from the estimator is at most this long (the longest catalog alias is 30).
 constexpr std::size_t k_gpu_name_max_bytes = 64;
 // Per-user bounds on estimates in flight (queued, waiting for an identical profile, or
 // running), so followers of an identical request count too: 400 abandoned 1 MB requests took

@@ -37,7 +37,7 @@ nlohmann::json reply_body(const EstimateJob *job)
     r["entrypoint"] = joined_argv(job->req.argv);
     if (!job->req.skipped.empty())
         r["preamble_skipped"] = script_lines_json(job->req.skipped);
-    if (succeeded(job->outcome) || job->outcome == Outcome::sign_failed) {
+    if (outcome_is_answered(job->outcome) || job->outcome == Outcome::sign_failed) {
         const Estimate &e = job->est;
         r["cached"] = job->cached;
         r["peak_bytes"] = e.peak_bytes;
@@ -88,7 +88,7 @@ RequestRow ledger_row(const EstimateJob *job, uint64_t now_ms)
     row.total_ms = (int64_t)(now_ms - job->received_ms);
     row.cache_key = job->key;
     row.message = job->message;
-    if (succeeded(job->outcome) || job->outcome == Outcome::sign_failed) {
+    if (outcome_is_answered(job->outcome) || job->outcome == Outcome::sign_failed) {
         row.peak_bytes = job->est.peak_bytes;
         row.limit_bytes = job->est.limit_bytes;
         row.fits = job->est.fits;

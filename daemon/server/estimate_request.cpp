@@ -140,7 +140,7 @@ void after_profile(uv_work_t *w, int)
         job->message = client_gone_message();
     }
     o.metrics.profile_seconds.observe(job->run.wall_seconds);
-    if (succeeded(job->outcome)) {
+    if (outcome_is_answered(job->outcome)) {
         o.metrics.analyze_seconds.observe(job->est.analyze_seconds);
         if (job->est.gpu_memory_bytes == 0)
             job->est.gpu_memory_bytes = policy_gpu_bytes(job->cfg->policy, job->est.gpu);
@@ -187,7 +187,7 @@ void release_followers(EstimateJob *leader)
         f->outcome = leader->outcome;
         f->message = leader->message;
         f->est = leader->est;
-        f->cached = succeeded(leader->outcome); // answered without a profile of its own
+        f->cached = outcome_is_answered(leader->outcome); // answered without a profile of its own
         if (f->cached) // a shared failure is no hit: the ratio would hide failing profiles
             o.metrics.cache_hit();
         record(f);
@@ -207,11 +207,6 @@ Action advance(EstimateJob *job, Event event)
     }
     job->stage = step->next;
     return step->action;
-}
-
-bool succeeded(Outcome o)
-{
-    return o == Outcome::estimated || o == Outcome::exceeds_gpu;
 }
 
 std::string client_gone_message()
@@ -284,7 +279,7 @@ void fail_job(EstimateJob *job, Outcome o, std::string message)
 void record(EstimateJob *job)
 {
     release_followers(job);
-    if (succeeded(job->outcome) && job->decision.empty()) {
+    if (outcome_is_answered(job->outcome) && job->decision.empty()) {
         advance(job, Event::sign);
         queue_on_pool(job, work_sign, [](uv_work_t *w, int) {
             left_pool(job_of(w));

@@ -30,7 +30,6 @@ void abandon(EstimateJob *job);
 // waiting for it.
 bool stop_following(EstimateJob *job);
 
-bool succeeded(Outcome o);
 std::string client_gone_message();
 
 // Every estimate work item goes on the pool through here, and its after-callback calls

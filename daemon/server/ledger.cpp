@@ -153,11 +153,6 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     return Outcome::recorded;
 }
 
-bool is_answered(Outcome o)
-{
-    return o == Outcome::estimated || o == Outcome::exceeds_gpu;
-}
-
 void truncate_field(std::string &s, std::size_t max)
 {
     if (s.size() <= max)
@@ -183,7 +178,7 @@ std::size_t text_bytes(const RequestRow &r)
 // are counted, and one row says how many when the user's next window opens.
 bool Ledger::bound_row(RequestRow &r)
 {
-    if (!is_answered(r.outcome))
+    if (!outcome_is_answered(r.outcome))
         for (std::string *f :
              {&r.cwd, &r.entrypoint, &r.script, &r.options, &r.message, &r.breakdown})
             truncate_field(*f, k_ledger_refused_field_bytes);

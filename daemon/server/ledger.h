@@ -10,7 +10,7 @@
 #define XMEMD_LEDGER_H
 
 #include "outcome.h"
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <condition_variable>
 #include <cstdint>

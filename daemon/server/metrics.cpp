@@ -82,9 +82,10 @@ std::string Metrics::prometheus(const Gauges &g) const
     o << "# HELP xmemd_cache_hit_ratio Hits over lookups since start.\n"
       << "# TYPE xmemd_cache_hit_ratio gauge\nxmemd_cache_hit_ratio "
       << (lookups ? (double)m_cache_hits / (double)lookups : 0.0) << "\n";
-    o << profile_seconds.prometheus("xmemd_profile_duration_seconds", "Wall time of profiler runs.")
+    o << profile_seconds.prometheus("xmemd_profile_duration_seconds",
+                                    "Wall time of estimator runs.")
       << analyze_seconds.prometheus("xmemd_analysis_duration_seconds",
-                                    "Simulator analysis time reported by the profiler.")
+                                    "Simulator analysis time reported by the estimator.")
       << request_seconds.prometheus("xmemd_request_duration_seconds",
                                     "Time from a complete estimate request to its answer.");
     return o.str();

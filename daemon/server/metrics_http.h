@@ -3,7 +3,7 @@
 #ifndef XMEMD_METRICS_HTTP_H
 #define XMEMD_METRICS_HTTP_H
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <map>
 #include <string>

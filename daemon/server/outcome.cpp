@@ -46,4 +46,9 @@ bool outcome_is_profile_failure(Outcome o)
     return n >= XMEM_OUTCOME_profile_timeout && n <= XMEM_OUTCOME_spawn_failed;
 }
 
+bool outcome_is_answered(Outcome o)
+{
+    return o == Outcome::estimated || o == Outcome::exceeds_gpu;
+}
+
 } // namespace xmem::server

@@ -26,6 +26,9 @@ std::string_view outcome_text(Outcome o);
 const Outcome *outcome_all(int *count);
 // Profiles that ran but were stopped by a limit or failed.
 bool outcome_is_profile_failure(Outcome o);
+// The request got an estimate (estimated, or exceeds_gpu: it cannot fit): its answer carries
+// a peak and a limit, is cached and signed, and its ledger row keeps its text.
+bool outcome_is_answered(Outcome o);
 
 } // namespace xmem::server
 #endif

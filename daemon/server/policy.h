@@ -6,7 +6,7 @@
 #ifndef XMEMD_POLICY_H
 #define XMEMD_POLICY_H
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "contract/defaults.h"
 #include "contract/enforcement.h"
 

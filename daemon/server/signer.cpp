@@ -12,7 +12,7 @@
 namespace xmem::server
 {
 
-// One payload word: a GPU name from the profiler or a GRES string from the client must not
+// One payload word: a GPU name from the estimator or a GRES string from the client must not
 // add fields ("A100 uid=0 limit=1") to what job_submit.lua reads.
 static std::string payload_word(const std::string &v)
 {

@@ -3,7 +3,7 @@
 #ifndef XMEMD_SIGNER_H
 #define XMEMD_SIGNER_H
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <cstdint>
 #include <string>

@@ -3,7 +3,7 @@
 #ifndef XMEMD_USER_H
 #define XMEMD_USER_H
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <string>
 #include <sys/types.h>

@@ -5,7 +5,7 @@
 #define XMEMD_USER_LOAD_H
 
 #include "defaults.h"
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <cstdint>
 #include <map>

@@ -96,13 +96,13 @@ std::string limit_hint(Outcome o, const SandboxRun &r, const SandboxLimits &lim)
         return "xmem: profile wrote a file larger than " + std::to_string(lim.file_size_mb) +
                " MiB; do not write checkpoints or logs while estimating";
     case Outcome::profile_output_too_large:
-        return "xmem: profiler printed more than " + std::to_string(lim.output_kb) +
+        return "xmem: the estimator printed more than " + std::to_string(lim.output_kb) +
                " KiB on stdout; only the JSON result may go there";
     default:
         if (r.term_signal)
-            return "xmem: profiler killed by signal " + std::to_string(r.term_signal) + " (" +
-                   strsignal(r.term_signal) + ")";
-        return "xmem: profiler failed with exit status " + std::to_string(r.exit_status);
+            return "xmem: the estimator was killed by signal " + std::to_string(r.term_signal) +
+                   " (" + strsignal(r.term_signal) + ")";
+        return "xmem: the estimator failed with exit status " + std::to_string(r.exit_status);
     }
 }
 
@@ -182,7 +182,7 @@ ProfileVerdict profile_verdict(const SandboxRun &r, const SandboxLimits &lim)
     ProfileVerdict v;
     if (!r.spawned) {
         v.outcome = Outcome::spawn_failed;
-        v.message = "xmem: could not start the profiler: " + r.spawn_error +
+        v.message = "xmem: could not start the estimator: " + r.spawn_error +
                     " (check the estimator key in xmem.yaml)";
         return v;
     }
@@ -199,8 +199,8 @@ ProfileVerdict profile_verdict(const SandboxRun &r, const SandboxLimits &lim)
     auto estimate = parse_estimate(r.out);
     if (!estimate.ok()) {
         v.outcome = Outcome::profile_bad_output;
-        v.message = "xmem: profiler output is not the expected JSON (" + estimate.error().message +
-                    ")" + tail(r.err);
+        v.message = "xmem: the estimator's output is not the expected JSON (" +
+                    estimate.error().message + ")" + tail(r.err);
         return v;
     }
     v.estimate = std::move(estimate).value();

@@ -1,12 +1,12 @@
-// verdict.h — the profiler's command line and the meaning of its result (docs/protocol.md,
-// "Profiler contract").
+// verdict.h — the estimator's command line and the meaning of its result (docs/protocol.md,
+// "Estimator contract").
 #ifndef XMEMD_VERDICT_H
 #define XMEMD_VERDICT_H
 
 #include "outcome.h"
 #include "sandbox.h"
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <nlohmann/json.hpp>
 

@@ -30,7 +30,7 @@
 #include "allocator/block.h"
 #include "allocator/config.h"
 #include "allocator/ptr_map.h"
-#include "allocator/result.h"
+#include "common/result.h"
 #include "allocator/stats.h"
 #include "allocator/trace.h"
 #include "allocator/version.h"

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "allocator/constants.h"
-#include "allocator/result.h"
+#include "common/result.h"
 #include "allocator/version.h"
 
 namespace xmem::sim

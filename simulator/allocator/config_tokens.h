@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "allocator/version.h"
 
 namespace xmem::sim::conf

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 namespace xmem::sim
 {

@@ -4,7 +4,7 @@
 // "xmem: FILE:LINE: KEY: what is wrong".
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <cstdint>
 #include <map>

@@ -14,7 +14,7 @@
 // and turns the replay into the numbers the CLI prints.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "allocator/version.h"
 #include "analysis/catalog.h"
 #include "analysis/categorize.h"

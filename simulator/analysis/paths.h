@@ -2,7 +2,7 @@
 // reading small files whole. Every function reports a missing file as a value.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <string>
 

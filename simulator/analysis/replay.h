@@ -3,7 +3,7 @@
 #pragma once
 
 #include "allocator/config.h"
-#include "allocator/result.h"
+#include "common/result.h"
 #include "analysis/attribution.h"
 #include "analysis/categorize.h"
 #include "analysis/workload.h"

@@ -8,7 +8,7 @@
 // so later passes, the breakdown and the timeline can tell them from captured ones.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "trace/event.h"
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "allocator/allocator.h"
-#include "allocator/result.h"
+#include "common/result.h"
 #include "replay/replay_loop.h"
 #include "timeline/recorder.h"
 #include "trace/compact_reader.h"

@@ -1,7 +1,7 @@
 // Command line of `xmem sim` / `xmem-sim`, parsed into a value so it can be unit-tested.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <cstdint>
 #include <optional>

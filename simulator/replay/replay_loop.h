@@ -9,7 +9,7 @@
 #pragma once
 
 #include "allocator/allocator.h"
-#include "allocator/result.h"
+#include "common/result.h"
 #include "timeline/recorder.h"
 #include "trace/event.h"
 

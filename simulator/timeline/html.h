@@ -2,7 +2,7 @@
 // script and no network, so it opens from a login node's scratch dir or a mail attachment.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "timeline/recorder.h"
 
 #include <string>

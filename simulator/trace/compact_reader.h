@@ -16,7 +16,7 @@
 // returning it.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "trace/event.h"
 #include "trace/flat_map.h"
 #include "trace/line_source.h"

@@ -5,7 +5,7 @@
 // the Z totals line.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "trace/event.h"
 #include "trace/flat_map.h"
 #include "trace/records.h"

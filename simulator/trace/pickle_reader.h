@@ -9,7 +9,7 @@
 // Every read is bounds-checked; nesting deeper than k_max_pickle_depth is refused.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <cstddef>
 #include <cstdio>

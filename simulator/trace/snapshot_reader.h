@@ -9,7 +9,7 @@
 // "xmem: FILE: device_traces[D][I]: <what>" for a well-formed but wrong entry.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <array>
 #include <cstdint>

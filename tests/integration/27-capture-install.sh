@@ -12,7 +12,7 @@ for f in "$inst/libexec/xmem/xmem-profile" "$libdir/libxmem-capture.so" \
          "$inst/share/xmem/python/xmem_capture/sitechain.py" \
          "$inst/share/xmem/python/xmem_capture/capture_lib.py" \
          "$inst/share/xmem/capture-src/capture_api.cpp" "$inst/share/xmem/capture-src/torch_hooks.h" \
-         "$inst/share/xmem/capture-src/include/allocator/result.h" \
+         "$inst/share/xmem/capture-src/include/common/result.h" \
          "$inst/share/xmem/capture-src/include/trace/records.h"; do
     expect_true "not installed: $f" [ -e "$f" ]
 done

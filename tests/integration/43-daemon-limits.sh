@@ -120,7 +120,7 @@ log "stdout flood"
 run flood profile_output_too_large /bin/sh -c 'yes xxxxxxxxxxxxxxxxxxxxxxxxxxxx'
 log "failure shows the stderr tail"
 run crash profile_failed /bin/sh -c 'echo "Traceback: boom in train.py" >&2; exit 3'
-grep -q "message=xmem: profiler failed with exit status 3 | stderr: Traceback: boom in train.py" "$T/crash" || fail "stderr tail missing: $(cat "$T/crash")"
+grep -q "message=xmem: the estimator failed with exit status 3 | stderr: Traceback: boom in train.py" "$T/crash" || fail "stderr tail missing: $(cat "$T/crash")"
 log "stdout that is not the JSON result"
 run badout profile_bad_output /bin/echo "not the JSON the daemon expects"
 

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "trace_writer.h"
 
 namespace xmem::capture

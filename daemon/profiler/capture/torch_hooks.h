@@ -3,7 +3,7 @@
 // torch_hooks.cpp includes torch headers (LibTorch TUs are slow and memory-hungry).
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 namespace xmem::capture
 {

@@ -8,7 +8,7 @@
 // into place, so a reader never sees a truncated trace under the final name.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "trace/records.h"
 
 #include <cstdint>

@@ -176,17 +176,17 @@ bool read_stream(int fd, bool is_status, const ChildSpec &spec, std::string *pen
 void classify_exit(int wstatus, bool done, ChildResult *result)
 {
     if (WIFSIGNALED(wstatus)) {
-        result->outcome = Outcome::failed;
+        result->outcome = ChildEnd::failed;
         result->signal = WTERMSIG(wstatus);
         return;
     }
     result->exit_code = WEXITSTATUS(wstatus);
     if (!result->message.empty())
-        result->outcome = Outcome::shim_failed;
+        result->outcome = ChildEnd::shim_failed;
     else if (result->exit_code != 0)
-        result->outcome = Outcome::failed;
+        result->outcome = ChildEnd::failed;
     else
-        result->outcome = done ? Outcome::done : Outcome::exited;
+        result->outcome = done ? ChildEnd::done : ChildEnd::exited;
 }
 
 // The clocks the launcher waits on (docs/capture.md, "Timeouts"). Before the first step only
@@ -334,11 +334,11 @@ ChildResult run_child(const ChildSpec &spec)
     kill(-pid, SIGKILL); // DataLoader workers or other leftovers of the group
     classify_exit(wstatus, done, &result);
     if (g_interrupted)
-        result.outcome = Outcome::interrupted;
+        result.outcome = ChildEnd::interrupted;
     else if (timed_out)
-        result.outcome = done ? Outcome::done : Outcome::timed_out;
+        result.outcome = done ? ChildEnd::done : ChildEnd::timed_out;
     else if (out_of_memory)
-        result.outcome = Outcome::out_of_memory;
+        result.outcome = ChildEnd::out_of_memory;
     result.seconds = seconds_since(start);
     return result;
 }

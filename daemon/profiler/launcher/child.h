@@ -42,7 +42,9 @@ struct ChildSpec {
     uint64_t max_rss = 0;
 };
 
-enum class Outcome {
+// How the job under capture ended, as xmem-profile saw it. Not an outcome: that word names
+// xmemd's numbered request outcomes (contract/outcomes.h).
+enum class ChildEnd {
     done,          // trace complete
     exited,        // exited 0 without saying done (script ended before --steps steps)
     failed,        // non-zero exit or killed by a signal
@@ -57,7 +59,7 @@ enum class Outcome {
 constexpr int k_build_limit_s = 600;
 
 struct ChildResult {
-    Outcome outcome = Outcome::not_started;
+    ChildEnd outcome = ChildEnd::not_started;
     int exit_code = -1;        // when it exited
     int signal = 0;            // when a signal killed it
     int steps = 0;             // last step reported

@@ -2,7 +2,7 @@
 // with torch, and the command line to run.
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 
 #include <string>
 #include <vector>

@@ -133,11 +133,11 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64
 {
     const char *name = cmd.name.c_str();
     switch (r.outcome) {
-    case Outcome::done:
+    case ChildEnd::done:
         std::fprintf(stderr, "xmem: %s: captured %d optimizer steps in %.1f s into %s\n", name,
                      r.steps, r.seconds, opts.out.c_str());
         return 0;
-    case Outcome::exited:
+    case ChildEnd::exited:
         if (r.steps > 0 && access(opts.out.c_str(), R_OK) == 0) {
             std::fprintf(
                 stderr,
@@ -150,10 +150,10 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64
             "xmem: %s: exited without an optimizer step (does the script call optimizer.step()?)\n",
             name);
         return k_exit_failed;
-    case Outcome::shim_failed:
+    case ChildEnd::shim_failed:
         std::fprintf(stderr, "%s\n", r.message.c_str());
         return r.give_up_exit; // the shim's typed line says which: fail, environment, unsupported
-    case Outcome::failed:
+    case ChildEnd::failed:
         if (r.signal)
             std::fprintf(stderr, "xmem: %s: killed by signal %d after %d optimizer steps\n", name,
                          r.signal, r.steps);
@@ -165,10 +165,10 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64
         print_stderr_tail(r);
         // The capture said the job met a limit its caller set: the caller reads which here.
         return r.limit_exit ? r.limit_exit : k_exit_failed;
-    case Outcome::timed_out:
+    case ChildEnd::timed_out:
         report_timeout(opts, name, r);
         return k_exit_failed;
-    case Outcome::out_of_memory:
+    case ChildEnd::out_of_memory:
         // Fewer steps or a smaller batch is no fix: the job's own batch is what is sized.
         std::fprintf(stderr,
                      "xmem: %s: the exact capture reached %s of memory (RSS), over its limit of "
@@ -178,10 +178,10 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64
                      name, size_text(r.peak_rss).c_str(), size_text(max_rss).c_str(), r.steps,
                      opts.steps);
         return k_exit_memory;
-    case Outcome::interrupted:
+    case ChildEnd::interrupted:
         std::fprintf(stderr, "xmem: %s: interrupted; no trace written\n", name);
         return k_exit_failed;
-    case Outcome::not_started:
+    case ChildEnd::not_started:
         std::fprintf(stderr, "%s\n", r.message.c_str());
         return r.limit_exit ? r.limit_exit : k_exit_failed; // fork: EAGAIN
     }

@@ -12,7 +12,7 @@
 //   optimizer: {name: adam, lr: 0.001, weight_decay: 0.0, betas: [0.9, 0.999]}
 #pragma once
 
-#include "allocator/result.h"
+#include "common/result.h"
 #include "contract/defaults.h"
 
 #include <cstdint>

@@ -12,7 +12,7 @@
 #include <vector>
 #include <yaml-cpp/yaml.h>
 // xmem::Result has a fail() member; the GPU catalog is the policy's.
-#include "allocator/result.h"
+#include "common/result.h"
 #include "analysis/catalog.h"
 #include <cstdarg>
 #include <cstddef>

@@ -1,6 +1,6 @@
 // test_bound_script.cpp — the batch script a decision is bound to: read or built from --wrap,
 // hashed, and checked against the request's argv and preamble with the plugin's own parser
-// (daemon/client/xmem_script.h), so a client cannot name big.sh and profile tiny.py.
+// (daemon/script/xmem_script.h), so a client cannot name big.sh and profile tiny.py.
 #include "bound_script.h"
 #include "cmocka.hpp"
 #include "test-list.h"

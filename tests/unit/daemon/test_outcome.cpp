@@ -73,13 +73,20 @@ static void profile_failures(void **)
     assert_false(outcome_is_profile_failure(Outcome::deadline_expired));
 }
 
+static void answered(void **)
+{
+    assert_true(outcome_is_answered(Outcome::estimated));
+    assert_true(outcome_is_answered(Outcome::exceeds_gpu));
+    assert_false(outcome_is_answered(Outcome::sign_failed));
+    assert_false(outcome_is_answered(Outcome::profile_timeout));
+}
+
 int test_group_outcome(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(numbers_are_fixed),
-        cmocka_unit_test(names_and_numbers_unique),
-        cmocka_unit_test(doc_matches_table),
-        cmocka_unit_test(profile_failures),
+        cmocka_unit_test(numbers_are_fixed), cmocka_unit_test(names_and_numbers_unique),
+        cmocka_unit_test(doc_matches_table), cmocka_unit_test(profile_failures),
+        cmocka_unit_test(answered),
     };
     return cmocka_run_group_tests_name("outcome", tests, nullptr, nullptr);
 }

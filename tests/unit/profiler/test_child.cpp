@@ -20,7 +20,7 @@ ChildResult run_sh(const char *script, int timeout_s = 10, int budget_s = 20)
 static void done_after_steps(void **state)
 {
     ChildResult r = run_sh("printf 'step 1\\nstep 2\\ndone\\n' >&$XMEM_STATUS_FD; exit 0");
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::done));
     assert_int_equal(r.steps, 2);
     assert_int_equal(r.exit_code, 0);
 }
@@ -28,13 +28,13 @@ static void done_after_steps(void **state)
 static void environment_reaches_the_child(void **state)
 {
     ChildResult r = run_sh("test \"$XMEM_TEST_VALUE\" = 42 && printf 'done\\n' >&$XMEM_STATUS_FD");
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::done));
 }
 
 static void no_step_times_out(void **state)
 {
     ChildResult r = run_sh("sleep 30", 1, 1);
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::timed_out));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::timed_out));
     assert_true(r.budget_spent);
     assert_true(r.seconds < 6); // 1 s budget + SIGTERM grace, not the 30 s sleep
 }
@@ -45,7 +45,7 @@ static void slow_setup_is_not_a_slow_step(void **state)
 {
     ChildResult r =
         run_sh("sleep 1.5; echo step 1 >&$XMEM_STATUS_FD; echo done >&$XMEM_STATUS_FD", 1, 10);
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::done));
 }
 
 // Steps that each come in time still end at the budget, which says so.
@@ -54,7 +54,7 @@ static void budget_bounds_the_whole_run(void **state)
     ChildResult r = run_sh("for i in 1 2 3 4 5 6 7 8; do sleep 0.5; echo step $i >&$XMEM_STATUS_FD;"
                            " done; echo done >&$XMEM_STATUS_FD",
                            1, 2);
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::timed_out));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::timed_out));
     assert_true(r.budget_spent);
     assert_true(r.steps >= 2 && r.steps < 8);
 }
@@ -64,7 +64,7 @@ static void progress_resets_the_timeout(void **state)
     ChildResult r = run_sh("for i in 1 2 3; do sleep 0.6; echo step $i >&$XMEM_STATUS_FD; done;"
                            " echo done >&$XMEM_STATUS_FD",
                            1);
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::done));
     assert_int_equal(r.steps, 3);
 }
 
@@ -76,7 +76,7 @@ static void build_pauses_the_timeout(void **state)
                " echo built >&$XMEM_STATUS_FD; sleep 0.5; echo step 1 >&$XMEM_STATUS_FD;"
                " echo done >&$XMEM_STATUS_FD",
                1);
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::done));
     assert_int_equal(r.steps, 1);
     assert_false(r.building);
 }
@@ -86,7 +86,7 @@ static void crash_keeps_the_stderr_tail(void **state)
     ChildResult r =
         run_sh("echo step 1 >&$XMEM_STATUS_FD; for i in $(seq 1 50); do echo line $i >&2; done;"
                " echo 'ValueError: boom' >&2; exit 3");
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::failed));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::failed));
     assert_int_equal(r.exit_code, 3);
     assert_int_equal(r.steps, 1);
     std::string tail = tail_lines(r.stderr_tail, 2, "| ");
@@ -96,9 +96,9 @@ static void crash_keeps_the_stderr_tail(void **state)
 static void exit_without_done_and_shim_failure(void **state)
 {
     ChildResult r = run_sh("exit 0");
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::exited));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::exited));
     r = run_sh("echo 'fail xmem: cannot load the capture library' >&$XMEM_STATUS_FD; exit 1");
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::shim_failed));
     assert_string_equal(r.message.c_str(), "xmem: cannot load the capture library");
     assert_int_equal(r.give_up_exit, XMEM_PROFILE_EXIT_FAILED);
 }
@@ -108,14 +108,14 @@ static void exit_without_done_and_shim_failure(void **state)
 static void typed_status_lines(void **state)
 {
     ChildResult r = run_sh("echo 'environment xmem: no torch' >&$XMEM_STATUS_FD; exit 4");
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::shim_failed));
     assert_string_equal(r.message.c_str(), "xmem: no torch");
     assert_int_equal(r.give_up_exit, XMEM_PROFILE_EXIT_ENVIRONMENT);
     r = run_sh("echo 'unsupported xmem: fast mode: unsupported: x' >&$XMEM_STATUS_FD; exit 3");
     assert_int_equal(r.give_up_exit, XMEM_PROFILE_EXIT_UNSUPPORTED);
     assert_string_equal(r.message.c_str(), "xmem: fast mode: unsupported: x");
     r = run_sh("echo 'memory-limit MemoryError' >&$XMEM_STATUS_FD; exit 1");
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::failed));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::failed));
     assert_int_equal(r.limit_exit, XMEM_PROFILE_EXIT_NO_MEMORY);
     r = run_sh("echo 'process-limit BlockingIOError' >&$XMEM_STATUS_FD; exit 1");
     assert_int_equal(r.limit_exit, XMEM_PROFILE_EXIT_NO_PROCESSES);
@@ -128,7 +128,7 @@ static void missing_program(void **state)
     ChildSpec spec;
     spec.argv = {"/nonexistent/python3", "train.py"};
     ChildResult r = run_child(spec);
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::shim_failed));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::shim_failed));
     assert_int_equal(r.exit_code, 127);
     assert_string_equal(
         r.message.c_str(),
@@ -139,7 +139,7 @@ static void leftover_children_do_not_hold_us(void **state)
 {
     // A background child keeps both pipes open (like a DataLoader worker) after the script exits.
     ChildResult r = run_sh("(sleep 20 &) ; echo done >&$XMEM_STATUS_FD; exit 0");
-    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(Outcome::done));
+    assert_int_equal(static_cast<int>(r.outcome), static_cast<int>(ChildEnd::done));
     assert_true(r.seconds < 5);
 }
 

@@ -1,5 +1,5 @@
 /* test-list.h — every group of the unit tests of the batch-script and Slurm command-line
- * parser the plugin and xmemd share (daemon/client/xmem_script.h); main.c runs one by name. */
+ * parser the plugin and xmemd share (daemon/script/xmem_script.h); main.c runs one by name. */
 #ifndef XMEM_TEST_SCRIPT_LIST_H
 #define XMEM_TEST_SCRIPT_LIST_H
 

@@ -9,6 +9,8 @@ statistics are the traced device bytes in either.
 """
 import contextlib
 
+import xmem_patches as patches
+
 _SUPPORTED_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128",
                      "int8", "uint8", "int16", "int32", "int64", "bool")
 
@@ -58,11 +60,14 @@ def install(torch_mod, cuda):
         return
     memory = getattr(module, "memory", None)
     for name, function in _functions(torch_mod, cuda).items():
-        setattr(module, name, function)
+        patches.replace("torch.accelerator." + name, function)
         if memory is not None and hasattr(memory, name):
-            setattr(memory, name, function)
+            patches.replace("torch.accelerator.memory." + name, function)
     random = getattr(module, "random", None)
     if random is not None:  # the CPU generator is the one a capture draws from
-        random.initial_seed = lambda device=None, /: torch_mod.initial_seed()
-        random.get_rng_state = lambda device=None, /: torch_mod.get_rng_state()
-        random.get_rng_state_all = lambda: [torch_mod.get_rng_state()]
+        patches.replace("torch.accelerator.random.initial_seed",
+                        lambda device=None, /: torch_mod.initial_seed())
+        patches.replace("torch.accelerator.random.get_rng_state",
+                        lambda device=None, /: torch_mod.get_rng_state())
+        patches.replace("torch.accelerator.random.get_rng_state_all",
+                        lambda: [torch_mod.get_rng_state()])

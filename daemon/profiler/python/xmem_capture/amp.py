@@ -14,6 +14,7 @@ keeps the real allocations (the scale and growth tracker, the scaled loss, inv_s
 found_inf) and unscales with in-place multiplies, the scale constant.
 """
 import torch
+import xmem_patches as patches
 
 from . import cuda_autocast as cuda_fp32_ops
 
@@ -41,7 +42,7 @@ def script_cuda_autocast(dtype, enabled):
     return script_autocast(dtype, enabled)
 
 
-def _note_asked(dtype):
+def note_asked(dtype):
     asked = "bf16" if dtype == torch.bfloat16 else "fp16"
     if _state["amp"] == "off":
         _state["amp"] = asked
@@ -64,7 +65,7 @@ def install(torch_mod, note):
                 dtype, enabled = script_cuda_autocast(dtype, enabled)
                 if cuda_autocast_casts(dtype, enabled):
                     self._cuda_dtype = dtype or torch.float16
-                    _note_asked(self._cuda_dtype)
+                    note_asked(self._cuda_dtype)
                     cuda_fp32_ops.install(note)  # CUDA's fp32 op list on top of CPU's
                 else:
                     enabled = False  # fp32 on a GPU: nothing is cast, so nothing here either
@@ -86,19 +87,19 @@ def install(torch_mod, note):
             super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
     _install_queries(torch_mod)
-    torch_mod.autocast = autocast
-    torch_mod.amp.autocast = autocast
-    torch_mod.amp.autocast_mode.autocast = autocast
-    torch_mod.cuda.amp.autocast = cuda_autocast
+    patches.replace("torch.autocast", autocast)
+    patches.replace("torch.amp.autocast", autocast)
+    patches.replace("torch.amp.autocast_mode.autocast", autocast)
+    patches.replace("torch.cuda.amp.autocast", cuda_autocast)
     if hasattr(torch_mod.cuda.amp, "autocast_mode"):
-        torch_mod.cuda.amp.autocast_mode.autocast = cuda_autocast
+        patches.replace("torch.cuda.amp.autocast_mode.autocast", cuda_autocast)
     note("amp_mapping", "autocast(cuda)->autocast(cpu,bfloat16)")
     if hasattr(torch_mod.amp, "GradScaler"):
         note("grad_scaler", "torch (CPU kernels of the unscale and scale update)")
         return
-    torch_mod.cuda.amp.GradScaler = GradScaler
+    patches.replace("torch.cuda.amp.GradScaler", GradScaler)
     if hasattr(torch_mod.cuda.amp, "grad_scaler"):
-        torch_mod.cuda.amp.grad_scaler.GradScaler = GradScaler
+        patches.replace("torch.cuda.amp.grad_scaler.GradScaler", GradScaler)
     note("grad_scaler", "cpu-unscale-inplace (no non-finite check, scale constant)")
 
 
@@ -120,9 +121,9 @@ def _install_queries(torch_mod):
             return cuda_autocast_dtype()
         return dtype_of(device_type)
 
-    torch_mod.is_autocast_enabled = is_autocast_enabled
-    torch_mod.get_autocast_dtype = get_autocast_dtype
-    torch_mod.get_autocast_gpu_dtype = lambda: get_autocast_dtype("cuda")
+    patches.replace("torch.is_autocast_enabled", is_autocast_enabled)
+    patches.replace("torch.get_autocast_dtype", get_autocast_dtype)
+    patches.replace("torch.get_autocast_gpu_dtype", lambda: get_autocast_dtype("cuda"))
 
 
 class GradScaler:

@@ -4,16 +4,19 @@ Environment (set by xmem-profile): XMEM_TRACE_OUT, XMEM_CAPTURE_LIB (and the oth
 capture_lib.py reads), XMEM_STEPS, XMEM_THREADS, XMEM_STATUS_FD. Child processes the
 script starts get the CUDA shim (XMEM_SHIM=1) but never capture: XMEM_TRACE_OUT is removed
 from the environment.
+
+Fast mode (xmem_fast.arm) arms through the same public steps: parse_env, import_torch,
+start_session, install_load, track_steps.
 """
 import atexit
 import os
 import platform
 import sys
 
+import xmem_patches as patches
 import xmem_profile_status as profile_status
 
-_session = None
-_status_fd = None  # the launcher's status pipe (_parse_env), for lines before a Session exists
+_status_fd = None  # the launcher's status pipe (parse_env), for lines before a Session exists
 
 
 class Session:
@@ -124,7 +127,7 @@ def _required_int(name):
     return int(value)
 
 
-def _parse_env():
+def parse_env():
     out = os.environ.pop("XMEM_TRACE_OUT")
     steps = _required_int("XMEM_STEPS")
     threads = int(os.environ.get("XMEM_THREADS", "0"))
@@ -155,7 +158,7 @@ def _give_up(message):
     os._exit(profile_status.EXIT_ENVIRONMENT)
 
 
-def _import_torch():
+def import_torch():
     try:
         import torch
     except ImportError as e:
@@ -181,7 +184,7 @@ def _capture_library(torch):
 
 def start_session(writer, torch, env, capture_error, capture, device_rule):
     """Opens the trace through WRITER (the capture library, or fast mode's Python writer)
-    with ENV from _parse_env(), notes the static metadata and enters the setup phase. A trace
+    with ENV from parse_env(), notes the static metadata and enters the setup phase. A trace
     that cannot be opened (CAPTURE_ERROR) ends the process through Session.fail."""
     out, steps, threads, status_fd = env
     session = Session(writer, out, steps, status_fd)
@@ -199,7 +202,6 @@ def start_session(writer, torch, env, capture_error, capture, device_rule):
 def track_steps(session, writer, torch):
     """Counts iterations and phases, stops after the last step, and at exit keeps the trace
     of a script that ended on its own (or drops that of a failed one)."""
-    global _session
     from . import phases, what_if
     session.tracker = phases.Tracker(writer, session.steps,
                                      lambda n: session.status(f"{profile_status.LINE_STEP} {n}"), session.last_step)
@@ -207,7 +209,6 @@ def track_steps(session, writer, torch):
     what_if.install(session, session.tracker, torch)
     _install_failure_hook(session)
     atexit.register(session.at_exit)
-    _session = session
 
 
 def arm():
@@ -215,8 +216,8 @@ def arm():
     capture = "XMEM_TRACE_OUT" in os.environ
     os.environ["XMEM_SHIM"] = "1"
     if capture:
-        env = _parse_env()
-    torch = _import_torch()
+        env = parse_env()
+    torch = import_torch()
     from .native import Native, CaptureError
     from . import amp, cuda_shim, devices, dropout, rnn, sdpa
 
@@ -229,7 +230,7 @@ def arm():
     sdpa.install()
     dropout.install()
     rnn.install(native.meta)
-    _install_load(torch, devices)
+    install_load(torch, devices)
     devices.install_thread_hook(native)
     devices.enter_thread_mode(native)
     if session is not None:
@@ -249,10 +250,10 @@ def _install_failure_hook(session):
             session.status(line)
         previous(kind, value, tb)
 
-    sys.excepthook = excepthook
+    patches.replace("sys.excepthook", excepthook)
 
 
-def _install_load(torch, devices):
+def install_load(torch, devices):
     """torch.load reads to the host; map_location naming CUDA (or checkpoints saved from
     CUDA with no map_location) then moves every tensor to the device, as a GPU run does."""
     original = torch.load
@@ -280,4 +281,4 @@ def _install_load(torch, devices):
             result = devices.to_device_tree(result)
         return result
 
-    torch.load = load
+    patches.replace("torch.load", load)

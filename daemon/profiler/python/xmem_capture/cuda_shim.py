@@ -16,6 +16,7 @@ import time
 import types
 
 import torch
+import xmem_patches as patches
 from xmem_gpu import target
 
 from . import accelerator, devices, eager
@@ -204,18 +205,18 @@ def install(torch_mod, native, note):
         "StreamContext": _null_context,
     }
     for name, value in values.items():
-        setattr(cuda, name, value)
+        patches.replace("torch.cuda." + name, value)
     if hasattr(cuda, "nvtx"):
         for name in ("range_push", "range_pop", "mark"):
-            setattr(cuda.nvtx, name, lambda *a, **k: None)
-        cuda.nvtx.range = _null_context
+            patches.replace("torch.cuda.nvtx." + name, lambda *a, **k: None)
+        patches.replace("torch.cuda.nvtx.range", _null_context)
     # Argument parsing rejects a fake stream before any torch function mode runs.
-    torch_mod.Tensor.record_stream = lambda self, stream: None
-    torch_mod.Generator = Generator
+    patches.replace("torch.Tensor.record_stream", lambda self, stream: None)
+    patches.replace("torch.Generator", Generator)
     # RNNs on CUDA tensors flatten their weights with a CUDA-only kernel (2.x CUDA builds ask
     # it); unflattened weights take the same bytes, and the CPU kernels run the RNN.
     if hasattr(torch_mod, "_use_cudnn_rnn_flatten_weight"):
-        torch_mod._use_cudnn_rnn_flatten_weight = lambda: False
+        patches.replace("torch._use_cudnn_rnn_flatten_weight", lambda: False)
     _install_data_parallel(torch_mod, note)
     accelerator.install(torch_mod, values)
     eager.install(torch_mod, note)
@@ -240,7 +241,7 @@ class Generator(torch._C.Generator, metaclass=_GeneratorType):
         return super().__new__(cls, "cpu")
 
     def __init__(self, device="cpu"):
-        cuda = devices.is_cuda_spec(device) or devices._is_ordinal(device)
+        cuda = devices.is_cuda_spec(device) or devices.is_ordinal(device)
         self._xmem_device = torch.device("cuda", 0) if cuda else torch.device("cpu")
 
     @property
@@ -264,5 +265,5 @@ class DataParallel(torch.nn.Module):
 
 
 def _install_data_parallel(torch_mod, note):
-    torch_mod.nn.DataParallel = DataParallel
-    torch_mod.nn.parallel.DataParallel = DataParallel
+    patches.replace("torch.nn.DataParallel", DataParallel)
+    patches.replace("torch.nn.parallel.DataParallel", DataParallel)

@@ -21,6 +21,7 @@ its GPU path. The mode stack is thread-local, so every thread gets its own mode.
 import threading
 
 import torch
+import xmem_patches as patches
 from torch.overrides import TorchFunctionMode
 
 GPU, HOST = "g", "h"
@@ -30,7 +31,8 @@ EXPLICIT_GPU = "G"
 _ORD = {GPU: ord("g"), HOST: ord("h"), EXPLICIT_GPU: ord("G")}
 _CUDA0 = torch.device("cuda", 0)
 _CPU = torch.device("cpu")
-_TensorBase = getattr(torch._C, "_TensorBase", None) or torch._C.TensorBase
+# torch._C._TensorBase, named TensorBase from 2.3; fast mode's device boundary uses it too.
+TensorBase = getattr(torch._C, "_TensorBase", None) or torch._C.TensorBase
 
 
 def is_cuda_spec(device):
@@ -40,13 +42,13 @@ def is_cuda_spec(device):
     return isinstance(device, str) and (device == "cuda" or device.startswith("cuda:"))
 
 
-def _is_ordinal(device):
+def is_ordinal(device):
     """A bare int names a CUDA device (torch.zeros(3, device=0), t.to(0))."""
     return isinstance(device, int) and not isinstance(device, bool)
 
 
-def _getter(name):
-    return _TensorBase.__dict__[name].__get__
+def getter(name):
+    return TensorBase.__dict__[name].__get__
 
 
 class DeviceMode(TorchFunctionMode):
@@ -123,7 +125,7 @@ class DeviceMode(TorchFunctionMode):
         dev = None
         device = kwargs.get("device")
         if device is not None:
-            if is_cuda_spec(device) or _is_ordinal(device):
+            if is_cuda_spec(device) or is_ordinal(device):
                 kwargs = dict(kwargs, device=_CPU)
                 dev = EXPLICIT_GPU
             else:
@@ -141,7 +143,7 @@ class DeviceMode(TorchFunctionMode):
 
 def _copy_to(mode, t, dev, dtype=None, memory_format=torch.preserve_format):
     """A real copy of T tagged DEV (what cudaMemcpy into a fresh block is on a GPU)."""
-    return mode.run_on(EXPLICIT_GPU if dev == GPU else dev, _TensorBase.to, (t,),
+    return mode.run_on(EXPLICIT_GPU if dev == GPU else dev, TensorBase.to, (t,),
                        dict(dtype=dtype or t.dtype, copy=True, memory_format=memory_format))
 
 
@@ -149,7 +151,7 @@ def _move(mode, t, target, dtype=None, memory_format=torch.preserve_format, copy
     if mode.dev_of(t) in (target, None) and not copy:
         if dtype is None or dtype == t.dtype:
             return t
-        return mode.run_on(target, _TensorBase.to, (t,), dict(dtype=dtype, memory_format=memory_format))
+        return mode.run_on(target, TensorBase.to, (t,), dict(dtype=dtype, memory_format=memory_format))
     return _copy_to(mode, t, target, dtype, memory_format)
 
 
@@ -188,7 +190,7 @@ def _to(mode, func, args, kwargs):
     _, dtype, _, memory_format = torch._C._nn._parse_to(*rest, **kwargs)
     if device is None:
         target = mode.dev_of(t) or HOST
-    elif is_cuda_spec(device) or _is_ordinal(device):
+    elif is_cuda_spec(device) or is_ordinal(device):
         target = GPU
     else:
         target = HOST
@@ -221,14 +223,14 @@ def _parse_to(mode, func, args, kwargs):
 
 _SPECIAL = {
     torch._C._nn._parse_to: _parse_to,
-    _TensorBase.cuda: _cuda,
-    _TensorBase.cpu: _cpu,
-    _TensorBase.to: _to,
-    _TensorBase.pin_memory: _pin_memory,
-    _TensorBase.get_device: _get_device,
-    _getter("is_cuda"): _is_cuda,
-    _getter("is_cpu"): _is_cpu,
-    _getter("device"): _device,
+    TensorBase.cuda: _cuda,
+    TensorBase.cpu: _cpu,
+    TensorBase.to: _to,
+    TensorBase.pin_memory: _pin_memory,
+    TensorBase.get_device: _get_device,
+    getter("is_cuda"): _is_cuda,
+    getter("is_cpu"): _is_cpu,
+    getter("device"): _device,
 }
 
 
@@ -250,14 +252,14 @@ _NO_ALLOC_METHODS = (
     "detach", "detach_",
 )
 _NO_ALLOC = {
-    _getter(name) for name, v in _TensorBase.__dict__.items()
+    getter(name) for name, v in TensorBase.__dict__.items()
     if type(v).__name__ == "getset_descriptor" and name not in ("is_cuda", "is_cpu", "device")
-} | {getattr(_TensorBase, name) for name in _NO_ALLOC_METHODS if hasattr(_TensorBase, name)}
+} | {getattr(TensorBase, name) for name in _NO_ALLOC_METHODS if hasattr(TensorBase, name)}
 
 
 # Calls that copy Python data into a new storage without a dispatched op; on a device
 # tensor they create a device tensor.
-_DATA_FACTORIES = {_TensorBase.new_tensor}
+_DATA_FACTORIES = {TensorBase.new_tensor}
 
 _local = threading.local()
 
@@ -302,7 +304,7 @@ def install_thread_hook(native):
             pass
         return original(self)
 
-    threading.Thread._bootstrap_inner = _bootstrap_inner
+    patches.replace("threading.Thread._bootstrap_inner", _bootstrap_inner)
 
 
 def to_device_tree(obj):

@@ -7,6 +7,7 @@ return or leave the model as it is, and the first such call writes a warning int
 the estimate is the eager model's memory, usually somewhat above a compiled run's (fused
 kernels keep fewer intermediates).
 """
+import xmem_patches as patches
 
 WARNING = ("torch.compile ran eagerly: the estimate is the eager model's memory, usually "
            "somewhat above a compiled run's (fused kernels keep fewer intermediates)")
@@ -32,6 +33,6 @@ def install(torch_mod, note):
     def module_compile(self, *args, **kwargs):
         warn()
 
-    torch_mod.compile = compile
+    patches.replace("torch.compile", compile)
     if hasattr(torch_mod.nn.Module, "compile"):
-        torch_mod.nn.Module.compile = module_compile
+        patches.replace("torch.nn.Module.compile", module_compile)

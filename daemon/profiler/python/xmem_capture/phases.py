@@ -21,6 +21,7 @@ import types
 import weakref
 
 import torch
+import xmem_patches as patches
 
 from . import devices
 from .kernels import KernelRecorder
@@ -186,7 +187,7 @@ class Tracker:
                     tracker.backward_returned()
                 return result
 
-            setattr(torch_mod.autograd, name, wrapper)
+            patches.replace("torch.autograd." + name, wrapper)
 
     def _wrap_zero_grad(self, torch_mod):
         tracker = self
@@ -205,8 +206,8 @@ class Tracker:
                     tracker.phase("other")
             return zero_grad
 
-        torch_mod.optim.Optimizer.zero_grad = wrap(torch_mod.optim.Optimizer.zero_grad)
-        torch_mod.nn.Module.zero_grad = wrap(torch_mod.nn.Module.zero_grad)
+        patches.replace("torch.optim.Optimizer.zero_grad", wrap(torch_mod.optim.Optimizer.zero_grad))
+        patches.replace("torch.nn.Module.zero_grad", wrap(torch_mod.nn.Module.zero_grad))
 
     def _wrap_optimizer_init(self, torch_mod):
         """Wraps each optimizer's step as a bound method of the instance: LR schedulers
@@ -232,7 +233,7 @@ class Tracker:
 
             self.step = types.MethodType(step, self)
 
-        torch_mod.optim.Optimizer.__init__ = __init__
+        patches.replace("torch.optim.Optimizer.__init__", __init__)
 
     def _wrap_dataloader(self, torch_mod):
         tracker = self
@@ -246,7 +247,7 @@ class Tracker:
             with devices.host_scope():
                 return original(self)
 
-        base.__next__ = __next__
+        patches.replace("torch.utils.data.dataloader._BaseDataLoaderIter.__next__", __next__)
 
     def _wrap_marker(self, torch_mod):
         """torch.cuda.nvtx.mark("xmem.step") ends a step; other marks stay no-ops."""
@@ -259,4 +260,4 @@ class Tracker:
             if msg == STEP_MARKER:
                 tracker.marker()
 
-        nvtx.mark = mark
+        patches.replace("torch.cuda.nvtx.mark", mark)

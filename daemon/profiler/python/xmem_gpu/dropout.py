@@ -25,6 +25,7 @@ the same byte per element.
 whatever device the caller's capture is allocating for. Both captures call them.
 """
 import torch
+import xmem_patches as patches
 
 
 def arguments(args, kwargs):
@@ -86,5 +87,5 @@ def rebind_functional(functional, without_mode):
         return without_mode(original, (input,), kwargs)
 
     dropout.__name__, dropout.__doc__ = original.__name__, original.__doc__
-    functional.dropout = dropout
+    patches.replace(functional.__name__ + ".dropout", dropout)
     return original

@@ -7,6 +7,8 @@ written from Python, GPU tensors are meta tensors, parameters are built on host-
 """
 import os
 
+import xmem_patches as patches
+
 UNSUPPORTED = "xmem: fast mode: unsupported: "
 _FAST_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAST_DEVICE_RULE = ("fast: GPU tensors are meta tensors; .cuda() of a host tensor "
@@ -16,9 +18,9 @@ FAST_DEVICE_RULE = ("fast: GPU tensors are meta tensors; .cuda() of a host tenso
 def arm():
     import xmem_profile_status as profile_status
     from xmem_capture import bootstrap
-    env = bootstrap._parse_env()
+    env = bootstrap.parse_env()
     os.environ["XMEM_SHIM"] = "1"
-    torch = bootstrap._import_torch()
+    torch = bootstrap.import_torch()
     from xmem_capture import amp, cuda_shim, devices
     from .trace_writer import TraceWriter, CaptureError
     from .accumulate import Accumulation
@@ -46,7 +48,7 @@ def arm():
         _refuse_autocast(torch, amp, unsupported)
         if os.environ.get("XMEM_WHAT_IF", "").startswith("amp="):  # what_if.py would add one
             unsupported("--what-if amp: autocast's casts are not modelled on fake tensors")
-    bootstrap._install_load(torch, devices)
+    bootstrap.install_load(torch, devices)
     _install_record_function(torch, attribution)
     _refuse_saving_device_tensors(torch, tracker, unsupported)
     _install_host_meta_parameters(torch, tracker)
@@ -85,7 +87,7 @@ def _install_thread_hook(device_mode):
             pass
         return original(self)
 
-    threading.Thread._bootstrap_inner = _bootstrap_inner
+    patches.replace("threading.Thread._bootstrap_inner", _bootstrap_inner)
 
 
 def _where(torch):
@@ -108,10 +110,10 @@ def _install_cuda_autocast(torch, amp, note, device_mode):
         if device_type == "cuda":
             dtype, enabled = amp.script_cuda_autocast(dtype, enabled)  # --what-if amp
         if device_type == "cuda" and amp.cuda_autocast_casts(dtype, enabled):
-            amp._note_asked(dtype or torch.float16)
+            amp.note_asked(dtype or torch.float16)
         real_init(self, device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
-    autocast.__init__ = __init__
+    patches.replace("torch.amp.autocast_mode.autocast.__init__", __init__)
     note("amp_mapping", "autocast(cuda) on fake device tensors: CUDA's op lists")
     note("grad_scaler", "torch (Meta kernels; no inf found)")
 
@@ -131,8 +133,9 @@ def _refuse_autocast(torch, amp, unsupported):
         def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
             super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
-    torch.autocast = torch.amp.autocast = fast_autocast
-    torch.cuda.amp.autocast = cuda_autocast
+    patches.replace("torch.autocast", fast_autocast)
+    patches.replace("torch.amp.autocast", fast_autocast)
+    patches.replace("torch.cuda.amp.autocast", cuda_autocast)
 
 
 def _refuse_saving_device_tensors(torch, tracker, unsupported):
@@ -156,7 +159,7 @@ def _refuse_saving_device_tensors(torch, tracker, unsupported):
             unsupported("torch.save of GPU tensors (fast mode has no values to write)")
         return original(obj, *args, **kwargs)
 
-    torch.save = save
+    patches.replace("torch.save", save)
 
 
 def _install_record_function(torch, attribution):
@@ -174,7 +177,8 @@ def _install_record_function(torch, attribution):
             attribution.ranges.pop()
         return exit_(self, *exc)
 
-    rf.__enter__, rf.__exit__ = __enter__, __exit__
+    patches.replace("torch.autograd.profiler.record_function.__enter__", __enter__)
+    patches.replace("torch.autograd.profiler.record_function.__exit__", __exit__)
 
 
 def _install_host_meta_parameters(torch, tracker):
@@ -195,10 +199,10 @@ def _install_host_meta_parameters(torch, tracker):
     def __new__(cls, data=None, requires_grad=True):
         return original_new(cls, host_meta(data) if data is not None else data, requires_grad)
 
-    Parameter.__new__ = __new__
+    patches.replace("torch.nn.Parameter.__new__", __new__)
     register_buffer = torch.nn.Module.register_buffer
 
     def register(self, name, tensor, persistent=True):
         return register_buffer(self, name, host_meta(tensor), persistent)
 
-    torch.nn.Module.register_buffer = register
+    patches.replace("torch.nn.Module.register_buffer", register)

@@ -24,9 +24,10 @@ gradients' dtypes, are a GPU run's. Lists: aten/src/ATen/autocast_mode.cpp (CUDA
 reproduced: the norms' fp32 "append dtype" policy.
 """
 import torch
+import xmem_patches as patches
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from xmem_capture import autocast_state
+from xmem_capture import autocast_state, devices
 
 LOWER = ("conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
          "conv_transpose3d", "convolution", "_convolution", "prelu", "addmm", "addmv", "addr",
@@ -55,7 +56,7 @@ def policies():
     | 'promote'."""
     # torch.nn.functional's Python functions too (F.layer_norm, F.cross_entropy): the mode is
     # off while they run, so the builtins they call are not seen.
-    tensor_base = getattr(torch._C, "_TensorBase", None) or torch._C.TensorBase  # renamed in 2.3
+    tensor_base = devices.TensorBase
     spaces = (torch, torch._C._nn, tensor_base, torch.Tensor, torch.linalg, torch.functional,
               torch.nn.functional)
     table = {}
@@ -109,7 +110,7 @@ class Autocast:
             self.cache.clear()
             clear()
 
-        torch.clear_autocast_cache = clear_autocast_cache
+        patches.replace("torch.clear_autocast_cache", clear_autocast_cache)
 
     def policy(self, func):
         kind = self.table.get(func)

@@ -9,10 +9,11 @@ the host are zeros of the right shape, Python control flow on a GPU value is uns
 import types as pytypes
 
 import torch
+import xmem_patches as patches
 from torch.overrides import TorchFunctionMode
 
 from xmem_capture import autocast_state
-from xmem_capture.devices import is_cuda_spec, _is_ordinal, _TensorBase, _getter
+from xmem_capture.devices import is_cuda_spec, is_ordinal, TensorBase, getter
 
 from . import attention, values
 from .storage_tracker import _tensors
@@ -49,7 +50,7 @@ class FastDeviceMode(TorchFunctionMode):
         if special is not None:
             return special(self, args, kwargs)
         device = kwargs.get("device")
-        names_gpu = device is not None and (is_cuda_spec(device) or _is_ordinal(device))
+        names_gpu = device is not None and (is_cuda_spec(device) or is_ordinal(device))
         if names_gpu:
             kwargs = dict(kwargs, device=_META)
         if isinstance(func, pytypes.FunctionType):
@@ -80,18 +81,18 @@ class FastDeviceMode(TorchFunctionMode):
         if self.on_device(t):
             if dtype == t.dtype:
                 return t
-            out = _TensorBase.to(t, dtype=dtype)
-            values.follow(_TensorBase.to, (t,), {"dtype": dtype}, out, self.on_device)
+            out = TensorBase.to(t, dtype=dtype)
+            values.follow(TensorBase.to, (t,), {"dtype": dtype}, out, self.on_device)
             return out
         if t.is_meta:  # a parameter or buffer built on host-meta: a new device storage
             return torch.empty_strided(t.size(), t.stride(), dtype=dtype, device=_META)
-        out = _TensorBase.to(t, device=_META, dtype=dtype, memory_format=memory_format)
+        out = TensorBase.to(t, device=_META, dtype=dtype, memory_format=memory_format)
         values.copied_to_device(t, out)
         return out
 
     def to_host(self, t, dtype=None):
         if not self.on_device(t) and not t.is_meta:
-            return t if dtype is None or dtype == t.dtype else _TensorBase.to(t, dtype=dtype)
+            return t if dtype is None or dtype == t.dtype else TensorBase.to(t, dtype=dtype)
         known = values.value_of(t)
         if known is not None:
             return known.to(dtype or t.dtype, copy=True)
@@ -136,8 +137,8 @@ def _to(mode, args, kwargs):
     if device is None:
         if dtype is None or dtype == t.dtype:
             return t
-        return _TensorBase.to(t, dtype=dtype, memory_format=memory_format)
-    if is_cuda_spec(device) or _is_ordinal(device):
+        return TensorBase.to(t, dtype=dtype, memory_format=memory_format)
+    if is_cuda_spec(device) or is_ordinal(device):
         return mode.to_device(t, dtype, memory_format)
     return mode.to_host(t, dtype)
 
@@ -145,18 +146,18 @@ def _to(mode, args, kwargs):
 def _placeholder_item(mode, args, kwargs):
     t = _known(mode, args[0])
     if not t.is_meta:
-        return _TensorBase.item(t)
+        return TensorBase.item(t)
     return False if t.dtype == torch.bool else (0 if not t.is_floating_point() else 0.0)
 
 
 def _placeholder_float(mode, args, kwargs):
     t = _known(mode, args[0])
-    return 0.0 if t.is_meta else _TensorBase.__float__(t)
+    return 0.0 if t.is_meta else TensorBase.__float__(t)
 
 
 def _placeholder_int(mode, args, kwargs):
     t = _known(mode, args[0])
-    return 0 if t.is_meta else _TensorBase.__int__(t)
+    return 0 if t.is_meta else TensorBase.__int__(t)
 
 
 def _known(mode, t):
@@ -171,12 +172,12 @@ def _known(mode, t):
 
 def _tolist(mode, args, kwargs):
     t = args[0]
-    return mode.to_host(t).tolist() if t.is_meta else _TensorBase.tolist(t)
+    return mode.to_host(t).tolist() if t.is_meta else TensorBase.tolist(t)
 
 
 def _numpy(mode, args, kwargs):
     t = args[0]
-    return mode.to_host(t).numpy() if t.is_meta else _TensorBase.numpy(t)
+    return mode.to_host(t).numpy() if t.is_meta else TensorBase.numpy(t)
 
 
 def _format(mode, args, kwargs):
@@ -189,14 +190,14 @@ def _format(mode, args, kwargs):
 def _bool(mode, args, kwargs):
     t = args[0]
     if not t.is_meta:
-        return _TensorBase.__bool__(t)
+        return TensorBase.__bool__(t)
     value, stood_in = values.branch_value(t)
     if value is None:
         mode.tracker.on_unsupported("bool() of a GPU tensor: Python control flow depends on "
                                     "a value fast mode does not compute")
     if stood_in:
         mode.stand_ins.on_read()
-    return _TensorBase.__bool__(value)
+    return TensorBase.__bool__(value)
 
 
 def _is_cuda(mode, args, kwargs):
@@ -208,7 +209,7 @@ def _is_cpu(mode, args, kwargs):
 
 
 def _device(mode, args, kwargs):
-    return _CUDA0 if mode.on_device(args[0]) else _getter("device")(args[0])
+    return _CUDA0 if mode.on_device(args[0]) else getter("device")(args[0])
 
 
 def _get_device(mode, args, kwargs):
@@ -288,10 +289,10 @@ def rebind_functional(mode):
             args, kwargs = mode._autocast(_SDPA, "lower", args, kwargs)
         return _scaled_dot_product_attention(mode, args, kwargs)
 
-    torch.nn.functional.scaled_dot_product_attention = scaled_dot_product_attention
+    patches.replace("torch.nn.functional.scaled_dot_product_attention", scaled_dot_product_attention)
     for name in _CALLED_INSIDE_TORCH:
         original = getattr(torch.nn.functional, name)
-        setattr(torch.nn.functional, name, _autocasting(mode, original))
+        patches.replace("torch.nn.functional." + name, _autocasting(mode, original))
 
 
 # What torch's Python functions call by their module-global names where no mode is active
@@ -322,21 +323,21 @@ def _pin_memory(mode, args, kwargs):
 
 
 _SPECIAL = {
-    _TensorBase.cuda: _cuda,
-    _TensorBase.cpu: _cpu,
-    _TensorBase.to: _to,
-    _TensorBase.pin_memory: _pin_memory,
-    _TensorBase.item: _placeholder_item,
-    _TensorBase.__float__: _placeholder_float,
-    _TensorBase.__int__: _placeholder_int,
-    _TensorBase.__bool__: _bool,
-    _TensorBase.tolist: _tolist,
-    _TensorBase.numpy: _numpy,
+    TensorBase.cuda: _cuda,
+    TensorBase.cpu: _cpu,
+    TensorBase.to: _to,
+    TensorBase.pin_memory: _pin_memory,
+    TensorBase.item: _placeholder_item,
+    TensorBase.__float__: _placeholder_float,
+    TensorBase.__int__: _placeholder_int,
+    TensorBase.__bool__: _bool,
+    TensorBase.tolist: _tolist,
+    TensorBase.numpy: _numpy,
     torch.Tensor.__format__: _format,
-    _TensorBase.get_device: _get_device,
-    _getter("is_cuda"): _is_cuda,
-    _getter("is_cpu"): _is_cpu,
-    _getter("device"): _device,
+    TensorBase.get_device: _get_device,
+    getter("is_cuda"): _is_cuda,
+    getter("is_cpu"): _is_cpu,
+    getter("device"): _device,
     torch._C._nn._parse_to: _parse_to,
 }
 for _function in (torch.nn.functional.dropout, torch._C._VariableFunctions.dropout):

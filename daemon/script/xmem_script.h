@@ -6,6 +6,9 @@
  * check that a request profiles what its batch script runs (docs/slurm.md, "What a decision
  * is bound to"). One definition for both, so they cannot disagree.
  *
+ * Its files depend one way, in the order of the sections below: script_words.c on nothing,
+ * slurm_cmdline.c and script_preamble.c on the words, script_entrypoint.c on all three.
+ *
  * Every function returns 0 or -1 and, where it takes err, leaves a one-line message starting
  * with "xmem: " there on -1.
  */
@@ -17,6 +20,23 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ---- words and lines (script_words.c) ---------------------------------------------------- */
+
+/* Splits a shell-like command line into words (quotes, backslashes); stops at an unquoted
+ * ; & | < > or #. Returns a malloc'd NULL-terminated argv, or NULL on error/empty. */
+char **xmem_words_split(const char *line, int *n);
+void xmem_argv_free(char **argv);
+/* Appends a copy of w[0..len) to a malloc'd NULL-terminated argv of *n words; 0 or -1. */
+int xmem_argv_push(char ***argv, int *n, const char *w, size_t len);
+/* xmem_argv_push for a command's words: -1 past XMEM_MAX_ARGV of them. */
+int xmem_command_word_push(char ***argv, int *n, const char *w, size_t len);
+/* 1 when a word is a shell assignment, NAME=value. */
+int xmem_word_is_assignment(const char *w);
+/* Calls fn for each logical line (backslash-newline joined) with its first line number;
+ * stops when fn returns non-zero and returns that (-1: out of memory). */
+int xmem_script_each_line(const char *text, int (*fn)(const char *line, int lineno, void *arg),
+                          void *arg);
 
 /* ---- the submitting command line (slurm_cmdline.c) ----------------------------------------------
  */
@@ -55,15 +75,6 @@ int xmem_cmdline_read_self(char ***argv, int *argc, char *err, size_t errlen);
 /* ---- entrypoints (script_entrypoint.c)
  * ----------------------------------------------------------- */
 
-/* Splits a shell-like command line into words (quotes, backslashes); stops at an unquoted
- * ; & | < > or #. Returns a malloc'd NULL-terminated argv, or NULL on error/empty. */
-char **xmem_words_split(const char *line, int *n);
-void xmem_argv_free(char **argv);
-/* Appends a copy of w[0..len) to a malloc'd NULL-terminated argv of *n words; 0 or -1. */
-int xmem_argv_push(char ***argv, int *n, const char *w, size_t len);
-/* 1 when a word is a shell assignment, NAME=value. */
-int xmem_word_is_assignment(const char *w);
-
 enum xmem_entry_source {
     XMEM_ENTRY_NONE = 0,
     XMEM_ENTRY_DIRECTIVE = 1, /* an #XMEM line */
@@ -81,10 +92,6 @@ char **xmem_entrypoint_from_argv(char *const *argv, int n);
  * assignments, word for word; with argv NULL, the first that runs python or torchrun. 0 if
  * none. Where the job starts training when an #XMEM line names the entrypoint. */
 int xmem_entrypoint_training_line(const char *text, char *const *argv);
-/* Calls fn for each logical line (backslash-newline joined) with its first line number;
- * stops when fn returns non-zero and returns that (-1: out of memory). */
-int xmem_script_each_line(const char *text, int (*fn)(const char *line, int lineno, void *arg),
-                          void *arg);
 /* Collects the words of every "#SBATCH ..." line in a script (malloc'd argv). */
 char **xmem_script_sbatch_options(const char *text, int *n);
 
