@@ -15,6 +15,7 @@ Not replacements, so not listed: torch function and dispatch modes the captures 
 module hooks and the CUDA autocast kernels they register through torch's own APIs
 (docs/capture.md, "What a capture changes in the job's process").
 """
+import os
 import sys
 from collections import namedtuple
 
@@ -48,6 +49,11 @@ def _exact_amp(torch, capture):
     """The exact capture maps CUDA autocast to CPU autocast on every torch; fast mode
     refuses CUDA autocast on torch 1.13 (its own autocast classes) and keeps torch's on 2.x."""
     return capture == "exact" or not _torch2(torch, capture)
+
+
+def _what_if(change):
+    """An entry installed only when `xmem estimate --what-if CHANGE` profiles the job again."""
+    return lambda torch, capture: os.environ.get("XMEM_WHAT_IF", "") == change
 
 
 def _and(*whens):
@@ -125,8 +131,9 @@ PATCHES = (
     _entry("torch.optim.Optimizer.zero_grad", BOTH, "xmem_capture.phases",
            "the zero_grad phase, and whether it sets gradients to None"),
     _entry("torch.nn.Module.zero_grad", BOTH, "xmem_capture.phases", "likewise"),
-    _entry("torch.optim.Optimizer.__init__", BOTH, "xmem_capture.phases",
-           "each optimizer's step() ends a step"),
+    _entry("torch.optim.Optimizer.__init__", BOTH, "xmem_capture.phases, xmem_capture.what_if",
+           "each optimizer's step() ends a step; under --what-if optimizer=fused, an optimizer "
+           "with no fused variant is refused"),
     _entry("torch.utils.data.dataloader._BaseDataLoaderIter.__next__", BOTH,
            "xmem_capture.phases", "fetching a batch is the data phase, on the host"),
     _entry("sys.excepthook", BOTH, "xmem_capture.bootstrap",
@@ -149,6 +156,13 @@ PATCHES = (
            _and(_torch2, _has("torch.nn.functional.scaled_dot_product_attention"))),
     _entry("torch.nn.functional.softmax", FAST, "xmem_fast.device_mode", "likewise",
            _and(_torch2, _has("torch.nn.functional.scaled_dot_product_attention"))),
+    # The --what-if changes a capture applies inside the job (xmem_capture.what_if).
+    _entry("torch.optim.Adam.__init__", BOTH, "xmem_capture.what_if",
+           "optimizer=fused: built with fused=True, foreach dropped", _what_if("optimizer=fused")),
+    _entry("torch.optim.AdamW.__init__", BOTH, "xmem_capture.what_if", "likewise",
+           _what_if("optimizer=fused")),
+    _entry("torch.optim.SGD.__init__", BOTH, "xmem_capture.what_if", "likewise",
+           _what_if("optimizer=fused")),
     # Fast mode's fake tensors.
     _entry("torch.autograd.profiler.record_function.__enter__", FAST, "xmem_fast.arm",
            "record_function ranges name the outer call, as RecordFunction does in the exact trace"),

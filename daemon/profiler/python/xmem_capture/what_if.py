@@ -28,6 +28,7 @@ script runs; a Tracker (phases.py) tells each switch of phases, training forward
 import inspect
 import os
 
+import xmem_patches as patches
 import xmem_profile_status as profile_status
 
 from . import amp, autocast_state, script_frame
@@ -171,7 +172,7 @@ class FusedOptimizers(Switch):
         for name in self.FUSED:
             cls = getattr(torch.optim, name, None)
             if cls is not None and "fused" in inspect.signature(cls.__init__).parameters:
-                cls.__init__ = self.fused_init(cls.__init__, name)
+                patches.replace(f"torch.optim.{name}.__init__", self.fused_init(cls.__init__, name))
         self.check_built(torch.optim.Optimizer)
 
     def fused_init(self, original, name):
@@ -206,7 +207,7 @@ class FusedOptimizers(Switch):
                               f"(fused: {', '.join(switch.FUSED)}){switch.where()}")
             switch.applied = True
 
-        optimizer.__init__ = __init__
+        patches.replace("torch.optim.Optimizer.__init__", __init__)
 
 
 SWITCHES = {
