@@ -30,6 +30,7 @@ t_require_lab() {
 }
 
 # field_of JOB FIELD: expect_field JOB FIELD VALUE WHAT checks a Slurm job's field here.
+field_of() { lab_field "$@"; }
 
 # job_script FILE LIMIT_MB BODY [PRELUDE]: a one-GPU batch script every test user can read:
 # PRELUDE (an #XMEM directive, a first command), the fake profiler's train.py sized by
