@@ -1,24 +1,24 @@
 /*
- * sandbox.cpp — fork/exec of the profiler with privileges dropped in the child.
+ * sandbox.cpp — fork/exec of the estimator with privileges dropped in the child.
  *
  * The keeper (forked from xmemd, still root) starts a new session, becomes a child subreaper
  * and, where xmemd can give one (sandbox_namespace.h), a new PID namespace; its child is that
  * namespace's init (root, pid 1 there), which mounts the namespace's own /proc and forks the
- * profiler. When the profiler exits, init passes its wait status to the keeper and exits, and
+ * estimator. When the estimator exits, init passes its wait status to the keeper and exits, and
  * the kernel kills every process left in the namespace: setsid() escapees, double forks,
  * processes that ignore SIGTERM and SIGHUP, traced ones, whatever they did. Without a
- * namespace (xmemd not root, or a kernel that refuses) the keeper forks the profiler itself
+ * namespace (xmemd not root, or a kernel that refuses) the keeper forks the estimator itself
  * and kills what it finds: a subreaper inherits every orphan of its descendants.
  *
- * The keeper ends the profile when the profiler exits, when xmemd sends SIGTERM (a limit, a
+ * The keeper ends the profile when the estimator exits, when xmemd sends SIGTERM (a limit, a
  * cancel), or when xmemd dies (the keeper's death signal is that SIGTERM, so even kill -9
- * xmemd reaches it): it kills its child (init, or the profiler) and every descendant it can
- * see, reaps them for a bounded time and exits with the profiler's status. The user's code
+ * xmemd reaches it): it kills its child (init, or the estimator) and every descendant it can
+ * see, reaps them for a bounded time and exits with the estimator's status. The user's code
  * cannot signal the keeper or init (both are root), so it cannot escape the clean-up.
  *
  * All of them run only async-signal-safe calls between fork() and execve() (the daemon is
  * multithreaded): everything they need (argv, envp, group list) is prepared before fork().
- * Order in the profiler: own process group → stdio → close fds → rlimits → nice →
+ * Order in the estimator: own process group → stdio → close fds → rlimits → nice →
  * setgroups/setresgid/setresuid (root last) → pdeathsig → no_new_privs → chdir → execve.
  * The namespaces are made before it, while still root: user code never runs as root. The
  * death signal comes after the uid change because the kernel clears it on any credential
@@ -217,7 +217,7 @@ bool keeper_kill_all(pid_t child, int *child_status)
     }
 }
 
-// Exits the way the profiler ended, so xmemd's wait4() sees its status.
+// Exits the way the estimator ended, so xmemd's wait4() sees its status.
 [[noreturn]] void keeper_mirror(int status)
 {
     if (WIFSIGNALED(status)) {
@@ -249,7 +249,7 @@ void close_all_but(int keep_a, int keep_b)
 }
 
 // The namespace's init (pid 1 there, still root): mounts the namespace's /proc, forks the
-// profiler, reaps whatever is re-parented to it, and when the profiler ends writes its wait
+// estimator, reaps whatever is re-parented to it, and when the estimator ends writes its wait
 // status to the keeper and exits, upon which the kernel kills everything left in the
 // namespace. The status travels by pipe because init's own exit waits for the namespace to
 // empty, which a traced zombie can hold up: the keeper must not wait for that.
@@ -272,7 +272,7 @@ void close_all_but(int keep_a, int keep_b)
         child_main(p, old_mask);
     if (profiler < 0)
         child_fail(p.errpipe_w, step_keeper);
-    close_all_but(status_w, -1); // the pipes' EOFs must follow the profiler alone
+    close_all_but(status_w, -1); // the pipes' EOFs must follow the estimator alone
     for (;;) {
         int st = 0;
         pid_t r = waitpid(-1, &st, 0);
@@ -285,7 +285,7 @@ void close_all_but(int keep_a, int keep_b)
     }
 }
 
-// The profiler's wait status as init wrote it; false when init ended without writing it.
+// The estimator's wait status as init wrote it; false when init ended without writing it.
 bool read_profiler_status(int status_r, int *status)
 {
     int st = 0;
@@ -298,7 +298,7 @@ bool read_profiler_status(int status_r, int *status)
     return true;
 }
 
-// Waits until the profiler ended (its status: from init's pipe, or from reaping it) or
+// Waits until the estimator ended (its status: from init's pipe, or from reaping it) or
 // SIGTERM came (false). `sigfd` reads SIGCHLD and SIGTERM; `status_r` is -1 without a
 // namespace.
 bool keeper_wait(int sigfd, int status_r, pid_t child, int *status)
@@ -334,7 +334,7 @@ bool keeper_wait(int sigfd, int status_r, pid_t child, int *status)
     if (setsid() < 0)
         child_fail(p.errpipe_w, step_session);
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    struct rlimit no_core = {0, 0}; // it re-raises the profiler's signal: SIGXCPU would dump
+    struct rlimit no_core = {0, 0}; // it re-raises the estimator's signal: SIGXCPU would dump
     setrlimit(RLIMIT_CORE, &no_core);
     sigset_t wait_set, old_mask;
     sigemptyset(&wait_set);
@@ -359,11 +359,11 @@ bool keeper_wait(int sigfd, int status_r, pid_t child, int *status)
         child_main(p, old_mask);
     if (child < 0)
         child_fail(p.errpipe_w, step_keeper);
-    close_all_but(sigfd, status_pipe[0]); // the pipes' EOFs must follow the profiler alone
+    close_all_but(sigfd, status_pipe[0]); // the pipes' EOFs must follow the estimator alone
     int status = 0;
     bool ended = keeper_wait(sigfd, status_pipe[0], child, &status);
     int child_status = 0;
-    if (keeper_kill_all(child, &child_status) && !ended) { // SIGTERM as the profiler ended
+    if (keeper_kill_all(child, &child_status) && !ended) { // SIGTERM as the estimator ended
         ended = true;
         if (status_pipe[0] < 0 || !read_profiler_status(status_pipe[0], &status))
             status = child_status;
@@ -548,10 +548,10 @@ SandboxRun sandbox_run(const SandboxSpec &spec, const std::atomic<bool> *cancel)
                 waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
         }
         if (exited && r == 0)
-            break; // the profiler is gone; leftover descendants are killed below
+            break; // the estimator is gone; leftover descendants are killed below
     }
-    // The keeper kills and reaps whatever remains (a profiler past a limit, its descendants,
-    // wherever they moved), then exits; it has finished already when the profiler exited. Its
+    // The keeper kills and reaps whatever remains (an estimator past a limit, its descendants,
+    // wherever they moved), then exits; it has finished already when the estimator exited. Its
     // own reaping is bounded; should it still not end, it is killed (it is xmemd's child and
     // root's: the user cannot stop that), so this wait is bounded too.
     kill(pid, SIGTERM);

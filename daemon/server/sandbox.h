@@ -1,5 +1,5 @@
 /*
- * sandbox.h — run the profiler as the requesting user, in its working directory, in its own
+ * sandbox.h — run the estimator as the requesting user, in its working directory, in its own
  * PID namespace (where xmemd is root: sandbox_namespace.h) and process group, with resource
  * limits, no GPU, a scrubbed environment, lowered priority, and bounded captured output;
  * nothing it starts outlives it. Blocking: call it from a worker thread.
@@ -34,7 +34,7 @@ struct SandboxRun {
     bool wall_expired = false;
     bool cancelled = false;       // the daemon stopped it (drain timeout)
     bool output_overflow = false; // stdout exceeded the bound; the group was killed
-    double cpu_seconds = 0;       // user + system time of the profiler and its reaped children
+    double cpu_seconds = 0;       // user + system time of the estimator and its reaped children
     double wall_seconds = 0;
     std::string out; // stdout, at most limits.output_kb
     std::string err; // the last limits.output_kb bytes of stderr

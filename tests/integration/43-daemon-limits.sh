@@ -20,20 +20,23 @@ write_config "limits: {wall_seconds: 8, cpu_seconds: 60, address_space_mb: 1024,
              "max_concurrent: 6" "max_per_user: 6"
 start_xmemd
 
-run() { # NAME EXPECTED_OUTCOME COMMAND...
+# expect_outcome NAME EXPECTED_OUTCOME COMMAND...: the test user's estimate of COMMAND, its
+# reply (stdout and stderr) in $T/NAME, is answered EXPECTED_OUTCOME within 25 s.
+expect_outcome() {
     local name=$1 want=$2
     shift 2
     local t0=$(date +%s)
-    runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --deadline 60000 -- "$@" >"$T/$name" 2>&1
+    run runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" --deadline 60000 -- "$@"
+    printf '%s\n' "$RUN_OUT" >"$T/$name"
     expect_eq "$(kv "$T/$name" name)" "$want" "$name outcome ($(kv "$T/$name" message))"
-    [ $(( $(date +%s) - t0 )) -le 25 ] || fail "$name took too long"
-    kill -0 "$XMEMD_PID" || fail "xmemd died during $name"
+    expect_true "$name took too long" [ $(( $(date +%s) - t0 )) -le 25 ]
+    expect_true "xmemd died during $name" kill -0 "$XMEMD_PID"
 }
 
 log "wall time: a sleeping profile and its children are killed"
-run wall profile_timeout /bin/sh -c 'sleep 300 & sleep 300'
+expect_outcome wall profile_timeout /bin/sh -c 'sleep 300 & sleep 300'
 log "wall time: a child that left the process group with setsid() is killed too"
-run escape profile_timeout python3 -c 'import os, signal, time
+expect_outcome escape profile_timeout python3 -c 'import os, signal, time
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
@@ -43,7 +46,7 @@ if os.fork() == 0:
     os._exit(0)
 time.sleep(300)'
 log "an escaped child of a profile that exits is killed when the profile ends"
-run escape_exit profile_bad_output python3 -c 'import os, signal, time
+expect_outcome escape_exit profile_bad_output python3 -c 'import os, signal, time
 if os.fork() == 0:
     os.setsid()
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -81,7 +84,7 @@ traced_name=traced-$$
 rm -f "$T/w/traced.ready" "$T/w/seized" "$T/w/seized.tracer"
 runuser -u xmemt1 -- python3 "$T/tracer.py" "$T/w/traced.ready" "$T/w/seized" "$traced_name" 2>"$T/tracer.err" &
 tracer=$!
-run traced estimated python3 -c 'import ctypes, os, time
+expect_outcome traced estimated python3 -c 'import ctypes, os, time
 if os.fork() == 0:
     libc = ctypes.CDLL(None)
     libc.prctl(0x59616d61, ctypes.c_ulong(-1 & 0xffffffffffffffff), 0, 0, 0)  # PR_SET_PTRACER_ANY
@@ -94,7 +97,7 @@ for _ in range(200):
         break
     time.sleep(0.05)
 pass'
-[ -s "$T/w/seized" ] || fail "the tracer did not seize the profile's child: $(cat "$T/tracer.err")"
+expect_true "the tracer did not seize the profile's child: $(cat "$T/tracer.err")" [ -s "$T/w/seized" ]
 traced=$(cat "$T/w/seized")
 # The tracer still alive, the traced child is dead: a zombie only its tracer can release.
 expect_eq "$(awk '{print $3}' "/proc/$traced/stat" 2>/dev/null || echo gone)" Z "the traced child's state after the profile"
@@ -103,26 +106,27 @@ kill "$(cat "$T/w/seized.tracer")"; wait "$tracer" 2>/dev/null
 for _ in $(seq 50); do [ "$(ps -o pid= -u xmemt1 | wc -l)" = 0 ] && break; sleep 0.1; done
 log "address space"
 # Mappings are never touched, so this costs no CPU even on a loaded machine.
-run mem profile_memory_limit python3 -c 'import mmap
+expect_outcome mem profile_memory_limit python3 -c 'import mmap
 maps = []
 while True: maps.append(mmap.mmap(-1, 64 << 20))'
 log "processes: a fork loop"
-run fork profile_process_limit python3 -c 'import os, time
+expect_outcome fork profile_process_limit python3 -c 'import os, time
 while True:
     if os.fork() == 0:
         time.sleep(300)
         os._exit(0)'
 log "file size: writing gigabytes"
-run fsize profile_file_limit /bin/sh -c 'head -c 4G /dev/zero > big.out'
-[ "$(stat -c %U "$T/w/big.out")" = xmemt1 ] || fail "the profile's file is not owned by the user"
-[ "$(stat -c %s "$T/w/big.out")" -le $((8 << 20)) ] || fail "file grew past the limit"
+expect_outcome fsize profile_file_limit /bin/sh -c 'head -c 4G /dev/zero > big.out'
+expect_true "the profile's file is not owned by the user" [ "$(stat -c %U "$T/w/big.out")" = xmemt1 ]
+expect_true "file grew past the limit" [ "$(stat -c %s "$T/w/big.out")" -le $((8 << 20)) ]
 log "stdout flood"
-run flood profile_output_too_large /bin/sh -c 'yes xxxxxxxxxxxxxxxxxxxxxxxxxxxx'
+expect_outcome flood profile_output_too_large /bin/sh -c 'yes xxxxxxxxxxxxxxxxxxxxxxxxxxxx'
 log "failure shows the stderr tail"
-run crash profile_failed /bin/sh -c 'echo "Traceback: boom in train.py" >&2; exit 3'
-grep -q "message=xmem: the estimator failed with exit status 3 | stderr: Traceback: boom in train.py" "$T/crash" || fail "stderr tail missing: $(cat "$T/crash")"
+expect_outcome crash profile_failed /bin/sh -c 'echo "Traceback: boom in train.py" >&2; exit 3'
+expect_true "stderr tail missing: $(cat "$T/crash")" grep -q \
+    "message=xmem: the estimator failed with exit status 3 | stderr: Traceback: boom in train.py" "$T/crash"
 log "stdout that is not the JSON result"
-run badout profile_bad_output /bin/echo "not the JSON the daemon expects"
+expect_outcome badout profile_bad_output /bin/echo "not the JSON the daemon expects"
 
 sleep 0.5
 left=$(ps -o pid= -u xmemt1 | wc -l)
@@ -135,8 +139,8 @@ for o in profile_memory_limit profile_process_limit profile_file_limit profile_o
 done
 log "address space and processes, said by the estimator's exit status with nothing on stderr"
 # (xmem-estimate exits 6 or 7 when the capture saw MemoryError or EAGAIN: docs/profile-status.md)
-run memexit profile_memory_limit /bin/sh -c 'exit 6'
-run forkexit profile_process_limit /bin/sh -c 'exit 7'
+expect_outcome memexit profile_memory_limit /bin/sh -c 'exit 6'
+expect_outcome forkexit profile_process_limit /bin/sh -c 'exit 7'
 "$L" estimate "$SOCK" --cwd "$T/w" -- /bin/true >/dev/null 2>&1 # root: refused, but answered
 expect_eq "$(status_field counters root_refused)" 1 "daemon still answering"
 stop_xmemd
@@ -144,7 +148,7 @@ stop_xmemd
 log "CPU time (own limits: under load a busy loop gets little CPU per wall second)"
 write_config "limits: {wall_seconds: 60, cpu_seconds: 1}"
 start_xmemd
-run cpu profile_cpu_limit /bin/sh -c 'while :; do :; done'
+expect_outcome cpu profile_cpu_limit /bin/sh -c 'while :; do :; done'
 stop_xmemd
 
 log "a missing profiler is spawn_failed"
@@ -152,6 +156,7 @@ write_config "estimator: [$T/missing-profiler]"
 start_xmemd
 runuser -u xmemt1 -- "$L" estimate "$SOCK" --cwd "$T/w" -- /bin/true >"$T/spawn"
 expect_eq "$(kv "$T/spawn" name)" spawn_failed "missing profiler"
-grep -q "cannot execute $T/missing-profiler: No such file or directory" "$T/spawn" || fail "spawn message: $(cat "$T/spawn")"
+expect_true "spawn message: $(cat "$T/spawn")" \
+    grep -q "cannot execute $T/missing-profiler: No such file or directory" "$T/spawn"
 stop_xmemd
-echo "ok"
+finish

@@ -23,28 +23,32 @@ chmod 0755 "$T/prof.sh"
 write_config
 start_xmemd
 
-# estimate_as OUT [VAR=VALUE...] -- ARGV: an estimate by the test user with that environment
+# The estimates' own deadline is 300 s.
+RUN_TIMEOUT=330
+# estimate_as OUT [VAR=VALUE...] -- ARGV: an estimate by the test user with that environment;
+# its reply is what a failed check prints.
 estimate_as() {
     local out=$1; shift
     local envs=()
     while [ "$1" != -- ]; do envs+=("$1"); shift; done
     shift
-    runuser -u xmemt1 -- env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF "${envs[@]}" \
-        "$L" estimate "$SOCK" --cwd "$T/w" --deadline 300000 -- "$@" >"$out" ||
-        { cat "$out"; fail "estimate ${envs[*]}"; }
+    log_watch "$out"
+    run_to "$out" runuser -u xmemt1 -- env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF \
+        "${envs[@]}" "$L" estimate "$SOCK" --cwd "$T/w" --deadline 300000 -- "$@"
+    expect_rc 0 "estimate ${envs[*]}"
 }
 breakdown() { sql "SELECT breakdown FROM requests WHERE id=$(kv "$1" id)"; }
 
 log "the estimator sees the job's PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF"
 estimate_as "$T/s0" -- python3 train.py
-breakdown "$T/s0" | grep -q '"alloc_conf":"unset"' || fail "unset: $(breakdown "$T/s0")"
+expect_true "unset: $(breakdown "$T/s0")" grep -q '"alloc_conf":"unset"' <<<"$(breakdown "$T/s0")"
 estimate_as "$T/s1" PYTORCH_ALLOC_CONF=expandable_segments:True -- python3 train.py
 expect_eq "$(kv "$T/s1" cached)" 0 "another allocator setting is another estimate"
-breakdown "$T/s1" | grep -q '"alloc_conf":"expandable_segments:True"' ||
-    fail "PYTORCH_ALLOC_CONF did not reach the estimator: $(breakdown "$T/s1")"
+expect_true "PYTORCH_ALLOC_CONF did not reach the estimator: $(breakdown "$T/s1")" \
+    grep -q '"alloc_conf":"expandable_segments:True"' <<<"$(breakdown "$T/s1")"
 estimate_as "$T/s2" PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True -- python3 train.py
-breakdown "$T/s2" | grep -q '"cuda_alloc_conf":"expandable_segments:True"' ||
-    fail "PYTORCH_CUDA_ALLOC_CONF did not reach the estimator: $(breakdown "$T/s2")"
+expect_true "PYTORCH_CUDA_ALLOC_CONF did not reach the estimator: $(breakdown "$T/s2")" \
+    grep -q '"cuda_alloc_conf":"expandable_segments:True"' <<<"$(breakdown "$T/s2")"
 stop_xmemd
 
 # The same request through the real estimator: the simulator must apply the setting.
@@ -78,7 +82,8 @@ estimate_as "$T/r0" "$job_path" -- python3 linear.py
 estimate_as "$T/r1" "$job_path" PYTORCH_ALLOC_CONF=expandable_segments:True -- python3 linear.py
 native=$(kv "$T/r0" peak); expandable=$(kv "$T/r1" peak)
 echo "peak: native $native, expandable segments $expandable"
-[ "$expandable" -gt 0 ] && [ "$expandable" -lt "$native" ] ||
-    fail "PYTORCH_ALLOC_CONF=expandable_segments:True did not lower the estimate ($native -> $expandable)"
+lowered="PYTORCH_ALLOC_CONF=expandable_segments:True did not lower the estimate ($native -> $expandable)"
+expect_true "$lowered" [ "$expandable" -gt 0 ]
+expect_true "$lowered" [ "$expandable" -lt "$native" ]
 stop_xmemd
-echo "ok"
+finish
