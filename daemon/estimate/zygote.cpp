@@ -95,8 +95,10 @@ bool spawn(const std::string &profiler, const std::string &python, Zygote &z, in
 
 void fallback(const std::string &why)
 {
-    std::fprintf(stderr, "xmem: --sweep: %s; each value imports torch itself (one estimate per "
-                         "value)\n", why.c_str());
+    std::fprintf(stderr,
+                 "xmem: --sweep: %s; each value imports torch itself (one estimate per "
+                 "value)\n",
+                 why.c_str());
 }
 
 } // namespace

@@ -43,16 +43,22 @@ for b in 256 4096; do
     run_to "$TMP/$b.json" "${est[@]}" --json -- python mlp.py --batch-size "$b"
     expect_rc 0 "the single estimate of batch $b" || finish
 done
+# same_peaks SWEEP_JSON HOW INDEX...: those points' peaks equal their single estimates'.
+same_peaks() {
+    local sweep=$1 how=$2 i b
+    shift 2
+    for i in "$@"; do
+        b=$(json "$sweep" "j['points'][$i]['value']")
+        expect_eq "$(json "$sweep" "j['points'][$i]['peak_bytes']")" \
+            "$(json "$TMP/$b.json" "j['peak_bytes']")" "batch $b's $how peak against its single estimate"
+    done
+}
 
 run_to "$TMP/fork.json" "${est[@]}" --json --budget 10 --sweep --batch-size=256,x,2,4096 -- python mlp.py
 expect_rc 0 "the forked sweep" || finish
 expect_no_out "--sweep" "the forked sweep fell back"
 expect_json "$TMP/fork.json" "j['forked']" "the values ran in the zygote's children"
-for i in 0 3; do
-    b=$(json "$TMP/fork.json" "j['points'][$i]['value']")
-    expect_eq "$(json "$TMP/fork.json" "j['points'][$i]['peak_bytes']")" \
-        "$(json "$TMP/$b.json" "j['peak_bytes']")" "batch $b's forked peak against its single estimate"
-done
+same_peaks "$TMP/fork.json" "forked" 0 3
 expect_json "$TMP/fork.json" "\"invalid int value: 'x'\" in j['points'][1]['error']" \
     "the refused value is named with the script's reason"
 expect_json "$TMP/fork.json" "'no optimizer step within' in j['points'][2]['error']" \
@@ -68,9 +74,5 @@ expect_eq "$(grep -c -- '--sweep' <<<"$RUN_OUT")" 1 "one line about the fallback
 expect_out "^xmem: --sweep: the zygote cannot fork: 2 threads after .import torch.*one estimate per value" \
     "the fallback says why"
 expect_json "$TMP/fallback.json" "not j['forked']" "no value forked from a zygote with threads"
-for i in 0 1; do
-    b=$(json "$TMP/fallback.json" "j['points'][$i]['value']")
-    expect_eq "$(json "$TMP/fallback.json" "j['points'][$i]['peak_bytes']")" \
-        "$(json "$TMP/$b.json" "j['peak_bytes']")" "batch $b's peak without the zygote"
-done
+same_peaks "$TMP/fallback.json" "unforked" 0 1
 finish
