@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# make bench-estimate, the sweep's line (issue 30): a `--sweep` over four batch sizes, its
-# wall time per value printed beside one fast estimate's and beside what starting Python and
-# importing torch alone costs, in one run on the same machine. Then the same values captured
-# by bench/estimate/fork_sweep.py, a bench-only prototype of docs/estimate.md's design ("What
-# a sweep costs"): one interpreter imports torch, one forked child per value runs the fast
-# capture; its traces' peaks must equal the sweep's, byte for byte. ResNet-50 at 224x224
+# make bench-estimate, the sweep's line (issue 30): a `--sweep` over four batch sizes (in fast
+# mode its values' jobs fork from one zygote that imported torch: docs/estimate.md, "What a
+# sweep costs"), its wall time per value printed beside one fast estimate's and beside what
+# starting Python and importing torch alone costs, in one run on the same machine. Then the
+# same values captured by bench/estimate/fork_sweep.py, the bench-only prototype of that
+# design (no launcher around its children); its traces' peaks must equal the sweep's, and
+# the sweep's peak of the single estimate's batch must equal it, byte for byte. ResNet-50 at 224x224
 # (tests/workloads/vision.py), 3 optimizer steps (XMEM_BENCH_STEPS); XMEM_BENCH_SWEEP (default
 # 8,16,32,64) and XMEM_BENCH_SWEEP_JOBS (default 1: values one after another, so per value
 # compares with one estimate) vary it.
@@ -57,14 +58,17 @@ values, jobs, tmp = sys.argv[6].split(","), int(sys.argv[7]), sys.argv[8]
 single = json.load(open(f"{tmp}/single.json"))
 sweep = {p["value"]: p.get("peak_bytes") for p in json.load(open(f"{tmp}/sweep.json"))["points"]}
 forked = {v: json.load(open(f"{tmp}/fork/{v}.json"))["peak_bytes"] for v in values}
+swept_json = json.load(open(f"{tmp}/sweep.json"))
 same = all(sweep[v] == forked[v] for v in values)
+same_single = sweep.get("32", single["peak_bytes"]) == single["peak_bytes"]
+paid = "once (forked from one zygote)" if swept_json.get("forked") else f"{len(values)} times"
 child = [float(line.split()[2]) for line in open(f"{tmp}/fork.log") if line.startswith("value ")]
 imp, one, swept, fork = t1 - t0, t2 - t1, t3 - t2, t4 - t3
 per, fork_per = swept / len(values), fork / len(values)
 print(f"sweep ResNet-50 bs{sys.argv[6]}: single fast estimate {one:.1f} s (profile "
       f"{single['profile_seconds']:.1f} s) | sweep {swept:.1f} s for {len(values)} values, {jobs} at "
       f"once = {per:.1f} s per value ({per / one:.2f} x single) | python + import torch {imp:.1f} s, "
-      f"paid {len(values)} times")
+      f"paid {paid}; batch 32's peak equal to the single estimate's: {'yes' if same_single else 'NO'}")
 print(f"  fork after import (prototype, bench/estimate/fork_sweep.py): {fork:.1f} s = {fork_per:.1f} s "
       f"per value ({fork_per / one:.2f} x single; a child {sum(child) / len(child):.1f} s from fork to "
       f"exit), import once; peaks equal to the sweep's: "

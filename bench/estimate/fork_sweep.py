@@ -1,6 +1,7 @@
 """Bench only (bench/sweep.sh): the fast capture of each sweep value in a child forked after
-`import torch`, to measure what docs/estimate.md's design ("What a sweep costs") would save.
-Not the product: no launcher around the children (no limits, no status pipe, no timeout).
+`import torch`, the prototype of docs/estimate.md's design ("What a sweep costs"), kept to
+compare the built one (xmem_fast/zygote.py) with. Not the product: no launcher around the
+children (no limits, no status pipe, no timeout).
 
     PYTHONPATH=FAST_PYDIR XMEM_EXACT_PYDIR=... XMEM_STEPS=N XMEM_THREADS=T \
         python fork_sweep.py OUTDIR ARG V1,V2,... SCRIPT ARGS...

@@ -1,6 +1,7 @@
 #include "sweep.h"
 
 #include "trace/units.h"
+#include "zygote.h"
 
 #include <nlohmann/json.hpp>
 
@@ -265,7 +266,8 @@ void print_text(const EstimateOptions &o, const SweepSpec &s, const std::vector<
                 best ? (s.arg + "=" + best->value).c_str() : "none of the values");
 }
 
-void print_json(const EstimateOptions &o, const SweepSpec &s, const std::vector<SweepPoint> &pts)
+void print_json(const EstimateOptions &o, const SweepSpec &s, const std::vector<SweepPoint> &pts,
+                bool forked)
 {
     nlohmann::json points = nlohmann::json::array();
     for (const SweepPoint &p : pts) {
@@ -282,6 +284,7 @@ void print_json(const EstimateOptions &o, const SweepSpec &s, const std::vector<
                         {"gpu", o.gpu},
                         {"fit_bytes", o.fit_bytes ? nlohmann::json(o.fit_bytes) : nlohmann::json()},
                         {"search", s.interval},
+                        {"forked", forked},
                         {"points", points},
                         {"largest_fitting", best ? nlohmann::json(best->value) : nlohmann::json()}};
     std::fputs((j.dump(2) + "\n").c_str(), stdout);
@@ -343,14 +346,20 @@ int run_sweep(const EstimateOptions &o)
         std::fprintf(stderr, "%s\n", spec.error().message.c_str());
         return 2;
     }
+    Zygote zygote;
+    bool forked = start_zygote(o, zygote);
+    if (forked) // the values' estimates inherit it; their jobs hand themselves to the zygote
+        setenv("XMEM_ZYGOTE_SOCKET", zygote.socket.c_str(), 1);
     auto points = spec.value().interval ? search(o, spec.value())
                                         : estimate_all(o, spec.value(), spec.value().values);
+    unsetenv("XMEM_ZYGOTE_SOCKET");
+    stop_zygote(zygote);
     if (!points.ok()) {
         std::fprintf(stderr, "%s\n", points.error().message.c_str());
         return 2;
     }
     if (o.json)
-        print_json(o, spec.value(), points.value());
+        print_json(o, spec.value(), points.value(), forked);
     else
         print_text(o, spec.value(), points.value());
     return 0;

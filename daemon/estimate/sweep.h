@@ -2,10 +2,11 @@
 //
 // One estimate per value of one of the training command's own arguments (`--batch-size`),
 // each a child `xmem-estimate --json` of this same executable, up to --sweep-jobs at once
-// for a list; for an interval, a binary search for the largest value that fits, which
-// assumes memory grows with the value. A value fits when its limit is within --fit SIZE (a
-// share), or, without --fit, when its estimate fits the GPU. A value that fails is named
-// with its error's first line, and the sweep goes on.
+// for a list (in fast mode their jobs fork from one zygote that imported torch: zygote.h); for an
+// interval, a binary search for the largest value that fits, which assumes memory grows with the
+// value. A value fits when its limit is within --fit SIZE (a share), or, without --fit, when its
+// estimate fits the GPU. A value that fails is named with its error's first line, and the sweep
+// goes on.
 #pragma once
 
 #include "common/result.h"
