@@ -62,15 +62,13 @@ _xmem()
     options=$(_xmem_options "$xmem" "$command")
     arg=$(awk -F'\t' -v o="$prev" '$1 == o { print $2 }' <<<"$options")
     if [[ -n $arg ]]; then
-        case $arg in
-        *\|*) # a choice such as fast|exact|auto; a pattern (ARG=V1|...) is not one
-            [[ $arg =~ ^[a-z0-9|-]+$ ]] &&
-                mapfile -t COMPREPLY < <(compgen -W "${arg//|/ }" -- "$cur")
-            ;;
-        *PATH* | *FILE* | *TRACE* | OUT* | *.html | *.yaml | *.lua)
+        # Lower-case words are the choices (fast|exact|auto, account); capitals name a value
+        # (N, NAME), and a file's name or capitals that say so (PATH, OUT.html) a file.
+        if [[ $arg =~ ^[a-z0-9-]+(\|[a-z0-9-]+)*$ ]]; then
+            mapfile -t COMPREPLY < <(compgen -W "${arg//|/ }" -- "$cur")
+        elif [[ $arg == *PATH* || $arg == *FILE* || $arg == *TRACE* || $arg =~ \.[a-z]+$ ]]; then
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
-            ;;
-        esac
+        fi
         return
     fi
     if [[ $cur == -* ]]; then

@@ -9,7 +9,7 @@ bindir=$1 completion=$2 mansrc=$3 check_man=$4
 PATH=$bindir:$PATH
 # shellcheck source=/dev/null
 source "$completion"
-failed=0
+failed=0 choices=0
 
 # COMPREPLY, sorted, for the command line WORDS... with the cursor on the last word.
 complete_line()
@@ -40,7 +40,14 @@ expect_same "xmem --<TAB>" "$(python3 "$check_man" list "$mansrc" '')" "$(comple
 for c in $commands; do
     expect_same "xmem $c --<TAB>" "$(python3 "$check_man" list "$mansrc" "$c")" \
         "$(complete_line xmem "$c" --)"
+    # An option whose argument is a choice (--mode fast|exact|auto) offers its words.
+    while read -r option words; do
+        expect_same "xmem $c $option <TAB>" "$(tr ' ' '\n' <<<"$words" | sort)" \
+            "$(complete_line xmem "$c" "$option" '')"
+        ((++choices))
+    done < <(python3 "$check_man" choices "$mansrc" "$c")
 done
+((choices > 0)) || { echo "check_completion: xmem(1) defines no option with a choice"; failed=1; }
 # A prefix narrows the list, and after "--" the job's own command line is not xmem's.
 expect_same "xmem est<TAB>" "estimate" "$(complete_line xmem est)"
 got=$(complete_line xmem estimate -- python3 --)

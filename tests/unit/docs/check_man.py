@@ -8,6 +8,7 @@
   render MAN_BUILD     `MANWIDTH=80 man --warnings -l PAGE` prints no warning for any page
   list MAN_SRC         (for the completion test) the commands xmem(1) has a section for
   list MAN_SRC CMD     the long options xmem(1) defines for CMD ("" for xmem's own)
+  choices MAN_SRC CMD  "OPTION WORD..." for each of CMD's options whose argument is a choice
 
 A page defines an option on a line that starts with `*-` (`*-s*, *--socket* _PATH_`) and a
 key on a line that starts with `*KEY*` (`*socket*: _PATH_`, `*socket*=_PATH_`). An option
@@ -73,6 +74,16 @@ def defined_options(lines):
     for line in lines:
         if line.startswith("*-"):
             found.update(PAGE_OPTION.findall(line.split(" _", 1)[0]))
+    return found
+
+
+def defined_choices(lines):
+    """{option: [words]} for definitions such as `*--mode* fast|exact|auto`, `*--by* account`."""
+    found = {}
+    for line in lines:
+        m = re.match(r"^\*(--[a-z][a-z0-9-]*)\* ([a-z0-9-]+(?:\|[a-z0-9-]+)*)$", line)
+        if m:
+            found[m.group(1)] = m.group(2).split("|")
     return found
 
 
@@ -159,6 +170,11 @@ def check_render(mandir):
 
 
 def main(argv):
+    if len(argv) == 3 and argv[0] == "choices":
+        page = page_sections(os.path.join(argv[1], "xmem.1.scd"))
+        for option, words in sorted(defined_choices(page["xmem " + argv[2]]).items()):
+            print(option, " ".join(words))
+        return 0
     if len(argv) >= 2 and argv[0] == "list":
         page = page_sections(os.path.join(argv[1], "xmem.1.scd"))
         if len(argv) == 2:
