@@ -24,7 +24,7 @@ DEB_PACKAGES := build-essential cmake pkg-config \
 	libuv1-dev libyaml-cpp-dev libcmocka-dev libsqlite3-dev sqlite3 nlohmann-json3-dev \
 	libtorch-dev python3-torch python3-torchvision libopenblas0-pthread \
 	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 lua-check libjson-c-dev \
-	chromium clang-format python3-venv python3-pip
+	chromium clang-format python3-venv python3-pip scdoc man-db
 
 # The project's own Python environment for tests and benches: PyTorch 2.x from PyPI and the
 # Hugging Face stack, pinned in tests/venv/requirements.lock. Debian's torch 1.13 stays too.
