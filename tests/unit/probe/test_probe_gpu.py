@@ -64,6 +64,14 @@ class ProbeGpu(unittest.TestCase):
             self.assertNotIn("uncalibrated", text)
         self.assertEqual(run.stderr, "")
 
+    def test_a_shared_lt_workspace_is_written_as_1(self):
+        run = self.probe(env=dict(self.env, XMEM_FAKE_TORCH_LT_SHARED="1"))
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("    cublaslt_workspace_kib: 1\n", run.stdout)
+        self.assertRegex(run.stdout, r"cublaslt_workspace_kib: \".*; measured 0, written as 1, "
+                                     r"the least the catalog takes\"")
+        self.assertIn("    cublas_workspace_kib: 8320\n", run.stdout)
+
     def test_catalog_loader_takes_the_entry(self):
         out = os.path.join(self.dir, "entry.yaml")
         run = self.probe("--output", out)  # the default name: from NVML's
