@@ -72,6 +72,14 @@ for f in "$LAB_PLUGIN" "$LAB_LUA"/{job_submit,cli_filter,xmem_lib}.lua "$LAB_XME
     "$LAB_LIBEXEC"/xmem-{estimate,profile} "$LAB_CAPTURE_LIB"; do
     expect_true "$f is not installed by xmem's packages" dpkg -S "$f"
 done
+# The shipped unit and configuration name the installed programs (rules moves /usr/local), and
+# the configuration loads with the installed catalog.
+for f in "$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' /lib/systemd/system/xmemd.service)" \
+    "$(sed -n 's/^estimator: \[\([^,]*\),.*/\1/p' /etc/slurm/xmem.yaml)"; do
+    expect_true "the unit or /etc/slurm/xmem.yaml names '$f', not an installed program" [ -x "$f" ]
+done
+run /usr/sbin/xmemd --config /etc/slurm/xmem.yaml --render-policy "$TMP/policy.lua"
+expect_rc 0 "xmemd does not load the shipped /etc/slurm/xmem.yaml"
 run /usr/bin/xmem --help
 for c in estimate sim status report calibrate profile profile-fast profile-libtorch; do
     expect_true "xmem $c is not installed: $RUN_OUT" grep -qx "  $c" <<<"$RUN_OUT"
