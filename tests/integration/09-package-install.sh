@@ -80,6 +80,12 @@ for f in "$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' /lib/systemd/system/xmemd.ser
 done
 run /usr/sbin/xmemd --config /etc/slurm/xmem.yaml --render-policy "$TMP/policy.lua"
 expect_rc 0 "xmemd does not load the shipped /etc/slurm/xmem.yaml"
+# Hardening (DEB_BUILD_MAINT_OPTIONS = hardening=+all): position-independent, full RELRO.
+for f in "$LAB_PLUGIN" "$LAB_XMEMD_BIN" /usr/bin/xmem "$LAB_LIBEXEC/xmem-estimate"; do
+    expect_true "$f is not PIE with full RELRO" \
+        sh -c "readelf -h '$f' | grep -q 'Type: *DYN' && readelf -l '$f' | grep -q GNU_RELRO &&
+               readelf -d '$f' | grep -q BIND_NOW"
+done
 run /usr/bin/xmem --help
 for c in estimate sim status report calibrate profile profile-fast profile-libtorch; do
     expect_true "xmem $c is not installed: $RUN_OUT" grep -qx "  $c" <<<"$RUN_OUT"
