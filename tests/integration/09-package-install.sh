@@ -74,7 +74,7 @@ for f in "$LAB_PLUGIN" "$LAB_LUA"/{job_submit,cli_filter,xmem_lib}.lua "$LAB_XME
 done
 # The shipped unit and configuration name the installed programs (rules moves /usr/local), and
 # the configuration loads with the installed catalog.
-for f in "$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' /lib/systemd/system/xmemd.service)" \
+for f in $(sed -n 's/^Exec[A-Za-z]*=[-@!+]*\([^ ]*\).*/\1/p' /lib/systemd/system/xmemd.service) \
     "$(sed -n 's/^estimator: \[\([^,]*\),.*/\1/p' /etc/slurm/xmem.yaml)"; do
     expect_true "the unit or /etc/slurm/xmem.yaml names '$f', not an installed program" [ -x "$f" ]
 done
