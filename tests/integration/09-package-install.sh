@@ -57,6 +57,8 @@ expect_true "xmem-slurm-plugin does not bind Slurm $slurm: $depends" \
 pass "xmem-slurm-plugin depends on Slurm $slurm and no other release"
 
 # 2. apt installs them from the files alone (every dependency is Debian's).
+state_dirs=()
+for d in /run/xmem /var/lib/xmem; do [ -e "$d" ] || state_dirs+=("$d"); done
 RUN_TIMEOUT=600 run env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
     "$debs"/xmem-slurm-plugin_*.deb "$debs"/xmemd_*.deb "$debs"/xmem_*.deb
 expect_rc 0 "apt-get install ./*.deb"
@@ -124,5 +126,9 @@ done
 # The profile above ran as root: Python wrote __pycache__ beside the installed modules, files no
 # package owns, which xmem's prerm removes.
 expect_false "left behind: $(find /usr/share/xmem 2>/dev/null | head -n 5)" [ -e /usr/share/xmem ]
+# The directories the tmpfiles snippet created, empty here: the purge takes them away.
+for d in "${state_dirs[@]}"; do
+    expect_false "$d is still there after the purge" [ -e "$d" ]
+done
 pass "apt-get remove takes the packages' files away"
 finish
