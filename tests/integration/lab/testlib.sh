@@ -22,9 +22,9 @@ t_require_lab() {
     [ "$(id -u)" = 0 ] || t_skip "needs root to run munged/slurmd"
     command -v slurmctld >/dev/null && command -v munged >/dev/null ||
         t_skip "Slurm or MUNGE not installed (make deps)"
-    [ -f "$XMEM_BUILD/lib/xmem.so" ] || t_skip "no $XMEM_BUILD/lib/xmem.so (build first)"
+    [ -f "$LAB_PLUGIN" ] || t_skip "no $LAB_PLUGIN (build first)"
     # sbatch and slurmstepd are not ASan programs: an ASan-built plugin cannot load in them.
-    if nm -D "$XMEM_BUILD/lib/xmem.so" 2>/dev/null | grep -q ' U __asan_'; then
+    if nm -D "$LAB_PLUGIN" 2>/dev/null | grep -q ' U __asan_'; then
         t_skip "xmem.so is built with AddressSanitizer (SANITIZE=1); Slurm's commands cannot load it"
     fi
 }
@@ -89,7 +89,7 @@ forged_sbatch() {
 # second user xmemt1 they submit as, and the preamble's shell.
 t_require_preamble_lab() {
     t_require_lab
-    [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+    [ -x "$LAB_XMEMD_BIN" ] || t_skip "no $LAB_XMEMD_BIN (the daemon is not built)"
     id xmemt1 >/dev/null 2>&1 || t_skip "no second user xmemt1 (the daemon tests' user)"
     [ -x /bin/bash ] || t_skip "no /bin/bash (the preamble's shell)"
 }
