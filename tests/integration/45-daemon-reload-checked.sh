@@ -4,10 +4,7 @@
 # ExecReload, run as etc/xmemd.service writes it, refuses a broken file before any signal: the
 # reload fails, xmemd keeps running with the config it had, and never hears of the file.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
-start_munged
-write_profiler 0
-ensure_user xmemt1
-mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py" && chown -R xmemt1 "$T/w"
+one_user_setup
 write_config "max_concurrent: 2" "max_per_user: 2"
 cp "$T/xmem.yaml" "$T/good.yaml"
 
