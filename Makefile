@@ -89,7 +89,12 @@ bench-daemon: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/daemon.sh
 
 # The Slurm demo (issue: sbatch --xmem), then a replay of a bundled trace through the simulator.
-demo: deps all
+# Its first screen is the demo: the build's lines (every "Entering directory" and "Built
+# target") go to a log, printed only when the build fails.
+demo: deps
+	@mkdir -p $(BUILD)
+	@$(MAKE) --no-print-directory all >$(BUILD)/demo-build.log 2>&1 || \
+		{ cat $(BUILD)/demo-build.log; echo "xmem: the build failed (above; $(BUILD)/demo-build.log)"; exit 1; }
 	@XMEM_BUILD=$(abspath $(BUILD)) examples/demo.sh
 	@XMEM_BUILD=$(abspath $(BUILD)) examples/sim-demo.sh
 

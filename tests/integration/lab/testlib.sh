@@ -50,6 +50,21 @@ gpu_of() { timeout 10 scontrol show job -d "$1" | sed -n 's/.* GRES=\([^ ]*(IDX:
 # The job's comment (may contain spaces).
 lab_comment() { timeout 10 squeue -h -t all -j "$1" -o %k 2>/dev/null || true; }
 
+# limits_in TEXT: every number TEXT calls a limit ("limit N MiB", "limit N.N GiB", "limit=NM"),
+# in MiB, one per line, each once.
+limits_in() {
+    grep -oE 'limit[ =][0-9.]+ ?(MiB|GiB|M|G)\b' <<<"$1" | sed -E 's/^limit[ =]//' |
+        awk '{ n = $0; sub(/ ?[MG](iB)?$/, "", n); printf "%g\n", ($0 ~ /G/) ? n * 1024 : n }' | sort -u
+}
+
+# expect_one_limit WHAT TEXT: what one job's user reads (sbatch's lines, its record) calls one
+# number a limit, the one it is held to; the share size has a name of its own (issue 35).
+expect_one_limit() {
+    local limits
+    limits=$(limits_in "$2")
+    expect_eq "$(grep -c . <<<"$limits")" 1 "$1: numbers called limit: $(echo $limits) in: $2"
+}
+
 # submit ARGS...: sbatch with the args; JOB = the id (fails the test if none).
 submit() {
     run sbatch "$@"
