@@ -119,11 +119,12 @@ def _fake_device_failure(torch, error, unsupported):
     it was raised. Other errors stay the script's."""
     import re
     import traceback
-    seen = error
-    while seen is not None:
+    seen, depth = error, 0
+    while seen is not None and depth < 8:  # a chain of causes can loop
+        depth += 1
         text = str(seen)
         if re.search(r"\bmeta\b", text):
-            frames = traceback.extract_tb(error.__traceback__)
+            frames = traceback.extract_tb(seen.__traceback__ or error.__traceback__)
             first = text.strip().splitlines()[0] if text.strip() else ""
             unsupported(f"{type(seen).__name__}: {first} (code that rejects fast mode's fake "
                         "GPU, meta tensors)", _where(torch, frames))
