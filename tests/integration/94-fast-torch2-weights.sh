@@ -6,8 +6,9 @@
 # breakdown.weights from the fast trace equals the exact capture's. Before this, fast mode
 # gave from_pretrained 0 B of weights (the loader threads' copies went untraced) and refused
 # nothing; safetensors failed asking to pin memory. The weights check after the first step
-# (xmem_fast/weights.py) is what refuses a way still untraced: checked by hand to refuse
-# from_pretrained with the thread pool's copies unrecorded (to_device's adopt removed).
+# (xmem_fast/weights.py) refuses a way still untraced: weights computed on the GPU in a
+# thread pool (`threaded`) are refused in one line (exit 3), not estimated without them; it
+# also refuses from_pretrained with the thread pool's copies unrecorded (checked by hand).
 source "$(dirname "$0")/90-fast-torch2-common.bash"
 script=$WORKLOADS/torch2/weights_on_gpu.py
 export HF_HUB_OFFLINE=1
@@ -33,4 +34,9 @@ for way in from_pretrained dispatch to_empty assign safetensors; do
     expect_eq "$fast" "$exact" "$way: fast mode's weights (B) against the exact capture's"
     echo "$way: weights fast $fast B, exact $exact B"
 done
+run "$FAST" --python "$VPY" --out "$TMP/threaded.trace" --steps 2 --timeout 300 -- \
+    python "$script" threaded "$TMP"
+expect_rc 3 "weights made on the GPU by a thread fast mode does not trace"
+expect_out "^xmem: fast mode: unsupported: weights missing from the trace: [0-9]+ parameter\(s\) on the GPU .* at [^ ]*weights_on_gpu.py:[0-9]+; use --mode exact" \
+    "the weights check's one line"
 finish

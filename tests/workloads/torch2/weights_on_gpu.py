@@ -9,7 +9,9 @@ WAY: `from_pretrained` (transformers, device_map="cuda": its loader moves the ch
 tensors to the GPU in a thread pool), `dispatch` (accelerate's init_empty_weights and
 load_checkpoint_and_dispatch), `to_empty` (a model built on the meta device), `assign`
 (load_state_dict(assign=True) of torch.load(map_location="cuda")), `safetensors`
-(safetensors' load_file(device="cuda")).
+(safetensors' load_file(device="cuda")), `threaded` (each weight copied to the GPU and
+scaled there in a thread pool: an op on a thread fast mode does not trace, which its
+weights check refuses).
 """
 import argparse
 import os
@@ -57,6 +59,12 @@ def load(way, directory):
     model = mlp()
     if way == "assign":
         state = torch.load(checkpoint, map_location="cuda")
+    elif way == "threaded":
+        from concurrent.futures import ThreadPoolExecutor
+        state = torch.load(checkpoint)
+        with ThreadPoolExecutor(2) as pool:
+            scaled = pool.map(lambda t: t.cuda() * 0.5, state.values())
+            state = dict(zip(state.keys(), scaled))
     elif way == "safetensors":
         from safetensors.torch import load_file
         state = load_file(os.path.join(directory, "model.safetensors"), device="cuda")
