@@ -24,7 +24,8 @@ DEB_PACKAGES := build-essential cmake pkg-config \
 	libuv1-dev libyaml-cpp-dev libcmocka-dev libsqlite3-dev sqlite3 nlohmann-json3-dev \
 	libtorch-dev python3-torch python3-torchvision libopenblas0-pthread \
 	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 lua-check libjson-c-dev \
-	chromium clang-format python3-venv python3-pip
+	chromium clang-format python3-venv python3-pip scdoc man-db \
+	debhelper lintian fakeroot
 
 # The project's own Python environment for tests and benches: PyTorch 2.x from PyPI and the
 # Hugging Face stack, pinned in tests/venv/requirements.lock. Debian's torch 1.13 stays too.
@@ -34,7 +35,7 @@ VENV       ?= $(CURDIR)/.venv
 VENV_HF26  ?= $(CURDIR)/.venv-hf26
 
 .PHONY: all deps configure test test-unit test-integration bench bench-sim bench-estimate \
-	bench-accuracy bench-daemon install uninstall clean demo format format-check
+	bench-accuracy bench-daemon install uninstall clean demo format format-check deb
 
 all: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -88,7 +89,12 @@ bench-daemon: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/daemon.sh
 
 # The Slurm demo (issue: sbatch --xmem), then a replay of a bundled trace through the simulator.
-demo: deps all
+# Its first screen is the demo: the build's lines (every "Entering directory" and "Built
+# target") go to a log, printed only when the build fails.
+demo: deps
+	@mkdir -p $(BUILD)
+	@$(MAKE) --no-print-directory all >$(BUILD)/demo-build.log 2>&1 || \
+		{ cat $(BUILD)/demo-build.log; echo "xmem: the build failed (above; $(BUILD)/demo-build.log)"; exit 1; }
 	@XMEM_BUILD=$(abspath $(BUILD)) examples/demo.sh
 	@XMEM_BUILD=$(abspath $(BUILD)) examples/sim-demo.sh
 
@@ -97,6 +103,26 @@ install: all
 
 uninstall:
 	@if [ -f $(BUILD)/install_manifest.txt ]; then xargs -r rm -f < $(BUILD)/install_manifest.txt; fi
+
+# Debian packages (debian/, docs/packaging.md), built from a copy of the files git tracks or
+# would track (a checkout's edits included) in $(DEB_DIR)/src: nothing comes from a build tree.
+# $(DEB_DIR) keeps the three .debs, build.log (shown only when the build fails) and lintian.txt;
+# the copy is removed once the build succeeds. Keep DEB_DIR's path: ccache hits need it.
+# No -dbgsym packages: `apt-get install ./*.deb` must install the three and nothing else.
+DEB_DIR ?= $(BUILD)/deb
+DEB_SRC := $(DEB_DIR)/src/xmem-$(VERSION)
+deb:
+	@rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	@git ls-files -z --cached --others --exclude-standard | tar --null --no-recursion \
+		--ignore-failed-read --warning=no-failed-read -T - -cf - | tar -xf - -C $(DEB_SRC)
+	@$(if $(CCACHE_DIR),export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache;) \
+		cd $(DEB_SRC) && DEB_BUILD_OPTIONS="noautodbgsym $${DEB_BUILD_OPTIONS:-}" \
+		dpkg-buildpackage -b -us -uc --jobs=$(JOBS) >../../build.log 2>&1 || \
+		{ tail -n 60 ../../build.log; echo "xmem: the package build failed ($(DEB_DIR)/build.log)"; exit 1; }
+	@mv $(DEB_DIR)/src/*.deb $(DEB_DIR)/ && rm -rf $(DEB_DIR)/src
+	@lintian --allow-root --fail-on error $(DEB_DIR)/*.deb >$(DEB_DIR)/lintian.txt 2>&1; rc=$$?; \
+		cat $(DEB_DIR)/lintian.txt; [ $$rc = 0 ] || { echo "xmem: lintian found errors (above)"; exit 1; }
+	@echo "deb: $$(cd $(DEB_DIR) && echo *.deb) in $(DEB_DIR)"
 
 # The committed .clang-format is enforced, not suggested: make test fails on any drift and
 # names the files; `make format` fixes them.

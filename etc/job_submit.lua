@@ -166,8 +166,8 @@ local function rewrite(job_desc, r, mode, required)
   if job_desc.tres_per_task and job_desc.tres_per_task ~= "" then job_desc.tres_per_task = "" end
   job_desc.tres_per_node = "gres:" .. r.gres
   if job_desc.environment ~= nil and mode ~= "check" then
-    -- The process is held to the limit itself; the margin only sizes the share.
-    job_desc.environment.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = string.format("0=%dM", r.base_mb)
+    -- The process is held to the limit itself; the margin only sizes the share (share size).
+    job_desc.environment.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = string.format("0=%dM", r.limit_mb)
     -- The node checks it too: a node below it refuses the packed job (remote_enforce.c).
     if required ~= "none" then job_desc.environment.XMEM_ENFORCE_REQUIRED = required end
   end

@@ -209,36 +209,37 @@ function M.margin(policy, gpu, account)
 end
 
 --[[ Turns a limit into a request under the policy. Returns a table:
-  kind = "shard" | "mps" | "whole", count (shards or MPS percentage), limit_mb (with margin),
-  base_mb (without: the per-process MPS memory limit), margin (the percent applied),
+  kind = "shard" | "mps" | "whole", count (shards or MPS percentage), limit_mb (the limit: what
+  the job is held to, the per-process MPS memory limit), share_mb (the share size: the limit
+  plus the margin, what the share is sized to), margin (the percent applied),
   gres ("shard:3", "mps:30" or nil), why (one line for logs and the user).
   account: the job's Slurm account, or nil (it picks an account's calibrated margin). ]]
 function M.share(policy, partition, limit_mb, account)
   local gpu, pname = M.partition_gpu(policy, partition)
   local margin = M.margin(policy, gpu, account)
-  local with_margin = math.ceil(limit_mb * (100 + margin) / 100)
-  local r = { limit_mb = with_margin, base_mb = limit_mb, gpu = gpu, partition = pname, kind = "whole",
+  local share_mb = math.ceil(limit_mb * (100 + margin) / 100)
+  local r = { limit_mb = limit_mb, share_mb = share_mb, gpu = gpu, partition = pname, kind = "whole",
     margin = margin }
-  if with_margin * 100 > gpu.memory_mb * policy.whole_gpu_above_percent then
-    r.why = string.format(
-      "limit %d MiB (with %d%% margin) is above %d%% of the %s's %d MiB: the job keeps its whole GPU",
-      with_margin, margin, policy.whole_gpu_above_percent, gpu.gpu or "GPU", gpu.memory_mb)
+  -- "limit L MiB + M% margin = share size S MiB": the two quantities keep their own names.
+  local sized = string.format("limit %d MiB + %d%% margin = share size %d MiB", limit_mb, margin, share_mb)
+  if share_mb * 100 > gpu.memory_mb * policy.whole_gpu_above_percent then
+    r.why = string.format("%s, above %d%% of the %s's %d MiB: the job keeps its whole GPU",
+      sized, policy.whole_gpu_above_percent, gpu.gpu or "GPU", gpu.memory_mb)
     r.too_big = true
     return r
   end
   if policy.mode == "shard" then
     local per = gpu.memory_mb / gpu.shards_per_gpu
-    r.count = math.min(math.max(1, math.ceil(with_margin / per)), gpu.shards_per_gpu)
+    r.count = math.min(math.max(1, math.ceil(share_mb / per)), gpu.shards_per_gpu)
     r.kind, r.gres = "shard", "shard:" .. r.count
   elseif policy.mode == "mps" then
-    r.count = math.min(math.max(1, ceil_div(with_margin * gpu.mps_per_gpu, gpu.memory_mb)), gpu.mps_per_gpu)
+    r.count = math.min(math.max(1, ceil_div(share_mb * gpu.mps_per_gpu, gpu.memory_mb)), gpu.mps_per_gpu)
     r.kind, r.gres = "mps", "mps:" .. r.count
   else
     r.why = "site policy 'whole': the job keeps its whole GPU"
     return r
   end
-  r.why = string.format("limit %d MiB (with %d%% margin) of %d MiB on %s: %s",
-    with_margin, margin, gpu.memory_mb, gpu.gpu or "GPU", r.gres)
+  r.why = string.format("%s of the %s's %d MiB: %s", sized, gpu.gpu or "GPU", gpu.memory_mb, r.gres)
   return r
 end
 

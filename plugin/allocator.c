@@ -225,10 +225,10 @@ static void export_answer(int command)
     char buf[64];
 
     setenv("XMEM_MODE", xmem_mode_name(ans.mode), 1);
-    snprintf(buf, sizeof(buf), "%" PRIu64, ans.limit_bytes >> 20);
+    snprintf(buf, sizeof(buf), "%" PRIu64, xmem_mib_ceil(ans.limit_bytes));
     setenv("XMEM_LIMIT_MB", buf, 1);
     if (ans.peak_bytes > 0) {
-        snprintf(buf, sizeof(buf), "%" PRIu64, ans.peak_bytes >> 20);
+        snprintf(buf, sizeof(buf), "%" PRIu64, xmem_mib_ceil(ans.peak_bytes));
         setenv("XMEM_PEAK_MB", buf, 1);
     }
     if (ans.gpu[0] != '\0')
@@ -355,12 +355,14 @@ static int ask_daemon(struct job_input *in, int mode)
     ans.request_id = res.request_id;
     snprintf(ans.gpu, sizeof(ans.gpu), "%s", res.gpu);
     snprintf(ans.decision, sizeof(ans.decision), "%s", res.decision);
-    xmem_size_format(res.peak_bytes, peak, sizeof(peak));
-    xmem_size_format(res.limit_bytes, limit, sizeof(limit));
+    /* In whole MiB, as the packing record and the share line print them: one number per
+     * quantity on the user's screen (ARCHITECTURE.md, glossary: limit, share size). */
+    snprintf(peak, sizeof(peak), "%" PRIu64 " MiB", xmem_mib_ceil(res.peak_bytes));
+    snprintf(limit, sizeof(limit), "%" PRIu64 " MiB", xmem_mib_ceil(res.limit_bytes));
     slurm_info("xmem: estimate for %s: peak %s, limit %s%s", res.gpu[0] ? res.gpu : "the GPU", peak,
                limit, res.cached ? " (cached)" : "");
     if (!res.fits)
-        slurm_error("xmem: warning: the estimate (%s) does not fit the GPU; the job keeps its "
+        slurm_error("xmem: warning: the limit (%s) does not fit the GPU; the job keeps its "
                     "whole GPU and may run out of memory",
                     limit);
     if (res.message[0] != '\0' && xmem__settings.verbose)
@@ -425,10 +427,10 @@ int xmem__allocator_option(const struct xmem_value *v, const char *optarg)
     if (v->mode == XMEM_MODE_BUDGET) {
         ans.have = 1;
         ans.limit_bytes = v->budget_bytes;
-        xmem_size_format(v->budget_bytes, size, sizeof(size));
+        snprintf(size, sizeof(size), "%" PRIu64 " MiB", xmem_mib_ceil(v->budget_bytes));
         slurm_info(
-            "xmem: declared budget %s (not profiled; the node holds the job to it with the best "
-            "enforcement level it offers)",
+            "xmem: declared budget %s, the job's limit (not profiled; the node holds the job to "
+            "it with the best enforcement level it offers)",
             size);
     } else {
         rc = ask_daemon(&in, v->mode);

@@ -94,12 +94,9 @@ int xmem_decimal_parse(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
-void xmem_size_format(uint64_t bytes, char *buf, size_t len)
+uint64_t xmem_mib_ceil(uint64_t bytes)
 {
-    if (bytes >= (1ULL << 30))
-        snprintf(buf, len, "%.1f GiB", (double)bytes / (double)(1ULL << 30));
-    else
-        snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes >> 20));
+    return bytes / (1ULL << 20) + (bytes % (1ULL << 20) != 0);
 }
 
 int xmem_value_parse(const char *arg, struct xmem_value *v, char *err, size_t errlen)

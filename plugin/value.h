@@ -35,7 +35,8 @@ int xmem_size_parse(const char *s, uint64_t *bytes);
  * etc/xmem_lib.lua's decimal() is the same rule. */
 #define XMEM_DECIMAL_MAX_DIGITS 15
 int xmem_decimal_parse(const char *s, uint64_t max, uint64_t *out);
-/* Formats bytes as "12.0 GiB" / "512 MiB". */
-void xmem_size_format(uint64_t bytes, char *buf, size_t len);
+/* Bytes in whole MiB, rounded up: the figure job_submit.lua writes for the same bytes into the
+ * packing record (its mb()), so a limit reads the same number on every line a user sees. */
+uint64_t xmem_mib_ceil(uint64_t bytes);
 
 #endif

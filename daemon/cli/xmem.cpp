@@ -31,6 +31,7 @@ constexpr Command k_commands[] = {
     {"status", "xmem-status"},
     {"report", "xmem-report"},
     {"calibrate", "xmem-calibrate"},
+    {"probe-gpu", "xmem-probe-gpu"},
     {"profile", "xmem-profile"},
     {"profile-fast", "xmem-profile-fast"},
     {"profile-libtorch", "xmem-profile-libtorch"},

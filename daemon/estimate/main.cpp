@@ -166,12 +166,12 @@ Result<void> apply_torch(const EstimateOptions &o, const Workload &work, Target 
 }
 
 // --mode fast|auto: xmem-profile-fast first; auto runs the exact capture whenever the fast
-// capture did not produce a trace: an unsupported construct (its one-line reason is already
-// shown) or any other failure, since a placeholder value can make a script fail in fast mode
-// that runs for real. A failure of the exact run is what counts. An environment that cannot
-// run a capture at all (k_profile_environment) would fail the exact run alike: no retry. An
-// exact run stopped at its memory limit (k_profile_memory) says what that leaves. *STATUS:
-// the exit status of the last profiler run (0 when none ran).
+// capture did not produce a trace: an unsupported construct (its one line, already shown,
+// names the construct and says auto falls back: XMEM_FAST_FALLS_BACK) or any other failure, since a
+// placeholder value can make a script fail in fast mode that runs for real. A failure of the exact
+// run is what counts. An environment that cannot run a capture at all (k_profile_environment) would
+// fail the exact run alike: no retry. An exact run stopped at its memory limit (k_profile_memory)
+// says what that leaves. *STATUS: the exit status of the last profiler run (0 when none ran).
 Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req, int *status)
 {
     if (o.mode == "exact")
@@ -185,12 +185,16 @@ Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req, int 
     ProfileRequest fast_req = req;
     fast_req.profiler = fast.value();
     fast_req.max_rss_mib = 0; // xmem-profile's option only
+    // The fast capture's refusal is one line naming the fix, or that auto falls back.
+    setenv("XMEM_FAST_FALLS_BACK", o.mode == "auto" ? "1" : "0", 1);
     auto ran = run_profiler(fast_req, status);
+    unsetenv("XMEM_FAST_FALLS_BACK");
     if (ran.ok() || o.mode == "fast" || *status == k_profile_environment)
         return ran;
-    if (*status != k_profile_unsupported)
+    if (*status != k_profile_unsupported) {
         std::fprintf(stderr, "%s\n", ran.error().message.c_str());
-    std::fprintf(stderr, "xmem: estimate: falling back to the exact capture (real CPU run)\n");
+        std::fprintf(stderr, "xmem: estimate: falling back to the exact capture (real CPU run)\n");
+    }
     auto exact_ran = run_profiler(req, status);
     if (*status == k_profile_memory) // its line suggests fast mode, which just failed
         return Result<void>::fail(
@@ -313,7 +317,9 @@ int run(const EstimateOptions &o)
     int profile_status = 0;
     auto trace_path = capture(o, temp, &profile_status);
     if (!trace_path.ok()) {
-        int status = fail(trace_path.error().message, Outcome::profile);
+        // --mode fast refused: the capture's one line said what and what to do.
+        Echo echo = profile_status == k_profile_unsupported ? Echo::already_shown : Echo::show;
+        int status = fail(trace_path.error().message, Outcome::profile, echo);
         return limit_met(profile_status) ? profile_status : status;
     }
     t.profile_seconds = o.trace_in.empty() ? seconds_since(profile_start) : 0.0;

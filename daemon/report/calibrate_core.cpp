@@ -33,9 +33,9 @@ bool in_window(const JobRecord &j, const Options &opt)
 
 Skip classify(const JobRecord &j, Pair &pair)
 {
-    if (j.granted_bytes == 0 || j.gpu.empty())
+    if (j.limit_bytes == 0 || j.gpu.empty())
         return Skip::no_estimate;
-    pair.limit_bytes = j.granted_bytes;
+    pair.limit_bytes = j.limit_bytes;
     if (j.cuda_oom || j.oom_requeued) {
         if (!j.packed)
             return Skip::whole_gpu_oom;

@@ -26,7 +26,7 @@ struct JobRecord {
     std::string user, account, partition, gpu;
     uint64_t capacity_bytes = 0;            // one whole GPU of this model (0: not in the catalog)
     uint64_t estimate_bytes = 0;            // the simulator's peak
-    uint64_t granted_bytes = 0;             // the limit the job was held to
+    uint64_t limit_bytes = 0;               // the limit the job was held to
     std::optional<uint64_t> measured_bytes; // NVML peak, where the node had NVML
     bool packed = false;                    // ran on a share (estimated, fits, not --xmem=check)
     int exit_status = 0;
@@ -43,7 +43,7 @@ struct JobRecord {
 // Sums over a set of jobs. Byte sums are over packed jobs only (what packing changed).
 struct Totals {
     uint64_t jobs = 0, packed = 0, failed = 0, oom_after_packing = 0;
-    double requested_bytes = 0, granted_bytes = 0, estimated_bytes = 0, measured_bytes = 0;
+    double requested_bytes = 0, limit_bytes = 0, estimated_bytes = 0, measured_bytes = 0;
     double gpu_hours_freed = 0, elapsed_hours = 0;
     uint64_t measured_jobs = 0;
     double abs_error_sum = 0;  // sum of |estimate - measured| / measured over measured jobs
@@ -105,7 +105,7 @@ bool asks_for_help(int argc, char **argv);
 // Writes LINE to stderr; returns 1, both commands' exit status for bad input.
 int fail_line(const std::string &line);
 
-// (1 - granted/capacity) x elapsed hours for a packed job; 0 otherwise.
+// (1 - limit/capacity) x elapsed hours for a packed job; 0 otherwise.
 double gpu_hours_freed(const JobRecord &j);
 std::string group_key(const JobRecord &j, GroupBy g);
 Report build_report(const Options &opt, const std::vector<JobRecord> &jobs);

@@ -191,9 +191,9 @@ xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
 
 double gpu_hours_freed(const JobRecord &j)
 {
-    if (!j.packed || j.capacity_bytes == 0 || j.granted_bytes >= j.capacity_bytes)
+    if (!j.packed || j.capacity_bytes == 0 || j.limit_bytes >= j.capacity_bytes)
         return 0;
-    double share = (double)j.granted_bytes / (double)j.capacity_bytes;
+    double share = (double)j.limit_bytes / (double)j.capacity_bytes;
     return (1.0 - share) * (double)j.elapsed_seconds / 3600.0;
 }
 
@@ -238,7 +238,7 @@ void Totals::add(const JobRecord &j)
     packed++;
     oom_after_packing += j.cuda_oom;
     requested_bytes += (double)j.capacity_bytes;
-    granted_bytes += (double)j.granted_bytes;
+    limit_bytes += (double)j.limit_bytes;
     estimated_bytes += (double)j.estimate_bytes;
     gpu_hours_freed += xmem::report::gpu_hours_freed(j);
     if (j.measured_bytes && *j.measured_bytes > 0) {

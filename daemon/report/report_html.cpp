@@ -134,8 +134,8 @@ std::string render_html(const Report &r)
          std::to_string(t.oom_after_packing) + "\" data-oom-requeued=\"" +
          std::to_string(t.oom_requeued) + "\" data-gpu-hours-freed=\"" +
          fixed(t.gpu_hours_freed, 6) + "\" data-requested-gib=\"" +
-         fixed(t.requested_bytes / 1073741824.0, 3) + "\" data-granted-gib=\"" +
-         fixed(t.granted_bytes / 1073741824.0, 3) + "\">";
+         fixed(t.requested_bytes / 1073741824.0, 3) + "\" data-limit-gib=\"" +
+         fixed(t.limit_bytes / 1073741824.0, 3) + "\">";
     auto item = [&](const std::string &k, const std::string &v) {
         h += "<dt>" + k + "</dt><dd>" + v + "</dd>";
     };
@@ -148,12 +148,12 @@ std::string render_html(const Report &r)
     for (const auto &[level, n] : t.by_enforcement)
         levels += (levels.empty() ? "" : ", ") + html_escape(level) + " " + std::to_string(n);
     item("jobs per enforcement level", levels.empty() ? "&ndash;" : levels);
-    item("GPU memory requested / granted / estimated",
+    item("GPU memory requested / limit / estimated",
          fixed(t.requested_bytes / 1073741824.0, 1) + " / " +
-             fixed(t.granted_bytes / 1073741824.0, 1) + " / " +
+             fixed(t.limit_bytes / 1073741824.0, 1) + " / " +
              fixed(t.estimated_bytes / 1073741824.0, 1) + " GiB");
     item("GPU-hours freed", fixed(t.gpu_hours_freed, 3));
-    h += "</dl><p>GPU-hours freed: for each packed job, (1 &minus; granted / GPU capacity) "
+    h += "</dl><p>GPU-hours freed: for each packed job, (1 &minus; limit / GPU capacity) "
          "&times; elapsed hours.</p>";
     h += "<h2>Savings over time (cumulative)</h2>" + over_time(r.freed_per_day);
     h += "<h2>Per user</h2>" + bars("by-user", r.by_user);

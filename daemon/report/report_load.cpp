@@ -175,11 +175,11 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
                 j.partition = partition_from_options(options);
             j.gpu = text(st, 6);
             j.estimate_bytes = (uint64_t)sqlite3_column_int64(st, 7);
-            j.granted_bytes = (uint64_t)sqlite3_column_int64(st, 8);
+            j.limit_bytes = (uint64_t)sqlite3_column_int64(st, 8);
             j.capacity_bytes = capacity(catalog, j.gpu, capacities);
             bool estimated = sqlite3_column_int(st, 9) == 0 && sqlite3_column_int(st, 10) == 1;
             j.packed = estimated && !check_only(options) && j.capacity_bytes > 0 &&
-                       j.granted_bytes > 0 && j.granted_bytes < j.capacity_bytes;
+                       j.limit_bytes > 0 && j.limit_bytes < j.capacity_bytes;
             if (sqlite3_column_type(st, 11) != SQLITE_NULL)
                 j.measured_bytes = (uint64_t)sqlite3_column_int64(st, 11);
             j.exit_status = sqlite3_column_int(st, 12);

@@ -26,7 +26,7 @@ std::vector<std::string> figures(const Totals &t)
                                   std::to_string(t.failed),
                                   std::to_string(t.oom_after_packing),
                                   fixed(t.requested_bytes / k_gib, 1),
-                                  fixed(t.granted_bytes / k_gib, 1),
+                                  fixed(t.limit_bytes / k_gib, 1),
                                   fixed(t.estimated_bytes / k_gib, 1),
                                   t.measured_jobs ? fixed(t.measured_bytes / k_gib, 1) : "",
                                   fixed(t.gpu_hours_freed, 3),
@@ -43,7 +43,7 @@ std::vector<std::string> figures(const Totals &t)
 const std::vector<std::string> k_columns = [] {
     std::vector<std::string> c = {
         "jobs",        "packed",        "failed",       "oom_after_packing", "requested_gib",
-        "granted_gib", "estimated_gib", "measured_gib", "gpu_hours_freed",   "estimate_error_pct",
+        "limit_gib",   "estimated_gib", "measured_gib", "gpu_hours_freed",   "estimate_error_pct",
         "oom_requeued"};
     for (const std::string &level : enforcement_keys())
         c.push_back("enforced_" + level);
@@ -112,7 +112,7 @@ std::string totals_json(const Totals &t)
         ",\"failed\":" + std::to_string(t.failed) +
         ",\"oom_after_packing\":" + std::to_string(t.oom_after_packing) +
         ",\"requested_gib\":" + fixed(t.requested_bytes / k_gib, 3) +
-        ",\"granted_gib\":" + fixed(t.granted_bytes / k_gib, 3) +
+        ",\"limit_gib\":" + fixed(t.limit_bytes / k_gib, 3) +
         ",\"estimated_gib\":" + fixed(t.estimated_bytes / k_gib, 3) +
         ",\"measured_jobs\":" + std::to_string(t.measured_jobs) +
         ",\"measured_gib\":" + (t.measured_jobs ? fixed(t.measured_bytes / k_gib, 3) : "null") +

@@ -12,6 +12,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -27,21 +28,31 @@ namespace xmem::server
 namespace
 {
 
+// One problem: "FILE:LINE: key: problem; fix". Every fail() names the fix, so no message
+// leaves an administrator guessing.
 struct ConfigError {
     int line; // 1-based; 0 = no position
     std::string key;
-    std::string what;
+    std::string problem;
+    std::string fix;
 };
+using Problems = std::vector<ConfigError>;
 
-[[noreturn]] void fail(const YAML::Node &n, const std::string &key, const std::string &what)
+[[noreturn]] void fail(const YAML::Node &n, const std::string &key, const std::string &problem,
+                       const std::string &fix)
 {
-    throw ConfigError{n.Mark().line + 1, key, what};
+    throw ConfigError{n.Mark().line + 1, key, problem, fix};
+}
+
+std::string range_fix(long long lo, long long hi)
+{
+    return "use a value from " + std::to_string(lo) + " to " + std::to_string(hi);
 }
 
 std::string scalar(const YAML::Node &n, const std::string &key)
 {
     if (!n.IsScalar())
-        fail(n, key, "expected a single value");
+        fail(n, key, "expected a single value", "write one value, not a list or a mapping");
     return n.Scalar();
 }
 
@@ -56,11 +67,9 @@ long long integer(const YAML::Node &n, const std::string &key, long long lo, lon
         used = 0;
     }
     if (used == 0 || used != s.size())
-        fail(n, key, "invalid integer: " + s);
+        fail(n, key, "invalid integer: " + s, "write a whole number; " + range_fix(lo, hi));
     if (v < lo || v > hi)
-        fail(n, key,
-             "out of range: " + s + " (allowed " + std::to_string(lo) + ".." + std::to_string(hi) +
-                 ")");
+        fail(n, key, "out of range: " + s, range_fix(lo, hi));
     return v;
 }
 
@@ -74,10 +83,12 @@ double number(const YAML::Node &n, const std::string &key, double lo, double hi)
     } catch (...) {
         used = 0;
     }
+    std::ostringstream range; // "0.5 to 65536", not std::to_string's "0.500000"
+    range << "from " << lo << " to " << hi;
     if (used == 0 || used != s.size() || !std::isfinite(v))
-        fail(n, key, "invalid number: " + s);
+        fail(n, key, "invalid number: " + s, "write a number " + range.str());
     if (v < lo || v > hi)
-        fail(n, key, "out of range: " + s);
+        fail(n, key, "out of range: " + s, "use a number " + range.str());
     return v;
 }
 
@@ -88,16 +99,16 @@ bool boolean(const YAML::Node &n, const std::string &key)
         return true;
     if (s == "false" || s == "no" || s == "off")
         return false;
-    fail(n, key, "invalid boolean: " + s + " (use true or false)");
+    fail(n, key, "invalid boolean: " + s, "use true or false");
 }
 
 std::string path(const YAML::Node &n, const std::string &key)
 {
     std::string s = scalar(n, key);
     if (s.empty() || s[0] != '/')
-        fail(n, key, "must be an absolute path: " + s);
+        fail(n, key, "must be an absolute path: " + s, "write the full path, starting with /");
     if (s.size() > 4095)
-        fail(n, key, "path too long");
+        fail(n, key, "path too long", "use a path under 4096 characters");
     return s;
 }
 
@@ -105,10 +116,10 @@ std::string name(const YAML::Node &n, const std::string &key)
 {
     std::string s = scalar(n, key);
     if (s.empty() || s.size() > 63)
-        fail(n, key, "must be 1 to 63 characters: " + s);
+        fail(n, key, "must be 1 to 63 characters: " + s, "use a name of 1 to 63 characters");
     for (char c : s)
         if (!(isalnum((unsigned char)c) || c == '-' || c == '_' || c == '.'))
-            fail(n, key, "invalid character in '" + s + "' (use letters, digits, - _ .)");
+            fail(n, key, "invalid character in '" + s + "'", "use letters, digits, - _ .");
     return s;
 }
 
@@ -118,7 +129,7 @@ int enforcement(const YAML::Node &n, const std::string &key)
     std::string s = scalar(n, key);
     int level = xmem_enforcement_parse(s.c_str());
     if (level < 0)
-        fail(n, key, "invalid value: " + s + " (use none, client, mps-server or dmem)");
+        fail(n, key, "invalid value: " + s, "use none, client, mps-server or dmem");
     return level;
 }
 
@@ -128,31 +139,40 @@ struct KeyRule {
     Handler handle;
 };
 
-void walk(const YAML::Node &map, const std::string &prefix, const std::vector<KeyRule> &rules)
+// One key's problem does not hide the next: each key's is added to `out` and the walk goes on,
+// so --check-config lists every problem of a file at once. A map that is no map throws.
+void walk(const YAML::Node &map, const std::string &prefix, const std::vector<KeyRule> &rules,
+          Problems &out)
 {
     if (!map.IsMap())
-        fail(map, prefix.empty() ? "(top level)" : prefix, "expected a mapping of keys");
+        fail(map, prefix.empty() ? "(top level)" : prefix, "expected a mapping of keys",
+             "write one 'key: value' per line, indented under it");
     std::set<std::string> seen; // YAML keeps both of a repeated key: which one is meant?
     for (auto it = map.begin(); it != map.end(); ++it) {
         std::string k = it->first.as<std::string>();
         std::string dotted = prefix.empty() ? k : prefix + "." + k;
-        if (!seen.insert(k).second)
-            fail(it->first, dotted, "given twice (keep one)");
-        const KeyRule *rule = nullptr;
-        for (const auto &r : rules)
-            if (k == r.key)
-                rule = &r;
-        if (!rule)
-            fail(it->first, dotted, "unknown key (see etc/xmem.yaml for the keys)");
-        if (it->second.IsNull())
-            fail(it->first, dotted, "missing value");
-        rule->handle(it->second, dotted);
+        try {
+            if (!seen.insert(k).second)
+                fail(it->first, dotted, "given twice", "keep one");
+            const KeyRule *rule = nullptr;
+            for (const auto &r : rules)
+                if (k == r.key)
+                    rule = &r;
+            if (!rule)
+                fail(it->first, dotted, "unknown key",
+                     "check its spelling and place against etc/xmem.yaml, which lists the keys");
+            if (it->second.IsNull())
+                fail(it->first, dotted, "missing value", "give it a value or remove the key");
+            rule->handle(it->second, dotted);
+        } catch (const ConfigError &e) {
+            out.push_back(e);
+        }
     }
 }
 
 // A target's memory is the catalog's (policy.h); a memory_gb written in an older file is kept
 // only to be checked against it once the catalog is read (config_read_catalog).
-void parse_target(const YAML::Node &n, const std::string &key, GpuTarget &t)
+void parse_target(const YAML::Node &n, const std::string &key, GpuTarget &t, Problems &out)
 {
     walk(n, key,
          {{"gpu",
@@ -168,17 +188,18 @@ void parse_target(const YAML::Node &n, const std::string &key, GpuTarget &t)
           {"shards_per_gpu",
            [&](auto &v, auto &k) { t.shards_per_gpu = (int)integer(v, k, 1, 1024); }},
           {"mps_per_gpu", [&](auto &v, auto &k) { t.mps_per_gpu = (int)integer(v, k, 1, 100); }},
-          {"enforcement", [&](auto &v, auto &k) { t.enforcement = enforcement(v, k); }}});
+          {"enforcement", [&](auto &v, auto &k) { t.enforcement = enforcement(v, k); }}},
+         out);
 }
 
-void parse_policy(const YAML::Node &n, const std::string &key, Policy &p)
+void parse_policy(const YAML::Node &n, const std::string &key, Policy &p, Problems &out)
 {
     walk(n, key,
          {{"mode",
            [&](auto &v, auto &k) {
                p.mode = scalar(v, k);
                if (p.mode != "shard" && p.mode != "mps" && p.mode != "whole")
-                   fail(v, k, "invalid value: " + p.mode + " (use shard, mps or whole)");
+                   fail(v, k, "invalid value: " + p.mode, "use shard, mps or whole");
            }},
           {"margin_percent",
            [&](auto &v, auto &k) { p.margin_percent = (int)integer(v, k, 0, 100); }},
@@ -188,30 +209,39 @@ void parse_policy(const YAML::Node &n, const std::string &key, Policy &p)
            [&](auto &v, auto &k) { p.decision_ttl_seconds = (int)integer(v, k, 10, 86400); }},
           {"require_enforcement",
            [&](auto &v, auto &k) { p.require_enforcement = enforcement(v, k); }},
-          {"default", [&](auto &v, auto &k) { parse_target(v, k, p.default_target); }},
-          {"partitions", [&](auto &v, auto &k) {
+          {"default", [&](auto &v, auto &k) { parse_target(v, k, p.default_target, out); }},
+          {"partitions",
+           [&](auto &v, auto &k) {
                if (!v.IsMap())
-                   fail(v, k, "expected a mapping partition: {gpu: ..., shards_per_gpu: ...}");
+                   fail(v, k, "expected a mapping of partitions",
+                        "write one per line, NAME: {gpu: ..., shards_per_gpu: ...}");
                for (auto it = v.begin(); it != v.end(); ++it) {
                    std::string part = name(it->first, k);
                    p.partitions.emplace_back(part, GpuTarget{});
                }
-           }}});
+           }}},
+         out);
     // Partitions inherit missing keys from default, so parse them after default is known.
-    if (n["partitions"]) {
+    // Those whose name was refused above are not in p.partitions: their keys are not read.
+    if (n["partitions"] && n["partitions"].IsMap()) {
         const YAML::Node parts = n["partitions"];
         std::size_t i = 0;
-        for (auto it = parts.begin(); it != parts.end(); ++it, ++i) {
+        for (auto it = parts.begin(); it != parts.end() && i < p.partitions.size(); ++it, ++i) {
             GpuTarget t = p.default_target;
             t.stated_memory_gb = 0; // it described the default's GPU; each GPU's is the catalog's
             t.lines.memory_gb = 0;
-            parse_target(it->second, key + ".partitions." + it->first.as<std::string>(), t);
+            try {
+                parse_target(it->second, key + ".partitions." + it->first.as<std::string>(), t,
+                             out);
+            } catch (const ConfigError &e) {
+                out.push_back(e);
+            }
             p.partitions[i].second = t;
         }
     }
 }
 
-void parse_limits(const YAML::Node &n, const std::string &key, SandboxLimits &l)
+void parse_limits(const YAML::Node &n, const std::string &key, SandboxLimits &l, Problems &out)
 {
     walk(
         n, key,
@@ -222,18 +252,20 @@ void parse_limits(const YAML::Node &n, const std::string &key, SandboxLimits &l)
          {"file_size_mb", [&](auto &v, auto &k) { l.file_size_mb = integer(v, k, 1, 1LL << 30); }},
          {"wall_seconds", [&](auto &v, auto &k) { l.wall_seconds = (int)integer(v, k, 1, 86400); }},
          {"nice", [&](auto &v, auto &k) { l.nice = (int)integer(v, k, 0, 19); }},
-         {"output_kb", [&](auto &v, auto &k) { l.output_kb = integer(v, k, 1, 65536); }}});
+         {"output_kb", [&](auto &v, auto &k) { l.output_kb = integer(v, k, 1, 65536); }}},
+        out);
 }
 
 std::vector<std::string> estimator(const YAML::Node &n, const std::string &key)
 {
     if (!n.IsSequence() || n.size() == 0)
-        fail(n, key, "expected a non-empty list: [/path/to/xmem-estimate, --json]");
+        fail(n, key, "expected a non-empty list", "write [/path/to/xmem-estimate, --json]");
     std::vector<std::string> argv;
     for (const auto &a : n)
         argv.push_back(scalar(a, key));
     if (argv[0].empty() || argv[0][0] != '/')
-        fail(n, key, "the first element must be an absolute path: " + argv[0]);
+        fail(n, key, "the first element must be an absolute path: " + argv[0],
+             "give the estimator's full path, e.g. /usr/local/bin/xmem-estimate");
     return argv;
 }
 
@@ -245,7 +277,7 @@ void deprecated_key(const Config &c, const YAML::Node &n, const std::string &key
              c.path.c_str(), n.Mark().line + 1, key.c_str(), now);
 }
 
-void parse_top(const YAML::Node &root, Config &c)
+void parse_top(const YAML::Node &root, Config &c, Problems &out)
 {
     walk(root, "",
          {{"socket", [&](auto &v, auto &k) { c.socket = path(v, k); }},
@@ -256,26 +288,31 @@ void parse_top(const YAML::Node &root, Config &c)
            [&](auto &v, auto &k) {
                c.log = scalar(v, k);
                if (c.log != "stderr" && c.log != "syslog")
-                   fail(v, k, "invalid value: " + c.log + " (use stderr or syslog)");
+                   fail(v, k, "invalid value: " + c.log, "use stderr or syslog");
            }},
           {"metrics_listen",
            [&](auto &v, auto &k) {
                c.metrics_listen = scalar(v, k);
                auto colon = c.metrics_listen.rfind(':');
                if (colon == std::string::npos || colon == 0)
-                   fail(v, k, "expected HOST:PORT, e.g. 127.0.0.1:9464");
+                   fail(v, k, "expected HOST:PORT", "write it as, e.g., 127.0.0.1:9464");
                YAML::Node port = YAML::Load(c.metrics_listen.substr(colon + 1));
                try {
                    integer(port, k, 1, 65535);
                } catch (const ConfigError &) {
-                   fail(v, k, "invalid port in " + c.metrics_listen);
+                   fail(v, k, "invalid port in " + c.metrics_listen, "use a port from 1 to 65535");
                }
            }},
-          {"estimator", [&](auto &v, auto &k) { c.estimator = estimator(v, k); }},
+          {"estimator",
+           [&](auto &v, auto &k) {
+               c.estimator = estimator(v, k);
+               c.estimator_line = v.Mark().line + 1;
+           }},
           {"profiler", // the key's name before "estimator"
            [&](auto &v, auto &k) {
                deprecated_key(c, v, k, "estimator");
                c.estimator = estimator(v, k);
+               c.estimator_line = v.Mark().line + 1;
            }},
           {"torch", [&](auto &v, auto &k) { c.torch = name(v, k); }},
           {"steps", [&](auto &v, auto &k) { c.steps = (int)integer(v, k, 1, k_max_steps); }},
@@ -291,7 +328,7 @@ void parse_top(const YAML::Node &root, Config &c)
           {"queue_size", [&](auto &v, auto &k) { c.queue_size = (int)integer(v, k, 0, 100000); }},
           {"max_connections",
            [&](auto &v, auto &k) { c.max_connections = (int)integer(v, k, 4, 100000); }},
-          {"limits", [&](auto &v, auto &k) { parse_limits(v, k, c.limits); }},
+          {"limits", [&](auto &v, auto &k) { parse_limits(v, k, c.limits, out); }},
           {"cache",
            [&](auto &v, auto &k) {
                walk(v, k,
@@ -299,25 +336,64 @@ void parse_top(const YAML::Node &root, Config &c)
                       [&](auto &v2, auto &k2) {
                           c.cache_ttl_seconds = (int)integer(v2, k2, 0, 365 * 86400);
                       }},
-                     {"max_entries", [&](auto &v2, auto &k2) {
+                     {"max_entries",
+                      [&](auto &v2, auto &k2) {
                           c.cache_max_entries = (int)integer(v2, k2, 0, 10000000);
-                      }}});
+                      }}},
+                    out);
            }},
           {"catalog",
            [&](auto &v, auto &k) {
                c.catalog = path(v, k);
                if (!xmem::analysis::is_regular_file(c.catalog))
-                   fail(v, k, "no such file: " + c.catalog + " (the GPU catalog, gpus.yaml)");
+                   fail(v, k, "no such file: " + c.catalog,
+                        "give the path of the GPU catalog, gpus.yaml");
            }},
           {"calibration", [&](auto &v, auto &k) { c.calibration = path(v, k); }},
           {"policy_file", [&](auto &v, auto &k) { c.policy_file = path(v, k); }},
-          {"policy", [&](auto &v, auto &k) { parse_policy(v, k, c.policy); }}});
+          {"policy", [&](auto &v, auto &k) { parse_policy(v, k, c.policy, out); }}},
+         out);
     if (c.max_per_user > c.max_concurrent)
-        fail(root["max_per_user"], "max_per_user",
-             std::to_string(c.max_per_user) + " is above max_concurrent " +
-                 std::to_string(c.max_concurrent) +
-                 " (one user cannot hold more slots than the node has; lower max_per_user or "
-                 "raise max_concurrent)");
+        out.push_back({root["max_per_user"].Mark().line + 1, "max_per_user",
+                       std::to_string(c.max_per_user) + " is above max_concurrent " +
+                           std::to_string(c.max_concurrent) +
+                           " (one user cannot hold more slots than the node has)",
+                       "lower max_per_user or raise max_concurrent"});
+}
+
+std::string message(const std::string &file, const ConfigError &e)
+{
+    return file + ":" + std::to_string(e.line) + ": " + e.key + ": " + e.problem + "; " + e.fix;
+}
+
+// Every problem of the YAML text, in file order. A syntax error ends the reading there: the
+// parser cannot go on past it.
+std::vector<std::string> parse_text(const std::string &file, const std::string &text, Config &c)
+{
+    Problems found;
+    try {
+        YAML::Node root = YAML::Load(text);
+        // An empty file is refused, not read as the defaults: a file truncated by an editor
+        // or a failed copy would otherwise reload silently as another socket, ledger and
+        // limits. A site that wants the defaults runs xmemd without --config.
+        if (root.IsNull())
+            found.push_back({1, "(top level)",
+                             "the config has no keys (an empty or truncated file?)",
+                             "write the keys to set, as in etc/xmem.yaml"});
+        else
+            parse_top(root, c, found);
+    } catch (const ConfigError &e) {
+        found.push_back(e);
+    } catch (const YAML::Exception &e) {
+        found.push_back({e.mark.line + 1, "(syntax)", e.msg,
+                         "mend the YAML at that line (indentation, a colon, quotes, brackets)"});
+    }
+    std::stable_sort(found.begin(), found.end(),
+                     [](const ConfigError &a, const ConfigError &b) { return a.line < b.line; });
+    std::vector<std::string> lines;
+    for (const ConfigError &e : found)
+        lines.push_back(message(file, e));
+    return lines;
 }
 
 } // namespace
@@ -363,44 +439,45 @@ Result<void> config_check_programs(const Config &c)
         why = "not a regular file";
     if (why.empty())
         return Result<void>::success();
-    return Result<void>::fail((c.path.empty() ? std::string("built-in defaults") : c.path) +
-                              ": estimator: " + program + " is not an executable file (" + why +
-                              "); install xmem-estimate there or fix the key");
+    std::string where = c.path.empty() ? std::string("built-in defaults") : c.path;
+    if (c.estimator_line > 0)
+        where += ":" + std::to_string(c.estimator_line);
+    return Result<void>::fail(where + ": estimator: " + program + " is not an executable file (" +
+                              why + "); install xmem-estimate there or fix the key");
+}
+
+ConfigCheck config_check(const std::string &file)
+{
+    ConfigCheck check{config_defaults(), {}};
+    std::ifstream in(file);
+    if (!in) {
+        check.problems.push_back(file + ": cannot read the config: " + strerror(errno));
+        return check;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    check.config.path = file;
+    check.config.fingerprint = sha256_hex(text.str());
+    check.problems = parse_text(file, text.str(), check.config);
+    // The policy's GPUs are the catalog's: a GPU it lacks refuses the config like a bad key.
+    // Read only once the keys are sound: a refused catalog or policy key would be read as
+    // its default, and the catalog's complaint would be about a file the site never named.
+    if (check.problems.empty())
+        if (auto gpus = config_read_catalog(check.config); !gpus.ok())
+            check.problems.push_back(gpus.error().message);
+    return check;
 }
 
 Result<Config> config_load(const std::string &file)
 {
-    std::ifstream in(file);
-    if (!in)
-        return Result<Config>::fail(file +
-                                    ": cannot read the config: " + std::string(strerror(errno)));
-    std::stringstream text;
-    text << in.rdbuf();
-    Config c = config_defaults();
-    c.path = file;
-    c.fingerprint = sha256_hex(text.str());
-    try {
-        YAML::Node root = YAML::Load(text.str());
-        // An empty file is refused, not read as the defaults: a file truncated by an editor
-        // or a failed copy would otherwise reload silently as another socket, ledger and
-        // limits. A site that wants the defaults runs xmemd without --config.
-        if (root.IsNull())
-            return Result<Config>::fail(file + ":1: (top level): the config has no keys (an "
-                                               "empty or truncated file?); write the keys "
-                                               "to set, as in etc/xmem.yaml");
-        parse_top(root, c);
-    } catch (const ConfigError &e) {
-        return Result<Config>::fail(file + ":" + std::to_string(e.line) + ": " + e.key + ": " +
-                                    e.what);
-    } catch (const YAML::Exception &e) {
-        return Result<Config>::fail(file + ":" + std::to_string(e.mark.line + 1) +
-                                    ": (syntax): " + e.msg);
-    }
-    // The policy's GPUs are the catalog's: a GPU it lacks refuses the config like a bad key.
-    auto gpus = config_read_catalog(c);
-    if (!gpus.ok())
-        return Result<Config>::fail(gpus.error().message);
-    return Result<Config>::ok(std::move(c));
+    ConfigCheck check = config_check(file);
+    if (check.problems.empty())
+        return Result<Config>::ok(std::move(check.config));
+    std::string first = check.problems.front();
+    if (check.problems.size() > 1)
+        first += " (and " + std::to_string(check.problems.size() - 1) + " more: xmemd --config " +
+                 file + " --check-config lists them)";
+    return Result<Config>::fail(first);
 }
 
 } // namespace xmem::server

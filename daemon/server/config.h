@@ -1,7 +1,8 @@
 /*
  * config.h — xmemd's configuration (/etc/slurm/xmem.yaml), parsed strictly: an unknown key or
- * a bad value is an error "FILE:LINE: key: what is wrong" and the daemon does not start (or,
- * on SIGHUP, keeps the previous config). Documented key by key in etc/xmem.yaml.
+ * a bad value is an error "FILE:LINE: key: problem; fix" and the daemon does not start (or,
+ * on SIGHUP, keeps the previous config). `xmemd --check-config` prints every problem of a
+ * file, one per line. Documented key by key in etc/xmem.yaml.
  */
 #ifndef XMEMD_CONFIG_H
 #define XMEMD_CONFIG_H
@@ -37,6 +38,7 @@ struct Config {
     std::string log;                    // "stderr" or "syslog"
     std::string metrics_listen;         // "" = off; "HOST:PORT"
     std::vector<std::string> estimator; // the command run for an estimate, and its first args
+    int estimator_line = 0;             // the key's line in the file; 0 = built in
     std::string torch;                  // "" = let the estimator choose
     int steps;                          // optimizer steps profiled
     bool allow_root;
@@ -57,14 +59,23 @@ struct Config {
 std::string config_calibration_path(const Config &c);
 // Built-in defaults (defaults.h).
 Config config_defaults();
-// Loads and validates FILE; the error is "FILE:LINE: key: what is wrong".
+// FILE read and checked: every problem found, one line each, "FILE:LINE: key: problem; fix"
+// in file order (a YAML syntax error stops the reading at its line; the GPU catalog is read
+// only when the keys have no problem). With no problem, `config` is the loaded config.
+struct ConfigCheck {
+    Config config;
+    std::vector<std::string> problems;
+};
+ConfigCheck config_check(const std::string &path);
+// Loads and validates FILE; the error is the first problem, and how many more there are.
 Result<Config> config_load(const std::string &path);
 // Reads the GPU catalog (key: catalog) and takes each policy GPU's memory from it (policy.h),
 // logging a warning per deprecated memory_gb, then the calibration file's margins (key:
 // calibration, checked against the catalog). config_load does it; the built-in defaults
 // need it too. The error is one line "FILE[:LINE]: key: what is wrong".
 xmem::Result<void> config_read_catalog(Config &c);
-// What --check-config adds to loading: the estimator program exists and is executable. Not
+// What --check-config adds to loading: the estimator program exists and is executable
+// ("FILE:LINE: estimator: ...; fix", the line where the key was written). Not
 // done at load, so a reload never fails on a program being reinstalled; a missing program
 // still fails each request with spawn_failed.
 xmem::Result<void> config_check_programs(const Config &c);

@@ -21,21 +21,44 @@ using namespace xmem::server;
 namespace
 {
 
-// Config file (or defaults when the default path is absent), then command-line overrides.
+// The config file (or the defaults when the default path is absent) and its problems.
+ConfigCheck read_config(const Options &o)
+{
+    if (o.config_given || access(o.config_path.c_str(), F_OK) == 0)
+        return config_check(o.config_path);
+    ConfigCheck check{config_defaults(), {}};
+    if (auto gpus = config_read_catalog(check.config); !gpus.ok())
+        check.problems.push_back(gpus.error().message);
+    return check;
+}
+
+// --check-config: every problem, one "FILE:LINE: key: problem; fix" line each on stderr (no
+// prefix, so an editor can jump to it), then whether the estimator named is installed (when
+// the key was read, so a refused key never sends the check to the built-in program).
+int check_config(const Options &o)
+{
+    ConfigCheck check = read_config(o);
+    if (check.problems.empty() || check.config.estimator_line > 0)
+        if (auto programs = config_check_programs(check.config); !programs.ok())
+            check.problems.push_back(programs.error().message);
+    for (const std::string &problem : check.problems)
+        fprintf(stderr, "%s\n", problem.c_str());
+    if (!check.problems.empty())
+        return 1;
+    printf("xmemd: %s: ok\n",
+           check.config.path.empty() ? "built-in defaults" : check.config.path.c_str());
+    return 0;
+}
+
+// The config, then command-line overrides; every problem on stderr and exit 1 when it has any.
 std::shared_ptr<const Config> load_config_or_exit(const Options &o)
 {
-    Config c = config_defaults();
-    if (o.config_given || access(o.config_path.c_str(), F_OK) == 0) {
-        auto r = config_load(o.config_path);
-        if (!r) {
-            fprintf(stderr, "xmemd: %s\n", r.error().message.c_str());
-            exit(1);
-        }
-        c = std::move(r.value());
-    } else if (auto gpus = config_read_catalog(c); !gpus.ok()) {
-        fprintf(stderr, "xmemd: %s\n", gpus.error().message.c_str());
+    ConfigCheck check = read_config(o);
+    for (const std::string &problem : check.problems)
+        fprintf(stderr, "xmemd: %s\n", problem.c_str());
+    if (!check.problems.empty())
         exit(1);
-    }
+    Config c = std::move(check.config);
     if (!o.socket.empty())
         c.socket = o.socket;
     if (!o.lockfile.empty())
@@ -75,17 +98,11 @@ int size_threadpool(const Config &c)
 int main(int argc, char **argv)
 {
     Options opts = options_parse(argc, argv);
+    if (opts.check_config)
+        return check_config(opts);
     std::shared_ptr<const Config> cfg = load_config_or_exit(opts);
     if (!opts.render_policy_out.empty())
         return render_policy(*cfg, opts.render_policy_out);
-    if (opts.check_config) {
-        if (auto programs = config_check_programs(*cfg); !programs.ok()) {
-            fprintf(stderr, "xmemd: %s\n", programs.error().message.c_str());
-            return 1;
-        }
-        printf("xmemd: %s: ok\n", cfg->path.empty() ? "built-in defaults" : cfg->path.c_str());
-        return 0;
-    }
     signal(SIGPIPE, SIG_IGN);
     if (!opts.foreground)
         detach();

@@ -23,7 +23,7 @@ expect_true "shipped xmem.yaml rejected" \
 printf 'socket: %s\nmax_concurent: 3\n' "$SOCK" >"$T/bad.yaml"
 run "$B/xmemd" --config "$T/bad.yaml" --foreground
 expect_true "bad config accepted" [ "$RUN_RC" != 0 ]
-expect_eq "$RUN_OUT" "xmemd: $T/bad.yaml:2: max_concurent: unknown key (see etc/xmem.yaml for the keys)" "bad config message"
+expect_eq "$RUN_OUT" "xmemd: $T/bad.yaml:2: max_concurent: unknown key; check its spelling and place against etc/xmem.yaml, which lists the keys" "bad config message"
 run "$B/xmemd" --config "$T/xmem.yaml" --render-policy "$T/policy.lua"
 expect_rc 0 "render-policy"
 expect_true "policy lacks daemon_uid" grep -q 'daemon_uid = 0,' "$T/policy.lua"

@@ -4,10 +4,7 @@
 # with no handle open. kill -9 during a write storm leaves a ledger that passes
 # integrity_check and holds every request a client saw acknowledged.
 . "$(dirname "$0")/40-daemon.d/lib.sh"
-start_munged
-write_profiler 0
-ensure_user xmemt1
-mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py" && chown -R xmemt1 "$T/w"
+one_user_setup
 write_config "max_concurrent: 2" "max_per_user: 2"
 start_xmemd
 # est OUT [ARGS...]: the test user's estimate, its reply in OUT (RUN_RC its status)

@@ -29,8 +29,10 @@ pass "invalid --xmem value refused before submission"
 
 # 2. A declared budget: 12 GiB + 10% margin on a 40 GiB GPU with 10 shards = shard:4.
 submit --xmem=12G -o "$J/%j.out" "$J/train.sbatch"
-expect_out "xmem: declared budget 12.0 GiB" "budget message"
+expect_out "xmem: declared budget 12288 MiB, the job's limit" "budget message"
 expect_out "xmem: requesting shard:4 instead of one whole GPU" "cli_filter preview"
+expect_one_limit "job $JOB" "$RUN_OUT
+$(lab_comment "$JOB")"
 expect_field "$JOB" TresPerNode gres:shard:4 "--xmem=12G"
 expect_true "comment of job $JOB: $(lab_comment "$JOB")" \
     grep -q "xmem: estimate=declared limit=12288M policy=shard request=gres:gpu:1->shard:4" <<<"$(lab_comment "$JOB")"

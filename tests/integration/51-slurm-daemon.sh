@@ -26,7 +26,10 @@ sleep "${HOLD_S:-0}"'
 job_script "$J/a.sbatch" 8000 "$body" "$first"
 submit --xmem -o "$J/%j.out" "$J/a.sbatch"
 expect_out "xmem: profiling 'python3 train.py --fake-limit-mb=8000' \(from $J/a.sbatch line 4\)" "profiling message"
-expect_out "xmem: estimate for A100-40GB: peak 7.0 GiB, limit 7.8 GiB" "estimate message"
+expect_out "xmem: estimate for A100-40GB: peak 7200 MiB, limit 8000 MiB" "estimate message"
+expect_out "xmem: requesting shard:3 instead of one whole GPU \(limit 8000 MiB \+ 10% margin = share size 8800 MiB of the .*: shard:3\)" "the share line"
+expect_one_limit "job $JOB" "$RUN_OUT
+$(lab_comment "$JOB")"
 expect_field "$JOB" TresPerNode gres:shard:3 "sbatch --xmem"
 expect_true "comment: $(lab_comment "$JOB")" \
     grep -q "xmem: estimate=7200M limit=8000M policy=shard request=gres:gpu:1->shard:3" <<<"$(lab_comment "$JOB")"
@@ -64,8 +67,8 @@ pass "--xmem=check: estimate reported, request unchanged"
 # 4. An estimate larger than the GPU keeps gpu:1, with a warning.
 job_script "$J/big.sbatch" 50000 "$body" "$first"
 submit --hold --xmem "$J/big.sbatch"
-expect_out "xmem: warning: the estimate .* does not fit the GPU" "plugin warning"
-expect_out "xmem: warning: limit 55000 MiB .* keeps its whole GPU" "controller warning"
+expect_out "xmem: warning: the limit \(50000 MiB\) does not fit the GPU" "plugin warning"
+expect_out "xmem: warning: limit 50000 MiB \+ 10% margin = share size 55000 MiB, above .* keeps its whole GPU" "controller warning"
 expect_field "$JOB" TresPerNode gres:gpu:1 "estimate > GPU"
 pass "estimate larger than the GPU: gpu:1 kept with a warning"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xmem-estimate --mode fast|exact|auto: the JSON says which capture made the estimate, auto
-# falls back to the exact capture with the fast mode's one-line reason, a bad mode is one
-# `xmem: --mode:` line and exit 2.
+# falls back to the exact capture with the fast mode's one-line reason (which says so), --mode
+# fast refuses in one line naming the fix, a bad mode is one `xmem: --mode:` line and exit 2.
 source "$(dirname "$0")/70-fast-common.bash"
 log_watch "$TMP/e.err"
 "$ESTIMATE" --help | grep -q -- '--mode' || { echo "xmem-estimate has no --mode"; exit 77; }
@@ -34,14 +34,17 @@ expect_eq "$(mode_of -- "${small[@]}")" fast "the default is not auto (fast firs
 echo "ok: the default is auto: the fast capture first"
 expect_eq "$(mode_of --mode auto -- python3 "$TMP/masked.py")" exact "auto fall back"
 expect_true "auto did not say why it fell back" grep -q '^xmem: fast mode: unsupported: aten::index' "$TMP/e.err"
-expect_true "auto did not say it fell back" grep -q 'falling back to the exact capture' "$TMP/e.err"
+expect_true "auto did not say, in the same line, that it fell back" \
+    grep -q '^xmem: fast mode: unsupported: aten::index.*; falling back to the exact capture' "$TMP/e.err"
 echo "ok: auto falls back: $(grep '^xmem: fast mode' "$TMP/e.err")"
 rc=0
 "$ESTIMATE" --mode fast -- python3 "$TMP/masked.py" >/dev/null 2>"$TMP/e.err" || rc=$?
 expect_eq "$rc" 2 "--mode fast on an unsupported script: exit status"
-expect_true "--mode fast on an unsupported script: no line naming fast mode's exit" \
-    grep -q 'xmem: profiling the job failed (xmem-profile-fast exit status 3)' "$TMP/e.err"
-echo "ok: --mode fast does not fall back"
+expect_true "--mode fast on an unsupported script: no line naming the fix" \
+    grep -q '^xmem: fast mode: unsupported: .*; use --mode exact, or --mode auto which falls back$' "$TMP/e.err"
+expect_false "--mode fast on an unsupported script: a second line" \
+    grep -q 'xmem: profiling the job failed' "$TMP/e.err"
+echo "ok: --mode fast does not fall back, and its one line names the fix"
 rc=0
 "$ESTIMATE" --mode quick -- python3 x.py >/dev/null 2>"$TMP/e.err" || rc=$?
 expect_eq "$rc" 2 "bad --mode: exit status"

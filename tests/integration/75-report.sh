@@ -80,7 +80,7 @@ for by, r in reports.items():
     assert r["total"] == total, (by, r["total"], total)
     for key in ("jobs", "packed", "failed", "oom_after_packing"):
         assert sum(g[key] for g in r["groups"].values()) == total[key], (by, key)
-    for key in ("gpu_hours_freed", "granted_gib", "requested_gib", "estimated_gib"):
+    for key in ("gpu_hours_freed", "limit_gib", "requested_gib", "estimated_gib"):
         s = sum(g[key] for g in r["groups"].values())
         assert abs(s - total[key]) < 1e-3, (by, key, s, total[key])
 users = reports["user"]["groups"]

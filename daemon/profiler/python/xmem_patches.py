@@ -174,6 +174,10 @@ PATCHES = (
     _entry("torch.nn.Parameter.__new__", FAST, "xmem_fast.arm",
            "parameters made on the host are host-meta: a 7B model costs no host RAM"),
     _entry("torch.nn.Module.register_buffer", FAST, "xmem_fast.arm", "buffers likewise"),
+    _entry("torch._nested_tensor_from_mask_left_aligned", FAST, "xmem_fast.arm",
+           "nn.TransformerEncoder's data-dependent padding check answers 'not aligned' on "
+           "device tensors: the non-fast path a capture takes anyway",
+           _has("torch._nested_tensor_from_mask_left_aligned")),
 )
 
 _DECLARED = {p.target: p for p in PATCHES}

@@ -115,6 +115,15 @@ ensure_user() {
     CLEANUP_USERS="${CLEANUP_USERS:-} $1"
 }
 
+# one_user_setup — munged, an instant fake profiler, the user xmemt1 and its work dir $T/w
+# holding a train.py; the config and xmemd are the caller's.
+one_user_setup() {
+    start_munged
+    write_profiler 0
+    ensure_user xmemt1
+    mkdir -m 0755 "$T/w" && echo 'print(1)' >"$T/w/train.py" && chown -R xmemt1 "$T/w"
+}
+
 # start_two_users — the set-up of the per-user hardening tests: munged, an instant fake
 # profiler, the users xmemt1 and xmemt2, the default config and xmemd.
 start_two_users() {

@@ -10,7 +10,8 @@
 # XMEM_LAB_KEEP=1 keeps the scratch directory after lab_down (for post-mortems),
 # XMEM_LAB_PROFILER=real|fake (default: real xmem-estimate if it works, else the fake one),
 # XMEM_PLUGSTACK_ARGS extra plugstack.conf arguments for xmem.so, XMEM_LAB_NO_XMEMD=1 starts
-# no daemon (tests of the fallback path).
+# no daemon (tests of the fallback path), XMEM_LAB_INSTALLED=1 takes the plugin, the Lua,
+# xmemd and the estimator from the Debian packages' places instead of the trees.
 # Only one lab runs at a time on a machine (fixed ports): lab_up takes a flock.
 
 LAB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -18,6 +19,16 @@ LAB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$LAB_HERE/../lib/assert.bash"
 : "${XMEM_SRC:=$(cd "$LAB_HERE/../../.." && pwd)}"
 : "${XMEM_BUILD:=$XMEM_SRC/build}"
+# Where the lab takes xmem from: the build tree and the source tree's Lua, or the files the
+# Debian packages install (debian/*.install; the package test, 09-package-install.sh).
+if [ "${XMEM_LAB_INSTALLED:-0}" = 1 ]; then
+    LAB_LIBDIR=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
+    LAB_PLUGIN=$LAB_LIBDIR/slurm/xmem.so LAB_CAPTURE_LIB=$LAB_LIBDIR/xmem/libxmem-capture.so
+    LAB_XMEMD_BIN=/usr/sbin/xmemd LAB_LIBEXEC=/usr/libexec/xmem LAB_LUA=/usr/share/xmem/slurm
+else
+    LAB_PLUGIN=$XMEM_BUILD/lib/xmem.so LAB_CAPTURE_LIB=$XMEM_BUILD/lib/libxmem-capture.so
+    LAB_XMEMD_BIN=$XMEM_BUILD/bin/xmemd LAB_LIBEXEC=$XMEM_BUILD/bin LAB_LUA=$XMEM_SRC/etc
+fi
 LAB_LOCK=/tmp/xmem-slurm-lab.lock
 LAB_CTLD_PORT=16817
 LAB_SLURMD_PORT=16818
@@ -73,8 +84,8 @@ lab_write_gres() {
 # template that mirrors xmemd's output for the lab's xmem.yaml.
 lab_write_policy() {
     local kind=$1
-    if [ -x "$XMEM_BUILD/bin/xmemd" ] &&
-        timeout 10 "$XMEM_BUILD/bin/xmemd" --config "$LAB/etc/xmem.yaml" \
+    if [ -x "$LAB_XMEMD_BIN" ] &&
+        timeout 10 "$LAB_XMEMD_BIN" --config "$LAB/etc/xmem.yaml" \
             --render-policy "$LAB/etc/xmem_policy.lua" >"$LAB/log/render-policy.out" 2>&1; then
         return 0
     fi
@@ -99,8 +110,8 @@ lab_prefer_torch_python() {
 
 # The real estimator needs its profiler, the capture library and a python3 with torch.
 lab_real_profiler_ok() {
-    [ -x "$XMEM_BUILD/bin/xmem-estimate" ] && [ -x "$XMEM_BUILD/bin/xmem-profile" ] &&
-        [ -f "$XMEM_BUILD/lib/libxmem-capture.so" ] &&
+    [ -x "$LAB_LIBEXEC/xmem-estimate" ] && [ -x "$LAB_LIBEXEC/xmem-profile" ] &&
+        [ -f "$LAB_CAPTURE_LIB" ] &&
         timeout 60 python3 -c 'import torch' >/dev/null 2>&1
 }
 
@@ -109,7 +120,7 @@ lab_real_profiler_ok() {
 lab_profiler() {
     local want=${XMEM_LAB_PROFILER:-auto}
     if [ "$want" != fake ] && lab_real_profiler_ok; then
-        echo "$XMEM_BUILD/bin/xmem-estimate, --json"
+        echo "$LAB_LIBEXEC/xmem-estimate, --json"
         return 0
     fi
     [ "$want" = real ] && lab_log "real xmem-estimate not available; using the fake profiler"
@@ -128,14 +139,14 @@ lab_start_munged() {
 lab_start_xmemd() {
     LAB_XMEMD=0
     [ "${XMEM_LAB_NO_XMEMD:-0}" = 1 ] && return 0
-    [ -x "$XMEM_BUILD/bin/xmemd" ] || {
-        lab_log "no $XMEM_BUILD/bin/xmemd: the cluster runs without a daemon"
+    [ -x "$LAB_XMEMD_BIN" ] || {
+        lab_log "no $LAB_XMEMD_BIN: the cluster runs without a daemon"
         return 0
     }
     # Started from a subshell, so it is no child of the caller (whose `wait` must not wait
     # for it) and is stopped by its pid file only.
     (
-        setsid "$XMEM_BUILD/bin/xmemd" --foreground --config "$LAB/etc/xmem.yaml" \
+        setsid "$LAB_XMEMD_BIN" --foreground --config "$LAB/etc/xmem.yaml" \
             >>"$LAB/log/xmemd.log" 2>&1 </dev/null {LAB_LOCK_FD}>&- &
         echo $! >"$LAB/run/xmemd.pid"
     )
@@ -178,14 +189,14 @@ lab_up() {
         PROFILER="$(lab_profiler)" GPU_GB=$((LAB_GPU_MB / 1024)) SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU
     lab_write_policy "$kind"
     # A fresh copy, never overwritten in place: daemons that map the .so crash otherwise.
-    if [ -f "$XMEM_BUILD/lib/xmem.so" ]; then
-        cp "$XMEM_BUILD/lib/xmem.so" "$LAB/lib/xmem.so"
+    if [ -f "$LAB_PLUGIN" ]; then
+        cp "$LAB_PLUGIN" "$LAB/lib/xmem.so"
     else
-        lab_die "no $XMEM_BUILD/lib/xmem.so: build first (make BUILD=...)"
+        lab_die "no $LAB_PLUGIN: build first (make BUILD=...)"
     fi
     echo "required $LAB/lib/xmem.so socket=$LAB/run/xmemd.sock timeout=${XMEM_LAB_TIMEOUT:-20} ${XMEM_PLUGSTACK_ARGS:-}" \
         >"$LAB/etc/plugstack.conf"
-    cp "$XMEM_SRC/etc/job_submit.lua" "$XMEM_SRC/etc/cli_filter.lua" "$XMEM_SRC/etc/xmem_lib.lua" "$LAB/etc/"
+    cp "$LAB_LUA/job_submit.lua" "$LAB_LUA/cli_filter.lua" "$LAB_LUA/xmem_lib.lua" "$LAB/etc/"
     chmod -R a+rX "$LAB/etc" "$LAB/lib"
     export SLURM_CONF="$LAB/etc/slurm.conf"
     lab_start_munged

@@ -22,9 +22,9 @@ t_require_lab() {
     [ "$(id -u)" = 0 ] || t_skip "needs root to run munged/slurmd"
     command -v slurmctld >/dev/null && command -v munged >/dev/null ||
         t_skip "Slurm or MUNGE not installed (make deps)"
-    [ -f "$XMEM_BUILD/lib/xmem.so" ] || t_skip "no $XMEM_BUILD/lib/xmem.so (build first)"
+    [ -f "$LAB_PLUGIN" ] || t_skip "no $LAB_PLUGIN (build first)"
     # sbatch and slurmstepd are not ASan programs: an ASan-built plugin cannot load in them.
-    if nm -D "$XMEM_BUILD/lib/xmem.so" 2>/dev/null | grep -q ' U __asan_'; then
+    if nm -D "$LAB_PLUGIN" 2>/dev/null | grep -q ' U __asan_'; then
         t_skip "xmem.so is built with AddressSanitizer (SANITIZE=1); Slurm's commands cannot load it"
     fi
 }
@@ -49,6 +49,21 @@ gpu_of() { timeout 10 scontrol show job -d "$1" | sed -n 's/.* GRES=\([^ ]*(IDX:
 
 # The job's comment (may contain spaces).
 lab_comment() { timeout 10 squeue -h -t all -j "$1" -o %k 2>/dev/null || true; }
+
+# limits_in TEXT: every number TEXT calls a limit ("limit N MiB", "limit N.N GiB", "limit=NM"),
+# in MiB, one per line, each once.
+limits_in() {
+    grep -oE 'limit[ =][0-9.]+ ?(MiB|GiB|M|G)\b' <<<"$1" | sed -E 's/^limit[ =]//' |
+        awk '{ n = $0; sub(/ ?[MG](iB)?$/, "", n); printf "%g\n", ($0 ~ /G/) ? n * 1024 : n }' | sort -u
+}
+
+# expect_one_limit WHAT TEXT: what one job's user reads (sbatch's lines, its record) calls one
+# number a limit, the one it is held to; the share size has a name of its own (issue 35).
+expect_one_limit() {
+    local limits
+    limits=$(limits_in "$2")
+    expect_eq "$(grep -c . <<<"$limits")" 1 "$1: numbers called limit: $(echo $limits) in: $2"
+}
 
 # submit ARGS...: sbatch with the args; JOB = the id (fails the test if none).
 submit() {
@@ -89,7 +104,7 @@ forged_sbatch() {
 # second user xmemt1 they submit as, and the preamble's shell.
 t_require_preamble_lab() {
     t_require_lab
-    [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+    [ -x "$LAB_XMEMD_BIN" ] || t_skip "no $LAB_XMEMD_BIN (the daemon is not built)"
     id xmemt1 >/dev/null 2>&1 || t_skip "no second user xmemt1 (the daemon tests' user)"
     [ -x /bin/bash ] || t_skip "no /bin/bash (the preamble's shell)"
 }

@@ -31,15 +31,26 @@ static Result<Config> load(const std::string &text, std::string *path_out = null
     return r;
 }
 
-// The error must be exactly "FILE:LINE: key: ..." with the expected line and key.
+// The error must be exactly "FILE:LINE: key: ..." with the expected line and key, and what
+// --check-config prints for the file (config_check) must be that problem, with its fix after
+// "; " (issue 35): one line, nothing else.
 static void expect_error(const std::string &text, int line, const std::string &key,
                          const std::string &what)
 {
     std::string path;
     auto r = load(text, &path);
     assert_false((bool)r);
-    assert_contains(r.error().message,
-                    path + ":" + std::to_string(line) + ": " + key + ": " + what);
+    std::string head = path + ":" + std::to_string(line) + ": " + key + ": " + what;
+    assert_contains(r.error().message, head);
+    std::string p = write_tmp(text);
+    ConfigCheck check = config_check(p);
+    unlink(p.c_str());
+    assert_int_equal(check.problems.size(), 1);
+    std::string problem = check.problems[0];
+    problem.replace(0, p.size(), path); // the same text, written to another temporary file
+    assert_string_equal(problem.c_str(), r.error().message.c_str());
+    std::size_t fix = problem.find("; ", head.size() - what.size());
+    assert_true(fix != std::string::npos && problem.size() > fix + 2);
 }
 
 // Issue 15: an empty (or comment-only) file is refused, so a truncated file cannot reload as
@@ -121,7 +132,7 @@ static void errors_name_file_line_key(void **)
     expect_error("socket: /a\nsockt: /b\n", 2, "sockt", "unknown key");
     expect_error("limits:\n  wall_seconds: 5\n  walls: 3\n", 3, "limits.walls", "unknown key");
     expect_error("steps: abc\n", 1, "steps", "invalid integer: abc");
-    expect_error("steps: 1001\n", 1, "steps", "out of range: 1001 (allowed 1..1000)");
+    expect_error("steps: 1001\n", 1, "steps", "out of range: 1001; use a value from 1 to 1000");
     expect_error("\n\nmax_concurrent: 0\n", 3, "max_concurrent", "out of range: 0");
     expect_error("allow_root: maybe\n", 1, "allow_root", "invalid boolean: maybe");
     expect_error("socket: run/x.sock\n", 1, "socket", "must be an absolute path: run/x.sock");
@@ -130,7 +141,7 @@ static void errors_name_file_line_key(void **)
     expect_error("estimator: [prof]\n", 1, "estimator",
                  "the first element must be an absolute path");
     expect_error("profiler: [prof]\n", 1, "profiler", "the first element must be an absolute path");
-    expect_error("log: journal\n", 1, "log", "invalid value: journal (use stderr or syslog)");
+    expect_error("log: journal\n", 1, "log", "invalid value: journal; use stderr or syslog");
     expect_error("metrics_listen: nowhere\n", 1, "metrics_listen", "expected HOST:PORT");
     expect_error("metrics_listen: 127.0.0.1:99999\n", 1, "metrics_listen", "invalid port");
     expect_error("policy:\n  mode: slice\n", 2, "policy.mode", "invalid value: slice");
@@ -144,10 +155,35 @@ static void errors_name_file_line_key(void **)
     expect_error("cache: {ttl_seconds: x}\n", 1, "cache.ttl_seconds", "invalid integer: x");
     expect_error("torch: [1]\n", 1, "torch", "expected a single value");
     expect_error("limits:\n  nice: 20\n", 2, "limits.nice", "out of range: 20");
-    expect_error("steps: 2\nsocket: /a\nsteps: 3\n", 3, "steps", "given twice (keep one)");
+    expect_error("steps: 2\nsocket: /a\nsteps: 3\n", 3, "steps", "given twice; keep one");
     expect_error("limits:\n  nice: 1\n  nice: 2\n", 3, "limits.nice", "given twice");
     expect_error("max_concurrent: 2\nmax_per_user: 3\n", 2, "max_per_user",
                  "3 is above max_concurrent 2");
+}
+
+// Issue 35: one key's problem does not hide the others; each is its own line, in file order,
+// with its line and fix, and the first is what loading says, with how many more.
+static void every_problem_is_listed(void **)
+{
+    std::string p = write_tmp("socket: /a\nsockt: /b\nsteps: abc\nlimits:\n  nice: 20\n"
+                              "  walls: 3\npolicy:\n  mode: slice\n  partitions:\n"
+                              "    p: {colour: red}\nmax_concurrent: 2\nmax_per_user: 3\n");
+    ConfigCheck check = config_check(p);
+    auto r = config_load(p);
+    unlink(p.c_str());
+    const char *expected[] = {":2: sockt: unknown key; ",
+                              ":3: steps: invalid integer: abc; ",
+                              ":5: limits.nice: out of range: 20; ",
+                              ":6: limits.walls: unknown key; ",
+                              ":8: policy.mode: invalid value: slice; ",
+                              ":10: policy.partitions.p.colour: unknown key; ",
+                              ":12: max_per_user: 3 is above max_concurrent 2"};
+    assert_int_equal(check.problems.size(), 7);
+    for (std::size_t i = 0; i < 7; i++)
+        assert_contains(check.problems[i], p + expected[i]);
+    assert_false((bool)r);
+    assert_contains(r.error().message, p + ":2: sockt: unknown key; ");
+    assert_contains(r.error().message, "(and 6 more: xmemd --config " + p + " --check-config");
 }
 
 static void syntax_error_has_line(void **)
@@ -155,8 +191,8 @@ static void syntax_error_has_line(void **)
     std::string path;
     auto r = load("socket: /a\npolicy: {mode: shard\n", &path);
     assert_false((bool)r);
-    assert_contains(r.error().message, path + ":");
-    assert_contains(r.error().message, "(syntax)");
+    assert_contains(r.error().message, path + ":3: (syntax): ");
+    assert_contains(r.error().message, "; mend the YAML at that line");
 }
 
 static void unreadable_file(void **)
@@ -195,10 +231,11 @@ static void fingerprint_follows_content(void **)
 int test_group_config(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(empty_file_is_refused),     cmocka_unit_test(every_key),
-        cmocka_unit_test(errors_name_file_line_key), cmocka_unit_test(syntax_error_has_line),
-        cmocka_unit_test(unreadable_file),           cmocka_unit_test(shipped_config_is_valid),
-        cmocka_unit_test(renamed_keys_still_read),   cmocka_unit_test(fingerprint_follows_content),
+        cmocka_unit_test(empty_file_is_refused),       cmocka_unit_test(every_key),
+        cmocka_unit_test(errors_name_file_line_key),   cmocka_unit_test(every_problem_is_listed),
+        cmocka_unit_test(syntax_error_has_line),       cmocka_unit_test(unreadable_file),
+        cmocka_unit_test(shipped_config_is_valid),     cmocka_unit_test(renamed_keys_still_read),
+        cmocka_unit_test(fingerprint_follows_content),
     };
     return cmocka_run_group_tests_name("config", tests, nullptr, nullptr);
 }

@@ -140,8 +140,8 @@ static void enforcement_levels(void **)
     l = load_with(catalog, "policy:\n  require_enforcement: hard\n");
     assert_false((bool)l.config);
     assert_string_equal(l.config.error().message.c_str(),
-                        (l.config_path + ":3: policy.require_enforcement: invalid value: hard (use "
-                                         "none, client, mps-server or dmem)")
+                        (l.config_path + ":3: policy.require_enforcement: invalid value: hard; use "
+                                         "none, client, mps-server or dmem")
                             .c_str());
     l = load_with(catalog, "policy:\n  partitions:\n    p:\n      enforcement: MPS\n");
     assert_false((bool)l.config);
@@ -231,8 +231,8 @@ static void missing_or_broken_catalog(void **)
     auto l = load_with("/nonexistent/gpus.yaml", "");
     assert_false((bool)l.config);
     assert_string_equal(l.config.error().message.c_str(),
-                        (l.config_path + ":1: catalog: no such file: /nonexistent/gpus.yaml (the "
-                                         "GPU catalog, gpus.yaml)")
+                        (l.config_path + ":1: catalog: no such file: /nonexistent/gpus.yaml; "
+                                         "give the path of the GPU catalog, gpus.yaml")
                             .c_str());
     std::string broken = write_tmp("version: 1\ngpus:\n  - name: X\n");
     l = load_with(broken, "");

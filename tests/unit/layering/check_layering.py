@@ -31,6 +31,7 @@ MAY_INCLUDE = {
     "daemon/estimate": ["daemon/contract"] + SIM,
     "daemon/profiler": ["daemon/contract", "simulator/common", "simulator/trace"],
     "daemon/cli": ["daemon/contract", "daemon/client"],
+    "daemon/probe": [],  # Python only today; NVML by ctypes, torch in the site's Python
     "daemon/report": ["daemon/contract", "daemon/server", "simulator/common", "simulator/analysis"],
     "plugin": ["daemon/contract", "daemon/client", "daemon/script"],
 }

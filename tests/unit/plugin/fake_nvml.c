@@ -1,8 +1,9 @@
 /*
  * fake_nvml.c — libxmem-fake-nvml.so, a stand-in for libnvidia-ml.so.1 on machines without
- * an NVIDIA GPU (tests only; plugstack nvml=PATH points xmem.so at it). It exports the five
- * symbols the plugin resolves, with the ABI plugin/nvml.c documents, and reports as GPU
- * processes every live process whose environment (/proc/PID/environ) carries
+ * an NVIDIA GPU (tests only; plugstack nvml=PATH points xmem.so at it, `xmem probe-gpu --nvml
+ * PATH` too). It exports the five symbols the plugin resolves, with the ABI plugin/nvml.c
+ * documents, and the five more the probe reads (below); it reports as GPU processes every
+ * live process whose environment (/proc/PID/environ) carries
  *
  *   XMEM_FAKE_NVML_MIB=N      it uses N MiB, or
  *   XMEM_FAKE_NVML_FILE=PATH  it uses as many MiB as PATH holds now (a growing job),
@@ -11,6 +12,15 @@
  *
  * Reading another user's environ needs root, as slurmstepd is; a test process sees its own
  * children. XMEM_FAKE_NVML_FAIL_INIT=1 in the loading process makes nvmlInit_v2 fail.
+ *
+ * For `xmem probe-gpu` (daemon/probe/), with NVML's documented signatures (nvml.h, the NVML
+ * API Reference): nvmlSystemGetDriverVersion ("999.99.99-fake"), nvmlDeviceGetName
+ * ("NVIDIA Fake GPU 16GB"), nvmlDeviceGetCudaComputeCapability (8.0) and
+ * nvmlDeviceGetMemoryInfo, whose nvmlMemory_t (bytes: total, free, used) says
+ *   total  XMEM_FAKE_NVML_TOTAL_MIB (default 16384) MiB,
+ *   used   the MiB held in the file XMEM_FAKE_NVML_USED_FILE names (read from the loading
+ *          process) when it is set, the GPU's marked processes otherwise: the probe's test
+ *          points its fake torch (tests/fakes/torch-cuda/) at the same file.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -30,6 +40,12 @@ typedef struct {
     unsigned int pid;
     unsigned long long usedGpuMemory;
 } nvmlProcessInfo_v1_t;
+
+typedef struct {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_t;
 
 static unsigned int device_count(void)
 {
@@ -139,5 +155,62 @@ int nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *coun
         return NVML_ERROR_INSUFFICIENT_SIZE;
     }
     *count = found;
+    return NVML_SUCCESS;
+}
+
+/* Copies text into buf of length len, as NVML's string getters do. */
+static int copy_out(const char *text, char *buf, unsigned int len)
+{
+    if (!buf || strlen(text) + 1 > len)
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(buf, text, strlen(text) + 1);
+    return NVML_SUCCESS;
+}
+
+int nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
+    return copy_out("999.99.99-fake", version, length);
+}
+
+int nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+{
+    (void)device;
+    return copy_out("NVIDIA Fake GPU 16GB", name, length);
+}
+
+int nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
+{
+    (void)device;
+    *major = 8;
+    *minor = 0;
+    return NVML_SUCCESS;
+}
+
+/* The sum of what the device's marked processes use, in MiB. */
+static unsigned long long processes_mib(nvmlDevice_t device)
+{
+    nvmlProcessInfo_v1_t infos[64];
+    unsigned int count = 64;
+    unsigned long long mib = 0;
+
+    if (nvmlDeviceGetComputeRunningProcesses(device, &count, infos) != NVML_SUCCESS)
+        return 0;
+    for (unsigned int i = 0; i < count; i++)
+        mib += infos[i].usedGpuMemory >> 20;
+    return mib;
+}
+
+int nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
+{
+    const char *total = getenv("XMEM_FAKE_NVML_TOTAL_MIB");
+    const char *used_file = getenv("XMEM_FAKE_NVML_USED_FILE");
+    unsigned long long total_mib = total ? strtoull(total, NULL, 10) : 16384;
+    unsigned long long used_mib = used_file ? mib_from_file(used_file) : processes_mib(device);
+
+    if (!memory)
+        return NVML_ERROR_INVALID_ARGUMENT;
+    memory->total = total_mib << 20;
+    memory->used = used_mib << 20;
+    memory->free = used_mib < total_mib ? (total_mib - used_mib) << 20 : 0;
     return NVML_SUCCESS;
 }

@@ -75,9 +75,11 @@ eq(bad, nil, "decision limit 1e3 refused")
 bad = xmem.parse_decision("xmem-decision v1 uid=0x5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D .. " gres=gpu:1" .. E .. " expires=9")
 eq(bad, nil, "decision uid 0x5 refused")
 
--- Shard sizing: 12288 MiB + 10% = 13517 → 4 shards of 4096.
+-- Shard sizing: a limit of 12288 MiB + 10% = a share size of 13517 → 4 shards of 4096.
 local r = xmem.share(policy(), nil, 12288)
-eq(r.gres, "shard:4", "12 GiB"); eq(r.limit_mb, 13517, "margin"); eq(r.base_mb, 12288, "base")
+eq(r.gres, "shard:4", "12 GiB"); eq(r.share_mb, 13517, "share size"); eq(r.limit_mb, 12288, "limit")
+-- Issue 35: the line a user reads names the limit and the share size, each by its own name.
+eq(r.why, "limit 12288 MiB + 10% margin = share size 13517 MiB of the A100-40GB's 40960 MiB: shard:4", "why")
 eq(xmem.share(policy(), nil, 100).gres, "shard:1", "tiny job gets one shard")
 eq(xmem.share(policy({ margin_percent = 0 }), nil, 4096).gres, "shard:1", "exact fit")
 eq(xmem.share(policy({ margin_percent = 0 }), nil, 4097).gres, "shard:2", "one MiB over")
@@ -98,13 +100,13 @@ eq(xmem.share(policy({ mode = "whole" }), nil, 1000).gres, nil, "whole policy")
 -- Calibrated margins (xmem calibrate): the GPU type's, an account's own, else margin_percent.
 local cal = policy({ margins = { ["A100-40GB"] = { percent = 50, accounts = { physics = 0 } } } })
 r = xmem.share(cal, nil, 8000)
-eq(r.margin, 50, "GPU type margin"); eq(r.limit_mb, 12000, "GPU type margin limit"); eq(r.gres, "shard:3", "GPU margin share")
+eq(r.margin, 50, "GPU type margin"); eq(r.share_mb, 12000, "GPU type margin share size"); eq(r.gres, "shard:3", "GPU margin share")
 r = xmem.share(cal, nil, 8000, "physics")
-eq(r.margin, 0, "account margin"); eq(r.limit_mb, 8000, "account margin limit"); eq(r.gres, "shard:2", "account share")
+eq(r.margin, 0, "account margin"); eq(r.share_mb, 8000, "account margin share size"); eq(r.gres, "shard:2", "account share")
 eq(xmem.share(cal, nil, 8000, "chemistry").margin, 50, "another account: the GPU type's")
 eq(xmem.share(cal, "small", 8000).margin, 10, "a GPU without a calibrated margin: margin_percent")
 eq(xmem.share(policy({ margins = {} }), nil, 8000).margin, 10, "empty margins")
-eq(xmem.share(cal, nil, 8000).why:find("with 50% margin", 1, true) ~= nil, true, "why names the margin")
+eq(xmem.share(cal, nil, 8000).why:find("+ 50% margin", 1, true) ~= nil, true, "why names the margin")
 
 -- Policy files: good, broken, wrong version, bad field.
 local function write(name, text)

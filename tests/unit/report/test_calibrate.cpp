@@ -74,7 +74,7 @@ static JobRecord job(const char *gpu, const char *account, uint64_t limit,
     j.ts = 1000;
     j.gpu = gpu;
     j.account = account;
-    j.granted_bytes = limit;
+    j.limit_bytes = limit;
     j.capacity_bytes = 1000;
     j.measured_bytes = peak;
     j.cuda_oom = oom;

@@ -10,7 +10,7 @@ using namespace xmem::report;
 
 static const uint64_t k_gib = 1ull << 30;
 
-static JobRecord job(const char *user, const char *account, uint64_t granted_gib, uint64_t seconds,
+static JobRecord job(const char *user, const char *account, uint64_t limit_gib, uint64_t seconds,
                      int exit_status = 0, bool packed = true)
 {
     JobRecord j;
@@ -20,8 +20,8 @@ static JobRecord job(const char *user, const char *account, uint64_t granted_gib
     j.partition = "gpu";
     j.gpu = "A100-80GB";
     j.capacity_bytes = 80 * k_gib;
-    j.granted_bytes = granted_gib * k_gib;
-    j.estimate_bytes = (granted_gib - 1) * k_gib;
+    j.limit_bytes = limit_gib * k_gib;
+    j.estimate_bytes = (limit_gib - 1) * k_gib;
     j.elapsed_seconds = seconds;
     j.exit_status = exit_status;
     j.packed = packed;
@@ -51,19 +51,19 @@ static void groups_add_up_to_the_total(void **)
         opt.by = g;
         Report r = build_report(opt, jobs);
         Totals sum;
-        double freed = 0, granted = 0;
+        double freed = 0, limits = 0;
         for (const auto &[k, t] : r.groups) {
             sum.jobs += t.jobs;
             sum.packed += t.packed;
             sum.failed += t.failed;
             freed += t.gpu_hours_freed;
-            granted += t.granted_bytes;
+            limits += t.limit_bytes;
         }
         assert_int_equal(sum.jobs, 4);
         assert_int_equal(sum.packed, 3);
         assert_int_equal(sum.failed, 2);
         assert_true(std::fabs(freed - r.total.gpu_hours_freed) < 1e-9);
-        assert_true(std::fabs(granted - r.total.granted_bytes) < 1);
+        assert_true(std::fabs(limits - r.total.limit_bytes) < 1);
     }
     Options opt;
     opt.by = GroupBy::account;

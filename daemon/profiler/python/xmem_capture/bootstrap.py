@@ -30,6 +30,9 @@ class Session:
         self.finished = False
         self.failed = False
         self.tracker = None
+        # Fast mode: ERROR -> refuses (never returns) when what the script raised came from
+        # its fake device, not from the script (xmem_fast/arm.py).
+        self.owns_failure = None
 
     def status(self, line):
         if self.status_fd is None:
@@ -254,6 +257,8 @@ def _install_failure_hook(session):
         if line:
             session.status(line)
         previous(kind, value, tb)
+        if session.owns_failure is not None and isinstance(value, Exception):
+            session.owns_failure(value)
 
     patches.replace("sys.excepthook", excepthook)
 

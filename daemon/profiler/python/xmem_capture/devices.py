@@ -47,6 +47,12 @@ def is_ordinal(device):
     return isinstance(device, int) and not isinstance(device, bool)
 
 
+def unpinned(kwargs):
+    """KWARGS without pin_memory=True: pinned memory is host memory, and pinning needs a
+    driver a capture has not (safetensors' load_file(device="cuda") stages through it)."""
+    return dict(kwargs, pin_memory=False) if kwargs.get("pin_memory") else kwargs
+
+
 def getter(name):
     return TensorBase.__dict__[name].__get__
 
@@ -122,6 +128,7 @@ class DeviceMode(TorchFunctionMode):
         special = _SPECIAL.get(func)
         if special is not None:
             return special(self, func, args, kwargs)
+        kwargs = unpinned(kwargs)
         dev = None
         device = kwargs.get("device")
         if device is not None:

@@ -11,11 +11,12 @@ def _xmem_dirs(own_dirs):
     return tuple(d for d in (_EXACT_DIR, *own_dirs) if d)
 
 
-def where(torch, *own_dirs):
+def where(torch, *own_dirs, frames=None):
     """' at FILE:LINE' of the innermost frame outside torch, this package's directory and
-    OWN_DIRS (fast mode's), or '' when every frame is theirs."""
+    OWN_DIRS (fast mode's), or '' when every frame is theirs. FRAMES: a traceback's
+    (traceback.extract_tb) instead of the current stack."""
     skip = (os.path.dirname(torch.__file__),) + _xmem_dirs(own_dirs)
-    for frame in reversed(traceback.extract_stack()):
+    for frame in reversed(frames if frames is not None else traceback.extract_stack()):
         if not frame.filename.startswith(skip) and not frame.filename.startswith("<"):
             return f" at {frame.filename}:{frame.lineno}"
     return ""

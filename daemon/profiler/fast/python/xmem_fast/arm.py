@@ -10,6 +10,10 @@ import os
 import xmem_patches as patches
 
 UNSUPPORTED = "xmem: fast mode: unsupported: "
+# What the user does about a refusal: xmem-estimate --mode auto sets XMEM_FAST_FALLS_BACK=1
+# and runs the exact capture itself (the line then says so, and is the only one).
+FIX = "; use --mode exact, or --mode auto which falls back"
+FALLING_BACK = "; falling back to the exact capture (real CPU run)"
 _FAST_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAST_DEVICE_RULE = ("fast: GPU tensors are meta tensors; .cuda() of a host tensor "
                     "and cuda factories allocate; ops on device tensors allocate")
@@ -32,8 +36,10 @@ def arm():
     writer = TraceWriter()
     session = bootstrap.start_session(writer, torch, env, CaptureError, "fast", FAST_DEVICE_RULE)
 
-    def unsupported(why):
-        session.fail(UNSUPPORTED + why + _where(torch), profile_status.LINE_UNSUPPORTED)
+    def unsupported(why, where=None):
+        """One line: the construct (WHY), the place, the fix; exit 3."""
+        where = _where(torch) if where is None else where
+        session.fail(UNSUPPORTED + why + where + _fix(), profile_status.LINE_UNSUPPORTED)
 
     try:
         capability = target.capability()
@@ -53,6 +59,10 @@ def arm():
     _refuse_saving_device_tensors(torch, tracker, unsupported)
     _install_host_meta_parameters(torch, tracker)
     bootstrap.track_steps(session, writer, torch)
+    session.owns_failure = lambda error: _fake_device_failure(torch, error, unsupported)
+    from .weights import WeightsCheck
+    session.tracker.observers.append(WeightsCheck(tracker, unsupported))
+    _take_transformer_slow_path(torch)
     original_finish = session.finish
 
     def finish():
@@ -90,10 +100,53 @@ def _install_thread_hook(device_mode):
     patches.replace("threading.Thread._bootstrap_inner", _bootstrap_inner)
 
 
-def _where(torch):
-    """' at FILE:LINE' of the innermost frame outside torch and xmem: the line to look at."""
+def _where(torch, frames=None):
+    """' at FILE:LINE' of the innermost frame outside torch and xmem: the line to look at
+    (of FRAMES, a traceback's, when given; else of the current stack)."""
     from xmem_capture import script_frame
-    return script_frame.where(torch, _FAST_DIR, os.environ.get("XMEM_EXACT_PYDIR"))
+    return script_frame.where(torch, _FAST_DIR, os.environ.get("XMEM_EXACT_PYDIR"),
+                              frames=frames)
+
+
+def _fix():
+    return FALLING_BACK if os.environ.get("XMEM_FAST_FALLS_BACK") == "1" else FIX
+
+
+def _fake_device_failure(torch, error, unsupported):
+    """The script raised ERROR: when its message names the meta device, it is fast mode's
+    fake GPU that the code rejected (hub kernels' `Unsupported device type 'meta'`, an
+    autograd device check), not the script's fault: refused as fast mode's, at the place
+    it was raised. Other errors stay the script's."""
+    import re
+    import traceback
+    seen, depth = error, 0
+    while seen is not None and depth < 8:  # a chain of causes can loop
+        depth += 1
+        text = str(seen)
+        if re.search(r"\bmeta\b", text):
+            frames = traceback.extract_tb(seen.__traceback__ or error.__traceback__)
+            first = text.strip().splitlines()[0] if text.strip() else ""
+            unsupported(f"{type(seen).__name__}: {first} (code that rejects fast mode's fake "
+                        "GPU, meta tensors)", _where(torch, frames))
+        seen = seen.__cause__ or seen.__context__
+
+
+def _take_transformer_slow_path(torch):
+    """nn.TransformerEncoder in eval asks whether a padding mask is left-aligned, a
+    data-dependent check, before its fast path; the fast path is then never taken under a
+    capture (its tensors have a torch function mode, `has_torch_function`), in either
+    capture. The check answers "not aligned" for device tensors, the non-fast path the
+    exact capture takes too, instead of refusing a value fast mode does not compute."""
+    original = getattr(torch, "_nested_tensor_from_mask_left_aligned", None)
+    if original is None:
+        return
+
+    def left_aligned(src, mask, *args, **kwargs):
+        if src.is_meta or mask.is_meta:
+            return False
+        return original(src, mask, *args, **kwargs)
+
+    patches.replace("torch._nested_tensor_from_mask_left_aligned", left_aligned)
 
 
 def _install_cuda_autocast(torch, amp, note, device_mode):

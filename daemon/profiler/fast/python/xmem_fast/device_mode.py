@@ -13,7 +13,7 @@ import xmem_patches as patches
 from torch.overrides import TorchFunctionMode
 
 from xmem_capture import autocast_state
-from xmem_capture.devices import is_cuda_spec, is_ordinal, TensorBase, getter
+from xmem_capture.devices import is_cuda_spec, is_ordinal, TensorBase, getter, unpinned
 
 from . import attention, values
 from .storage_tracker import _tensors
@@ -53,9 +53,21 @@ class FastDeviceMode(TorchFunctionMode):
         names_gpu = device is not None and (is_cuda_spec(device) or is_ordinal(device))
         if names_gpu:
             kwargs = dict(kwargs, device=_META)
+        kwargs = unpinned(kwargs)
         if isinstance(func, pytypes.FunctionType):
             return func(*args, **kwargs)  # Python code (F.multi_head_attention_forward): no op
+        if device is not None and _is_meta_spec(device):
+            return self.script_meta(func, args, kwargs)
         return self.run_op(func, args, kwargs, names_gpu)
+
+    def script_meta(self, func, args, kwargs):
+        """FUNC names the meta device itself (`with torch.device("meta")`, accelerate's
+        init_empty_weights): its tensors are the script's meta tensors, on no GPU."""
+        self.tracker.scripting = True
+        try:
+            return self.run_op(func, args, kwargs)
+        finally:
+            self.tracker.scripting = False
 
     def run_op(self, func, args, kwargs, names_gpu=False):
         """FUNC's call, its allocations attributed to it; NAMES_GPU: it made device tensors."""
@@ -85,9 +97,13 @@ class FastDeviceMode(TorchFunctionMode):
             values.follow(TensorBase.to, (t,), {"dtype": dtype}, out, self.on_device)
             return out
         if t.is_meta:  # a parameter or buffer built on host-meta: a new device storage
-            return torch.empty_strided(t.size(), t.stride(), dtype=dtype, device=_META)
-        out = TensorBase.to(t, device=_META, dtype=dtype, memory_format=memory_format)
-        values.copied_to_device(t, out)
+            out = torch.empty_strided(t.size(), t.stride(), dtype=dtype, device=_META)
+        else:
+            out = TensorBase.to(t, device=_META, dtype=dtype, memory_format=memory_format)
+            values.copied_to_device(t, out)
+        # On a thread without the storage tracker (transformers loads a checkpoint's
+        # tensors to the GPU in a thread pool) no op showed the copy: recorded here.
+        self.tracker.adopt(out, "aten::to")
         return out
 
     def to_host(self, t, dtype=None):
@@ -140,7 +156,14 @@ def _to(mode, args, kwargs):
         return TensorBase.to(t, dtype=dtype, memory_format=memory_format)
     if is_cuda_spec(device) or is_ordinal(device):
         return mode.to_device(t, dtype, memory_format)
+    if _is_meta_spec(device):
+        return mode.script_meta(torch.empty_strided, (t.size(), t.stride()),
+                                {"dtype": dtype or t.dtype, "device": _META})
     return mode.to_host(t, dtype)
+
+
+def _is_meta_spec(device):
+    return (device.type if isinstance(device, torch.device) else device) == "meta"
 
 
 def _placeholder_item(mode, args, kwargs):

@@ -11,12 +11,17 @@ eager order.
 
 Device rule (the exact capture's, docs/capture.md): outputs are on the device when one of
 the op's meta inputs is; a factory (no meta input) allocates on the device unless the
-tracker is `hosting` (parameters and buffers being built: host tensors that cost nothing);
-meta storages made from host-meta inputs stay host-meta; outputs a CUDA kernel returns on
+tracker is `hosting` (parameters and buffers being built: host tensors that cost nothing) or
+`scripting` (the script itself named the meta device: its own meta tensors, on no GPU);
+meta storages made from host-meta inputs stay host-meta, from the script's meta ones stay
+the script's; an op with host-meta inputs and real host tensors (a job that never moved its
+model to the GPU) runs on meta copies of the real ones, so a CPU-only job runs to its steps
+with no device storage, as it does in the exact capture; outputs a CUDA kernel returns on
 the host (attention.py's HOST_OUTPUTS) are host-meta. Only device storages are written. An op's outputs are written in the order it
 returns them, or the order its CUDA kernel allocates them in (shape_kernels.ALLOCATION_ORDER).
 """
 import os
+import threading
 from itertools import compress
 
 import torch
@@ -76,8 +81,18 @@ class StorageTracker(TorchDispatchMode):
         self.attribution = attribution
         self.on_unsupported = on_unsupported
         self.hosting = False
+        self.scripting = False
         self.device = {}   # storage key -> [trace id, bytes, weak ref]
         self.host = {}     # storage key -> weak ref (host-meta: parameters before .cuda())
+        self.script_meta = {}  # storage key -> weak ref (meta tensors the script made itself)
+        # storage key -> weak ref: made from meta tensors no op showed (made on a thread
+        # without this mode); on no side known, so not written: the weights check
+        # (weights.py) refuses a job whose parameters are such tensors.
+        self.untraced = {}
+        # Device storages may be recorded from other threads (adopt: transformers loads
+        # weights in a thread pool) while the main thread sweeps.
+        self._lock = threading.Lock()
+        self._kept = {"h": self.host, "m": self.script_meta, "u": self.untraced}
         self._next_id = 1
         self._op_names = {}
         # The device storages' keys and weak refs as parallel lists: the per-op expiry check
@@ -92,6 +107,11 @@ class StorageTracker(TorchDispatchMode):
     def is_device(self, t):
         return t.is_meta and _storage(t)._cdata in self.device
 
+    def device_bytes(self):
+        """Bytes of the live device storages, frees since the last op included."""
+        self.sweep()
+        return self.writer.live_bytes
+
     # -- the mode -------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -102,6 +122,8 @@ class StorageTracker(TorchDispatchMode):
         if dev is not None and func is torch.ops.aten._local_scalar_dense.default:
             self.on_unsupported("a GPU value read by Python control flow (bool() or a comparison "
                                 "of a GPU tensor)")
+        if dev in _HOST and _has_real_tensor(args, kwargs) and not _mutates_real(func, args, kwargs):
+            args, kwargs = _real_to_meta(args), _real_to_meta(kwargs)
         if self.accumulation is not None:
             func = self.accumulation.in_place(func, args, kwargs)
         func = formulas.in_place(func)  # the plain branch of formulas that fill fresh zeros
@@ -114,15 +136,14 @@ class StorageTracker(TorchDispatchMode):
                 raise
             self.on_unsupported(_no_meta_kernel(self._op_name(func), func))
         except RuntimeError:
-            if dev != "h" or not _has_real_tensor(args, kwargs):
+            if dev not in _HOST or not _has_real_tensor(args, kwargs):
                 raise
             # Host-meta parameters met real host data: the model never went to the GPU.
             self.on_unsupported(f"{self._op_name(func)} mixes the host model with host data: "
-                                "the job makes no GPU tensors (a forgotten --cuda flag?); "
-                                "the exact capture runs it as it is")
+                                "the job makes no GPU tensors (a forgotten --cuda flag?)")
         del scratch  # freed at the next op boundary, as the CUDA kernel frees it on return
         if dev is None:
-            dev = "h" if self.hosting else "g"
+            dev = "h" if self.hosting else "m" if self.scripting else "g"
         hosted = {id(out[i]) for i in HOST_OUTPUTS.get(func, ())}
         order = ALLOCATION_ORDER.get(func)
         for t in (out[i] for i in order) if order else _tensors(out):
@@ -142,23 +163,27 @@ class StorageTracker(TorchDispatchMode):
         return held
 
     def _input_device(self, flat):
-        """'g' if a meta input is on the device, 'h' if only host-meta ones, None if none."""
+        """'g' if a meta input is on the device, else 'h' if one is host-meta, else 'u' if
+        one is untraced, else 'm' (the script's own meta tensors); None if none is meta."""
         found = None
         for t in flat:
             if t.is_meta:
                 key = _storage(t)._cdata
                 if key in self.device:
                     return "g"
-                found = "h"
+                if found != "h":
+                    kind = "h" if key in self.host else "m" if key in self.script_meta else "u"
+                    found = kind if found is None or _RANK[kind] > _RANK[found] else found
         return found
 
     def _note_output(self, t, dev, func):
         storage = _storage(t)
         key = storage._cdata
-        if key in self.device or key in self.host:
+        if key in self.device or key in self.host or key in self.script_meta or key in self.untraced:
             return
-        if dev == "h":
-            self.host[key] = storage._weak_ref()
+        kept = self._kept.get(dev)
+        if kept is not None:
+            kept[key] = storage._weak_ref()
             return
         self._record_device(storage, key, self._context(func))
 
@@ -168,18 +193,26 @@ class StorageTracker(TorchDispatchMode):
         torch function that named the GPU) is its context."""
         storage = _storage(t)
         key = storage._cdata
-        if key not in self.device and key not in self.host:
-            self._record_device(storage, key, self.writer.module_path() + "|" + call)
+        if key in self.device:
+            return
+        # A factory like empty_like(meta_tensor, device="cuda") (Module.to_empty) took its
+        # input's side: the call named the GPU, so its output is a device storage.
+        for kept in self._kept.values():
+            ref = kept.pop(key, None)
+            if ref is not None:
+                _free_weak_ref(ref)
+        self._record_device(storage, key, self.writer.module_path() + "|" + call)
 
     def _record_device(self, storage, key, context):
         nbytes = storage.nbytes()
-        sid = self._next_id
-        self._next_id += 1
         ref = storage._weak_ref()
-        self.device[key] = (sid, nbytes, ref)
-        self._keys.append(key)
-        self._refs.append(ref)
-        self.writer.alloc(sid, max(nbytes, 1), context)
+        with self._lock:
+            sid = self._next_id
+            self._next_id += 1
+            self.device[key] = (sid, nbytes, ref)
+            self._keys.append(key)
+            self._refs.append(ref)
+            self.writer.alloc(sid, max(nbytes, 1), context)
 
     def _op_name(self, func):
         name = self._op_names.get(func)
@@ -203,20 +236,59 @@ class StorageTracker(TorchDispatchMode):
         """Writes a free for every device storage whose StorageImpl died since the last op."""
         expired = list(map(_expired, self._refs))
         if True in expired:
-            for key in compress(self._keys, expired):
-                sid, nbytes, ref = self.device.pop(key)
-                _free_weak_ref(ref)
-                self.writer.free(sid, max(nbytes, 1))
-            alive = [not e for e in expired]
-            self._keys = list(compress(self._keys, alive))
-            self._refs = list(compress(self._refs, alive))
-        if self.host:
-            for key in [k for k, ref in self.host.items() if _expired(ref)]:
-                _free_weak_ref(self.host.pop(key))
+            with self._lock:
+                self._free_expired(expired)
+        for kept in self._kept.values():
+            if kept:
+                for key in [k for k, ref in kept.items() if _expired(ref)]:
+                    _free_weak_ref(kept.pop(key))
+
+    def _free_expired(self, expired):
+        """EXPIRED: the first len(EXPIRED) device storages' flags (others arrived since)."""
+        n = len(expired)
+        for key in compress(self._keys, expired):
+            sid, nbytes, ref = self.device.pop(key)
+            _free_weak_ref(ref)
+            self.writer.free(sid, max(nbytes, 1))
+        alive = [not e for e in expired]
+        self._keys = list(compress(self._keys[:n], alive)) + self._keys[n:]
+        self._refs = list(compress(self._refs[:n], alive)) + self._refs[n:]
+
+
+# Meta storages not on the device: host-meta and untraced ones run real host data on meta
+# copies; an op's outputs take the strongest kind among its inputs.
+_HOST = ("h", "u")
+_RANK = {"m": 1, "u": 2, "h": 3}
 
 
 def _has_real_tensor(args, kwargs):
     return any(not t.is_meta for t in _arguments(args, kwargs))
+
+
+def _mutates_real(func, args, kwargs):
+    """Whether FUNC writes into a real host tensor among its arguments (a meta copy of it
+    would lose the write)."""
+    schema = getattr(func, "_schema", None)
+    if schema is None:
+        return True
+    for i, a in enumerate(schema.arguments):
+        if a.alias_info is None or not a.alias_info.is_write:
+            continue
+        value = kwargs.get(a.name) if a.kwarg_only or i >= len(args) else args[i]
+        if any(not t.is_meta for t in _tensors(value)):
+            return True
+    return False
+
+
+def _real_to_meta(value, depth=0):
+    """VALUE with its real host tensors replaced by meta tensors of the same shape."""
+    if isinstance(value, torch.Tensor):
+        return value if value.is_meta else value.to("meta")
+    if isinstance(value, (list, tuple)) and depth < 2:
+        return type(value)(_real_to_meta(v, depth + 1) for v in value)
+    if isinstance(value, dict) and depth < 2:
+        return {k: _real_to_meta(v, depth + 1) for k, v in value.items()}
+    return value
 
 
 # ATen ops whose output size depends on the values (fast mode has none to read).
@@ -230,11 +302,9 @@ def _no_meta_kernel(name, func):
     namespace = getattr(func, "namespace", "aten")
     base = getattr(func, "__name__", name).split(".")[0]
     if namespace != "aten":
-        return (f"{name} is a custom op with no Meta kernel: register one with torch.library "
-                "(impl 'Meta'), or run the exact capture (--mode exact)")
+        return (f"{name} is a custom op with no Meta kernel (register one with torch.library, "
+                "impl 'Meta')")
     if base in _DATA_DEPENDENT:
-        return (f"{name} has a data-dependent output shape (fast mode has no values); "
-                "the exact capture (--mode exact) runs it")
+        return f"{name} has a data-dependent output shape (fast mode has no values)"
     return (f"{name} has no Meta (shape-only) kernel in this torch and none in xmem's "
-            "shape_kernels.py: the exact capture (--mode exact) runs it; please report it so "
-            "a shape-only kernel can be added")
+            "shape_kernels.py (please report it so a shape-only kernel can be added)")
