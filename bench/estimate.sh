@@ -3,7 +3,9 @@
 # next to the same training iterations run on the CPU without xmem, in the same run.
 #   ResNet-50, batch 32, 224x224 (tests/workloads/vision.py)
 #   GPT-2-small-like, batch 8 x 512 tokens (tests/workloads/transformer.py)
-# Targets: analysis + simulation <= 1 s; total <= 1.3 x the plain CPU iterations.
+# Targets: analysis + simulation <= 1 s; total <= 1.3 x the plain CPU iterations. Each job's
+# second line: the exact capture's largest process RSS (/usr/bin/time) beside the trace's
+# allocated peak (docs/capture.md, "Memory").
 # XMEM_BENCH_STEPS (default 3) sets the optimizer steps of both runs. Both compute with the
 # same intra-op threads: xmem-profile's rule (all CPUs in the affinity mask, docs/capture.md),
 # or XMEM_BENCH_THREADS.
@@ -36,20 +38,26 @@ bench() {
     "$py" "$here/estimate/plain_run.py" --threads "$threads" "${job[@]}" >"$tmp/plain.log" 2>&1 ||
         { echo "xmem: bench-estimate: $name without xmem failed:" >&2; tail -n 5 "$tmp/plain.log" >&2; exit 1; }
     t1=$(now)
-    "$build/bin/xmem-estimate" --mode exact --gpu A100-80GB --torch 2.1 --json --steps "$steps" \
+    /usr/bin/time -f %M -o "$tmp/rss_kib" \
+        "$build/bin/xmem-estimate" --mode exact --gpu A100-80GB --torch 2.1 --json --steps "$steps" \
         --threads "$threads" -- "$py" "${job[@]}" \
         >"$tmp/est.json" 2>"$tmp/est.log" ||
         { echo "xmem: bench-estimate: xmem estimate of $name failed:" >&2; tail -n 5 "$tmp/est.log" >&2; exit 1; }
     t2=$(now)
-    "$py" - "$name" "$t0" "$t1" "$t2" "$tmp/est.json" <<'PY'
+    "$py" - "$name" "$t0" "$t1" "$t2" "$tmp/est.json" "$(cat "$tmp/rss_kib")" <<'PY'
 import json, sys
 name, t0, t1, t2, path = sys.argv[1], *map(float, sys.argv[2:5]), sys.argv[5]
+rss = int(sys.argv[6]) << 10
 j = json.load(open(path))
 plain, total = t1 - t0, t2 - t1
 analysis = j["analyze_seconds"]
 print(f"{name:28s} plain {plain:7.1f} s | xmem total {total:7.1f} s = profile {j['profile_seconds']:7.1f} s"
       f" + analysis {analysis:6.3f} s | ratio {total / plain:4.2f} (target <= 1.30)"
       f" | analysis {'ok' if analysis <= 1.0 else 'OVER'} (<= 1 s) | peak {j['peak_bytes'] / 2**30:.2f} GiB")
+# The exact capture holds the job's tensors on the host: its RSS beside the trace's peak.
+allocated = j["allocated_peak_bytes"]
+print(f"{'':28s} capture host RSS {rss / 2**30:.2f} GiB | trace's allocated peak {allocated / 2**30:.2f} GiB"
+      f" | RSS / peak {rss / max(allocated, 1):.2f}")
 PY
 }
 

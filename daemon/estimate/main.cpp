@@ -7,6 +7,7 @@
 #include "analysis/estimate.h"
 #include "analysis/limit.h"
 #include "estimate_options.h"
+#include "fitting_gpu.h"
 #include "analysis/paths.h"
 #include "profilers.h"
 #include "profile_run.h"
@@ -129,7 +130,9 @@ std::string job_alloc_conf(const EstimateOptions &o, sim::TorchVersion rules)
     return "";
 }
 
-Result<Target> resolve_target(const EstimateOptions &o)
+// The target GPU from the catalog, which *CATALOG receives (the search for a GPU that fits a
+// job the target does not hold reads it again).
+Result<Target> resolve_target(const EstimateOptions &o, Catalog *catalog_out)
 {
     auto path = locate_catalog(o.catalog);
     if (!path.ok())
@@ -137,6 +140,7 @@ Result<Target> resolve_target(const EstimateOptions &o)
     auto catalog = Catalog::load(path.value());
     if (!catalog.ok())
         return Result<Target>::fail(catalog.error());
+    *catalog_out = catalog.value();
     auto gpu = catalog.value().find_unambiguous(o.gpu);
     if (!gpu.ok())
         return Result<Target>::fail(gpu.error());
@@ -288,9 +292,21 @@ Result<void> write_timeline(const EstimateOptions &o, const Estimate &e,
     return Result<void>::success();
 }
 
+// Removes the profile's temporary trace when the estimate is over: a job that does not fit
+// its target is analysed again from it for the other GPUs.
+struct TempTrace {
+    std::string path;
+    ~TempTrace()
+    {
+        if (!path.empty())
+            unlink(path.c_str());
+    }
+};
+
 int run(const EstimateOptions &o)
 {
-    auto target = resolve_target(o);
+    Catalog catalog;
+    auto target = resolve_target(o, &catalog);
     if (!target.ok())
         return fail(target.error().message, Outcome::target);
 
@@ -309,9 +325,8 @@ int run(const EstimateOptions &o)
     t.profile_seconds = o.trace_in.empty() ? seconds_since(profile_start) : 0.0;
 
     auto analyze_start = Clock::now();
+    TempTrace removed_at_end{temp ? trace_path.value() : ""};
     auto work = load_workload(trace_path.value());
-    if (temp)
-        unlink(trace_path.value().c_str());
     if (!work.ok())
         return fail(work.error().message, Outcome::trace);
     std::string torch_note;
@@ -325,6 +340,13 @@ int run(const EstimateOptions &o)
                 o.analysed_trace.empty() ? nullptr : &analysed);
     if (!est.ok())
         return fail(est.error().message, Outcome::analysis);
+    if (!est.value().fits && est.value().uses_gpu) {
+        auto fitting =
+            smallest_fitting_gpu(catalog, trace_path.value(), target.value(), est.value());
+        if (!fitting.ok())
+            return fail(fitting.error().message, Outcome::analysis);
+        est.value().smallest_fitting_gpu = fitting.value();
+    }
     int what_if_status = 0;
     auto profile = [&](const std::string &change) {
         std::string kind(captured.meta_value("capture"));

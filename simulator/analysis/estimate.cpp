@@ -60,7 +60,8 @@ void summarize(Estimate &e)
                              "such as --cuda or --device cuda to use the GPU?");
     } else
         e.fits_reason = e.fits ? "the peak fits in the GPU's memory"
-                               : (r.oom ? "the simulated allocator ran out of memory"
+                               : (r.oom ? "the simulated allocator ran out of memory; the peak "
+                                          "is what the job needs, simulated without a limit"
                                         : "the peak exceeds the GPU's memory");
     uint64_t bound = std::max(e.peak_bytes, e.workspace_bound_peak_bytes);
     e.limit_bytes = recommended_limit(bound, e.target.gpu.total_bytes, e.target.margin);
@@ -85,6 +86,25 @@ Result<uint64_t> workspace_bound_peak(const Workload &work, const WorkspacePolic
         worst = std::max(worst, r.value().reserved_peak);
     }
     return Result<uint64_t>::ok(e.target.gpu.context_bytes + worst + e.workspaces.outside_bytes);
+}
+
+// The replay at the target's capacity. When that runs out of memory, CFG loses its capacity
+// and the workload is replayed again, so that the peak, breakdown, steps, timeline and
+// workspace bound say what the job needs (a larger GPU's replay, less its catalog terms), and
+// only `oom` and its message say where the target failed (docs/estimate.md, "A job that
+// does not fit").
+Result<ReplayResult> replay_needed(const Workload &work, sim::AllocatorConfig &cfg)
+{
+    auto capped = replay(work, cfg, nullptr);
+    if (!capped.ok() || !capped.value().oom)
+        return capped;
+    cfg.device_total_bytes = 0; // the allocator's "unlimited"
+    auto needed = replay(work, cfg, nullptr);
+    if (!needed.ok())
+        return needed;
+    needed.value().oom = true;
+    needed.value().oom_message = capped.value().oom_message;
+    return needed;
 }
 
 // `M python` is "PATH VERSION" (docs/trace-format.md); the path may hold spaces, the
@@ -125,7 +145,7 @@ Result<Estimate> analyze(Workload work, const Target &target, timeline::Timeline
     auto cfg = device_config(target, e.workspaces.outside_bytes);
     if (!cfg.ok())
         return Result<Estimate>::fail(cfg.error());
-    auto r = replay(work, cfg.value(), nullptr);
+    auto r = replay_needed(work, cfg.value());
     if (!r.ok())
         return Result<Estimate>::fail(r.error());
     e.replay = std::move(r.value());

@@ -65,13 +65,18 @@ struct Estimate {
     ReplayResult replay;
     uint64_t context_bytes = 0;
     uint64_t outside_bytes = 0; // library memory outside the allocator
-    uint64_t peak_bytes = 0;    // context + reserved peak + outside: what nvidia-smi shows
+    // context + reserved peak + outside: what nvidia-smi shows; when the target ran out of
+    // memory, what the job needs, replayed without a capacity (`replay.oom` says so).
+    uint64_t peak_bytes = 0;
     // The largest peak with cuDNN workspaces between the point and the bound factor
     // (workspaces.h); the limit covers it. 0 when no convolution has a K record.
     uint64_t workspace_bound_peak_bytes = 0;
     uint64_t limit_bytes = 0;
     uint64_t cache_bytes = 0; // reserved peak - live requested bytes at the peak
     bool fits = false;
+    // When the job does not fit: the smallest GPU of the catalog on which it does (the caller
+    // searches it, since the analysis knows one target); "" when it fits or none fits.
+    std::string smallest_fitting_gpu;
     // False when the job made no GPU tensors (allocated peak 0): a forgotten --cuda flag.
     // `fits` then covers the CUDA context alone, which fits_reason and warnings say.
     bool uses_gpu = true;

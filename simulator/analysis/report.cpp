@@ -143,6 +143,8 @@ std::string render_json(const Estimate &e, const Timings &t)
         j["alloc_conf"] = e.target.alloc_conf;
     if (r.oom)
         j["oom_message"] = r.oom_message;
+    j["smallest_fitting_gpu"] =
+        e.smallest_fitting_gpu.empty() ? nlohmann::json() : nlohmann::json(e.smallest_fitting_gpu);
     return j.dump(2) + "\n";
 }
 
@@ -180,6 +182,66 @@ void ranking(std::string &out, const char *what, const Ranking &r, uint64_t live
         row("the rest (" + std::to_string(r.rest_count) + ")", r.rest_bytes);
 }
 
+// The widest a line of prose gets in the text output; a word longer than this keeps its own
+// line whole.
+constexpr size_t k_text_width = 100;
+
+// TEXT (one paragraph) as lines of at most k_text_width columns, broken between words, the
+// lines after the first indented: a long message (an OOM's) is never cut mid-word.
+void prose(std::string &out, const std::string &text)
+{
+    const std::string indent = "    ";
+    size_t column = 0, pos = 0;
+    while (pos < text.size()) {
+        size_t end = text.find(' ', pos);
+        if (end == std::string::npos)
+            end = text.size();
+        std::string word = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (word.empty())
+            continue;
+        if (column > 0 && column + 1 + word.size() > k_text_width) {
+            out += "\n" + indent;
+            column = indent.size();
+        } else if (column > 0) {
+            out += ' ';
+            ++column;
+        }
+        out += word;
+        column += word.size();
+    }
+    out += '\n';
+}
+
+// Whether the job fits and, when not, what it needs: the limit only for a job that fits, the
+// smallest catalog GPU that would hold it otherwise.
+void fit_lines(std::string &out, const Estimate &e)
+{
+    const ReplayResult &r = e.replay;
+    std::string total = format_bytes(e.target.gpu.total_bytes);
+    if (e.fits || !e.uses_gpu) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf, "recommended limit %s  (margin %.1f %%; ",
+                      format_bytes(e.limit_bytes).c_str(), 100 * e.target.margin);
+        prose(out, buf + std::string(k_limit_coverage) + ")");
+    }
+    if (r.oom)
+        prose(out, "fits: NO, the simulated allocator ran out of memory on " + e.target.gpu.name +
+                       " (" + total + "): " + r.oom_message);
+    else if (!e.uses_gpu)
+        prose(out, std::string("fits: ") + (e.fits ? "yes" : "NO") + ", but only as " +
+                       e.fits_reason + " (" + total + " on the GPU)");
+    else
+        prose(out, std::string("fits: ") + (e.fits ? "yes" : "NO") + " (" + total + " on the GPU)");
+    if (e.fits || !e.uses_gpu)
+        return;
+    if (e.smallest_fitting_gpu.empty())
+        prose(out, "no GPU of the catalog holds this peak: no limit to recommend");
+    else
+        prose(out, "smallest GPU of the catalog that fits: " + e.smallest_fitting_gpu +
+                       " (no limit recommended for " + e.target.gpu.name + ")");
+}
+
 uint64_t live_total(const ReplayResult &r)
 {
     uint64_t sum = 0;
@@ -206,23 +268,12 @@ std::string render_human(const Estimate &e, const Timings &t)
     out += buf;
     if (!e.python.empty())
         out += "interpreter " + e.python + "\n";
-    std::snprintf(buf, sizeof buf, "peak GPU memory   %s  (as nvidia-smi would show it)\n",
-                  format_bytes(e.peak_bytes).c_str());
+    std::snprintf(buf, sizeof buf, "peak GPU memory   %s  (%s)\n",
+                  format_bytes(e.peak_bytes).c_str(),
+                  r.oom ? "what the job needs, simulated without the GPU's limit"
+                        : "as nvidia-smi would show it");
     out += buf;
-    std::snprintf(buf, sizeof buf, "recommended limit %s  (margin %.1f %%; %s)\n",
-                  format_bytes(e.limit_bytes).c_str(), 100 * e.target.margin, k_limit_coverage);
-    out += buf;
-    if (r.oom)
-        std::snprintf(buf, sizeof buf, "fits: NO, the simulated allocator ran out of memory: %s\n",
-                      r.oom_message.c_str());
-    else if (!e.uses_gpu)
-        std::snprintf(buf, sizeof buf, "fits: %s, but only as %s (%s on the GPU)\n",
-                      e.fits ? "yes" : "NO", e.fits_reason.c_str(),
-                      format_bytes(e.target.gpu.total_bytes).c_str());
-    else
-        std::snprintf(buf, sizeof buf, "fits: %s (%s on the GPU)\n", e.fits ? "yes" : "NO",
-                      format_bytes(e.target.gpu.total_bytes).c_str());
-    out += buf;
+    fit_lines(out, e);
     std::snprintf(buf, sizeof buf, "reserved peak %s (step 1: %s, steady: %s), allocated peak %s\n",
                   format_bytes(r.reserved_peak).c_str(),
                   format_bytes(r.first_reserved_peak).c_str(),
@@ -251,11 +302,12 @@ std::string render_human(const Estimate &e, const Timings &t)
         std::string list;
         for (const std::string &k : guessed)
             list += (list.empty() ? "" : ", ") + k;
-        out += "uncalibrated catalog terms for " + e.target.gpu.name + ": " + list +
-               " (budgets, not measured on this GPU)\n";
+        prose(out, "uncalibrated catalog terms for " + e.target.gpu.name + ": " + list +
+                       " (budgets, not measured on this GPU)");
     }
-    std::snprintf(buf, sizeof buf, "gradients: %s\ntime: profile %.2f s, analysis %.3f s\n",
-                  e.grads.reason.c_str(), t.profile_seconds, t.analyze_seconds);
+    prose(out, "gradients: " + e.grads.reason);
+    std::snprintf(buf, sizeof buf, "time: profile %.2f s, analysis %.3f s\n", t.profile_seconds,
+                  t.analyze_seconds);
     out += buf;
     return out;
 }

@@ -27,6 +27,12 @@ run "$PROFILE" --out "$TMP/slow.trace" --timeout 2 -- python3 "$WORKLOADS/slow_s
 expect_rc 0 "4 s of set-up was cut by the 2 s step timeout"
 expect_true "no trace after slow set-up" [ -s "$TMP/slow.trace" ]
 
+# Steps that each take longer than --timeout, on a machine where the first did too: the wait
+# for a step follows the first step's time (docs/capture.md, "Timeouts").
+run "$PROFILE" --out "$TMP/slow_steps.trace" --timeout 1 -- python3 "$WORKLOADS/slow_steps.py"
+expect_rc 0 "steps as slow as the first were cut by the 1 s step timeout"
+expect_true "no trace of the slow steps" [ -s "$TMP/slow_steps.trace" ]
+
 expect_fail 1 'ValueError: shape mismatch in my_custom_head' \
     "$PROFILE" --out "$TMP/crash.trace" -- "$WORKLOADS/crashes.py"
 expect_true "summary line" grep -q '^xmem: crashes.py: exited with status 1 after 2 optimizer steps' "$TMP/err"

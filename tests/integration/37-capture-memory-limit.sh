@@ -65,4 +65,20 @@ capture "$TMP/roomy.trace" --max-rss 8192 -- python3 "${job[@]}" >/dev/null
 expect_true "no trace under the default limit" [ -s "$TMP/default.trace" ]
 expect_true "no trace under --max-rss 8192" [ -s "$TMP/roomy.trace" ]
 echo "ok: captured under the default limit and under --max-rss 8192"
+
+# Freed host memory returns (issue 33, item 7): the capture's malloc settings keep the job's
+# RSS near its live tensors where glibc's defaults leave freed holes resident (about 1.5 x).
+run "$PROFILE" -v --steps 1 --out "$TMP/fragments.trace" -- python3 "$WORKLOADS/host_fragments.py"
+expect_rc 0 "host_fragments.py under the capture"
+read -r grew live < <(sed -n 's/^host RSS grew \([0-9]*\) MiB for \([0-9]*\) MiB of live tensors$/\1 \2/p' <<<"$RUN_OUT")
+expect_true "no RSS line from host_fragments.py" [ -n "${live:-}" ]
+expect_true "RSS grew ${grew:-?} MiB for ${live:-?} MiB of live tensors: freed memory kept" \
+    [ "${grew:-999999}" -le $(( ${live:-0} + ${live:-0} / 10 )) ]
+echo "ok: RSS grew $grew MiB for $live MiB of live tensors"
+
+# A caller's own malloc settings are the job's.
+printf 'import os, sys, torch\nprint(os.environ.get("MALLOC_MMAP_THRESHOLD_"), file=sys.stderr)\ntorch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=0.1).step()\n' >"$TMP/env.py"
+MALLOC_MMAP_THRESHOLD_=262144 run "$PROFILE" -v --steps 1 --out "$TMP/env.trace" -- python3 "$TMP/env.py"
+expect_rc 0 "a job with the caller's MALLOC_MMAP_THRESHOLD_"
+expect_out '^262144$' "the caller's MALLOC_MMAP_THRESHOLD_ was replaced"
 echo "all checks passed"

@@ -51,3 +51,32 @@ if [ -x "$XMEM_BUILD/bin/xmem-profile-fast" ] && $PY -c 'import torch' 2>/dev/nu
     expect_true "fast: no steps warning" [ -n "$(meta "$TMP/fast.trace" warning_steps)" ]
     echo "ok: the fast capture finds the same steps"
 fi
+
+# A memory-profiling script of the CS336 kind (issue 33, item 7): one forward and one
+# backward(), no optimizer, started through a runner that closes the descriptors it inherits
+# (the capture's status pipe among them). The estimate takes the one step the trace records.
+cat >"$TMP/forward_backward.py" <<'PY'
+import torch, torch.nn as nn
+model = nn.Sequential(nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 256)).cuda()
+loss = model(torch.randn(64, 256, device="cuda")).pow(2).mean()
+loss.backward()
+torch.cuda.synchronize()
+print("max allocated", torch.cuda.max_memory_allocated())
+PY
+cat >"$TMP/closing_runner.sh" <<'SH'
+#!/bin/bash
+# Starts its command with no descriptors beyond stdin, stdout and stderr.
+for fd in /proc/$$/fd/*; do
+    fd=${fd##*/}
+    [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+done
+exec "$@"
+SH
+chmod +x "$TMP/closing_runner.sh"
+estimate "$TMP/fb.json" --gpu A100-80GB --keep-trace "$TMP/fb.trace" -- \
+    "$TMP/closing_runner.sh" "$VPY" "$TMP/forward_backward.py"
+expect_eq "$(json "$TMP/fb.json" "j['steps']")" 1 "forward-backward: the steps estimated"
+expect_eq "$(meta "$TMP/fb.trace" step_rule)" backward "forward-backward: the step rule"
+expect_true "forward-backward: no gradients in the estimate" \
+    [ "$(json "$TMP/fb.json" "j['breakdown']['gradients']")" -gt 0 ]
+echo "ok: a forward-backward script without an optimizer is estimated from its one step"

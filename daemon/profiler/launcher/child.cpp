@@ -191,14 +191,17 @@ void classify_exit(int wstatus, bool done, ChildResult *result)
 
 // The clocks the launcher waits on (docs/capture.md, "Timeouts"). Before the first step only
 // the whole run's budget applies: set-up, a checkpoint load, an evaluation pass or a data
-// warm-up may take long. From the first step on, the next one is also due within timeout_s.
-// A first-use library build stops both clocks (it has its own limit, k_build_limit_s); once
-// the script has exited, only a short drain of the pipes remains.
+// warm-up may take long. From the first step on, the next one is also due within
+// max(timeout_s, k_step_timeout_factor x the first step's time, start to step 1 less a
+// build): a machine slow enough that one step takes minutes is slow for every step, and
+// the budget still bounds the whole. A first-use library build stops both clocks (it has its
+// own limit, k_build_limit_s); once the script has exited, only a short drain of the pipes
+// remains.
 class Watch
 {
   public:
     Watch(Clock::time_point start, const ChildSpec &spec)
-        : m_timeout(std::chrono::seconds(spec.timeout_s)),
+        : m_timeout(std::chrono::seconds(spec.timeout_s)), m_start(start),
           m_budget(start + std::chrono::seconds(spec.budget_s))
     {
     }
@@ -213,7 +216,19 @@ class Watch
     }
     bool on_budget() const { return !reaped && !building && m_budget <= m_step; }
 
-    void stepped() { m_step = Clock::now() + m_timeout; }
+    void stepped()
+    {
+        Clock::time_point now = Clock::now();
+        if (m_step == Clock::time_point::max())
+            m_timeout = std::max(m_timeout, k_step_timeout_factor * (now - m_start - m_built));
+        m_step = now + m_timeout;
+    }
+    // The wait for each step after the first (stepped).
+    int timeout_s() const
+    {
+        return static_cast<int>(
+            std::chrono::duration_cast<std::chrono::seconds>(m_timeout).count());
+    }
     void build(bool started)
     {
         building = started;
@@ -222,6 +237,7 @@ class Watch
             m_build_start = now;
             return;
         }
+        m_built += now - m_build_start;
         m_budget += now - m_build_start;
         if (m_step != Clock::time_point::max())
             m_step += now - m_build_start;
@@ -237,6 +253,8 @@ class Watch
 
   private:
     Clock::duration m_timeout;
+    Clock::time_point m_start;
+    Clock::duration m_built{}; // time spent building the capture library
     Clock::time_point m_budget;
     Clock::time_point m_step = Clock::time_point::max();
     Clock::time_point m_build_start{};
@@ -287,6 +305,7 @@ ChildResult run_child(const ChildSpec &spec)
         if (left <= 0) {
             timed_out = !watch.reaped;
             result.budget_spent = timed_out && watch.on_budget();
+            result.step_timeout_s = watch.timeout_s();
             break;
         }
         int n = poll(fds, 2, static_cast<int>(std::min<long long>(left, 200)));

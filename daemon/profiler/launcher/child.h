@@ -29,7 +29,7 @@ namespace xmem::profile
 struct ChildSpec {
     std::vector<std::string> argv;
     std::vector<std::pair<std::string, std::string>> env; // added to (or replacing) ours
-    int timeout_s = 120; // longest wait for the next optimizer step
+    int timeout_s = 120; // least wait for the next optimizer step (k_step_timeout_factor)
     int budget_s = 540;  // longest the whole run may take, a library build not counted
     bool verbose = false;
     // Print "xmem: NAME: step N of STEPS after S s" on our stderr as steps finish (a long
@@ -58,6 +58,10 @@ enum class ChildEnd {
 // Longest a first-use build of the capture library may take (docs/capture.md).
 constexpr int k_build_limit_s = 600;
 
+// Each step after the first may take this many times the first step's time (start to step
+// 1) when that is more than ChildSpec::timeout_s: on a slow machine every step is slow.
+constexpr int k_step_timeout_factor = 3;
+
 struct ChildResult {
     ChildEnd outcome = ChildEnd::not_started;
     int exit_code = -1;        // when it exited
@@ -65,6 +69,7 @@ struct ChildResult {
     int steps = 0;             // last step reported
     bool building = false;     // between "build" and "built"
     bool budget_spent = false; // timed out on budget_s rather than timeout_s
+    int step_timeout_s = 0;    // the wait for a next step that ran out (timed out on it)
     std::string message;       // shim's fail text, or why it did not start
     // The exit the shim's giving-up line named, and the one a limit line named (or fork's
     // EAGAIN; 0 when no limit was met): contract/profile_status.h.

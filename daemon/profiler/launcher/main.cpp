@@ -3,7 +3,10 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <fstream>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -54,6 +57,20 @@ std::string size_text(uint64_t bytes)
     return text;
 }
 
+// glibc's malloc settings for the job, unless the caller chose its own (docs/capture.md,
+// "Memory"). By default glibc raises its mmap threshold to the size of each large block
+// freed, up to 32 MiB, so that a capture's tensors, below that, come from the heap, whose
+// freed middle is never returned: the job's RSS grows to several times its live tensors. A
+// fixed threshold keeps every block of a MiB or more in its own mapping, unmapped when freed,
+// and a fixed trim threshold returns the heap's free top past a MiB.
+void add_allocator_settings(std::vector<std::pair<std::string, std::string>> &env)
+{
+    constexpr const char *k_mib = "1048576";
+    for (const char *name : {"MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"})
+        if (!std::getenv(name))
+            env.emplace_back(name, k_mib);
+}
+
 ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Command &cmd)
 {
     ChildSpec spec;
@@ -82,6 +99,7 @@ ChildSpec make_child_spec(const Options &opts, const ShimPaths &paths, const Com
     };
     // Always set, empty for none: a value left in the caller's environment changes nothing.
     spec.env.emplace_back("XMEM_WHAT_IF", opts.what_if); // read by xmem_capture/what_if.py
+    add_allocator_settings(spec.env);
     return spec;
 }
 
@@ -124,12 +142,31 @@ void report_timeout(const Options &opts, const char *name, const ChildResult &r)
     else
         std::fprintf(stderr,
                      "xmem: %s: no optimizer step within %d s after step %d (raise --timeout)\n",
-                     name, opts.timeout_s, r.steps);
+                     name, r.step_timeout_s, r.steps);
     print_stderr_tail(r);
 }
 
+// The steps the trace at PATH records (its `M steps N`, docs/trace-format.md), 0 without a
+// trace written by this run (SINCE, the job's start) or without the line. They count as the
+// status pipe's do: a wrapper between the launcher and Python (a runner that closes
+// inherited descriptors) can leave the capture without the pipe, and a backward-only
+// script's one step is told only as it exits.
+int trace_steps(const std::string &path, time_t since)
+{
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || st.st_mtime < since)
+        return 0;
+    std::ifstream in(path);
+    std::string line;
+    while (std::getline(in, line) && (line.empty() || line[0] == '#' || line[0] == 'M'))
+        if (line.rfind("M steps ", 0) == 0)
+            return std::atoi(line.c_str() + 8);
+    return 0;
+}
+
 // One line saying what happened (and, for a failing script, what it printed last).
-int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64_t max_rss)
+int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64_t max_rss,
+           time_t started)
 {
     const char *name = cmd.name.c_str();
     switch (r.outcome) {
@@ -138,11 +175,11 @@ int report(const Options &opts, const Command &cmd, const ChildResult &r, uint64
                      r.steps, r.seconds, opts.out.c_str());
         return 0;
     case ChildEnd::exited:
-        if (r.steps > 0 && access(opts.out.c_str(), R_OK) == 0) {
+        if (int steps = trace_steps(opts.out, started); steps > 0) {
             std::fprintf(
                 stderr,
                 "xmem: %s: the script ended after %d of %d optimizer steps; trace %s has %d\n",
-                name, r.steps, opts.steps, opts.out.c_str(), r.steps);
+                name, steps, opts.steps, opts.out.c_str(), steps);
             return 0;
         }
         std::fprintf(
@@ -222,8 +259,9 @@ int main(int argc, char **argv)
         return k_exit_environment;
     }
     ChildSpec spec = make_child_spec(opts, paths, cmd.value());
+    time_t started = time(nullptr);
     ChildResult result = run_child(spec);
-    int status = report(opts, cmd.value(), result, spec.max_rss);
+    int status = report(opts, cmd.value(), result, spec.max_rss, started);
     remove_leftovers(absolute(opts.out));
     return status;
 }

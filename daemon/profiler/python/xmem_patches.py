@@ -68,6 +68,10 @@ PATCHES = (
     # The CUDA stand-in: the job sees the target GPU on a machine that has none.
     _entry("torch.cuda.*", BOTH, "xmem_capture.cuda_shim",
            "torch.cuda answers as the target GPU; memory queries read the capture's counters"),
+    _entry("torch.cuda.memory.*", BOTH, "xmem_capture.memory_record",
+           "a script's own memory records (_record_memory_history, _dump_snapshot, ...) "
+           "answer from the capture's counts; the submodule's queries as torch.cuda's",
+           _has("torch.cuda.memory")),
     _entry("torch.cuda.nvtx.*", BOTH, "xmem_capture.cuda_shim, xmem_capture.phases",
            "NVTX ranges are no-ops; nvtx.mark(\"xmem.step\") ends a step", _has("torch.cuda.nvtx")),
     _entry("torch.Tensor.record_stream", BOTH, "xmem_capture.cuda_shim",

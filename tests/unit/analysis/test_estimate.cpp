@@ -113,6 +113,45 @@ static void a_gpu_too_small_does_not_fit(void **)
     assert_true(r.value().limit_bytes >= r.value().peak_bytes);
 }
 
+// What the job needs is the replay without a capacity: the large GPU's reserved peak and
+// breakdown, with the small GPU's catalog terms; the text prints no limit and cuts no word.
+static void a_job_that_does_not_fit_says_what_it_needs(void **)
+{
+    Target small = a100();
+    small.gpu.total_bytes = 1010 * MiB;
+    auto r = analyze(adam_capture(), small, nullptr);
+    auto large = analyze(adam_capture(), a100(), nullptr);
+    assert_true(r.ok() && large.ok());
+    const Estimate &e = r.value();
+    assert_true(e.replay.oom);
+    assert_false(e.fits);
+    EXPECT_U64(e.replay.reserved_peak, large.value().replay.reserved_peak);
+    EXPECT_U64(e.replay.allocated_peak, large.value().replay.allocated_peak);
+    EXPECT_U64(e.peak_bytes, large.value().peak_bytes);
+    assert_false(e.replay.oom_message.empty());
+
+    std::string text = render_human(e, {1.5, 0.01});
+    assert_true(text.find("recommended limit") == std::string::npos);
+    EXPECT_CONTAINS(text, "no GPU of the catalog holds this peak");
+    size_t start = 0;
+    for (size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1) {
+        std::string line = text.substr(start, nl - start);
+        if (line.size() > 100 && line.find(' ', line.find_first_not_of(' ')) != std::string::npos) {
+            print_error("a line of %zu columns: %s\n", line.size(), line.c_str());
+            fail();
+        }
+    }
+    // Every word of the OOM message, in order, in the text with its lines joined.
+    auto words = [](const std::string &s) {
+        std::string out;
+        for (char c : s)
+            if ((c != ' ' && c != '\n') || (!out.empty() && out.back() != ' '))
+                out += c == '\n' ? ' ' : c;
+        return out;
+    };
+    EXPECT_CONTAINS(words(text), words(e.replay.oom_message));
+}
+
 static void the_limit_covers_every_workspace_factor_up_to_the_bound(void **)
 {
     // A 3x3 convolution on 1x16x64x64 fp32: input and output 256 KiB each. Point factor 1:
@@ -218,6 +257,7 @@ int run_estimate_tests(void)
         cmocka_unit_test(small_adam_job_end_to_end),
         cmocka_unit_test(json_is_complete_and_consistent),
         cmocka_unit_test(a_gpu_too_small_does_not_fit),
+        cmocka_unit_test(a_job_that_does_not_fit_says_what_it_needs),
         cmocka_unit_test(the_limit_covers_every_workspace_factor_up_to_the_bound),
         cmocka_unit_test(a_bad_alloc_conf_is_a_clear_error),
         cmocka_unit_test(a_job_without_gpu_tensors_is_warned_about),

@@ -137,7 +137,12 @@ def parse_env():
     fd = os.environ.pop("XMEM_STATUS_FD", None)
     status_fd = int(fd) if fd and fd.isdigit() else None
     if status_fd is not None:
-        os.set_inheritable(status_fd, False)  # grandchildren must not hold the launcher's pipe
+        try:
+            os.set_inheritable(status_fd, False)  # grandchildren must not hold the launcher's pipe
+        except OSError:
+            # A runner between the launcher and Python closed it: the capture goes on without
+            # progress lines, and the launcher reads the steps from the trace (docs/capture.md).
+            status_fd = None
     global _status_fd
     _status_fd = status_fd
     return out, steps, threads, status_fd

@@ -19,7 +19,7 @@ import torch
 import xmem_patches as patches
 from xmem_gpu import target
 
-from . import accelerator, devices, eager
+from . import accelerator, devices, eager, memory_record
 
 _GPU_NAME = os.environ.get("XMEM_GPU_NAME", "xmem virtual GPU (CPU capture)")
 _GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
@@ -183,7 +183,6 @@ def install(torch_mod, native, note):
         "list_gpu_processes": lambda device=None: "",
         "is_tf32_supported": lambda: target.capability()[0] >= 8,
         "memory_stats": memory_stats,
-        "memory_summary": lambda device=None, abbreviated=False: "xmem capture: " + str(memory_stats()),
         "mem_get_info": lambda device=None: (_GPU_MEMORY - native.device_bytes(), _GPU_MEMORY),
         "utilization": lambda device=None: 0,
         "manual_seed": lambda seed: None,
@@ -204,8 +203,10 @@ def install(torch_mod, native, note):
         "device_of": _null_context,
         "StreamContext": _null_context,
     }
+    values.update(memory_record.functions(native))
     for name, value in values.items():
         patches.replace("torch.cuda." + name, value)
+    memory_record.install(torch_mod, native, values)
     if hasattr(cuda, "nvtx"):
         for name in ("range_push", "range_pop", "mark"):
             patches.replace("torch.cuda.nvtx." + name, lambda *a, **k: None)
