@@ -207,13 +207,18 @@ class Inserter
     // grad_input (backward data) and grad_weight (backward filter) each get the workspace of
     // their pass. The pass is told by size: grad_input has the input's, grad_weight the
     // weight's element count. Consecutive backward runs share a context, so an output the
-    // current match cannot take starts the next match.
+    // current match cannot take starts the next match. An output no forward can take
+    // (grad_bias) keeps the current match: the CPU's oneDNN backward makes grad_bias before
+    // grad_weight, CUDA's convolution_backward after it, and both captures must see the
+    // filter pass.
     void after_conv_backward_output(const TraceEvent &ev, bool first, std::vector<TraceEvent> &out)
     {
-        if (first || !m_backward || !takes(*m_backward, ev.bytes))
-            m_backward = match_forward(ev.bytes);
-        if (!m_backward || !takes(*m_backward, ev.bytes))
-            return;
+        if (first || !m_backward || !takes(*m_backward, ev.bytes)) {
+            Forward *next = match_forward(ev.bytes);
+            if (!next)
+                return;
+            m_backward = next;
+        }
         Forward &f = *m_backward;
         bool data = !f.data_done && ev.bytes == f.g->input_numel() * f.elem;
         (data ? f.data_done : f.filter_done) = true;

@@ -9,7 +9,8 @@ differently (issue 33, item 5), written the way the public examples are:
   reserved_nets.py style  a style-transfer-like net: reflection pads, strided convs,
                           instance norm, residual blocks, nearest upsampling, Adam
 
-`--steps N` (default 3), `--batch B`. Random data; no downloads."""
+`--steps N` (default 3), `--batch B`, `--image-size S` (style, default 128). Random data;
+no downloads."""
 import argparse
 
 import torch
@@ -102,7 +103,7 @@ def style(args):
                           conv_block(32, 3, 9, norm=False)).cuda()
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     for _ in range(args.steps):
-        x = torch.rand(args.batch, 3, 128, 128).cuda()
+        x = torch.rand(args.batch, 3, args.image_size, args.image_size).cuda()
         optimizer.zero_grad()
         y = model(x)
         loss = F.mse_loss(y, x) + 1e-5 * (y[..., 1:, :] - y[..., :-1, :]).abs().sum()
@@ -115,6 +116,7 @@ def main():
     p.add_argument("net", choices=["lstm", "mnist", "style"])
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--batch", type=int)
+    p.add_argument("--image-size", type=int, default=128, help="style's images")
     args = p.parse_args()
     args.batch = args.batch or {"lstm": 20, "mnist": 64, "style": 4}[args.net]
     {"lstm": lstm, "mnist": mnist, "style": style}[args.net](args)
