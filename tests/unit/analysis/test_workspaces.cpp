@@ -129,7 +129,7 @@ static void grad_bias_before_grad_weight_keeps_the_filter_pass(void **)
     // The exact capture's oneDNN backward makes grad_bias (96 B: 24 channels) between
     // grad_input and grad_weight; CUDA makes it after both, as fast mode records. Both orders
     // give the filter pass its workspace, or the exact estimate lacks one per convolution
-    // (issue 33: -2.2 % on a style-transfer net).
+    // (issue 33: -2.2 % on a style-transfer net), and both come out in CUDA's order.
     for (bool cpu_order : {false, true}) {
         Builder b;
         b.iteration(1).phase(Phase::forward).alloc(1, 3072, "a|aten::conv2d>aten::empty");
@@ -145,6 +145,7 @@ static void grad_bias_before_grad_weight_keeps_the_filter_pass(void **)
         p.conv_factor = 0.5;
         WorkspaceStats s = add_workspaces(w, p);
         EXPECT_U64(s.cudnn, 3); // forward, backward data, backward filter
+        EXPECT_STR(summary(w), "A1:3072 A5:2560 F5 A2:2048 A6:2560 F6 A4:13824 A7:2560 F7 A3:96");
     }
 }
 
