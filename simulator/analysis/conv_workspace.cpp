@@ -90,12 +90,19 @@ uint64_t ConvGeometry::weight_numel() const
     return product(w);
 }
 
+uint64_t ConvGeometry::output_channels() const
+{
+    if (w.size() < 2)
+        return 0;
+    return transposed ? w[1] * groups : w[0];
+}
+
 uint64_t ConvGeometry::output_numel() const
 {
     if (x.size() < 3 || w.size() != x.size())
         return 0;
     size_t dims = x.size() - 2;
-    uint64_t n = x[0] * (transposed ? w[1] * groups : w[0]);
+    uint64_t n = x[0] * output_channels();
     for (size_t i = 0; i < dims; ++i) {
         uint64_t in = x[2 + i], k = w[2 + i];
         uint64_t s = i < stride.size() ? stride[i] : 1, d = i < dilation.size() ? dilation[i] : 1;

@@ -41,6 +41,7 @@ struct ConvGeometry {
     uint64_t input_numel() const;
     uint64_t weight_numel() const;
     uint64_t output_numel() const;
+    uint64_t output_channels() const; // a bias's element count
     // Whether cuDNN may pick a large-workspace algorithm (see above).
     bool large_workspace_eligible() const;
 };

@@ -99,6 +99,14 @@ bool is_conv_backward_op(std::string_view ctx)
     });
 }
 
+bool is_batch_norm_backward_op(std::string_view ctx)
+{
+    return any_component(ctx, [](std::string_view op) {
+        return contains(op, "NativeBatchNormBackward") ||
+               contains(op, "native_batch_norm_backward");
+    });
+}
+
 bool is_grad_accumulation(std::string_view ctx)
 {
     return contains(ctx, "evaluate_function") && innermost_op(ctx) == "aten::add";

@@ -32,6 +32,8 @@ bool is_cublaslt_op(std::string_view ctx);
 bool is_conv_forward_op(std::string_view ctx);
 // A convolution backward (cuDNN backward-data/backward-filter on CUDA).
 bool is_conv_backward_op(std::string_view ctx);
+// A batch norm's backward node (`NativeBatchNormBackward0`, `native_batch_norm_backward`).
+bool is_batch_norm_backward_op(std::string_view ctx);
 // The autograd engine summing two gradients for one input (InputBuffer::accumulate, an
 // aten::add): it runs inside the producing node's evaluate_function and carries its context,
 // but is not that node's kernel (a ConvolutionBackward0's context, say, yet no cuDNN pass).

@@ -4,6 +4,7 @@
 #include "analysis/ops.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -126,6 +127,9 @@ class Inserter
     // before the first event that is not an allocation inside the GEMM op (see below).
     void before_event(const TraceEvent &ev, std::vector<TraceEvent> &out)
     {
+        if (m_bias_held && !(ev.kind == EventKind::alloc && ev.dev == Device::gpu &&
+                             is_conv_backward_op(m_work.ctx_text(ev.ctx))))
+            release_bias(out);
         if (!m_cublas_pending)
             return;
         if (ev.kind == EventKind::alloc && ev.dev == Device::gpu) {
@@ -141,6 +145,7 @@ class Inserter
     // the same GEMM, or at the end of the trace).
     void flush(std::vector<TraceEvent> &out)
     {
+        release_bias(out);
         if (!m_cublas_pending)
             return;
         m_cublas_pending = false;
@@ -207,19 +212,40 @@ class Inserter
     // grad_input (backward data) and grad_weight (backward filter) each get the workspace of
     // their pass. The pass is told by size: grad_input has the input's, grad_weight the
     // weight's element count. Consecutive backward runs share a context, so an output the
-    // current match cannot take starts the next match.
+    // current match cannot take starts the next match. An output no forward can take
+    // (grad_bias) keeps the current match. CUDA's convolution_backward sums grad_output into
+    // grad_bias after the cuDNN passes; the CPU's oneDNN backward makes it before grad_weight,
+    // so a grad_bias that comes while the filter pass is awaited waits for it.
     void after_conv_backward_output(const TraceEvent &ev, bool first, std::vector<TraceEvent> &out)
     {
-        if (first || !m_backward || !takes(*m_backward, ev.bytes))
-            m_backward = match_forward(ev.bytes);
-        if (!m_backward || !takes(*m_backward, ev.bytes))
+        if (!first && m_backward && !takes(*m_backward, ev.bytes) && !m_backward->filter_done &&
+            ev.bytes == m_backward->g->output_channels() * m_backward->elem &&
+            out.back().id == ev.id) {
+            m_bias_held = out.back();
+            out.pop_back();
             return;
+        }
+        if (first || !m_backward || !takes(*m_backward, ev.bytes)) {
+            Forward *next = match_forward(ev.bytes);
+            if (!next)
+                return;
+            m_backward = next;
+        }
         Forward &f = *m_backward;
         bool data = !f.data_done && ev.bytes == f.g->input_numel() * f.elem;
         (data ? f.data_done : f.filter_done) = true;
         add_transient(
             ev, conv_workspace_bytes(*f.g, f.elem, m_policy.conv_factor, m_policy.conv_cap_bytes),
             out);
+        if (!data)
+            release_bias(out);
+    }
+
+    void release_bias(std::vector<TraceEvent> &out)
+    {
+        if (m_bias_held)
+            out.push_back(*m_bias_held);
+        m_bias_held.reset();
     }
 
     struct Forward {
@@ -272,7 +298,8 @@ class Inserter
     std::unordered_map<std::string, ConvGeometry> m_geometry; // by module path
     std::vector<Forward> m_forwards;                          // this iteration's, in order
     Forward m_matched{};
-    Forward *m_backward = nullptr; // the backward op run's
+    Forward *m_backward = nullptr;         // the backward op run's
+    std::optional<TraceEvent> m_bias_held; // a grad_bias awaiting its filter pass
 };
 
 } // namespace

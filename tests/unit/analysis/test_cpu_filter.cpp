@@ -96,6 +96,29 @@ static void onednn_backward_scratch_is_dropped_from_exact_traces(void **)
     }
 }
 
+static void cpu_batch_norm_backward_scratch_is_dropped(void **)
+{
+    // ResNet-50's exact trace (issue 33): the CPU's batch norm backward makes an input-sized
+    // buffer, then grad_weight, grad_bias and grad_input, and frees the buffer before the
+    // engine releases the node's input gradient (the ReLU backward's output).
+    const std::string bwd = "|autograd::engine::evaluate_function: NativeBatchNormBackward0";
+    Builder b;
+    b.iteration(1).phase(Phase::backward);
+    b.alloc(1, 4096,
+            "|autograd::engine::evaluate_function: ReluBackward0>aten::threshold_backward");
+    b.alloc(2, 4096, bwd + ">aten::empty"); // scratch
+    b.alloc(3, 64, bwd + ">aten::empty");   // grad_weight
+    b.alloc(4, 64, bwd + ">aten::empty");   // grad_bias
+    b.alloc(5, 4096, bwd + ">aten::empty"); // grad_input
+    b.free(2).free(1);                      // 1: the node's input, released
+    b.alloc(6, 4096, "|autograd::engine::evaluate_function: ConvolutionBackward0>aten::empty");
+    b.free(5);
+    Workload w = b.build();
+    FilterStats s = drop_cpu_only(w);
+    EXPECT_STR(summary(w), "A1:4096 A3:64 A4:64 A5:4096 F1 A6:4096 F5");
+    EXPECT_U64(s.cpu_temp.count, 1);
+}
+
 // fp32 x + bf16 y under autocast: the CPU copies y to fp32 inside the add; a CUDA kernel
 // casts while it loads. Only exact traces have the copy; the add's output stays.
 static void cpu_dtype_promotion_copies_are_dropped_from_exact_traces(void **)
@@ -158,6 +181,7 @@ int run_cpu_filter_tests(void)
         cmocka_unit_test(host_scalars_are_dropped_but_device_scalars_stay),
         cmocka_unit_test(temporaries_inside_a_cpu_convolution_are_dropped),
         cmocka_unit_test(onednn_backward_scratch_is_dropped_from_exact_traces),
+        cmocka_unit_test(cpu_batch_norm_backward_scratch_is_dropped),
         cmocka_unit_test(cpu_dtype_promotion_copies_are_dropped_from_exact_traces),
         cmocka_unit_test(cpu_dtype_promotion_in_a_backward_node_is_dropped),
         cmocka_unit_test(a_phase_mark_ends_an_op_run),

@@ -1,9 +1,9 @@
 """nn.LSTM/GRU/RNN on device tensors, with the memory model xmem_gpu/rnn.py gives both
-captures: ATen's step-by-step cells, not oneDNN's fused CPU LSTM.
+captures: its layer stack of step-by-step cells, not oneDNN's fused CPU LSTM.
 
 ATen's `lstm` takes oneDNN on the CPU whenever oneDNN is enabled (use_mkldnn in RNN.cpp);
-turning oneDNN off for the one call sends it down the cells fast mode's meta tensors take.
-GRU and plain RNN take the cells on the CPU already; they share the warning.
+oneDNN stays off for the call, also for the forms the shared stack leaves to ATen (packed
+sequences, projections). GRU and plain RNN share the warning.
 """
 import torch
 
@@ -11,12 +11,17 @@ from . import devices
 
 
 def _handler(warning):
+    from xmem_gpu import rnn
+
     def recurrent(mode, func, args, kwargs):
         if mode.dev_of_args(args, kwargs) != devices.GPU:
             return mode.run_on(devices.HOST, func, args, kwargs)
         warning.on_device_call()
+        call = rnn.unpacked_call(rnn.kind_of(func), args, kwargs)
         with torch.backends.mkldnn.flags(enabled=False):
-            return mode.run_on(devices.GPU, func, args, kwargs)
+            if call is None:
+                return mode.run_on(devices.GPU, func, args, kwargs)
+            return mode.run_on(devices.GPU, rnn.layers, call, {})
     return recurrent
 
 

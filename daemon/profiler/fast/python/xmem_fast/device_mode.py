@@ -253,17 +253,27 @@ def _scaled_dot_product_attention(mode, args, kwargs):
 
 
 def install_recurrent(note):
-    """nn.LSTM/GRU/RNN on the device run ATen's step-by-step cells (meta tensors never take
-    cuDNN), the memory model both captures share; the first such call writes its warning
-    (xmem_gpu/rnn.py)."""
+    """nn.LSTM/GRU/RNN on the device run the layer stack both captures share (xmem_gpu/rnn.py):
+    meta tensors would take ATen's other loop, two products a step; the first such call
+    writes its warning."""
     from xmem_gpu import rnn
     warning = rnn.WarnOnce(note)
 
     def recurrent(func):
         def run(mode, args, kwargs):
-            if mode.on_device(args[0]):
-                warning.on_device_call()
-            return mode.run_op(func, args, kwargs)
+            if not mode.on_device(args[0]):
+                return mode.run_op(func, args, kwargs)
+            warning.on_device_call()
+            call = rnn.unpacked_call(rnn.kind_of(func), args, kwargs)
+            if call is None:
+                return mode.run_op(func, args, kwargs)
+            previous = mode.attribution.call
+            mode.attribution.call = _call_name(func)
+            try:
+                with torch._C.DisableTorchFunction():  # its ops are named as parts of this call
+                    return rnn.layers(*call)
+            finally:
+                mode.attribution.call = previous
         return run
 
     for function in rnn.functions(torch):
