@@ -10,6 +10,11 @@
  *   XMEM_FAKE_NVML_GPU=K      on device K (default 0; the fake has XMEM_FAKE_NVML_DEVICES
  *                             devices, default 2, read from the loading process).
  *
+ * Tests that run side by side under ctest -j each stand for a machine of their own: a loading
+ * process with XMEM_FAKE_NVML_MACHINE=TAG counts only processes carrying the same TAG, and one
+ * without it only processes without it (the probe's test refused a "busy" GPU once because
+ * the sampler's test, in parallel, had marked processes of its own).
+ *
  * Reading another user's environ needs root, as slurmstepd is; a test process sees its own
  * children. XMEM_FAKE_NVML_FAIL_INIT=1 in the loading process makes nvmlInit_v2 fail.
  *
@@ -90,12 +95,21 @@ static unsigned long long mib_from_file(const char *path)
     return mib;
 }
 
-/* MiB the process with this environ uses on device gpu; 0 when it is not marked. */
+/* The loading process's machine tag, "" when it has none. */
+static const char *machine_tag(void)
+{
+    const char *tag = getenv("XMEM_FAKE_NVML_MACHINE");
+    return tag ? tag : "";
+}
+
+/* MiB the process with this environ uses on device gpu; 0 when it is not marked, or marked
+ * on another fake machine. */
 static unsigned long long marked_mib(const char *env, size_t len, unsigned int gpu)
 {
     unsigned long long mib = 0;
     unsigned int on = 0;
     int marked = 0;
+    const char *machine = "";
 
     for (const char *e = env; e < env + len; e += strlen(e) + 1) {
         if (strncmp(e, "XMEM_FAKE_NVML_MIB=", 19) == 0)
@@ -104,8 +118,10 @@ static unsigned long long marked_mib(const char *env, size_t len, unsigned int g
             mib = mib_from_file(e + 20), marked = 1;
         else if (strncmp(e, "XMEM_FAKE_NVML_GPU=", 19) == 0)
             on = (unsigned int)strtoul(e + 19, NULL, 10);
+        else if (strncmp(e, "XMEM_FAKE_NVML_MACHINE=", 23) == 0)
+            machine = e + 23;
     }
-    return marked && on == gpu ? mib : 0;
+    return marked && on == gpu && strcmp(machine, machine_tag()) == 0 ? mib : 0;
 }
 
 static size_t read_environ(const char *pid, char *buf, size_t cap)

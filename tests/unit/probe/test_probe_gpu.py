@@ -29,6 +29,9 @@ class ProbeGpu(unittest.TestCase):
             f.write("3\n")  # the driver's own, before the probe
         self.env = dict(os.environ, XMEM_FAKE_NVML_USED_FILE=self.used,
                         XMEM_FAKE_NVML_DEVICES="2",
+                        # A fake machine of its own: ctest -j runs the sampler's marked
+                        # processes beside this test.
+                        XMEM_FAKE_NVML_MACHINE=self.dir,
                         PYTHONPATH=FAKE_TORCH)
 
     def tearDown(self):
@@ -118,7 +121,8 @@ class ProbeGpu(unittest.TestCase):
     def test_busy_gpu(self):
         # A process the fake NVML counts on GPU 1 (its environment marks it).
         busy = subprocess.Popen(["sleep", "30"], env=dict(
-            os.environ, XMEM_FAKE_NVML_MIB="100", XMEM_FAKE_NVML_GPU="1"))
+            os.environ, XMEM_FAKE_NVML_MIB="100", XMEM_FAKE_NVML_GPU="1",
+            XMEM_FAKE_NVML_MACHINE=self.dir))
         try:
             self.assert_refused(self.probe(), f"pids {busy.pid}")
         finally:
