@@ -19,14 +19,19 @@ listed() {
          { print area, $1 }' "$here/TESTS"
 }
 
+# scripts: every numbered test script here; numbers have two digits or more.
+scripts() {
+    (cd "$here" && ls | grep -E '^[0-9]{2,}-.*\.sh$' | sort)
+}
+
 # check_list: every NN-*.sh is named once, and every name is a script here; else exit 2.
 check_list() {
     local wrong
     wrong=$( {
         listed | awk '{ print $2 }' | sort | uniq -d | sed 's/^/named twice in TESTS: /'
-        comm -23 <(cd "$here" && ls [0-9][0-9]-*.sh | sort) <(listed | awk '{ print $2 }' | sort) |
+        comm -23 <(scripts) <(listed | awk '{ print $2 }' | sort) |
             sed 's/^/not in TESTS: /'
-        comm -13 <(cd "$here" && ls [0-9][0-9]-*.sh | sort) <(listed | awk '{ print $2 }' | sort -u) |
+        comm -13 <(scripts) <(listed | awk '{ print $2 }' | sort -u) |
             sed 's/^/in TESTS but missing: /'
     })
     [ -z "$wrong" ] && return 0
