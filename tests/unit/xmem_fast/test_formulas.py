@@ -29,7 +29,7 @@ class _Applying(TorchDispatchMode):
             func = formulas.in_place(func, args)
         out = func(*args, **(kwargs or {}))
         if self.apply:
-            formulas.made(out)
+            formulas.made(func, out)
         schema = getattr(getattr(func, "aten_op", func), "_schema", None)
         name = schema.name.split("::")[1] if schema is not None else str(func)
         if name in WATCHED:

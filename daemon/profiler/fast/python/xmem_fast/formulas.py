@@ -85,7 +85,10 @@ _PLAIN = {aten.where.self: (_masked_select, ("MaskedFillBackward1",))}
 # the node's own temporaries: out-of-place op -> in-place twin when its first argument is one
 _BCE = "BinaryCrossEntropyWithLogitsBackward0"
 _ON_MADE = {aten.sub.Tensor: aten.sub_.Tensor, aten.mul.Tensor: aten.mul_.Tensor}
-_storage = torch.Tensor.untyped_storage
+# the ops whose results the formula goes on to modify (the others it only reads)
+_MAKERS = {aten.sigmoid.default, aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor,
+           aten.mul.Tensor}
+_storage = getattr(torch.Tensor, "untyped_storage", None) or torch.Tensor._storage  # 1.13
 
 
 class _Made:
@@ -132,8 +135,10 @@ def in_place(func, args=()):
     return func
 
 
-def made(out):
+def made(func, out):
     """Remembers OUT's storages where the running node is a BCE-with-logits backward."""
+    if func not in _MAKERS:
+        return
     node = _node()
     if node is None or node.name() != _BCE:
         return

@@ -151,7 +151,7 @@ class StorageTracker(TorchDispatchMode):
             if t.is_meta:
                 self._note_output(t, "h" if id(t) in hosted else dev, func)
         self._after(func, dev, out, args, kwargs)
-        formulas.made(out)
+        formulas.made(func, out)
         return out
 
     def _scratch(self, func, dev, args, kwargs):
