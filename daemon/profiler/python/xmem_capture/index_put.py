@@ -9,6 +9,7 @@ then redispatches to the CPU kernel, which computes the values, and bumps the ve
 ATen's own ADInplaceOrView kernel does. Needs `Library.impl(with_keyset=True)` (torch 2.x);
 on 1.13 the CPU's allocations stay as they are.
 """
+import inspect
 import warnings
 
 import torch
@@ -37,9 +38,14 @@ def _kernel(keyset, self, indices, values, accumulate=False, unsafe=False):
     return out
 
 
+def _can_redispatch():
+    return (hasattr(torch._C, "_after_ADInplaceOrView_keyset")
+            and "with_keyset" in inspect.signature(torch.library.Library.impl).parameters)
+
+
 def install():
     """Registers the kernel once per process, where this torch can redispatch from Python."""
-    if _state["lib"] is not None or not hasattr(torch._C, "_after_ADInplaceOrView_keyset"):
+    if _state["lib"] is not None or not _can_redispatch():
         return
     lib = torch.library.Library("aten", "IMPL", "ADInplaceOrView")
     with warnings.catch_warnings():
