@@ -12,8 +12,8 @@ of torch, sys and threading that holds xmem's code, and fails on one the list do
 name, or on an entry no installer replaced.
 
 Not replacements, so not listed: torch function and dispatch modes the captures enter, the
-module hooks and the CUDA autocast kernels they register through torch's own APIs
-(docs/capture.md, "What a capture changes in the job's process").
+module hooks, the CUDA autocast kernels and `_index_put_impl_`'s kernel they register through
+torch's own APIs (docs/capture.md, "What a capture changes in the job's process").
 """
 import os
 import sys

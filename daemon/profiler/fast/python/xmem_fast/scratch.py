@@ -7,9 +7,18 @@ storage tracker allocates them before the outputs and frees them at the next op 
 
 Flash attention's backward: xmem_gpu/flash.py, the rule the exact capture applies too. The
 memory-efficient and cuDNN backward kernels' own scratch is not modelled.
+
+AFTER holds the kernels whose scratch comes after their outputs, as steps (xmem_gpu/
+index_put.py's form: allocations and frees in the CUDA kernel's order), played when the
+outputs are written: cuBLAS's batched GEMM copies of operands it cannot read
+(xmem_gpu/gemm.py; the exact capture's analysis makes the same copy from the CPU's
+per-slice ones) and `index_put_`'s sort with accumulate (xmem_gpu/index_put.py; the exact
+capture plays the same steps).
 """
 import torch
-from xmem_gpu import flash
+from xmem_gpu import flash, gemm, index_put
+
+from . import formulas
 
 aten = torch.ops.aten
 
@@ -22,3 +31,39 @@ SCRATCH = {}
 _op = getattr(aten, "_scaled_dot_product_flash_attention_backward", None)  # torch 2.x
 if _op is not None:
     SCRATCH[_op.default] = flash_backward
+
+
+def _whole(buffers):
+    """Steps for BUFFERS [(shape, dtype)] all freed when the kernel returns (last first)."""
+    names = [str(i) for i in range(len(buffers))]
+    return ([(index_put.ALLOC, n, shape, dtype) for n, (shape, dtype) in zip(names, buffers)]
+            + [(index_put.FREE, n) for n in reversed(names)])
+
+
+def _bmm(out, self, mat2, *rest, **kwargs):
+    return _whole(gemm.copies(out, self, mat2))
+
+
+def _baddbmm(out, self, batch1, batch2, *rest, **kwargs):
+    return _whole(gemm.copies(out, batch1, batch2))
+
+
+def _index_put(unsafe):
+    def steps(out, self, indices, values, accumulate=False, *rest, **kwargs):
+        return index_put.program(out, indices, values, accumulate, unsafe=unsafe)
+    return steps
+
+
+def _index_put_impl(out, self, indices, values, accumulate=False, unsafe=False):
+    return index_put.program(self, indices, values, accumulate, unsafe)
+
+
+# op (or formulas.py's in-place twin) -> steps(output, *args, **kwargs)
+AFTER = {
+    aten.bmm.default: _bmm, aten.bmm.out: _bmm,
+    aten.baddbmm.default: _baddbmm, aten.baddbmm_.default: _baddbmm, aten.baddbmm.out: _baddbmm,
+    aten._index_put_impl_.default: _index_put_impl,
+    aten.index_put_.default: _index_put(unsafe=False),
+    aten.index_put.default: _index_put(unsafe=False),
+    formulas.index_put_in_place: _index_put(unsafe=True),
+}

@@ -27,10 +27,11 @@ from itertools import compress
 import torch
 
 from torch.utils._python_dispatch import TorchDispatchMode
+from xmem_gpu import index_put
 
 from . import formulas
 from .attention import HOST_OUTPUTS
-from .scratch import SCRATCH
+from .scratch import AFTER, SCRATCH
 from .shape_kernels import ALLOCATION_ORDER, KERNELS
 
 # The tensor's StorageImpl: Tensor._storage() in 1.13, untyped_storage() from 2.0 on.
@@ -126,7 +127,7 @@ class StorageTracker(TorchDispatchMode):
             args, kwargs = _real_to_meta(args), _real_to_meta(kwargs)
         if self.accumulation is not None:
             func = self.accumulation.in_place(func, args, kwargs)
-        func = formulas.in_place(func)  # the plain branch of formulas that fill fresh zeros
+        func = formulas.in_place(func, args)  # the plain branch of formulas (formulas.py)
         scratch = self._scratch(func, dev, args, kwargs)
         kernel = KERNELS.get(func)
         try:
@@ -149,6 +150,8 @@ class StorageTracker(TorchDispatchMode):
         for t in (out[i] for i in order) if order else _tensors(out):
             if t.is_meta:
                 self._note_output(t, "h" if id(t) in hosted else dev, func)
+        self._after(func, dev, out, args, kwargs)
+        formulas.made(func, out)
         return out
 
     def _scratch(self, func, dev, args, kwargs):
@@ -161,6 +164,19 @@ class StorageTracker(TorchDispatchMode):
         for t in held:
             self._note_output(t, "g", func)
         return held
+
+    def _after(self, func, dev, out, args, kwargs):
+        """Buffers the CUDA kernel allocates after its outputs and frees before it returns
+        (scratch.AFTER), written in its order: each free at once."""
+        steps = AFTER.get(func)
+        if steps is None or dev != "g":
+            return
+
+        def allocate(shape, dtype):
+            t = torch.empty(shape, dtype=dtype, device="meta")
+            self._note_output(t, "g", func)
+            return t
+        index_put.run(steps(out, *args, **kwargs), allocate, self.sweep)
 
     def _input_device(self, flat):
         """'g' if a meta input is on the device, else 'h' if one is host-meta, else 'u' if
@@ -217,7 +233,7 @@ class StorageTracker(TorchDispatchMode):
     def _op_name(self, func):
         name = self._op_names.get(func)
         if name is None:
-            name = func._schema.name
+            name = getattr(func, "aten_op", func)._schema.name  # formulas.py's twins name an op
             self._op_names[func] = name
         return name
 
