@@ -254,11 +254,16 @@ static void write_record(uint32_t job_id, const char *record)
 
     a.job_id = job_id;
     if (xmem_job_record_query(xmem__settings.squeue, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &rec,
-                              err, sizeof(err)) < 0 ||
-        xmem_acct_comment(rec.admin_comment, record, comment, sizeof(comment)) < 0 ||
+                              err, sizeof(err)) < 0) {
+        slurm_info("xmem: job %" PRIu32 ": accounting record not written: %s", job_id, err);
+        return;
+    }
+    /* The same step as the requeue mark: scontrol update JobId=N AdminComment=... */
+    if (xmem_acct_comment(rec.admin_comment, record, comment, sizeof(comment)) < 0 ||
         xmem_requeue_argv(xmem__settings.scontrol, XMEM_REQUEUE_STEP_MARK, comment, &a) < 0) {
-        slurm_info("xmem: job %" PRIu32 ": accounting record not written: %s", job_id,
-                   rec.admin_comment[0] ? "the AdminComment is too long" : err);
+        slurm_info("xmem: job %" PRIu32 ": accounting record not written: the AdminComment "
+                   "is too long to add it",
+                   job_id);
         return;
     }
     if (xmem_run_capture(a.argv, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, out, sizeof(out), err,

@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # Cluster-wide accounting (issue 28, item 3): a lab with slurmdbd over a real MariaDB
 # (XMEM_LAB_ACCOUNTING=1, lab/dbd.sh) runs --xmem jobs as root and as xmemt1 (one exits 1,
-# one prints a CUDA OOM); at each job's end the node writes xmem's record into the job's
+# one prints a CUDA OOM, is requeued whole and does it again); at each job's end the node writes xmem's record into the job's
 # AdminComment ("xmem-acct: {json}", built by xmemd from its ledger row), slurmdbd keeps it,
 # and `xmem report --source sacct` gives the same report as `--source ledger` in every
-# grouping and format. The ledger holds the share each job ran on and its part of a GPU, and
+# grouping and format; a requeued job's rerun replaces its first record. The ledger holds the share each job ran on and its part of a GPU, and
 # GPU-hours count that part. A user cannot write an AdminComment.
 T_NAME=106-slurm-sacct-report
 . "$(dirname "$0")/lab/testlib.sh"
+. "$(dirname "$0")/58-requeue-common.bash"
 t_require_report_lab # REPORT
 lab_dbd_available || t_skip "no slurmdbd or mariadb-server (make deps)"
 id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
     fail "cannot create the second user xmemt1"
 
-# oom_requeue=off: the OOM job is counted, not requeued (test 58 covers the requeue).
-XMEM_PLUGSTACK_ARGS="oom_requeue=off" XMEM_LAB_ACCOUNTING=1 XMEM_LAB_PROFILER=fake lab_up shard
+# The OOM job is requeued once on a whole GPU and runs out of memory again (test 58 covers
+# the requeue, and the lab whose slurmctld starts a requeued job again within seconds): its
+# rerun's record replaces the first run's, after the requeue mark.
+export XMEM_LAB_ACCOUNTING=1
+requeue_lab_up
 t_report_lab # DB, J; in $J/shared
 
 # The fake profiler estimates LIMIT*0.9 MiB: three sizes, so three shares.
@@ -68,11 +72,18 @@ assert rec["limit"] == int(limit) and rec["el"] == int(el) and rec["ok"] == 1, r
 assert " " not in comment.split("xmem-acct: ", 1)[1], "not compact"
 print("ok", rec)
 PY
+# The OOM job: requeued whole after its first run; one record, the rerun's, after the mark.
+comment=$(timeout 20 sacct -a -X -n -P -j "${ids[2]}" --format=AdminComment)
+expect_eq "$(grep -o 'xmem-acct: ' <<<"$comment" | wc -l)" 1 "records in the requeued job's AdminComment ($comment)"
+case $comment in
+*"; xmem: requeued after CUDA OOM "*'; xmem-acct: {'*'"frac":1'[.,]*'"rq":1,"share":"shard:10",'*) ;;
+*) fail "the requeue mark, then the rerun's record (whole GPU, rq 1), expected in: $comment" ;;
+esac
 # Each share's part of a GPU: shard:N of the lab's 10 per GPU is N/10.
 bad=$(sqlite3 "$DB" "select count(*) from jobs where job_id in ($all) and (share not like 'shard:%'
     or abs(gpu_fraction - cast(substr(share, 7) as real) / 10) > 1e-9)")
 expect_eq "$bad" 0 "ledger rows whose share or part of a GPU is wrong"
-pass "record $share (part $frac of a GPU) in the AdminComment equals the ledger row"
+pass "record $share (part $frac of a GPU) in the AdminComment equals the ledger row; the requeued job's rerun record (shard:10, whole) replaced its first"
 
 # 2. Both sources, every grouping and format: the same report.
 for by in user account partition gpu; do
