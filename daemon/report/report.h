@@ -136,6 +136,10 @@ std::string html_escape(const std::string &s);
 // --catalog). Sets opt.db; returns the catalog (a GPU's capacity is its total_memory_mib)
 // or the one error line.
 xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt);
+// One whole GPU of model `gpu` (a catalog name or alias, matched as the estimator matches
+// it), 0 when the catalog lacks it; remembered in `known`, a ledger repeats a few names.
+uint64_t capacity(const xmem::analysis::Catalog &catalog, const std::string &gpu,
+                  std::map<std::string, uint64_t> &known);
 // Fills `jobs` or fails with the error line.
 xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
                              std::vector<JobRecord> &jobs);

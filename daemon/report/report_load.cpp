@@ -21,18 +21,6 @@ std::string without_prefix(const std::string &message)
     return message.rfind("xmem: ", 0) == 0 ? message.substr(6) : message;
 }
 
-// One whole GPU of model `gpu` (a catalog name or alias, matched as the estimator matches
-// it), 0 when the catalog lacks it; remembered per name, a ledger repeats a few names.
-uint64_t capacity(const xmem::analysis::Catalog &catalog, const std::string &gpu,
-                  std::map<std::string, uint64_t> &known)
-{
-    auto it = known.find(gpu);
-    if (it != known.end())
-        return it->second;
-    auto spec = catalog.find(gpu);
-    return known[gpu] = spec.ok() ? spec.value().total_bytes : 0;
-}
-
 std::string text(sqlite3_stmt *st, int col)
 {
     const unsigned char *t = sqlite3_column_text(st, col);
@@ -91,6 +79,16 @@ std::string row_defect(sqlite3_stmt *st, const JobRecord &j, bool estimated)
     return why;
 }
 } // namespace
+
+uint64_t capacity(const xmem::analysis::Catalog &catalog, const std::string &gpu,
+                  std::map<std::string, uint64_t> &known)
+{
+    auto it = known.find(gpu);
+    if (it != known.end())
+        return it->second;
+    auto spec = catalog.find(gpu);
+    return known[gpu] = spec.ok() ? spec.value().total_bytes : 0;
+}
 
 xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt)
 {

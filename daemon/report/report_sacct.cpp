@@ -7,6 +7,7 @@
 
 #include "accounting_record.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -176,13 +177,7 @@ xmem::Result<void> load_sacct_jobs(const Options &opt, const xmem::analysis::Cat
     if (!why.empty())
         return xmem::Result<void>::fail("xmem: report: " + why);
     std::map<std::string, uint64_t> known;
-    jobs = parse_sacct(out, [&](const std::string &gpu) {
-        auto it = known.find(gpu);
-        if (it != known.end())
-            return it->second;
-        auto spec = catalog.find(gpu);
-        return known[gpu] = spec.ok() ? spec.value().total_bytes : 0;
-    });
+    jobs = parse_sacct(out, [&](const std::string &gpu) { return capacity(catalog, gpu, known); });
     return xmem::Result<void>::success();
 }
 
