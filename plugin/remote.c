@@ -15,8 +15,10 @@
  * In the step that stands for the whole job, a thread samples the job's GPU memory through
  * NVML from the last task's fork to the step's end (nvml.c); at the end the job's output
  * files are scanned for a CUDA OOM (jobinfo.c, oom.c), and all of it goes to xmemd with the
- * job's account and partition. None of this can fail the job: problems are logged at debug
- * level (a node without NVML is normal) or info (something that should have worked).
+ * job's account and partition. xmemd answers with the job's accounting record, which goes
+ * into the job's AdminComment (acct.h) for slurmdbd. None of this can fail the job: problems
+ * are logged at debug level (a node without NVML is normal) or info (something that should
+ * have worked).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@
 
 #include <slurm/spank.h>
 
+#include "acct.h"
 #include "defaults.h"
 #include "jobinfo.h"
 #include "nvml.h"
@@ -35,6 +38,7 @@
 #include "remote_enforce.h"
 #include "requeue.h"
 #include "requeue_step.h"
+#include "run.h"
 #include "spank_ctx.h"
 #include "stepd_job.h"
 #include "value.h"
@@ -217,12 +221,63 @@ static void account_partition(spank_t sp, struct xmem_job_info *info)
         xmem__getenv(sp, "SLURM_JOB_PARTITION", info->partition, sizeof(info->partition));
 }
 
+/* The share this run was packed on, from root's AdminComment as the job end found it (a
+ * rerun's is the requeue mark's), and the part of one GPU it is on this node's GRES. */
+static void granted_share(const struct xmem_job_info *info, struct xmem_job_end *job, char *share,
+                          size_t len)
+{
+    struct xmem_packed packed;
+    struct xmem_requeue_plan plan;
+    struct xmem_share s;
+
+    if (!xmem_comment_packed(info->admin_comment, &packed))
+        return;
+    s = xmem_requeue_mark_parse(info->admin_comment, &plan) == 0 ? plan.to : packed.share;
+    if (xmem_acct_fraction(s.count, xmem__share_per_gpu(info->node_list, s.kind),
+                           &job->gpu_fraction) < 0) {
+        slurm_debug("xmem: job %" PRIu32 ": the part of a GPU %s:%u is was not found", job->job_id,
+                    s.kind, s.count);
+        return;
+    }
+    snprintf(share, len, "%s:%u", s.kind, s.count);
+    job->share = share;
+}
+
+/* Appends the record to the AdminComment, read again (a requeue may just have marked it).
+ * As root, while the job still runs: slurmctld hands it to slurmdbd at completion, and
+ * refuses updates of a finished job. */
+static void write_record(uint32_t job_id, const char *record)
+{
+    static struct xmem_job_record rec;
+    static struct xmem_requeue_argv a;
+    char comment[sizeof(a.value) - 16], out[256], err[512];
+
+    a.job_id = job_id;
+    if (xmem_job_record_query(xmem__settings.squeue, job_id, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, &rec,
+                              err, sizeof(err)) < 0) {
+        slurm_info("xmem: job %" PRIu32 ": accounting record not written: %s", job_id, err);
+        return;
+    }
+    /* The same step as the requeue mark: scontrol update JobId=N AdminComment=... */
+    if (xmem_acct_comment(rec.admin_comment, record, comment, sizeof(comment)) < 0 ||
+        xmem_requeue_argv(xmem__settings.scontrol, XMEM_REQUEUE_STEP_MARK, comment, &a) < 0) {
+        slurm_info("xmem: job %" PRIu32 ": accounting record not written: the AdminComment "
+                   "is too long to add it",
+                   job_id);
+        return;
+    }
+    if (xmem_run_capture(a.argv, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, out, sizeof(out), err,
+                         sizeof(err)) < 0)
+        slurm_info("xmem: job %" PRIu32 ": accounting record not written: %s", job_id, err);
+}
+
 int xmem__remote_exit(spank_t sp)
 {
     static struct xmem_job_info info; /* 8 KiB of paths: off slurmstepd's stack */
-    struct xmem_job_end job = {0};
+    static char record[1024];
+    struct xmem_job_end job = {.record = record, .record_len = sizeof(record)};
     uid_t uid = 0;
-    char err[512];
+    char err[512], share[40];
 
     measured_peak(&job); /* always stop the thread, whatever else fails */
     if (request_id(sp, &job.request_id) < 0 || !is_job_step(sp))
@@ -250,8 +305,11 @@ int xmem__remote_exit(spank_t sp)
     job.exit_status = step.worst_exit;
     job.enforcement = xmem__enforce_applied();
     job.elapsed_seconds = (uint64_t)(time(NULL) - step.start);
+    granted_share(&info, &job, share, sizeof(share));
     if (xmem_client_job_end(xmem__settings.socket, XMEM_PLUGIN_JOB_END_TIMEOUT_S * 1000, &job, err,
                             sizeof(err)) != 0)
         slurm_info("xmem: job %" PRIu32 " end not recorded: %s", job.job_id, err);
+    else if (record[0] != '\0')
+        write_record(job.job_id, record);
     return 0; /* accounting never fails a job */
 }

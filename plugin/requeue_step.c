@@ -44,8 +44,7 @@ static int scontrol(uint32_t job_id, enum xmem_requeue_step step, const char *ar
     return xmem_run_capture(a.argv, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, out, sizeof(out), err, errlen);
 }
 
-/* The node's shares of that kind per GPU, from `scontrol show node` (0: unknown). */
-static unsigned share_per_gpu(const char *node, const char *kind)
+unsigned xmem__share_per_gpu(const char *node, const char *kind)
 {
     char out[8192], err[256], gres[512];
     char *argv[] = {xmem__settings.scontrol, "show", "node", (char *)node, NULL};
@@ -108,7 +107,7 @@ static void facts_from(const struct xmem_job_info *info, struct xmem_requeue_fac
     f->tres_per_node = info->tres_per_node;
     f->per_gpu = 0;
     if (xmem_comment_packed(info->admin_comment, &packed))
-        f->per_gpu = share_per_gpu(info->node_list, packed.share.kind);
+        f->per_gpu = xmem__share_per_gpu(info->node_list, packed.share.kind);
 }
 
 bool xmem__requeue_after_oom(spank_t sp, uint32_t job_id, const struct xmem_job_info *info,

@@ -258,6 +258,10 @@ static json_object *job_end_body(const struct xmem_job_end *job)
         json_object_object_add(body, "job_uid", json_object_new_int64(job->job_uid));
     add_str(body, "enforcement", job->enforcement && *job->enforcement ? job->enforcement : NULL);
     json_object_object_add(body, "oom_requeued", json_object_new_boolean(job->oom_requeued != 0));
+    if (job->share && *job->share && job->gpu_fraction > 0) {
+        add_str(body, "share", job->share);
+        json_object_object_add(body, "gpu_fraction", json_object_new_double(job->gpu_fraction));
+    }
     return body;
 }
 
@@ -273,6 +277,12 @@ int xmem_client_job_end(const char *socket_path, int deadline_ms, const struct x
     json_object *body = job_end_body(job), *reply = NULL;
     int rc = simple_call(socket_path, deadline_ms, XMEM_MSG_JOB_END, body, &reply, err, errlen);
     json_object_put(body);
+    if (job->record && job->record_len > 0) {
+        const char *record = rc == 0 ? get_str(reply, "record") : NULL;
+        job->record[0] = '\0';
+        if (record && strlen(record) < job->record_len)
+            strcpy(job->record, record);
+    }
     json_object_put(reply);
     return rc < 0 ? rc : 0;
 }

@@ -99,6 +99,10 @@ struct xmem_job_end {
     uint32_t job_uid;             /* required when root reports: the request must be this uid's */
     const char *enforcement;      /* level applied to the job (enforcement.h name), NULL: unknown */
     int oom_requeued;             /* 1: xmem requeued this job after a CUDA OOM on its share */
+    const char *share;            /* "shard:3" when xmem packed the job, else NULL */
+    double gpu_fraction;          /* with share: the part of one GPU it is (0 < f <= 1) */
+    char *record;                 /* out, may be NULL: the job's accounting record (JSON) */
+    size_t record_len;            /* its size; "" when xmemd sent none or it did not fit */
 };
 
 /* Report a finished job for accounting (best effort; callers ignore failures). */

@@ -16,10 +16,13 @@ const char *const k_usage =
     "usage: xmem report [--db PATH] [--config PATH] [--catalog gpus.yaml]\n"
     "                   [--since DATE] [--until DATE] [--by user|account|partition|gpu]\n"
     "                   [--format table|csv|json|html] [-o FILE] [--by-day]\n"
+    "                   [--source ledger|sacct] [--sacct PATH]\n"
     "DATE is YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS], UTC; --until includes a bare date's day.\n"
     "The ledger and the GPU catalog default to the config's `database:` and `catalog:`\n"
     "(xmemd's config, /etc/slurm/xmem.yaml), read as xmemd reads them.\n"
-    "The estimate error over time is per week (from its Monday), or per day with --by-day.\n";
+    "The estimate error over time is per week (from its Monday), or per day with --by-day.\n"
+    "--source sacct reads every login node's jobs from Slurm's accounting (slurmdbd) instead\n"
+    "of this node's ledger: the records xmem wrote into the jobs' AdminComment.\n";
 
 std::string render(const Report &r)
 {
@@ -53,7 +56,8 @@ int main(int argc, char **argv)
     if (!catalog.ok())
         return fail_line(catalog.error().message);
     std::vector<JobRecord> jobs;
-    auto loaded = load_jobs(opt, catalog.value(), jobs);
+    auto loaded = opt.source == Source::sacct ? load_sacct_jobs(opt, catalog.value(), jobs)
+                                              : load_jobs(opt, catalog.value(), jobs);
     if (!loaded.ok())
         return fail_line(loaded.error().message);
     std::string text = render(build_report(opt, jobs));

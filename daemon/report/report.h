@@ -11,6 +11,7 @@
 #include "defaults.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@ struct JobRecord {
     bool cuda_oom = false;
     std::string enforcement;   // contract/enforcement.h name; "" = unknown (older rows)
     bool oom_requeued = false; // xmem requeued the job after a CUDA OOM on its share
+    // The part of one GPU the job was granted (a packed job's share on its node: shard:3 of
+    // 10 per GPU is 0.3); unknown for whole-GPU jobs and rows before ledger schema 8.
+    std::optional<double> gpu_fraction;
     // What is wrong with the row, "" when nothing: a peak or limit that is not a
     // non-negative integer, or a GPU name the catalog lacks. The report shows such rows as
     // they read; `xmem calibrate` refuses to learn from a ledger that has one.
@@ -45,6 +49,8 @@ struct Totals {
     uint64_t jobs = 0, packed = 0, failed = 0, oom_after_packing = 0;
     double requested_bytes = 0, limit_bytes = 0, estimated_bytes = 0, measured_bytes = 0;
     double gpu_hours_freed = 0, elapsed_hours = 0;
+    double gpu_hours = 0;              // GPU-hours by the part of a GPU granted (1 when unknown)
+    double memory_gib_hours_saved = 0; // packed jobs: (whole GPU - granted) GiB x hours
     uint64_t measured_jobs = 0;
     double abs_error_sum = 0;  // sum of |estimate - measured| / measured over measured jobs
     uint64_t oom_requeued = 0; // jobs xmem requeued after a CUDA OOM on their share
@@ -56,6 +62,8 @@ struct Totals {
 
 enum class GroupBy { user, account, partition, gpu };
 enum class Format { table, csv, json, html };
+// Where the jobs come from: this login node's ledger, or the whole cluster's accounting.
+enum class Source { ledger, sacct };
 
 struct Options {
     std::string db;                                      // empty: the config's `database:`
@@ -66,6 +74,8 @@ struct Options {
     Format format = Format::table;
     std::string output;  // empty: stdout
     bool by_day = false; // --by-day: the error over time per day, not per week
+    Source source = Source::ledger;
+    std::string sacct = "sacct"; // --sacct PATH: the sacct to run (found through PATH)
 };
 
 // One period of "estimate error over time": the calibration pairs (calibrate.h) that ended
@@ -107,6 +117,13 @@ int fail_line(const std::string &line);
 
 // (1 - limit/capacity) x elapsed hours for a packed job; 0 otherwise.
 double gpu_hours_freed(const JobRecord &j);
+// The part of one GPU granted x elapsed hours (a whole GPU where the part is unknown).
+double gpu_hours(const JobRecord &j);
+// A packed job: (capacity - granted) GiB x elapsed hours, granted being its part of the GPU
+// (its limit where the part is unknown); 0 otherwise.
+double memory_gib_hours_saved(const JobRecord &j);
+// Whether a job ran on a share, from its decision and the GPU's capacity (both sources).
+bool is_packed(bool estimated, bool check_only, uint64_t limit_bytes, uint64_t capacity_bytes);
 std::string group_key(const JobRecord &j, GroupBy g);
 Report build_report(const Options &opt, const std::vector<JobRecord> &jobs);
 
@@ -119,9 +136,21 @@ std::string html_escape(const std::string &s);
 // --catalog). Sets opt.db; returns the catalog (a GPU's capacity is its total_memory_mib)
 // or the one error line.
 xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt);
+// One whole GPU of model `gpu` (a catalog name or alias, matched as the estimator matches
+// it), 0 when the catalog lacks it; remembered in `known`, a ledger repeats a few names.
+uint64_t capacity(const xmem::analysis::Catalog &catalog, const std::string &gpu,
+                  std::map<std::string, uint64_t> &known);
 // Fills `jobs` or fails with the error line.
 xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
                              std::vector<JobRecord> &jobs);
+// The same from Slurm's accounting: the jobs whose AdminComment holds xmem's record (sacct).
+xmem::Result<void> load_sacct_jobs(const Options &opt, const xmem::analysis::Catalog &catalog,
+                                   std::vector<JobRecord> &jobs);
+// sacct's answer (--parsable2 --noheader, fields JobIDRaw|User|Account|Partition|AdminComment)
+// as job records; lines without a record are skipped. `capacity` gives a GPU's bytes (0:
+// not in the catalog).
+std::vector<JobRecord> parse_sacct(const std::string &out,
+                                   const std::function<uint64_t(const std::string &)> &capacity);
 
 std::string render_table(const Report &r);
 std::string render_csv(const Report &r);

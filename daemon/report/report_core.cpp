@@ -145,7 +145,8 @@ xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
         }
         bool takes = name == "--db" || name == "--since" || name == "--until" || name == "--by" ||
                      name == "--format" || name == "-o" || name == "--output" ||
-                     name == "--config" || name == "--catalog";
+                     name == "--config" || name == "--catalog" || name == "--source" ||
+                     name == "--sacct";
         if (!takes)
             return xmem::Result<void>::fail("xmem: report: unknown option '" + a +
                                             "' (see xmem report --help)");
@@ -161,6 +162,13 @@ xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
             opt.config = val;
         else if (name == "--catalog")
             opt.catalog = val;
+        else if (name == "--sacct")
+            opt.sacct = val;
+        else if (name == "--source" && (val == "ledger" || val == "sacct"))
+            opt.source = val == "ledger" ? Source::ledger : Source::sacct;
+        else if (name == "--source")
+            return xmem::Result<void>::fail("xmem: report: unknown source '" + val +
+                                            "' (use ledger or sacct)");
         else if (name == "-o" || name == "--output")
             opt.output = val;
         else if (name == "--since" || name == "--until") {
@@ -187,6 +195,27 @@ xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
     if (opt.since && opt.until && *opt.since >= *opt.until)
         return xmem::Result<void>::fail("xmem: report: --since is not before --until");
     return xmem::Result<void>::success();
+}
+
+bool is_packed(bool estimated, bool check_only, uint64_t limit_bytes, uint64_t capacity_bytes)
+{
+    return estimated && !check_only && capacity_bytes > 0 && limit_bytes > 0 &&
+           limit_bytes < capacity_bytes;
+}
+
+double gpu_hours(const JobRecord &j)
+{
+    return j.gpu_fraction.value_or(1.0) * (double)j.elapsed_seconds / 3600.0;
+}
+
+double memory_gib_hours_saved(const JobRecord &j)
+{
+    if (!j.packed)
+        return 0;
+    double capacity = (double)j.capacity_bytes / 1073741824.0;
+    double granted =
+        j.gpu_fraction ? *j.gpu_fraction * capacity : (double)j.limit_bytes / 1073741824.0;
+    return (capacity - granted) * (double)j.elapsed_seconds / 3600.0;
 }
 
 double gpu_hours_freed(const JobRecord &j)
@@ -233,6 +262,8 @@ void Totals::add(const JobRecord &j)
     by_enforcement[j.enforcement.empty() ? "unknown" : j.enforcement]++;
     failed += j.exit_status != 0 || j.cuda_oom;
     elapsed_hours += (double)j.elapsed_seconds / 3600.0;
+    gpu_hours += xmem::report::gpu_hours(j);
+    memory_gib_hours_saved += xmem::report::memory_gib_hours_saved(j);
     if (!j.packed)
         return;
     packed++;

@@ -21,18 +21,6 @@ std::string without_prefix(const std::string &message)
     return message.rfind("xmem: ", 0) == 0 ? message.substr(6) : message;
 }
 
-// One whole GPU of model `gpu` (a catalog name or alias, matched as the estimator matches
-// it), 0 when the catalog lacks it; remembered per name, a ledger repeats a few names.
-uint64_t capacity(const xmem::analysis::Catalog &catalog, const std::string &gpu,
-                  std::map<std::string, uint64_t> &known)
-{
-    auto it = known.find(gpu);
-    if (it != known.end())
-        return it->second;
-    auto spec = catalog.find(gpu);
-    return known[gpu] = spec.ok() ? spec.value().total_bytes : 0;
-}
-
 std::string text(sqlite3_stmt *st, int col)
 {
     const unsigned char *t = sqlite3_column_text(st, col);
@@ -92,11 +80,22 @@ std::string row_defect(sqlite3_stmt *st, const JobRecord &j, bool estimated)
 }
 } // namespace
 
+uint64_t capacity(const xmem::analysis::Catalog &catalog, const std::string &gpu,
+                  std::map<std::string, uint64_t> &known)
+{
+    auto it = known.find(gpu);
+    if (it != known.end())
+        return it->second;
+    auto spec = catalog.find(gpu);
+    return known[gpu] = spec.ok() ? spec.value().total_bytes : 0;
+}
+
 xmem::Result<xmem::analysis::Catalog> load_sources(Options &opt)
 {
     using Found = xmem::Result<xmem::analysis::Catalog>;
     std::string catalog_path = opt.catalog;
-    if (opt.db.empty() || (catalog_path.empty() && xmem::analysis::is_regular_file(opt.config))) {
+    bool needs_db = opt.db.empty() && opt.source == Source::ledger;
+    if (needs_db || (catalog_path.empty() && xmem::analysis::is_regular_file(opt.config))) {
         auto config = xmem::server::config_load(opt.config);
         if (!config)
             return Found::fail("xmem: report: " + config.error().message);
@@ -150,10 +149,12 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
     std::string partition = has_column(db, "jobs", "partition") ? "j.partition" : "NULL";
     // How the job was held and whether it was requeued come with schema 6.
     bool v6 = has_column(db, "jobs", "enforcement");
+    // The part of a GPU granted comes with schema 8.
+    std::string fraction = has_column(db, "jobs", "gpu_fraction") ? "j.gpu_fraction" : "NULL";
     std::string sql = "SELECT j.ts, j.job_id, r.user, " + account + ", " + partition +
                       ", r.options, r.gpu, r.peak_bytes, r.limit_bytes, r.outcome, r.fits,"
                       " j.measured_peak_bytes, j.exit_status, j.elapsed_seconds, j.cuda_oom, " +
-                      (v6 ? "j.enforcement, j.oom_requeued" : "NULL, 0") +
+                      (v6 ? "j.enforcement, j.oom_requeued" : "NULL, 0") + ", " + fraction +
                       " FROM jobs j JOIN requests r ON r.id = j.request_id" +
                       // Only the node's reports count (schema 7; issue 26, M3/M4).
                       (has_column(db, "jobs", "from_node") ? " WHERE j.from_node = 1" : "") +
@@ -178,8 +179,7 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
             j.limit_bytes = (uint64_t)sqlite3_column_int64(st, 8);
             j.capacity_bytes = capacity(catalog, j.gpu, capacities);
             bool estimated = sqlite3_column_int(st, 9) == 0 && sqlite3_column_int(st, 10) == 1;
-            j.packed = estimated && !check_only(options) && j.capacity_bytes > 0 &&
-                       j.limit_bytes > 0 && j.limit_bytes < j.capacity_bytes;
+            j.packed = is_packed(estimated, check_only(options), j.limit_bytes, j.capacity_bytes);
             if (sqlite3_column_type(st, 11) != SQLITE_NULL)
                 j.measured_bytes = (uint64_t)sqlite3_column_int64(st, 11);
             j.exit_status = sqlite3_column_int(st, 12);
@@ -187,6 +187,8 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
             j.cuda_oom = sqlite3_column_int(st, 14) != 0;
             j.enforcement = text(st, 15);
             j.oom_requeued = sqlite3_column_int(st, 16) != 0;
+            if (sqlite3_column_type(st, 17) != SQLITE_NULL)
+                j.gpu_fraction = sqlite3_column_double(st, 17);
             j.defect = row_defect(st, j, estimated);
             jobs.push_back(std::move(j));
         }

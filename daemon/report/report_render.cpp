@@ -36,6 +36,8 @@ std::vector<std::string> figures(const Totals &t)
         auto it = t.by_enforcement.find(level);
         f.push_back(std::to_string(it == t.by_enforcement.end() ? 0 : it->second));
     }
+    f.push_back(fixed(t.gpu_hours, 3));
+    f.push_back(fixed(t.memory_gib_hours_saved, 3));
     return f;
 }
 
@@ -47,6 +49,8 @@ const std::vector<std::string> k_columns = [] {
         "oom_requeued"};
     for (const std::string &level : enforcement_keys())
         c.push_back("enforced_" + level);
+    c.push_back("gpu_hours");
+    c.push_back("memory_gib_hours_saved");
     return c;
 }();
 
@@ -120,7 +124,8 @@ std::string totals_json(const Totals &t)
         ",\"elapsed_hours\":" + fixed(t.elapsed_hours, 6) + ",\"estimate_error_pct\":" +
         (t.measured_jobs ? fixed(100.0 * t.mean_abs_error(), 2) : "null") +
         ",\"oom_requeued\":" + std::to_string(t.oom_requeued) +
-        ",\"enforcement\":" + enforcement_json(t) + "}";
+        ",\"enforcement\":" + enforcement_json(t) + ",\"gpu_hours\":" + fixed(t.gpu_hours, 6) +
+        ",\"memory_gib_hours_saved\":" + fixed(t.memory_gib_hours_saved, 6) + "}";
     return s;
 }
 } // namespace

@@ -58,6 +58,32 @@ Result<std::optional<std::string>> slurm_name(const nlohmann::json &j, const cha
     return R::ok(std::move(v));
 }
 
+// The share a packed job ran on, "shard:N" or "mps:N", and the part of one GPU it is (the
+// node computes it from its GRES); both or neither. What is wrong, or nothing.
+std::optional<std::string> packed_share(const nlohmann::json &j, JobRow &row)
+{
+    bool has_share = j.contains("share") && !j["share"].is_null();
+    bool has_fraction = j.contains("gpu_fraction") && !j["gpu_fraction"].is_null();
+    if (!has_share && !has_fraction)
+        return std::nullopt;
+    const char *expected = "share and gpu_fraction: expected \"shard:N\" or \"mps:N\" with a "
+                           "number above 0 and at most 1";
+    if (!has_share || !has_fraction || !j["share"].is_string() || !j["gpu_fraction"].is_number())
+        return expected;
+    std::string share = j["share"].get<std::string>();
+    double fraction = j["gpu_fraction"].get<double>();
+    std::size_t colon = share.find(':');
+    std::string kind = share.substr(0, colon),
+                count = colon == std::string::npos ? "" : share.substr(colon + 1);
+    if ((kind != "shard" && kind != "mps") || count.empty() || count.size() > 6 ||
+        count.find_first_not_of("0123456789") != std::string::npos || count[0] == '0' ||
+        !(fraction > 0 && fraction <= 1))
+        return expected;
+    row.share = share;
+    row.gpu_fraction = fraction;
+    return std::nullopt;
+}
+
 // The job_end body as a ledger row; the error names the first bad field.
 Result<JobRow> job_end_row(const nlohmann::json &j)
 {
@@ -116,6 +142,8 @@ Result<JobRow> job_end_row(const nlohmann::json &j)
     row.account = std::move(account).value();
     row.partition = std::move(partition).value();
     row.enforcement = std::move(enforcement).value();
+    if (auto why = packed_share(j, row))
+        return Result<JobRow>::fail(*why);
     return Result<JobRow>::ok(std::move(row));
 }
 
@@ -167,11 +195,16 @@ void handle_job_end(Conn *c, const nlohmann::json &j)
     // serial instead of trusting the pointer.
     Conn *conn = c;
     uint64_t serial = c->serial;
-    d->ledger().job_end(row, [d, conn, serial](Outcome o, const std::string &msg) {
-        d->metrics().count_outcome(o);
-        if (d->conns().count(conn) && conn->serial == serial)
-            conn_reply(conn, outcome_reply(o, msg));
-    });
+    d->ledger().job_end(
+        row, [d, conn, serial](Outcome o, const std::string &msg, const std::string &record) {
+            d->metrics().count_outcome(o);
+            if (!d->conns().count(conn) || conn->serial != serial)
+                return;
+            auto reply = outcome_reply(o, msg);
+            if (!record.empty())
+                reply["record"] = record; // the node appends it to the job's AdminComment
+            conn_reply(conn, reply);
+        });
 }
 
 } // namespace

@@ -1,14 +1,17 @@
 // ledger.cpp — the writer thread and its group commit.
 #include "ledger.h"
+#include "accounting_record.h"
 #include "defaults.h"
 #include "log.h"
 
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <type_traits>
 #include <unistd.h>
 
 namespace xmem::server
@@ -24,6 +27,7 @@ struct Ledger::Op {
     bool ok = false;
     Outcome job_outcome = Outcome::internal_error;
     std::string job_message;
+    std::string job_record; // accounting_record_json of the recorded job
 };
 
 namespace
@@ -125,12 +129,13 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
         msg = std::string("xmem: cannot record the job: ") + sqlite3_errmsg(db);
         return Outcome::internal_error;
     }
-    sqlite3_prepare_v2(db,
-                       "INSERT INTO jobs (request_id, job_id, exit_status,"
-                       " elapsed_seconds, cuda_oom, measured_peak_bytes, reported_by, account,"
-                       " partition, job_uid, enforcement, oom_requeued, from_node, ts)"
-                       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,1,strftime('%s','now'))",
-                       -1, &st, nullptr);
+    sqlite3_prepare_v2(
+        db,
+        "INSERT INTO jobs (request_id, job_id, exit_status,"
+        " elapsed_seconds, cuda_oom, measured_peak_bytes, reported_by, account,"
+        " partition, job_uid, enforcement, oom_requeued, share, gpu_fraction,"
+        " from_node, ts) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,strftime('%s','now'))",
+        -1, &st, nullptr);
     sqlite3_bind_int64(st, 1, (sqlite3_int64)j.request_id);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)j.job_id);
     sqlite3_bind_int(st, 3, j.exit_status);
@@ -143,6 +148,11 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     sqlite3_bind_int64(st, 10, j.owner_uid);
     bind_opt_text(st, 11, j.enforcement);
     sqlite3_bind_int(st, 12, j.oom_requeued ? 1 : 0);
+    bind_opt_text(st, 13, j.share);
+    if (j.gpu_fraction)
+        sqlite3_bind_double(st, 14, *j.gpu_fraction);
+    else
+        sqlite3_bind_null(st, 14);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -151,6 +161,57 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     }
     msg = "recorded";
     return Outcome::recorded;
+}
+
+template <class T> std::optional<T> column_opt(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return std::nullopt;
+    if constexpr (std::is_same_v<T, double>)
+        return sqlite3_column_double(st, col);
+    else if constexpr (std::is_same_v<T, std::string>)
+        return std::string((const char *)sqlite3_column_text(st, col));
+    else
+        return (T)sqlite3_column_int64(st, col);
+}
+
+// The accounting record of a job just recorded, from its row and its request's, as the
+// report reads them (report_load.cpp): "" when the rows cannot be read back.
+std::string job_record(sqlite3 *db, uint64_t job_id)
+{
+    sqlite3_stmt *st = nullptr;
+    sqlite3_prepare_v2(db,
+                       "SELECT j.ts, j.request_id, r.gpu, r.peak_bytes, r.limit_bytes,"
+                       " r.outcome = 0 AND r.fits = 1, r.options, j.share, j.gpu_fraction,"
+                       " j.measured_peak_bytes, j.cuda_oom, j.oom_requeued, j.exit_status,"
+                       " j.elapsed_seconds, j.enforcement"
+                       " FROM jobs j JOIN requests r ON r.id = j.request_id WHERE j.job_id = ?",
+                       -1, &st, nullptr);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)job_id);
+    std::string json;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        AccountingRecord r;
+        r.ts = sqlite3_column_int64(st, 0);
+        r.request_id = (uint64_t)sqlite3_column_int64(st, 1);
+        r.gpu = column_opt<std::string>(st, 2).value_or("");
+        r.estimate_bytes = column_opt<uint64_t>(st, 3);
+        r.limit_bytes = column_opt<uint64_t>(st, 4);
+        r.estimated = sqlite3_column_int(st, 5) == 1;
+        auto options =
+            nlohmann::json::parse(column_opt<std::string>(st, 6).value_or(""), nullptr, false);
+        r.check_only = options.is_object() && options.value("check_only", false) == true;
+        r.share = column_opt<std::string>(st, 7);
+        r.gpu_fraction = column_opt<double>(st, 8);
+        r.measured_bytes = column_opt<uint64_t>(st, 9);
+        r.cuda_oom = sqlite3_column_int(st, 10) != 0;
+        r.oom_requeued = sqlite3_column_int(st, 11) != 0;
+        r.exit_status = sqlite3_column_int(st, 12);
+        r.elapsed_seconds = (uint64_t)sqlite3_column_int64(st, 13);
+        r.enforcement = column_opt<std::string>(st, 14);
+        json = accounting_record_json(r);
+    }
+    sqlite3_finalize(st);
+    return json;
 }
 
 void truncate_field(std::string &s, std::size_t max)
@@ -413,8 +474,11 @@ void Ledger::commit_batch(std::deque<std::unique_ptr<Op>> &batch)
             op->ok = true; // answered; its user's window counts it (bound_row)
         else if (op->kind == Op::Kind::request)
             op->ok = began && m_insert && insert_request(m_insert, op->req);
-        else
+        else {
             op->job_outcome = insert_job(m_db, op->job, op->job_message);
+            if (op->job_outcome == Outcome::recorded)
+                op->job_record = job_record(m_db, op->job.job_id);
+        }
         if (op->kind == Op::Kind::request && !op->ok)
             log_warn_throttled("ledger-insert", "%s: cannot record request %llu: %s",
                                m_path.c_str(), (unsigned long long)op->req.id,
@@ -447,7 +511,7 @@ void Ledger::on_async(uv_async_t *h)
         if (op->kind == Op::Kind::request && op->done)
             op->done(op->ok);
         else if (op->kind == Op::Kind::job && op->job_done)
-            op->job_done(op->job_outcome, op->job_message);
+            op->job_done(op->job_outcome, op->job_message, op->job_record);
     }
 }
 

@@ -58,12 +58,14 @@ struct JobRow {
     std::optional<int64_t> job_uid;                // as the body states it; resolved by job_owner()
     std::optional<std::string> enforcement;        // contract/enforcement.h name; NULL: unknown
     bool oom_requeued = false;                     // xmem requeued the job after a CUDA OOM
+    std::optional<std::string> share;   // "shard:3": the share xmem packed it on (schema 8)
+    std::optional<double> gpu_fraction; // that share's part of one GPU, from the node's GRES
     int64_t reporter_uid = -1;
     int64_t owner_uid = -1; // the uid the job ran as: the request must be this uid's
 };
 
 // Latest schema version; migrations in ledger_schema.cpp bring older files up to it.
-constexpr int k_ledger_schema_version = 7;
+constexpr int k_ledger_schema_version = 8;
 // Applies pending migrations inside one transaction each; error names the file and step.
 Result<int> ledger_migrate(sqlite3 *db, const std::string &path);
 
@@ -71,7 +73,9 @@ class Ledger
 {
   public:
     using Done = std::function<void(bool ok)>;
-    using JobDone = std::function<void(Outcome, const std::string &)>;
+    // The job's accounting record (accounting_record.h) comes with a recorded job; "" else.
+    using JobDone =
+        std::function<void(Outcome, const std::string &message, const std::string &record)>;
 
     static Result<std::unique_ptr<Ledger>> open(const std::string &path);
     ~Ledger();

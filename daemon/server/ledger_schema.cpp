@@ -59,6 +59,10 @@ const char *const k_migrations[] = {
     "ALTER TABLE jobs ADD COLUMN from_node INTEGER NOT NULL DEFAULT 0;"
     "UPDATE jobs SET from_node = 1 WHERE reported_by = 0;"
     "CREATE INDEX jobs_by_job_id ON jobs(job_id);",
+    // 8: the share a packed job ran on ("shard:3") and the part of one GPU it is, from the
+    // node (NULL: not packed, or an older row), so GPU-hours count what was granted.
+    "ALTER TABLE jobs ADD COLUMN share TEXT;"
+    "ALTER TABLE jobs ADD COLUMN gpu_fraction REAL;",
 };
 static_assert(sizeof(k_migrations) / sizeof(k_migrations[0]) == k_ledger_schema_version,
               "one migration per schema version");

@@ -1,4 +1,4 @@
-# 58-requeue-common.bash — what the requeue tests (58, 59) share: a shard lab with the fake
+# 58-requeue-common.bash — what the requeue tests (58, 59; 106's requeued job) share: a shard lab with the fake
 # profiler whose slurmctld starts a requeued job again after 6 s, its jobs directory with a
 # train.py the fake profiler sizes, and their helpers. Source it after testlib.sh.
 

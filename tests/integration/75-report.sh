@@ -7,19 +7,9 @@
 # the measured side, account and partition, and CUDA OOM detection).
 T_NAME=75-report
 . "$(dirname "$0")/lab/testlib.sh"
-t_require_lab
-REPORT=$XMEM_BUILD/bin/xmem-report
-[ -x "$REPORT" ] || t_skip "no $REPORT (the report is not built)"
-[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
-command -v sqlite3 >/dev/null || t_skip "no sqlite3 CLI (make deps)"
+t_require_report_lab # REPORT
 XMEM_LAB_PROFILER=fake lab_up shard
-expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
-DB=$LAB/state/xmem-ledger.sqlite
-J=$LAB/jobs
-mkdir -p "$J/shared" && chmod 0777 "$J/shared" && chmod o+x "$LAB" "$J"
-cd "$J/shared" || fail "no $J/shared"
-echo 'print("training")' >train.py
-chmod 0644 train.py
+t_report_lab # DB, J; in $J/shared
 
 job_script ok.sbatch 8000 'sleep 2; exit 0'
 job_script fail.sbatch 12000 'sleep 2; exit 1'

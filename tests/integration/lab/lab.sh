@@ -11,12 +11,14 @@
 # XMEM_LAB_PROFILER=real|fake (default: real xmem-estimate if it works, else the fake one),
 # XMEM_PLUGSTACK_ARGS extra plugstack.conf arguments for xmem.so, XMEM_LAB_NO_XMEMD=1 starts
 # no daemon (tests of the fallback path), XMEM_LAB_INSTALLED=1 takes the plugin, the Lua,
-# xmemd and the estimator from the Debian packages' places instead of the trees.
+# xmemd and the estimator from the Debian packages' places instead of the trees,
+# XMEM_LAB_ACCOUNTING=1 adds slurmdbd over a private MariaDB (dbd.sh; off by default: slower).
 # Only one lab runs at a time on a machine (fixed ports): lab_up takes a flock.
 
 LAB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Its failures (lab_die) are the tests' failures: the daemons' log tails follow (log_watch).
 . "$LAB_HERE/../lib/assert.bash"
+. "$LAB_HERE/dbd.sh"
 : "${XMEM_SRC:=$(cd "$LAB_HERE/../../.." && pwd)}"
 : "${XMEM_BUILD:=$XMEM_SRC/build}"
 # Where the lab takes xmem from: the build tree and the source tree's Lua, or the files the
@@ -185,6 +187,7 @@ lab_up() {
         CTLD_PORT=$LAB_CTLD_PORT SLURMD_PORT=$LAB_SLURMD_PORT GRES_TYPES=$gres_types \
         NODE_LINE="$node_line" NODE_GRES="$node_gres"
     lab_write_gres "$kind"
+    lab_write_accounting
     lab_render "$LAB_HERE/xmem.yaml.in" "$LAB/etc/xmem.yaml" LAB="$LAB" MODE="$kind" \
         PROFILER="$(lab_profiler)" GPU_GB=$((LAB_GPU_MB / 1024)) SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU
     lab_write_policy "$kind"
@@ -200,6 +203,7 @@ lab_up() {
     chmod -R a+rX "$LAB/etc" "$LAB/lib"
     export SLURM_CONF="$LAB/etc/slurm.conf"
     lab_start_munged
+    lab_start_dbd
     lab_start_xmemd
     # The controller's Lua verifies decisions with unmunge against the lab's munged.
     # Daemons must not inherit the lab lock: it is released when this shell ends.
@@ -247,6 +251,7 @@ lab_down() {
     lab_stop_pidfile "$LAB/run/slurmd.pid"
     for p in $(lab_stepd_pids); do kill -KILL "$p" 2>/dev/null; done
     lab_stop_pidfile "$LAB/run/slurmctld.pid"
+    lab_stop_dbd
     lab_stop_pidfile "$LAB/run/xmemd.pid"
     lab_stop_pidfile "$LAB/munge/munged.pid"
     if [ "${XMEM_LAB_KEEP:-0}" = 1 ]; then

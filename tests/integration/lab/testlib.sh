@@ -65,6 +65,28 @@ expect_one_limit() {
     expect_eq "$(grep -c . <<<"$limits")" 1 "$1: numbers called limit: $(echo $limits) in: $2"
 }
 
+# t_require_report_lab: t_require_lab, xmem-report (REPORT), xmemd and the sqlite3 CLI.
+t_require_report_lab() {
+    t_require_lab
+    REPORT=$XMEM_BUILD/bin/xmem-report
+    [ -x "$REPORT" ] || t_skip "no $REPORT (the report is not built)"
+    [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+    command -v sqlite3 >/dev/null || t_skip "no sqlite3 CLI (make deps)"
+}
+
+# t_report_lab: after lab_up, for the tests that read the ledger: DB (the ledger), J (the
+# jobs' directory) and $J/shared, which every user may write, with the fake profiler's
+# train.py; the working directory is $J/shared.
+t_report_lab() {
+    expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
+    DB=$LAB/state/xmem-ledger.sqlite
+    J=$LAB/jobs
+    mkdir -p "$J/shared" && chmod 0777 "$J/shared" && chmod o+x "$LAB" "$J"
+    cd "$J/shared" || fail "no $J/shared"
+    echo 'print("training")' >train.py
+    chmod 0644 train.py
+}
+
 # submit ARGS...: sbatch with the args; JOB = the id (fails the test if none).
 submit() {
     run sbatch "$@"

@@ -1,5 +1,6 @@
 // test-ledger.cpp — the SQLite ledger: schema version and migrations, group commit through
 // the writer thread and uv_async, job_end ownership rules, and a loop left with no handles.
+#include "accounting_record.h"
 #include "ledger.h"
 #include "defaults.h"
 #include "cmocka.hpp"
@@ -93,7 +94,8 @@ static void files_are_private(void **)
 static void migrates_v1_and_refuses_newer(void **)
 {
     // A version-1 file: tables but no view (2), no mode column (3), no account and partition
-    // (4), no job_uid (5), no enforcement and oom_requeued (6), no from_node (7).
+    // (4), no job_uid (5), no enforcement and oom_requeued (6), no from_node (7), no share
+    // and gpu_fraction (8).
     sqlite3 *db;
     sqlite3_open(g_path.c_str(), &db);
     sqlite3_exec(db,
@@ -101,7 +103,8 @@ static void migrates_v1_and_refuses_newer(void **)
                  " ALTER TABLE jobs DROP COLUMN account; ALTER TABLE jobs DROP COLUMN partition;"
                  " ALTER TABLE jobs DROP COLUMN job_uid; ALTER TABLE jobs DROP COLUMN enforcement;"
                  " ALTER TABLE jobs DROP COLUMN oom_requeued; DROP INDEX jobs_by_job_id;"
-                 " ALTER TABLE jobs DROP COLUMN from_node; PRAGMA user_version=1;",
+                 " ALTER TABLE jobs DROP COLUMN from_node; ALTER TABLE jobs DROP COLUMN share;"
+                 " ALTER TABLE jobs DROP COLUMN gpu_fraction; PRAGMA user_version=1;",
                  nullptr, nullptr, nullptr);
     sqlite3_close(db);
     assert_int_equal(scalar("SELECT count(*) FROM pragma_table_info('requests') WHERE name='mode'"),
@@ -137,7 +140,8 @@ static void migrates_v3_job_rows(void **)
                  " ALTER TABLE jobs DROP COLUMN partition; ALTER TABLE jobs DROP COLUMN job_uid;"
                  " ALTER TABLE jobs DROP COLUMN enforcement;"
                  " ALTER TABLE jobs DROP COLUMN oom_requeued; DROP INDEX jobs_by_job_id;"
-                 " ALTER TABLE jobs DROP COLUMN from_node;"
+                 " ALTER TABLE jobs DROP COLUMN from_node; ALTER TABLE jobs DROP COLUMN share;"
+                 " ALTER TABLE jobs DROP COLUMN gpu_fraction;"
                  " CREATE VIEW job_accuracy AS SELECT r.id AS request_id, j.job_id"
                  " FROM jobs j JOIN requests r ON r.id = j.request_id;"
                  " INSERT INTO requests (id, ts, kind, uid, outcome, outcome_name)"
@@ -194,6 +198,7 @@ static void writes_through_the_loop(void **)
         });
     }
     std::vector<Outcome> job_outcomes;
+    std::vector<std::string> records; // the accounting record of each, "" when not recorded
     // reporter: the peer's uid; owner: the uid the job ran as, as job_owner() resolved it.
     auto job = [&](uint64_t req, int64_t reporter, int64_t owner, uint64_t job_id) {
         JobRow j;
@@ -208,9 +213,14 @@ static void writes_through_the_loop(void **)
             j.cuda_oom = true;
             j.enforcement = "dmem";
             j.oom_requeued = true;
+            j.share = "shard:3";
+            j.gpu_fraction = 0.3;
         }
-        l.job_end(j,
-                  [&job_outcomes](Outcome o, const std::string &) { job_outcomes.push_back(o); });
+        l.job_end(j, [&job_outcomes, &records](Outcome o, const std::string &,
+                                               const std::string &record) {
+            job_outcomes.push_back(o);
+            records.push_back(record);
+        });
     };
     job(first, 1000, 1000, 55);  // owner
     job(first, 2000, 2000, 57);  // another user
@@ -233,6 +243,14 @@ static void writes_through_the_loop(void **)
     assert_int_equal((int)job_outcomes[3], (int)Outcome::job_end_rejected);
     assert_int_equal((int)job_outcomes[4], (int)Outcome::job_end_rejected);
     assert_int_equal((int)job_outcomes[5], (int)Outcome::recorded);
+    // A recorded job comes with its accounting record, built from the row just written.
+    auto rec = accounting_record_find(std::string(k_accounting_record_tag) + records[0]);
+    assert_true(rec.has_value());
+    assert_true(rec->share == std::string("shard:3") && *rec->gpu_fraction == 0.3);
+    assert_true(*rec->measured_bytes == 3ULL << 30 && rec->cuda_oom && rec->oom_requeued);
+    assert_true(*rec->enforcement == "dmem" && rec->estimate_bytes == 7u && !rec->estimated);
+    assert_true(records[1].empty() && !records[2].empty()); // refused: none
+    assert_true(!accounting_record_find(std::string(k_accounting_record_tag) + records[2])->share);
     assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id=56"), 1);
     assert_int_equal(scalar("SELECT count(*) FROM job_accuracy"), 2);
     assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_uid=1000"), 2);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "test-list.h"
+#include "acct.h"
 #include "enforce.h"
 #include "jobinfo.h"
 #include "requeue.h"
@@ -400,6 +401,31 @@ static void job_record(void **state)
             fail_msg("accepted: %s", no[i]);
 }
 
+/* The accounting record goes last in the AdminComment, replacing an earlier run's. */
+static void acct_comment(void **state)
+{
+    char out[256];
+    double f = 0;
+    (void)state;
+    assert_int_equal(xmem_acct_comment("", "{\"v\":1}", out, sizeof(out)), 0);
+    assert_string_equal(out, "xmem-acct: {\"v\":1}");
+    assert_int_equal(xmem_acct_comment("xmem: estimate=1M", "{\"v\":1}", out, sizeof(out)), 0);
+    assert_string_equal(out, "xmem: estimate=1M; xmem-acct: {\"v\":1}");
+    /* A rerun: the first run's record goes, the requeue mark before it stays. */
+    assert_int_equal(xmem_acct_comment("xmem: estimate=1M; xmem: requeued after CUDA OOM; "
+                                       "xmem-acct: {\"v\":1,\"el\":3}",
+                                       "{\"v\":1,\"el\":9}", out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "xmem: estimate=1M; xmem: requeued after CUDA OOM; "
+                             "xmem-acct: {\"v\":1,\"el\":9}");
+    assert_int_equal(xmem_acct_comment("xmem: estimate=1M", "{\"v\":1}", out, 20), -1);
+    assert_int_equal(xmem_acct_fraction(3, 10, &f), 0);
+    assert_true(f > 0.2999 && f < 0.3001);
+    assert_int_equal(xmem_acct_fraction(3, 0, &f), -1);   /* shares per GPU unknown */
+    assert_int_equal(xmem_acct_fraction(11, 10, &f), -1); /* more than a GPU */
+    assert_int_equal(xmem_acct_fraction(0, 10, &f), -1);
+}
+
 int xmem_test_group_requeue(void)
 {
     const struct CMUnitTest tests[] = {
@@ -408,6 +434,7 @@ int xmem_test_group_requeue(void)
         cmocka_unit_test(mark_round_trip), cmocka_unit_test(decision),
         cmocka_unit_test(command_lines),   cmocka_unit_test(job_fields),
         cmocka_unit_test(record_limit),    cmocka_unit_test(job_record),
+        cmocka_unit_test(acct_comment),
     };
     return cmocka_run_group_tests_name("requeue", tests, NULL, NULL);
 }

@@ -8,7 +8,8 @@
     X(grouping)                                                                                    \
     X(escaping)                                                                                    \
     X(load)                                                                                        \
-    X(calibrate)
+    X(calibrate)                                                                                   \
+    X(sacct)
 
 #define X(name) int test_group_##name(void);
 XMEM_REPORT_TEST_GROUPS(X)

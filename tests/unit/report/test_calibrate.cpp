@@ -170,7 +170,8 @@ static void report_error_over_time_and_levels(void **)
                                     "\"1969-12-29\":{\"pairs\":3,\"median_error_pct\":-10.00,"
                                     "\"p90_error_pct\":10.00,\"ooms\":1,\"requeues\":1}");
     assert_contains(render_csv(r), ",oom_requeued,enforced_none,enforced_client,"
-                                   "enforced_mps-server,enforced_dmem,enforced_unknown\n");
+                                   "enforced_mps-server,enforced_dmem,enforced_unknown,"
+                                   "gpu_hours,memory_gib_hours_saved\n");
     assert_contains(render_html(r),
                     "<tr class=\"period\" data-key=\"1970-01-05\" data-pairs=\"1\"");
     opt.by_day = true;
