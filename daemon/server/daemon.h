@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "config.h"
 #include "estimate_owners.h"
+#include "held_jobs.h"
 #include "ledger.h"
 #include "metrics.h"
 #include "scheduler.h"
@@ -119,6 +120,7 @@ class Daemon
     bool m_draining = false, m_closing = false;
     std::set<Conn *> m_conns;
     EstimateOwners m_estimates; // after what it refers to: the config, cache, scheduler, ...
+    HeldJobs m_held;            // jobs held in Slurm for their estimates (held_jobs.h)
     long m_started;
     char m_read_buf[65536];
 };
@@ -147,6 +149,9 @@ void estimate_forget_conn(EstimateJob *job);
 // estimate_deadlines.cpp: queued jobs and followers whose deadline passed are answered
 // deadline_expired.
 void estimate_sweep_deadlines(EstimateOwners &o);
+// estimate_pending.cpp: batch jobs' clients that waited their interactive budget are answered
+// pending; their requests go on for the held jobs (docs/async.md).
+void estimate_sweep_budgets(EstimateOwners &o);
 // A bounded summary for `xmem status`: the first k_status_max_entries requests, argv cut to
 // k_status_argv_bytes with control bytes replaced, then one "N more" entry per user for the
 // rest, so the reply stays small whatever users have queued (estimate_status.cpp).

@@ -55,7 +55,9 @@ nlohmann::json estimate_in_flight(const EstimateOwners &o)
                          {"uid", job->peer.uid},
                          {"state", job_state(job->stage)},
                          {"entrypoint", shown_argv(job->req.argv)},
-                         {"seconds", seconds}});
+                         {"seconds", seconds},
+                         {"request_id", job->id},
+                         {"held", job->held}}); // its job waits in Slurm (docs/async.md)
             continue;
         }
         Rest &r = rest[job->peer.uid];

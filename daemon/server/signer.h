@@ -32,6 +32,8 @@ struct Decision {
     // (request_env_text): what job_submit.lua can look up in a batch job's environment.
     std::string env_sha256;
     long expires; // unix seconds
+    // The Slurm job a held job's narrowing is for (docs/async.md); 0: none (at submission).
+    uint32_t job_id = 0;
 };
 
 // "xmem-decision v1 uid=<uid> request=<id> peak=<bytes> limit=<bytes> gpu=<name>
