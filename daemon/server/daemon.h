@@ -91,7 +91,8 @@ class Daemon
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
-    nlohmann::json status_json() const;
+    // `caller`: whose held jobs' estimates it lists ("held", docs/async.md).
+    nlohmann::json status_json(uid_t caller) const;
     nlohmann::json stats_json() const;
     Gauges gauges() const;
     void maybe_finish_drain();
@@ -156,6 +157,9 @@ void estimate_sweep_budgets(EstimateOwners &o);
 // k_status_argv_bytes with control bytes replaced, then one "N more" entry per user for the
 // rest, so the reply stays small whatever users have queued (estimate_status.cpp).
 nlohmann::json estimate_in_flight(const EstimateOwners &o);
+// The estimates `uid`'s held jobs wait for (docs/async.md): request id, stage, seconds,
+// entrypoint; at most k_status_max_entries.
+nlohmann::json estimate_held_for(const EstimateOwners &o, uid_t uid);
 
 } // namespace xmem::server
 #endif

@@ -351,7 +351,7 @@ nlohmann::json Daemon::stats_json() const
          {{"count", m_metrics.analyze_seconds.count()}, {"sum", m_metrics.analyze_seconds.sum()}}}};
 }
 
-nlohmann::json Daemon::status_json() const
+nlohmann::json Daemon::status_json(uid_t caller) const
 {
     nlohmann::json s = stats_json();
     s["version"] = XMEM_VERSION;
@@ -367,6 +367,7 @@ nlohmann::json Daemon::status_json() const
     s["connections"] = m_conns.size();
     s["ledger_pending"] = m_ledger ? m_ledger->pending() : 0;
     s["in_flight"] = estimate_in_flight(m_estimates);
+    s["held"] = estimate_held_for(m_estimates, caller);
     return s;
 }
 

@@ -39,6 +39,11 @@ expect_true "the slowest sbatch took ${slowest} ms, not less than the 20 s profi
 pass "20 sbatch returned before their estimates (slowest ${slowest} ms), each told the job is held"
 for n in 0 1 2 3; do expect_held "${ids[n]}" "job ${ids[n]} of the burst"; done
 pass "the jobs are queued held, as shard:$LAB_SHARDS_PER_GPU with the estimating mark"
+run "$XMEM_BUILD/bin/xmem-status" -s "$LAB/run/xmemd.sock"
+expect_rc 0 "xmem status"
+expect_out "your held jobs wait for:" "xmem status"
+expect_out "request [0-9]+ +(profiling|queued|waiting) " "xmem status"
+pass "xmem status lists the caller's estimates their held jobs wait for"
 
 for n in $(seq 0 19); do
     lab_wait_state "${ids[n]}" 180 COMPLETED || fail "job ${ids[n]} did not complete"
