@@ -19,24 +19,26 @@ void HeldJobs::add(uint64_t request_id, uid_t uid)
     m_book[request_id].uid = uid;
 }
 
-void HeldJobs::decided(uint64_t request_id, const Decision &d)
+HeldEntry *HeldJobs::finish(uint64_t request_id)
 {
     auto it = m_book.find(request_id);
     if (it == m_book.end())
-        return;
+        return nullptr;
     it->second.finished = true;
-    it->second.decision = d;
     it->second.finished_s = time(nullptr);
+    return &it->second;
+}
+
+void HeldJobs::decided(uint64_t request_id, const Decision &d)
+{
+    if (HeldEntry *e = finish(request_id))
+        e->decision = d;
 }
 
 void HeldJobs::failed(uint64_t request_id, const std::string &why)
 {
-    auto it = m_book.find(request_id);
-    if (it == m_book.end())
-        return;
-    it->second.finished = true;
-    it->second.why = why;
-    it->second.finished_s = time(nullptr);
+    if (HeldEntry *e = finish(request_id))
+        e->why = why;
 }
 
 std::vector<uint64_t> HeldJobs::held_for(uid_t uid) const

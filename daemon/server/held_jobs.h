@@ -3,8 +3,8 @@
 // AdminComment, "xmem: estimating id=<request> uid=<uid> ...". This book keeps, by request id,
 // whom the estimate is for and how it ended; a scan on a worker thread (held_scan.cpp) lists
 // the marked jobs from the controller and narrows each (a signed decision naming the job) or
-// releases it. A marked job the book does not know (xmemd restarted, or a forged mark) is
-// released: none stays held. Loop thread only, but for the scan's own worker.
+// releases it. A marked job the first scan finds that the book does not know (xmemd restarted)
+// is released: none stays held. Loop thread only, but for the scan's own worker.
 #ifndef XMEMD_HELD_JOBS_H
 #define XMEMD_HELD_JOBS_H
 
@@ -44,7 +44,7 @@ struct MarkedJob {
 // `at_start`: the first scan of this xmemd, which releases the jobs it does not know.
 std::string held_action(const MarkedJob &job, const std::map<uint64_t, HeldEntry> &book,
                         const Config &cfg, bool at_start);
-// The marked, pending jobs in `scontrol show job -o` output.
+// The marked jobs in `squeue -h -t PD -O jobid:0/,admin_comment:0` output.
 std::vector<MarkedJob> held_parse_listing(const std::string &listing);
 
 class HeldJobs
@@ -63,6 +63,7 @@ class HeldJobs
     static void scan_work(uv_work_t *w);
     static void scan_done(uv_work_t *w, int status);
     bool scan_due() const;
+    HeldEntry *finish(uint64_t request_id); // marks the entry ended; null when unknown
 
     uv_loop_t *m_loop;
     const std::shared_ptr<const Config> &m_config;

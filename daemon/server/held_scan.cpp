@@ -82,25 +82,24 @@ bool update_job(uint32_t job_id, const std::string &admin_comment)
 
 std::vector<MarkedJob> held_parse_listing(const std::string &listing)
 {
-    // Only job_submit.lua writes the AdminComment (users' ones are dropped at submission); a
-    // mark copied into a job's name or comment makes xmemd try an update the Lua refuses.
-    static const std::regex line_re("^JobId=([0-9]+) .* JobState=PENDING .*");
-    static const std::regex mark_re(" AdminComment=xmem: estimating id=([0-9]+) uid=([0-9]+) ");
+    // One "JOBID/ADMINCOMMENT" line per pending job (squeue -O, as the plugin reads a record:
+    // no job name or comment can look like the AdminComment). Only job_submit.lua writes it.
+    static const std::regex line_re("^([0-9]+)/xmem: estimating id=([0-9]+) uid=([0-9]+) .*");
     std::vector<MarkedJob> out;
     std::size_t start = 0;
     while (start < listing.size()) {
         std::size_t end = listing.find('\n', start);
         if (end == std::string::npos)
             end = listing.size();
-        std::string line = listing.substr(start, end - start) + " ";
+        std::string line = listing.substr(start, end - start);
         start = end + 1;
-        std::smatch m, mark;
-        if (!std::regex_match(line, m, line_re) || !std::regex_search(line, mark, mark_re))
+        std::smatch m;
+        if (!std::regex_match(line, m, line_re))
             continue;
         MarkedJob j;
         j.job_id = (uint32_t)std::stoul(m[1].str());
-        j.request_id = std::stoull(mark[1].str());
-        j.uid = (uid_t)std::stoul(mark[2].str());
+        j.request_id = std::stoull(m[2].str());
+        j.uid = (uid_t)std::stoul(m[3].str());
         out.push_back(j);
     }
     return out;
@@ -138,10 +137,10 @@ void HeldJobs::scan_work(uv_work_t *w)
 {
     auto *self = static_cast<HeldJobs *>(w->data);
     std::string listing;
-    int rc = run_program({"scontrol", "show", "job", "-o"}, &listing);
+    int rc = run_program({"squeue", "-h", "-t", "PD", "-O", "jobid:0/,admin_comment:0"}, &listing);
     self->m_scan_ok = rc == 0;
     if (rc != 0) {
-        log_warn_throttled("held-scan", "cannot list held jobs: scontrol exited %d", rc);
+        log_warn_throttled("held-scan", "cannot list held jobs: squeue exited %d", rc);
         return;
     }
     for (const MarkedJob &job : held_parse_listing(listing)) {

@@ -38,7 +38,7 @@ struct Decision {
 
 // "xmem-decision v1 uid=<uid> request=<id> peak=<bytes> limit=<bytes> gpu=<name>
 //  script=<sha256|-> dir=<sha256> gres=<request|-> envnames=<NAME:NAME:...> env=<sha256>
-//  expires=<s>". Every value is one word of
+//  expires=<s>[ job=<id>]" (job: a held job's narrowing, docs/async.md). Every value is one word of
 // [A-Za-z0-9._:-] (anything else becomes '_', an empty value "-"), so no value can carry a
 // space and a second "k=v" into the payload.
 std::string decision_payload(const Decision &d);

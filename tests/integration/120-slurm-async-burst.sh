@@ -55,6 +55,8 @@ for n in $(seq 0 19); do
         grep -q "^xmem: estimate=.* limit=${limits[$i]}M .*request=gres:gpu:1->shard:${shards[$i]}$" \
         <<<"$(admin_comment "${ids[n]}")"
     expect_true "job ${ids[n]} did not run: $(cat "$LAB/jobs/burst-$n.out")" grep -q "^ran with" "$LAB/jobs/burst-$n.out"
+    expect_true "job ${ids[n]}'s output does not name its share: $(cat "$LAB/jobs/burst-$n.out")" \
+        grep -q "^xmem: estimate=.* limit=${limits[$i]}M .*->shard:${shards[$i]}$" "$LAB/jobs/burst-$n.out"
 done
-pass "all 20 jobs ran with their estimated shares (packing record in root's AdminComment)"
+pass "all 20 jobs ran with their estimated shares (packing record in root's AdminComment), each output names it"
 finish

@@ -44,6 +44,7 @@ for job in "${HELD[@]}"; do
         "job $job's record after the restart"
     lab_wait_state "$job" 60 COMPLETED || fail "released job $job did not run"
 done
+expect_eq "$(cat "$LAB/jobs/slow-3000-"*.out | grep -c "^$released")" 5 "outputs saying why the job was released"
 pass "after kill -9 and a restart, xmemd released the 5 held jobs with their requests; all ran"
 
 # 2. kill -9, xmemd left down: the held deadline releases them, unchanged.
@@ -52,6 +53,9 @@ kill_xmemd
 for job in "${HELD[@]}"; do
     lab_wait_state "$job" 120 RUNNING COMPLETED || fail "job $job still held after the 40 s deadline, xmemd down"
     expect_field "$job" TresPerNode "gres:shard:$LAB_SHARDS_PER_GPU" "job $job released by the deadline"
+    lab_wait_state "$job" 60 COMPLETED || fail "job $job released by the deadline did not complete"
 done
+expect_eq "$(cat "$LAB/jobs/slow-3100-"*.out | grep -c "^xmem: released at the held deadline without an estimate")" 3 \
+    "outputs saying the deadline released the job"
 pass "with xmemd down, slurmctld released the held jobs at the deadline, unchanged"
 finish
