@@ -1,4 +1,4 @@
-# async.bash — what the asynchronous-estimate tests (120-122, docs/async.md) share: a lab where
+# async.bash — what the asynchronous-estimate tests (120-123, docs/async.md) share: a lab where
 # sbatch waits 2 s for an estimate, with the fake profiler made slow.
 export XMEM_LAB_BUDGET=2 XMEM_LAB_PROFILER=fake
 
