@@ -6,8 +6,7 @@
 T_NAME=120-slurm-async-burst
 . "$(dirname "$0")/lab/testlib.sh"
 . "$(dirname "$0")/lab/async.bash"
-t_require_lab
-[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+t_require_async_lab
 
 lab_up shard
 cd "$LAB/jobs" || fail "no $LAB/jobs"

@@ -7,8 +7,7 @@
 T_NAME=122-slurm-async-forged
 . "$(dirname "$0")/lab/testlib.sh"
 . "$(dirname "$0")/lab/async.bash"
-t_require_lab
-[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+t_require_async_lab
 id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
     fail "cannot create the second user xmemt1"
 t1=$(id -u xmemt1)

@@ -5,8 +5,7 @@
 T_NAME=123-slurm-async-mps
 . "$(dirname "$0")/lab/testlib.sh"
 . "$(dirname "$0")/lab/async.bash"
-t_require_lab
-[ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+t_require_async_lab
 
 lab_up mps
 cd "$LAB/jobs" || fail "no $LAB/jobs"

@@ -24,3 +24,9 @@ expect_held() {
 wait_released() {
     lab_wait_for "$2" sh -c "[ \"\$(timeout 5 scontrol show job -o $1 | grep -o 'Reason=BeginTime')\" = '' ]"
 }
+
+# t_require_async_lab: what these tests need, a lab with xmemd.
+t_require_async_lab() {
+    t_require_lab
+    [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
+}
