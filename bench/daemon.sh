@@ -107,3 +107,6 @@ echo "  CPU per request (next $((N_TOTAL - 10001))): xmemd $(per_req "$x0" "$x1"
 echo "  abuser (nobody, 16 MiB hashed per request, $ABUSE_RATE/s offered): $(field rps "$T/abuse") requests/s answered, p50 $(field p50_ms "$T/abuse") ms, p99 $(field p99_ms "$T/abuse") ms, OK $(field rc0 "$T/abuse")"
 echo "  ledger rows: $rows; RSS ratio 100k/10k: $(awk -v a="$rss100" -v b="$rss10" 'BEGIN {printf "%.2f", a / b}')"
 echo "  targets: >= 5000 requests/s, p99 <= 20 ms, flat RSS; machine load now: $(cut -d' ' -f1-3 /proc/loadavg)"
+# sbatch -> the job's final request on the lab's Slurm: cache hit, fast miss, exact miss
+# asynchronous and synchronous (docs/async.md).
+"$(dirname "$0")/daemon-submit.sh"

@@ -114,35 +114,45 @@ local function env_text(names, environment)
   return table.concat(out)
 end
 
+-- What a decision is bound to, read from the job: the SHA-256 of its batch script ("-" for
+-- none), of its working directory and of its environment over `envnames` (batch jobs only),
+-- and its GPU request. A held job keeps them in its mark (hold_for_estimate), where the
+-- narrowing is checked against them: slurm_job_modify sees no script or environment.
+-- Returns the facts, or nil and why.
+local function job_facts(job_desc, envnames)
+  local script, dir = job_desc.script, job_desc.work_dir
+  if dir == nil or dir == "" then return nil, "the job names no working directory" end
+  local batch = script ~= nil and script ~= ""
+  local hex = sha256_each({ script or "", dir, batch and env_text(envnames, job_desc.environment) or "" })
+  if hex == nil then return nil, "cannot compute the job's SHA-256 digests (is sha256sum installed?)" end
+  return { script = batch and hex[1] or "-", dir = hex[2], env = batch and hex[3] or nil,
+    envnames = envnames, gres = xmem.gpu_request(job_desc.tres_per_node or "",
+      job_desc.tres_per_job or "", job_desc.tres_per_task or ""), work_dir = dir }
+end
+
 -- Was the decision made for this job: its batch script, its working directory, its
--- environment and its GPU request? nil, or why not. The script's digest is "-" for none
+-- environment and its GPU request (job_facts)? nil, or why not. The script's digest is "-" for none
 -- (srun, salloc); a --wrap job's script is the one sbatch built from the command, which xmemd
 -- builds the same way, so a decision for one --wrap command does not fit another. The
 -- directory is work_dir as sbatch sent it (--chdir, or the submit directory), the same
 -- string the profile ran in: a decision made where big.py is a tiny file does not fit a job
 -- run elsewhere. The environment is compared for batch jobs only: slurmctld gives Lua no
 -- other job's environment (docs/slurm.md says what stays unbound).
-local function decision_mismatch(d, job_desc, gres)
-  local script, dir = job_desc.script, job_desc.work_dir
-  if dir == nil or dir == "" then return "the job names no working directory" end
-  local batch = script ~= nil and script ~= ""
-  local hex = sha256_each({ script or "", dir, batch and env_text(d.envnames, job_desc.environment) or "" })
-  if hex == nil then return "cannot compute the job's SHA-256 digests (is sha256sum installed?)" end
-  local digest = batch and hex[1] or "-"
-  if d.script ~= digest then
+local function decision_mismatch(d, f)
+  if d.script ~= f.script then
     return string.format("decision was made for another batch script (sha256 %s, this job's %s)",
-      d.script:sub(1, 12), digest:sub(1, 12))
+      d.script:sub(1, 12), f.script:sub(1, 12))
   end
-  if d.dir ~= hex[2] then
+  if d.dir ~= f.dir then
     return string.format("decision was made in another working directory than this job's %s"
-      .. " (sha256 %s, this job's %s)", dir, d.dir:sub(1, 12), hex[2]:sub(1, 12))
+      .. " (sha256 %s, this job's %s)", f.work_dir or "", d.dir:sub(1, 12), f.dir:sub(1, 12))
   end
-  if batch and d.env ~= hex[3] then
+  if f.env ~= nil and (d.env ~= f.env or d.envnames ~= f.envnames) then
     return string.format("decision was made with other values of %s than this job's"
-      .. " (sha256 %s, this job's %s)", d.envnames:gsub(":", ", "), d.env:sub(1, 12), hex[3]:sub(1, 12))
+      .. " (sha256 %s, this job's %s)", d.envnames:gsub(":", ", "), d.env:sub(1, 12), f.env:sub(1, 12))
   end
-  if d.gres ~= gres then
-    return string.format("decision was made for the GPU request %s, this job asks for %s", d.gres, gres)
+  if d.gres ~= f.gres then
+    return string.format("decision was made for the GPU request %s, this job asks for %s", d.gres, f.gres)
   end
   return nil
 end
@@ -171,6 +181,144 @@ local function rewrite(job_desc, r, mode, required)
     -- The node checks it too: a node below it refuses the packed job (remote_enforce.c).
     if required ~= "none" then job_desc.environment.XMEM_ENFORCE_REQUIRED = required end
   end
+end
+
+--[[ The one sizing of a job, at submission and when a held job's estimate arrives
+(settle_held): the share its limit asks for under the policy, or why it keeps its request.
+job: partition and account (a job_desc or a job_rec). Returns a plan: gres (the share, "shard:3",
+or nil: the request stays), r and required (for rewrite), record (the packing record, or the
+unchanged one, for the comments), user (a line for the user, or nil), log (the controller's). ]]
+local function size_job(policy, job, limit_bytes, peak_bytes, source, mode, req)
+  local gpu = xmem.partition_gpu(policy, job.partition)
+  local limit_mb = mb(limit_bytes)
+  if mode == "budget" and limit_mb > gpu.memory_mb then
+    log("declared budget %d MiB capped at the GPU's %d MiB", limit_mb, gpu.memory_mb)
+    limit_mb = gpu.memory_mb
+  end
+  local r = xmem.share(policy, job.partition, limit_mb, job.account)
+  local summary = string.format("estimate=%s limit=%dM policy=%s",
+    peak_bytes and (mb(peak_bytes) .. "M") or source, limit_mb, policy.mode)
+  if mode == "check" or r.gres == nil then
+    local why = mode == "check" and "check only" or r.why
+    return { record = string.format("xmem: %s request=%s (%s)", summary, req, why),
+      user = r.too_big and ("xmem: warning: " .. r.why) or nil,
+      log = string.format("%s request=%s unchanged (%s)", summary, req, why) }
+  end
+  -- Below the site's required level the job keeps its whole GPU. Why a level declared per
+  -- partition and not a node feature (--constraint): a constraint no node offers makes sbatch
+  -- reject the job, and a job is never lost. The node checks too (XMEM_ENFORCE_REQUIRED).
+  local unsafe = xmem.enforcement_shortfall(policy, gpu, r.partition)
+  if unsafe then
+    return { user = "xmem: " .. unsafe,
+      record = string.format("xmem: %s request=%s (unchanged: enforcement %s < required %s)",
+        summary, req, tostring(gpu.enforcement), tostring(policy.require_enforcement)),
+      log = string.format("%s request=%s unchanged (%s)", summary, req, unsafe) }
+  end
+  local required = policy.require_enforcement or "none"
+  -- The packing record: the node reads the limit and the required level from it, never from
+  -- the client's XMEM_* (remote_enforce.c).
+  return { gres = r.gres, r = r, required = required,
+    record = string.format("xmem: %s%s request=%s->%s", summary,
+      required ~= "none" and (" required=" .. required) or "", req, r.gres),
+    log = string.format("%s request %s -> %s (%s)", summary, req, r.gres, r.why) }
+end
+
+--[[ Asynchronous estimates (docs/async.md). xmemd answered sbatch `pending`: its estimate goes
+on after sbatch's interactive budget. The job is queued held, with begin_time at the site's
+deadline: slurmctld's own timer releases it unchanged even if xmemd never comes back. Its
+request is queued in the share's form for a whole GPU (shard:<shards per GPU>, mps:<per GPU>),
+because Slurm 22.05 cannot turn gpu:1 into a shard or mps request after submission, so the
+narrowing is a count change. The mark in root's AdminComment names the request and the uid,
+and keeps the digests of the job a decision must be bound to (job_facts), which
+slurm_job_modify cannot read from the job itself. ]]
+local BIG = 999999999999999
+
+local function hold_for_estimate(job_desc, env, policy, job_uid, req)
+  local id = xmem.decimal(env.XMEM_PENDING, BIG)
+  local envnames = env.XMEM_ENVNAMES or ""
+  if id == nil or not envnames:match("^[%u%d_:]+$") then
+    log("uid %d: malformed pending estimate '%s'; job left unchanged", job_uid, tostring(env.XMEM_PENDING))
+    return slurm.SUCCESS
+  end
+  local facts, why = job_facts(job_desc, envnames)
+  local gpu = xmem.partition_gpu(policy, job_desc.partition)
+  local whole = ({ shard = "shard:" .. tostring(gpu.shards_per_gpu),
+    mps = "mps:" .. tostring(gpu.mps_per_gpu) })[policy.mode]
+  if facts == nil or whole == nil then
+    why = why or "site policy 'whole': the job keeps its whole GPU"
+    log("uid %d: estimate %d not held (%s); job left unchanged", job_uid, id, why)
+    add_comment(job_desc, string.format("xmem: policy=%s request=%s (unchanged: %s)", policy.mode, req, why))
+    return slurm.SUCCESS
+  end
+  local deadline = os.time() + (policy.held_deadline_s or 1800)
+  job_desc.begin_time = deadline
+  if job_desc.tres_per_job and job_desc.tres_per_job ~= "" then job_desc.tres_per_job = "" end
+  if job_desc.tres_per_task and job_desc.tres_per_task ~= "" then job_desc.tres_per_task = "" end
+  job_desc.tres_per_node = "gres:" .. whole
+  job_desc.admin_comment = string.format("xmem: estimating id=%d uid=%d gres=%s held=%s script=%s dir=%s env=%s"
+    .. " envnames=%s", id, job_uid, facts.gres, whole, facts.script, facts.dir, facts.env or "-", envnames)
+  local until_text = os.date("!%Y-%m-%dT%H:%M:%SZ", deadline)
+  local c = job_desc.comment
+  local note = string.format("xmem: estimating (request %d): held until the estimate is ready,"
+    .. " at the latest %s", id, until_text)
+  job_desc.comment = (c and c ~= "") and (c .. "; " .. note) or note
+  slurm.log_user("xmem: the job is held until its estimate is ready (at the latest %s), then sized", until_text)
+  log("uid %d: estimate %d pending: job held until %s as %s (was %s)", job_uid, id, until_text, whole, req)
+  return slurm.SUCCESS
+end
+
+-- The mark hold_for_estimate wrote, read back from root's AdminComment, or nil.
+local function held_mark(admin_comment)
+  local text = admin_comment or ""
+  local id, uid, gres, held, script, dir, env, envnames = text:match("^xmem: estimating id=(%d+) uid=(%d+)"
+    .. " gres=(%S+) held=(%S+) script=(%S+) dir=(%x+) env=(%S+) envnames=([%u%d_:]+)")
+  if id == nil then return nil end
+  return { id = xmem.decimal(id, BIG), uid = xmem.decimal(uid, 4294967295), gres = gres, held = held,
+    script = script, dir = dir, env = env ~= "-" and env or nil, envnames = envnames }
+end
+
+-- A held job's estimate arrived: root's AdminComment "xmem-decision <credential>" narrows it,
+-- "xmem-release <why>" gives back its original request; either way begin_time is now. A
+-- decision counts only if xmemd signed it for this job's id, this mark's request and this
+-- job's user, bound to the mark's digests: a replay for another job, or a credential of any
+-- other uid, changes nothing (the update is refused). Returns a Slurm code.
+local function settle_held(job_desc, job_rec, policy, kind, body)
+  local mark = held_mark(job_rec.admin_comment)
+  local job_id = tostring(job_rec.job_id)
+  if mark == nil then
+    log("job %s: %s refused: the job is not held for an estimate", job_id, kind)
+    return slurm.ERROR
+  end
+  local original = "gres:" .. mark.gres
+  local plan, why
+  if kind == "xmem-decision" then
+    local d
+    d, why = verify_decision(body, job_rec.user_id, policy)
+    if d and d.job ~= job_rec.job_id then
+      why = string.format("decision was signed for job %s, not job %s", tostring(d.job), job_id)
+    elseif d and d.request ~= mark.id then
+      why = string.format("decision is for request %s, the job waits for request %d", tostring(d.request), mark.id)
+    elseif d then
+      why = decision_mismatch(d, mark)
+    end
+    if why then
+      log("job %s: held job's decision refused: %s; nothing changed", job_id, why)
+      return slurm.ERROR
+    end
+    plan = size_job(policy, job_rec, d.limit, d.peak, "estimate", "auto", original)
+  else
+    why = body:gsub("%c", "?"):sub(1, 300)
+    plan = { record = string.format("xmem: released (%s) request=%s->%s", why, original, mark.held),
+      log = "released: " .. why, user = "xmem: " .. why }
+  end
+  -- Slurm 22.05 cannot turn a shard or mps request back into gpu:1 either: a job that keeps
+  -- its request keeps it in its held form, a whole GPU's shards (or mps:100).
+  if plan.gres then job_desc.tres_per_node = "gres:" .. plan.gres end
+  job_desc.admin_comment = plan.record
+  job_desc.comment = plan.record
+  job_desc.begin_time = os.time()
+  log("job %s (uid %d, request %d): %s", job_id, mark.uid, mark.id, plan.log)
+  return slurm.SUCCESS
 end
 
 local function xmem_job_submit(job_desc, submit_uid)
@@ -217,10 +365,14 @@ local function xmem_job_submit(job_desc, submit_uid)
       return slurm.SUCCESS
     end
   else
+    if (env.XMEM_DECISION or "") == "" and env.XMEM_PENDING then
+      return hold_for_estimate(job_desc, env, policy, job_uid, req)
+    end
     local d, why = verify_decision(env.XMEM_DECISION, job_uid, policy)
     if d ~= nil then
-      why = decision_mismatch(d, job_desc, xmem.gpu_request(job_desc.tres_per_node or "",
-        job_desc.tres_per_job or "", job_desc.tres_per_task or ""))
+      local facts
+      facts, why = job_facts(job_desc, d.envnames)
+      if facts then why = decision_mismatch(d, facts) end
       if why then d = nil end
     end
     if d == nil then
@@ -232,40 +384,11 @@ local function xmem_job_submit(job_desc, submit_uid)
     limit_bytes, peak_bytes, source = d.limit, d.peak, "estimate"
   end
 
-  local gpu = xmem.partition_gpu(policy, job_desc.partition)
-  local limit_mb = mb(limit_bytes)
-  if mode == "budget" and limit_mb > gpu.memory_mb then
-    log("uid %d: declared budget %d MiB capped at the GPU's %d MiB", job_uid, limit_mb, gpu.memory_mb)
-    limit_mb = gpu.memory_mb
-  end
-  local r = xmem.share(policy, job_desc.partition, limit_mb, job_desc.account)
-  local summary = string.format("estimate=%s limit=%dM policy=%s",
-    peak_bytes and (mb(peak_bytes) .. "M") or source, limit_mb, policy.mode)
-  if mode == "check" or r.gres == nil then
-    if r.too_big then slurm.log_user("xmem: warning: %s", r.why) end
-    add_comment(job_desc, string.format("xmem: %s request=%s (%s)", summary, req,
-      mode == "check" and "check only" or r.why))
-    log("uid %d: %s request=%s unchanged (%s)", job_uid, summary, req, mode == "check" and "check only" or r.why)
-    return slurm.SUCCESS
-  end
-  -- Below the site's required level the job keeps its whole GPU. Why a level declared per
-  -- partition and not a node feature (--constraint): a constraint no node offers makes sbatch
-  -- reject the job, and a job is never lost. The node checks too (XMEM_ENFORCE_REQUIRED).
-  local unsafe = xmem.enforcement_shortfall(policy, gpu, r.partition)
-  if unsafe then
-    slurm.log_user("xmem: %s", unsafe)
-    add_comment(job_desc, string.format("xmem: %s request=%s (unchanged: enforcement %s < required %s)",
-      summary, req, tostring(gpu.enforcement), tostring(policy.require_enforcement)))
-    log("uid %d: %s request=%s unchanged (%s)", job_uid, summary, req, unsafe)
-    return slurm.SUCCESS
-  end
-  local required = policy.require_enforcement or "none"
-  rewrite(job_desc, r, mode, required)
-  -- The packing record: the node reads the limit and the required level from it, never from
-  -- the client's XMEM_* (remote_enforce.c).
-  add_comment(job_desc, string.format("xmem: %s%s request=%s->%s", summary,
-    required ~= "none" and (" required=" .. required) or "", req, r.gres))
-  log("uid %d: %s request %s -> %s (%s)", job_uid, summary, req, r.gres, r.why)
+  local plan = size_job(policy, job_desc, limit_bytes, peak_bytes, source, mode, req)
+  if plan.user then slurm.log_user("%s", plan.user) end
+  add_comment(job_desc, plan.record)
+  log("uid %d: %s", job_uid, plan.log)
+  if plan.gres then rewrite(job_desc, plan.r, mode, plan.required) end
   return slurm.SUCCESS
 end
 
@@ -286,6 +409,20 @@ end
 -- smaller share, or gpu:1 back) would keep a limit made for another request. Only root (the
 -- requeue after an OOM sets the rerun's share as root) changes it.
 local function xmem_job_modify(job_desc, job_rec, modify_uid)
+  local kind, body = (job_desc.admin_comment or ""):match("^(xmem%-%a+) (.*)$")
+  if kind == "xmem-decision" or kind == "xmem-release" then
+    if modify_uid ~= 0 then
+      log("uid %d: job %s: %s refused (only root, xmemd, settles a held job)", modify_uid,
+        tostring(job_rec.job_id), kind)
+      return slurm.ESLURM_ACCESS_DENIED or slurm.ERROR
+    end
+    local policy, perr = xmem.load_policy(DIR)
+    if policy == nil then
+      log("job %s: %s; %s refused", tostring(job_rec.job_id), perr, kind)
+      return slurm.ERROR
+    end
+    return settle_held(job_desc, job_rec, policy, kind, body)
+  end
   if modify_uid == 0 then return slurm.SUCCESS end
   local record = job_rec.admin_comment
   if record == nil or not record:match("xmem: estimate=[^;]*request=[^;]*%->") then return slurm.SUCCESS end

@@ -172,7 +172,7 @@ end
 -- A decision without "dir" or "env" (an xmemd older than this script) is incomplete:
 -- refused. "envnames" lists the variables "env" hashes (xmemd's list, signed with it).
 local DECISION_KEYS = { uid = true, request = true, peak = true, limit = true, gpu = true,
-  script = true, dir = true, gres = true, envnames = true, env = true, expires = true }
+  script = true, dir = true, gres = true, envnames = true, env = true, expires = true, job = true }
 function M.parse_decision(payload)
   local body = payload:match("^xmem%-decision v1 (.*)$")
   if body == nil then return nil, "not a version 1 xmem decision" end
@@ -187,6 +187,12 @@ function M.parse_decision(payload)
   local BIG = 999999999999999
   d.uid, d.peak = M.decimal(d.uid, 4294967295), M.decimal(d.peak, BIG)
   d.limit, d.expires = M.decimal(d.limit, BIG), M.decimal(d.expires, BIG)
+  d.request = d.request and M.decimal(d.request, BIG)
+  -- A held job's narrowing names its job (docs/async.md); a decision at submission does not.
+  if d.job ~= nil then
+    d.job = M.decimal(d.job, 4294967295)
+    if d.job == nil then return nil, "malformed job id in decision: " .. payload end
+  end
   if d.uid == nil or d.limit == nil or d.expires == nil or d.script == nil or d.dir == nil
     or d.gres == nil or d.env == nil or d.envnames == nil or not d.envnames:match("^[%u%d_:]+$") then
     return nil, "incomplete decision: " .. payload

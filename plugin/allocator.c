@@ -23,6 +23,8 @@
 #include <slurm/spank.h>
 
 #include "classify.h"
+#include "../daemon/contract/outcomes.h"
+#include "../daemon/contract/request_env.h"
 #include "defaults.h"
 #include "export.h"
 #include "spank_ctx.h"
@@ -32,10 +34,11 @@ extern char **environ;
 
 /* The answer of this submission; one per process. */
 static struct {
-    int done;   /* an estimate was attempted for `value` */
-    int mode;   /* enum xmem_mode that produced the answer */
-    int have;   /* 1 if limit/peak below are valid */
-    int failed; /* 1 if the estimate failed and on_failure=reject */
+    int done;    /* an estimate was attempted for `value` */
+    int mode;    /* enum xmem_mode that produced the answer */
+    int have;    /* 1 if limit/peak below are valid */
+    int failed;  /* 1 if the estimate failed and on_failure=reject */
+    int pending; /* 1: xmemd goes on after the budget; the job is held for it (docs/async.md) */
     uint64_t peak_bytes;
     uint64_t limit_bytes;
     uint64_t gpu_bytes;
@@ -48,8 +51,22 @@ static struct {
 /* Names of the variables, both in the process (for cli_filter) and, through
  * spank_job_control_setenv, in the job's SPANK environment (for job_submit.lua). */
 static const char *const xmem_vars[] = {
-    "XMEM_MODE",       "XMEM_LIMIT_MB", "XMEM_PEAK_MB", "XMEM_GPU",
-    "XMEM_REQUEST_ID", "XMEM_DECISION", "XMEM_ORIGIN",  NULL};
+    "XMEM_MODE",     "XMEM_LIMIT_MB", "XMEM_PEAK_MB", "XMEM_GPU",      "XMEM_REQUEST_ID",
+    "XMEM_DECISION", "XMEM_ORIGIN",   "XMEM_PENDING", "XMEM_ENVNAMES", NULL};
+
+/* The variables a decision binds (contract/request_env.h), ':'-joined as xmemd signs them: a
+ * held job's mark keeps their digest, which the later decision must match. */
+static void env_names(char *buf, size_t len)
+{
+    static const char *const names[] = {XMEM_REQUEST_ENV_NAMES};
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (i > 0)
+            strncat(buf, ":", len - strlen(buf) - 1);
+        strncat(buf, names[i], len - strlen(buf) - 1);
+    }
+}
 
 static const char *origin_name(int command)
 {
@@ -222,9 +239,17 @@ static int find_entrypoint(struct job_input *in, char *err, size_t errlen)
 
 static void export_answer(int command)
 {
-    char buf[64];
+    char buf[512];
 
     setenv("XMEM_MODE", xmem_mode_name(ans.mode), 1);
+    setenv("XMEM_ORIGIN", origin_name(command), 1);
+    if (ans.pending) { /* no limit yet: job_submit.lua holds the job for request_id */
+        snprintf(buf, sizeof(buf), "%" PRIu64, ans.request_id);
+        setenv("XMEM_PENDING", buf, 1);
+        env_names(buf, sizeof(buf));
+        setenv("XMEM_ENVNAMES", buf, 1);
+        return;
+    }
     snprintf(buf, sizeof(buf), "%" PRIu64, xmem_mib_ceil(ans.limit_bytes));
     setenv("XMEM_LIMIT_MB", buf, 1);
     if (ans.peak_bytes > 0) {
@@ -239,7 +264,6 @@ static void export_answer(int command)
     }
     if (ans.decision[0] != '\0')
         setenv("XMEM_DECISION", ans.decision, 1);
-    setenv("XMEM_ORIGIN", origin_name(command), 1);
 }
 
 static void clear_answer(void)
@@ -247,6 +271,7 @@ static void clear_answer(void)
     for (const char *const *v = xmem_vars; *v != NULL; v++)
         unsetenv(*v);
     ans.have = 0;
+    ans.pending = 0;
 }
 
 /* Never lose a job: warn and keep the request, or refuse if the site asked for that. */
@@ -323,6 +348,8 @@ static int ask_daemon(struct job_input *in, int mode)
     req.partition = in->cl.partition ? in->cl.partition : getenv("SBATCH_PARTITION");
     req.steps = xmem__settings.steps;
     req.check_only = mode == XMEM_MODE_CHECK;
+    /* A batch job can wait in the queue for its estimate; salloc and srun wait here. */
+    req.async_ok = in->cl.command == XMEM_CMD_SBATCH && mode != XMEM_MODE_CHECK;
     join_words(in->entry, entry, sizeof(entry));
     slurm_info("xmem: profiling '%s' (from %s), up to %d s", entry, in->where,
                xmem__settings.timeout_s);
@@ -349,6 +376,13 @@ static int ask_daemon(struct job_input *in, int mode)
         return estimate_failed(err);
     }
     ans.have = 1;
+    if (res.outcome == XMEM_OUTCOME_pending) {
+        ans.pending = 1;
+        ans.request_id = res.request_id;
+        slurm_info("%s",
+                   res.message[0] ? res.message : "xmem: the estimate goes on; the job is held");
+        return 0;
+    }
     ans.peak_bytes = res.peak_bytes;
     ans.limit_bytes = res.limit_bytes;
     ans.gpu_bytes = res.gpu_memory_bytes;

@@ -70,6 +70,23 @@ int xmem__remote_init(spank_t sp)
 static bool is_job_step(spank_t sp);
 static int request_id(spank_t sp, uint64_t *id);
 
+/* A job that waited held for its estimate (docs/async.md) gets one line in its output, from
+ * its batch step: the share it was given, or why it keeps its request. The record is root's. */
+static void tell_held(spank_t sp, const char *record)
+{
+    char pending[32];
+    uint32_t stepid = 0;
+
+    if (!xmem__getenv(sp, "SLURM_SPANK_XMEM_PENDING", pending, sizeof(pending)) ||
+        spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS || stepid != SLURM_BATCH_SCRIPT)
+        return;
+    if (strncmp(record, "xmem: estimating ", 17) == 0)
+        fprintf(stderr, "xmem: released at the held deadline without an estimate; the job runs "
+                        "on a whole GPU's share\n");
+    else
+        fprintf(stderr, "%s\n", record);
+}
+
 /* Each task of a job xmem packed gets CUDA_MPS_PINNED_DEVICE_MEM_LIMIT (the client level,
  * the floor of the others: docs/enforcement.md) with the limit of root's record; a rerun
  * that xmem requeued after an OOM gets the requeue's instead (requeue_step.c). The variable
@@ -98,6 +115,8 @@ int xmem__remote_task_init(spank_t sp)
     /* A rerun after a CUDA OOM: the old limit goes, and its output gets the one line. */
     if (xmem__requeue_task_init(sp, rec))
         return 0;
+    if (!restarted)
+        tell_held(sp, rec->admin_comment);
     if (has || xmem__settings.enforce == XMEM_ENFORCE_NONE ||
         !xmem_record_limit(rec->admin_comment, false, &r) || r.limit_mb == 0)
         return 0;

@@ -95,6 +95,17 @@ static void print_human(json_object *o)
             printf("\n");
         }
     }
+    if (json_object_object_get_ex(o, "held", &inflight) && json_object_array_length(inflight) > 0) {
+        printf("your held jobs wait for:\n");
+        for (size_t i = 0; i < json_object_array_length(inflight); i++) {
+            json_object *j = json_object_array_get_idx(inflight, i);
+            printf("  request %-6lld ", (long long)num(j, "request_id"));
+            print_padded(str(j, "state"), 9);
+            printf(" %6.1f s  ", json_object_get_double(json_object_object_get(j, "seconds")));
+            print_safe(str(j, "entrypoint"));
+            printf("\n");
+        }
+    }
     printf("requests:    %lld total\n", (long long)num(o, "requests_total"));
     if (json_object_object_get_ex(o, "counters", &counters)) {
         json_object_object_foreach(counters, key, val)

@@ -77,6 +77,8 @@ static json_object *estimate_body(const struct xmem_estimate_request *req, int d
     add_str(o, "torch", req->torch);
     json_object_object_add(o, "steps", json_object_new_int(req->steps));
     json_object_object_add(o, "check_only", json_object_new_boolean(req->check_only != 0));
+    if (req->async_ok)
+        json_object_object_add(o, "async", json_object_new_boolean(1));
     json_object_object_add(o, "deadline_ms", json_object_new_int(deadline_ms));
     return o;
 }
@@ -204,7 +206,8 @@ int xmem_client_estimate(const char *socket_path, int deadline_ms,
     if (rc < 0)
         goto out;
     fill_result(o, res);
-    if (res->outcome == XMEM_OUTCOME_estimated || res->outcome == XMEM_OUTCOME_exceeds_gpu) {
+    if (res->outcome == XMEM_OUTCOME_estimated || res->outcome == XMEM_OUTCOME_exceeds_gpu ||
+        (res->outcome == XMEM_OUTCOME_pending && req->async_ok)) {
         rc = XMEM_CLIENT_OK;
     } else if (res->outcome == XMEM_OUTCOME_busy) {
         xmem__seterr(err, errlen, "%s", res->message);

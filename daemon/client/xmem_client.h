@@ -52,6 +52,7 @@ struct xmem_estimate_request {
     const char *torch;      /* target PyTorch version, or NULL for the site default */
     int steps;              /* optimizer steps to profile; 0 = default */
     int check_only;         /* 1: --xmem=check, report only */
+    int async_ok; /* 1: the caller (sbatch) can take outcome pending, then the job is held */
     /* The batch script's preamble (docs/protocol.md): lines that set the environment, run
      * by xmemd as the user before the profile, and the lines before the entrypoint it does
      * not run (they do work). NULL/0 when there is none. */

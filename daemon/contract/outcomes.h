@@ -43,7 +43,8 @@
     X(32, too_many_in_flight, "the caller has too many estimates or argv bytes in flight")         \
     X(33, client_gone, "the client left before the answer; its estimate was stopped")              \
     X(34, preamble_failed, "a line of the batch script's environment preamble failed")             \
-    X(35, script_mismatch, "the request does not profile what its batch script runs")
+    X(35, script_mismatch, "the request does not profile what its batch script runs")              \
+    X(36, pending, "the estimate goes on; the job is queued held until it is ready")
 
 /* The numbers as C names, XMEM_OUTCOME_<name>, for code that only sees the wire. */
 enum xmem_outcome {

@@ -207,6 +207,8 @@ void parse_policy(const YAML::Node &n, const std::string &key, Policy &p, Proble
            [&](auto &v, auto &k) { p.whole_gpu_above_percent = (int)integer(v, k, 1, 100); }},
           {"decision_ttl_seconds",
            [&](auto &v, auto &k) { p.decision_ttl_seconds = (int)integer(v, k, 10, 86400); }},
+          {"held_deadline_s",
+           [&](auto &v, auto &k) { p.held_deadline_s = (int)integer(v, k, 10, 86400); }},
           {"require_enforcement",
            [&](auto &v, auto &k) { p.require_enforcement = enforcement(v, k); }},
           {"default", [&](auto &v, auto &k) { parse_target(v, k, p.default_target, out); }},
@@ -322,6 +324,8 @@ void parse_top(const YAML::Node &root, Config &c, Problems &out)
                c.steps = (int)integer(v, k, 1, k_max_steps);
            }},
           {"allow_root", [&](auto &v, auto &k) { c.allow_root = boolean(v, k); }},
+          {"interactive_budget_s",
+           [&](auto &v, auto &k) { c.interactive_budget_s = (int)integer(v, k, 0, 60); }},
           {"max_concurrent",
            [&](auto &v, auto &k) { c.max_concurrent = (int)integer(v, k, 1, 64); }},
           {"max_per_user", [&](auto &v, auto &k) { c.max_per_user = (int)integer(v, k, 1, 64); }},
@@ -417,6 +421,7 @@ Config config_defaults()
     c.estimator = {k_default_estimator, "--json"};
     c.steps = k_default_steps;
     c.allow_root = false;
+    c.interactive_budget_s = k_default_interactive_budget_s;
     c.max_concurrent = k_default_max_concurrent;
     c.max_per_user = k_default_max_per_user;
     c.queue_size = k_default_queue_size;

@@ -42,6 +42,9 @@ struct Config {
     std::string torch;                  // "" = let the estimator choose
     int steps;                          // optimizer steps profiled
     bool allow_root;
+    // How long sbatch waits for an estimate before its job is queued held (docs/async.md);
+    // 0: it waits for the answer, up to its own timeout.
+    int interactive_budget_s;
     int max_concurrent;
     int max_per_user;
     int queue_size;

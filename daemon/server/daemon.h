@@ -13,6 +13,7 @@
 #include "cache.h"
 #include "config.h"
 #include "estimate_owners.h"
+#include "held_jobs.h"
 #include "ledger.h"
 #include "metrics.h"
 #include "scheduler.h"
@@ -90,7 +91,8 @@ class Daemon
     std::set<Conn *> &conns() { return m_conns; }
     char *read_buffer() { return m_read_buf; }
     std::size_t read_buffer_size() const { return sizeof(m_read_buf); }
-    nlohmann::json status_json() const;
+    // `caller`: whose held jobs' estimates it lists ("held", docs/async.md).
+    nlohmann::json status_json(uid_t caller) const;
     nlohmann::json stats_json() const;
     Gauges gauges() const;
     void maybe_finish_drain();
@@ -119,6 +121,7 @@ class Daemon
     bool m_draining = false, m_closing = false;
     std::set<Conn *> m_conns;
     EstimateOwners m_estimates; // after what it refers to: the config, cache, scheduler, ...
+    HeldJobs m_held;            // jobs held in Slurm for their estimates (held_jobs.h)
     long m_started;
     char m_read_buf[65536];
 };
@@ -147,10 +150,16 @@ void estimate_forget_conn(EstimateJob *job);
 // estimate_deadlines.cpp: queued jobs and followers whose deadline passed are answered
 // deadline_expired.
 void estimate_sweep_deadlines(EstimateOwners &o);
+// estimate_pending.cpp: batch jobs' clients that waited their interactive budget are answered
+// pending; their requests go on for the held jobs (docs/async.md).
+void estimate_sweep_budgets(EstimateOwners &o);
 // A bounded summary for `xmem status`: the first k_status_max_entries requests, argv cut to
 // k_status_argv_bytes with control bytes replaced, then one "N more" entry per user for the
 // rest, so the reply stays small whatever users have queued (estimate_status.cpp).
 nlohmann::json estimate_in_flight(const EstimateOwners &o);
+// The estimates `uid`'s held jobs wait for (docs/async.md): request id, stage, seconds,
+// entrypoint; at most k_status_max_entries.
+nlohmann::json estimate_held_for(const EstimateOwners &o, uid_t uid);
 
 } // namespace xmem::server
 #endif

@@ -84,6 +84,11 @@ constexpr int k_frame_timeout_ms = 10000;
 constexpr int k_write_timeout_ms = 10000;
 // Default per-request deadline if the client sends none; the largest it may ask for.
 constexpr int k_default_deadline_ms = 15 * 60 * 1000;
+// sbatch waits this long for an estimate before its job is queued held (docs/async.md): long
+// enough for a cache hit or a fast-mode miss, short enough to feel interactive.
+constexpr int k_default_interactive_budget_s = 2;
+// After a failed scan of held jobs (slurmctld down, no scontrol), the next waits this long.
+constexpr uint64_t k_held_scan_retry_ms = 5000;
 constexpr int k_max_deadline_ms = 24 * 60 * 60 * 1000;
 // SIGTERM drain: in-flight profiles get this long before they are killed.
 constexpr int k_drain_timeout_ms = 30000;

@@ -226,7 +226,7 @@ void dispatch_request(Conn *c, uint16_t type, const std::string &body)
     switch (type) {
     case XMEM_MSG_STATUS:
         d->metrics().count_outcome(Outcome::answered);
-        conn_reply(c, d->status_json());
+        conn_reply(c, d->status_json(c->peer.uid));
         return;
     case XMEM_MSG_STATS:
         d->metrics().count_outcome(Outcome::answered);

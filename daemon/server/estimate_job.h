@@ -7,6 +7,7 @@
 #include "daemon.h"
 #include "estimate_stage.h"
 #include "preamble.h"
+#include "signer.h"
 #include "verdict.h"
 #include "user.h"
 
@@ -29,6 +30,7 @@ struct EstimateRequest {
     std::vector<ScriptLine> skipped;  // its lines before the entrypoint that are not run
     int steps = 0;                    // optimizer steps to profile; 0 = the config's
     bool check_only = false;
+    bool async_ok = false; // the client (sbatch) can take outcome pending (docs/async.md)
     int deadline_ms = 0;
 };
 
@@ -63,6 +65,10 @@ struct EstimateJob {
     bool cached = false; // answered without a profile of its own: a cache hit, or a leader's
     uint64_t id = 0;
     std::string decision;
+    std::optional<Decision> signed_fields; // what `decision` signs; a held job's is signed again
+    // sbatch took outcome pending and left: its job waits held in Slurm, and this request goes
+    // on for it (estimate_pending.cpp); it ends in the book of held jobs (held_jobs.h).
+    bool held = false;
     std::string script_sha256; // of req.script or req.wrap's script (prepare): signed
     SandboxRun run;
     // Tells the sandbox on its worker thread to stop the run: set by a kill_profile action.

@@ -24,6 +24,7 @@ namespace xmem::server
 {
 
 struct EstimateJob;
+class HeldJobs;
 
 // The threadpool's threads and how many estimate work items hold one now. Every work item goes
 // on through take() and its after-callback calls give() first, so idle() counts the free ones.
@@ -61,7 +62,8 @@ struct EstimateOwners {
     std::set<EstimateJob *> jobs; // every job from its first byte until it is freed
     UserLoads user_load;
     PrepareLine prepare_line;
-    Leaders leaders; // cache misses being profiled (or queued to be), by cache key
+    Leaders leaders;          // cache misses being profiled (or queued to be), by cache key
+    HeldJobs *held = nullptr; // the jobs held in Slurm for their estimates (docs/async.md)
     PoolCount pool;
     std::function<void()> job_freed; // a job was freed: the Daemon may finish its drain
 };

@@ -162,6 +162,8 @@ Result<void> parse_into(const nlohmann::json &j, EstimateRequest &r)
     }
     if (j.contains("check_only"))
         r.check_only = j["check_only"].is_boolean() && j["check_only"].get<bool>();
+    if (j.contains("async"))
+        r.async_ok = j["async"].is_boolean() && j["async"].get<bool>();
     if (j.contains("deadline_ms")) {
         if (!j["deadline_ms"].is_number_integer() || j["deadline_ms"].get<int64_t>() <= 0)
             return Result<void>::fail("xmem: deadline_ms: expected a positive integer");

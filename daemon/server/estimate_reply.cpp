@@ -2,6 +2,7 @@
 // then its answer to the client if it still waits, then the job is freed. The row comes first,
 // so every answer a user saw is in the ledger.
 #include "estimate_steps.h"
+#include "held_jobs.h"
 #include "redact.h"
 
 #include <ctime>
@@ -110,6 +111,19 @@ void release_load(EstimateJob *job)
     job->load_bytes.reset();
 }
 
+// A held job's estimate ended: the book narrows its Slurm job, or releases it saying why.
+void hand_to_held(EstimateJob *job)
+{
+    HeldJobs &held = *job->owners->held;
+    if (outcome_is_answered(job->outcome) && job->signed_fields)
+        return held.decided(job->id, *job->signed_fields);
+    std::string why = job->message.empty() ? std::string(outcome_text(job->outcome)) : job->message;
+    if (why.rfind("xmem: ", 0) == 0) // the job's output line says "xmem: " once
+        why.erase(0, 6);
+    held.failed(job->id, "no estimate (" + std::string(outcome_name(job->outcome)) + "): " + why +
+                             "; the job keeps its original request");
+}
+
 } // namespace
 
 void commit_and_answer(EstimateJob *job)
@@ -128,6 +142,8 @@ void commit_and_answer(EstimateJob *job)
             job->conn->job = nullptr;
             conn_reply(job->conn, reply_body(job));
         }
+        if (job->held)
+            hand_to_held(job);
         release_load(job);
         advance(job, Event::answered);
         o->jobs.erase(job);

@@ -49,7 +49,7 @@ Result<bool> take_load(EstimateJob *job)
 // Whether anyone still waits for the job's answer: its own client, or a follower's.
 bool has_waiter(const EstimateJob *job)
 {
-    return job->conn || !job->followers.empty();
+    return job->conn || job->held || !job->followers.empty();
 }
 
 // Puts the job's preparation on the threadpool, or in line behind its user's others when the
@@ -88,7 +88,7 @@ void after_prepare(uv_work_t *w, int status)
     }
     if (job->outcome != Outcome::estimated)
         return record(job);
-    if (!job->conn) // the client left while it was prepared
+    if (!job->conn && !job->held) // the client left while it was prepared
         return fail_job(job, Outcome::client_gone, client_gone_message());
     if (EstimateJob *leader = o.leaders.find(job->key)) {
         advance(job, Event::follow);
@@ -310,6 +310,11 @@ void estimate_begin(EstimateOwners &o, Conn *c, const nlohmann::json &body)
         return fail_job(job, Outcome::too_many_in_flight, load.error().message);
     const Config &cfg = *job->cfg;
     job->deadline_ms = deadline_of(job->req, job->received_ms);
+    // A request sbatch may leave after its budget goes on for the held job: its profile may
+    // take up to the held deadline, not only the client's (docs/async.md).
+    if (job->req.async_ok && cfg.interactive_budget_s > 0)
+        job->deadline_ms = std::max(job->deadline_ms,
+                                    job->received_ms + (uint64_t)cfg.policy.held_deadline_s * 1000);
     job->gpu =
         !job->req.gpu.empty() ? job->req.gpu : policy_target(cfg.policy, job->req.partition).gpu;
     job->steps = job->req.steps > 0 ? job->req.steps : cfg.steps;

@@ -37,6 +37,21 @@ const char *job_state(Stage s)
 
 } // namespace
 
+nlohmann::json estimate_held_for(const EstimateOwners &o, uid_t uid)
+{
+    nlohmann::json a = nlohmann::json::array();
+    uint64_t now = uv_now(o.loop);
+    for (const EstimateJob *job : o.jobs) {
+        if (!job->held || job->peer.uid != uid || (int)a.size() >= k_status_max_entries)
+            continue;
+        a.push_back({{"request_id", job->id},
+                     {"state", job_state(job->stage)},
+                     {"seconds", (now - job->received_ms) / 1000.0},
+                     {"entrypoint", shown_argv(job->req.argv)}});
+    }
+    return a;
+}
+
 nlohmann::json estimate_in_flight(const EstimateOwners &o)
 {
     nlohmann::json a = nlohmann::json::array();
@@ -55,7 +70,9 @@ nlohmann::json estimate_in_flight(const EstimateOwners &o)
                          {"uid", job->peer.uid},
                          {"state", job_state(job->stage)},
                          {"entrypoint", shown_argv(job->req.argv)},
-                         {"seconds", seconds}});
+                         {"seconds", seconds},
+                         {"request_id", job->id},
+                         {"held", job->held}}); // its job waits in Slurm (docs/async.md)
             continue;
         }
         Rest &r = rest[job->peer.uid];

@@ -197,6 +197,7 @@ static void sign(EstimateJob *job)
         return;
     }
     job->decision = cred.value();
+    job->signed_fields = dec;
 }
 
 void work_sign(uv_work_t *w)

@@ -57,6 +57,9 @@ struct Policy {
     int margin_percent = 10;
     int whole_gpu_above_percent = 90;
     int decision_ttl_seconds = 600;
+    // `held_deadline_s:`: how long job_submit.lua holds a job whose estimate goes on after
+    // sbatch returned (begin_time), so slurmctld releases it even when xmemd never answers.
+    int held_deadline_s = 1800;
     // `require_enforcement:`: a job is packed only on a partition that holds it at least this
     // well (docs/enforcement.md); none = pack anywhere.
     int require_enforcement = XMEM_ENFORCE_NONE;

@@ -32,7 +32,8 @@ std::string decision_payload(const Decision &d)
            " limit=" + std::to_string(d.limit_bytes) + " gpu=" + payload_word(d.gpu) +
            " script=" + payload_word(d.script_sha256) + " dir=" + payload_word(d.dir_sha256) +
            " gres=" + payload_word(d.gres) + " envnames=" + payload_word(request_env_names()) +
-           " env=" + payload_word(d.env_sha256) + " expires=" + std::to_string(d.expires);
+           " env=" + payload_word(d.env_sha256) + " expires=" + std::to_string(d.expires) +
+           (d.job_id ? " job=" + std::to_string(d.job_id) : "");
 }
 
 static const char *const k_bound_env[] = {XMEM_REQUEST_ENV_NAMES};

@@ -32,11 +32,13 @@ struct Decision {
     // (request_env_text): what job_submit.lua can look up in a batch job's environment.
     std::string env_sha256;
     long expires; // unix seconds
+    // The Slurm job a held job's narrowing is for (docs/async.md); 0: none (at submission).
+    uint32_t job_id = 0;
 };
 
 // "xmem-decision v1 uid=<uid> request=<id> peak=<bytes> limit=<bytes> gpu=<name>
 //  script=<sha256|-> dir=<sha256> gres=<request|-> envnames=<NAME:NAME:...> env=<sha256>
-//  expires=<s>". Every value is one word of
+//  expires=<s>[ job=<id>]" (job: a held job's narrowing, docs/async.md). Every value is one word of
 // [A-Za-z0-9._:-] (anything else becomes '_', an empty value "-"), so no value can carry a
 // space and a second "k=v" into the payload.
 std::string decision_payload(const Decision &d);

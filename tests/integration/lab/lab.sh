@@ -10,7 +10,9 @@
 # XMEM_LAB_KEEP=1 keeps the scratch directory after lab_down (for post-mortems),
 # XMEM_LAB_PROFILER=real|fake (default: real xmem-estimate if it works, else the fake one),
 # XMEM_PLUGSTACK_ARGS extra plugstack.conf arguments for xmem.so, XMEM_LAB_NO_XMEMD=1 starts
-# no daemon (tests of the fallback path), XMEM_LAB_INSTALLED=1 takes the plugin, the Lua,
+# no daemon (tests of the fallback path), XMEM_LAB_BUDGET=S sbatch's interactive budget (default
+# 0: it waits for the estimate), XMEM_LAB_HELD_DEADLINE=S how long a job stays held for its
+# estimate (docs/async.md), XMEM_LAB_INSTALLED=1 takes the plugin, the Lua,
 # xmemd and the estimator from the Debian packages' places instead of the trees,
 # XMEM_LAB_ACCOUNTING=1 adds slurmdbd over a private MariaDB (dbd.sh; off by default: slower).
 # Only one lab runs at a time on a machine (fixed ports): lab_up takes a flock.
@@ -31,9 +33,10 @@ else
     LAB_PLUGIN=$XMEM_BUILD/lib/xmem.so LAB_CAPTURE_LIB=$XMEM_BUILD/lib/libxmem-capture.so
     LAB_XMEMD_BIN=$XMEM_BUILD/bin/xmemd LAB_LIBEXEC=$XMEM_BUILD/bin LAB_LUA=$XMEM_SRC/etc
 fi
-LAB_LOCK=/tmp/xmem-slurm-lab.lock
-LAB_CTLD_PORT=16817
-LAB_SLURMD_PORT=16818
+# XMEM_LAB_PORT_BASE moves the ports (and the lock) for a second lab on one machine.
+LAB_CTLD_PORT=${XMEM_LAB_PORT_BASE:-16817}
+LAB_SLURMD_PORT=$((LAB_CTLD_PORT + 1))
+LAB_LOCK=/tmp/xmem-slurm-lab${XMEM_LAB_PORT_BASE:+-$XMEM_LAB_PORT_BASE}.lock
 LAB_GPUS=2
 LAB_SHARDS_PER_GPU=10
 LAB_MPS_PER_GPU=100
@@ -93,7 +96,8 @@ lab_write_policy() {
     fi
     lab_log "xmemd --render-policy unavailable; writing the lab policy from its template"
     lab_render "$LAB_HERE/xmem_policy.lua.in" "$LAB/etc/xmem_policy.lua" \
-        MODE="$kind" GPU_MB=$LAB_GPU_MB SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU
+        MODE="$kind" GPU_MB=$LAB_GPU_MB SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU \
+        HELD_DEADLINE="${XMEM_LAB_HELD_DEADLINE:-1800}"
 }
 
 # Puts a python3 that imports torch (Debian's, on a Debian machine) first in PATH: jobs and
@@ -189,7 +193,8 @@ lab_up() {
     lab_write_gres "$kind"
     lab_write_accounting
     lab_render "$LAB_HERE/xmem.yaml.in" "$LAB/etc/xmem.yaml" LAB="$LAB" MODE="$kind" \
-        PROFILER="$(lab_profiler)" GPU_GB=$((LAB_GPU_MB / 1024)) SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU
+        PROFILER="$(lab_profiler)" GPU_GB=$((LAB_GPU_MB / 1024)) SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU \
+        BUDGET="${XMEM_LAB_BUDGET:-0}" HELD_DEADLINE="${XMEM_LAB_HELD_DEADLINE:-1800}"
     lab_write_policy "$kind"
     # A fresh copy, never overwritten in place: daemons that map the .so crash otherwise.
     if [ -f "$LAB_PLUGIN" ]; then
