@@ -39,11 +39,11 @@ for run in "fp32 amp foreach" "bf16 amp fused" "fp16 cuda fused" "bf16 amp forea
 done
 
 # Autocast: the first Linear's output (64 x 1024) is 2-byte under bf16 and fp16.
-out32=$(largest "$TMP/fp32-foreach.trace" forward '^0\|aten::linear>aten::addmm$')
+out32=$(largest "$TMP/fp32-foreach.trace" forward '^0[|]aten::linear>aten::addmm$')
 for p in bf16 fp16; do
     t=$TMP/$p-fused.trace
     expect_true "$p run not marked amp $p" [ "$(meta "$t" amp)" = "$p" ]
-    got=$(largest "$t" forward '^0\|aten::linear>aten::addmm$')
+    got=$(largest "$t" forward '^0[|]aten::linear>aten::addmm$')
     expect_true "$p Linear output $got B (fp32: $out32 B), want half of fp32" [ "$got" -eq $(( 64 * 1024 * 2 )) ]
     expect_true "fp32 Linear output $out32 B, want $(( 64 * 1024 * 4 ))" [ "$out32" -eq $(( 64 * 1024 * 4 )) ]
 done
