@@ -23,7 +23,7 @@ JOBS       ?= $(shell nproc)
 DEB_PACKAGES := build-essential cmake pkg-config \
 	libuv1-dev libyaml-cpp-dev libcmocka-dev libsqlite3-dev sqlite3 nlohmann-json3-dev \
 	libtorch-dev python3-torch python3-torchvision libopenblas0-pthread \
-	slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev lua5.1 lua-check libjson-c-dev \
+	slurmctld slurmd slurm-client munge libmunge-dev iproute2 libslurm-dev lua5.1 lua-check libjson-c-dev \
 	chromium clang-format python3-venv python3-pip scdoc man-db \
 	debhelper lintian fakeroot
 

@@ -8,6 +8,7 @@
 #include "cache_key.h"
 #include "estimate_steps.h"
 #include "log.h"
+#include "profile_job.h"
 #include "sha256.h"
 #include "signer.h"
 
@@ -145,13 +146,26 @@ void work_profile(uv_work_t *w)
     spec.user = job->user;
     spec.cwd = job->req.cwd;
     std::string torch = job->req.torch.empty() ? cfg.torch : job->req.torch;
-    spec.argv = estimator_argv(cfg.estimator, job->gpu, torch, job->steps, job->req.argv);
-    spec.env = sandbox_environment(job->user, job->req.env);
     spec.limits = cfg.limits;
     int64_t left = (int64_t)job->deadline_ms - (int64_t)job->started_ms;
     spec.wall_ms =
         (int)std::max<int64_t>(1, std::min<int64_t>(cfg.limits.wall_seconds * 1000LL, left));
+    std::vector<std::string> estimator = cfg.estimator;
+    for (auto &opt : profile_job_options(cfg.profile_job, spec.wall_ms, job->id))
+        estimator.push_back(opt);
+    spec.argv = estimator_argv(estimator, job->gpu, torch, job->steps, job->req.argv);
+    spec.env = sandbox_environment(job->user, job->req.env);
+    // srun finds the cluster as xmemd does (a site's SLURM_CONF, not the user's).
+    const char *slurm_conf = getenv("SLURM_CONF");
+    if (!cfg.profile_job.partition.empty() && slurm_conf)
+        spec.env.push_back(std::string("SLURM_CONF=") + slurm_conf);
     job->run = run_with_preamble(spec, job->req.preamble, &job->cancel);
+    if (!cfg.profile_job.partition.empty() && job->run.spawned &&
+        (job->run.exit_status != 0 || job->run.term_signal != 0)) {
+        profile_job_reading(job->run, profile_job_state(cfg.profile_job, job->id, job->user.uid));
+        if (profile_job_left_behind(job->run))
+            profile_job_cancel(cfg.profile_job, job->id, job->user.uid);
+    }
     if (auto failed = preamble_failure(job->run, job->req.preamble)) {
         job->outcome = Outcome::preamble_failed;
         job->message = *failed;

@@ -22,7 +22,8 @@
     X(prepare_line)                                                                                \
     X(leaders)                                                                                     \
     X(estimate_stage)                                                                              \
-    X(sandbox)
+    X(sandbox)                                                                                     \
+    X(profile_job)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)

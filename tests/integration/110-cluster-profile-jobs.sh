@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Profiles as Slurm jobs on the lab cluster (XMEM_LAB_CLUSTER=1, docs/profile-jobs.md): with
+# profile_partition: cpu, xmemd's exact-mode profile of a second user's (xmemt1) job runs as
+# that user on the CPU node cpu1, in partition cpu, under the sandbox's limits (srun passes
+# them on) and within the partition's time limit; the estimate comes back and sizes the job
+# as a local profile would. A profile job cancelled under it ends as a local profile killed
+# does: profile_failed, and the job is queued with its own request. The profile is the real
+# xmem-estimate (--mode exact) on a tiny torch model whose code writes down where it ran.
+T_NAME=110-cluster-profile-jobs
+. "$(dirname "$0")/lab/testlib.sh"
+t_require_lab
+[ -x "$LAB_XMEMD_BIN" ] || t_skip "no $LAB_XMEMD_BIN (the daemon is not built)"
+command -v ip >/dev/null && command -v nsenter >/dev/null || t_skip "no ip or nsenter (make deps: iproute2)"
+lab_prefer_torch_python
+lab_real_profiler_ok || t_skip "the real xmem-estimate is not usable here (no capture library or torch)"
+id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
+    t_skip "cannot create the test user xmemt1"
+XMEM_LAB_CLUSTER=1 XMEM_LAB_PROFILER=real XMEM_LAB_ESTIMATOR_ARGS="--mode, exact" \
+    XMEM_LAB_YAML="profile_partition: cpu" XMEM_LAB_TIMEOUT=600 lab_up shard
+J=$LAB/jobs
+R=$LAB/fake
+uid=$(id -u xmemt1)
+
+# The model's code runs for real in an exact profile: it says where, as whom, under what.
+cat >"$J/train.py" <<PY
+import os, resource, sys, time, torch
+slow = "--slow" in sys.argv
+with open("$R/where-%d" % os.getpid(), "w") as f:
+    print(os.environ.get("SLURMD_NODENAME", "login"), os.environ.get("SLURM_JOB_PARTITION", "-"),
+          os.getuid(), resource.getrlimit(resource.RLIMIT_AS)[0], file=f)
+if slow:
+    time.sleep(300)
+model = torch.nn.Linear(64, 64)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    model(torch.randn(8, 64)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+PY
+job() { printf '#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH -o /dev/null\npython3 train.py %s\n' "$1"; }
+job "" >"$J/fast.sh"
+job --slow >"$J/slow.sh"
+chmod -R a+rX "$J"
+
+submit_as xmemt1 timeout 600 sbatch --hold --xmem fast.sh
+expect_rc 0 "sbatch of the profiled job"
+expect_out "xmem: estimate for A100-40GB: peak [0-9.]+ [MG]iB, limit [0-9.]+ [MG]iB" "estimate from the profile job"
+expect_field "$JOB" TresPerNode "gres:shard:1" "a tiny model's share"
+where=$(cat "$R"/where-* 2>/dev/null)
+expect_true "the profile wrote nothing: where=$where" [ -n "$where" ]
+read -r node partition run_uid as_limit <<<"$where"
+expect_true "the profile ran on '$node' in '$partition', not cpu1 in cpu" [ "$node $partition" = "cpu1 cpu" ]
+expect_true "the profile ran as uid $run_uid, not xmemt1's $uid" [ "$run_uid" = "$uid" ]
+expect_true "the profile's RLIMIT_AS is $as_limit, not the sandbox's 16384 MiB" \
+    [ "$as_limit" = $((16384 * 1048576)) ]
+# Slurm's record of it: the user's, in partition cpu, within its MaxTime of 30 minutes.
+line=$(timeout 10 squeue -h -t all -u xmemt1 -p cpu -o '%j %u %N %l %T' | grep '^xmem-profile-')
+read -r name user jnode limit state <<<"$line"
+expect_true "no profile job in Slurm's records: '$line'" [ -n "$name" ]
+expect_true "profile job $name: user $user node $jnode state $state" \
+    [ "$user $jnode $state" = "xmemt1 cpu1 COMPLETED" ]
+minutes=$(awk -F: '{ print (NF == 3 ? $1 * 60 + $2 : $1) }' <<<"$limit") # [H:]M:S
+expect_true "profile job time limit $limit is beyond the partition's 30 minutes" [ "$minutes" -le 30 ]
+pass "exact profile ran as xmemt1 on cpu1 (partition cpu, limit $limit): $name"
+
+# Cancelled under it: the same outcome as a local profile killed by a signal.
+rm -f "$R"/where-*
+( submit_as xmemt1 timeout 600 sbatch --hold --xmem slow.sh; echo "$RUN_OUT" >"$R/slow.out" ) &
+bg=$!
+lab_wait_for 120 sh -c "ls $R/where-* >/dev/null 2>&1" || fail "the slow profile never started"
+slow=$(timeout 10 squeue -h -u xmemt1 -p cpu -t R -o '%i %j' | awk '$2 ~ /^xmem-profile-/ { print $1 }')
+expect_true "no running profile job to cancel" [ -n "$slow" ]
+timeout 10 scancel "$slow"
+wait "$bg"
+out=$(cat "$R/slow.out")
+echo "$out" >&2
+expect_true "a cancelled profile job did not fail the estimate: $out" \
+    grep -q "xmem: no estimate for .*the estimator failed.*CANCELLED.*original request" <<<"$out"
+JOB=$(lab_jobid "$out")
+expect_true "the job was lost after its profile was cancelled: $out" [ -n "$JOB" ]
+expect_field "$JOB" TresPerNode "gres:gpu:1" "a job whose profile job was cancelled"
+pass "cancelled profile job: the job is queued unchanged"
+finish
