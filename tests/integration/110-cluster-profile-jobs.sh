@@ -8,15 +8,7 @@
 # xmem-estimate (--mode exact) on a tiny torch model whose code writes down where it ran.
 T_NAME=110-cluster-profile-jobs
 . "$(dirname "$0")/lab/testlib.sh"
-t_require_lab
-[ -x "$LAB_XMEMD_BIN" ] || t_skip "no $LAB_XMEMD_BIN (the daemon is not built)"
-command -v ip >/dev/null && command -v nsenter >/dev/null || t_skip "no ip or nsenter (make deps: iproute2)"
-lab_prefer_torch_python
-lab_real_profiler_ok || t_skip "the real xmem-estimate is not usable here (no capture library or torch)"
-id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
-    t_skip "cannot create the test user xmemt1"
-XMEM_LAB_CLUSTER=1 XMEM_LAB_PROFILER=real XMEM_LAB_ESTIMATOR_ARGS="--mode, exact" \
-    XMEM_LAB_YAML="profile_partition: cpu" XMEM_LAB_TIMEOUT=600 lab_up shard
+t_profile_jobs_lab
 J=$LAB/jobs
 R=$LAB/fake
 uid=$(id -u xmemt1)

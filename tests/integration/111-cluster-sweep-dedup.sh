@@ -5,15 +5,7 @@
 # profile (leaders.cpp) or hit the cache, and every submission gets its estimate.
 T_NAME=111-cluster-sweep-dedup
 . "$(dirname "$0")/lab/testlib.sh"
-t_require_lab
-[ -x "$LAB_XMEMD_BIN" ] || t_skip "no $LAB_XMEMD_BIN (the daemon is not built)"
-command -v ip >/dev/null && command -v nsenter >/dev/null || t_skip "no ip or nsenter (make deps: iproute2)"
-lab_prefer_torch_python
-lab_real_profiler_ok || t_skip "the real xmem-estimate is not usable here (no capture library or torch)"
-id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
-    t_skip "cannot create the test user xmemt1"
-XMEM_LAB_CLUSTER=1 XMEM_LAB_PROFILER=real XMEM_LAB_ESTIMATOR_ARGS="--mode, exact" \
-    XMEM_LAB_YAML="profile_partition: cpu" XMEM_LAB_TIMEOUT=600 lab_up shard
+t_profile_jobs_lab
 J=$LAB/jobs
 R=$LAB/fake
 

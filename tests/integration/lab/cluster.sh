@@ -21,6 +21,7 @@ cluster_ns() { echo "xmemlab-$1"; }
 cluster_net_up() {
     local n ns
     cluster_net_down
+    touch "$LAB/run/cluster" # lab_down's mark: XMEM_LAB_CLUSTER may be set for lab_up alone
     ip link add "$CLUSTER_BRIDGE" type bridge || lab_die "cannot create bridge $CLUSTER_BRIDGE (needs iproute2 and CAP_NET_ADMIN)"
     ip addr add "$CLUSTER_LOGIN_ADDR/24" dev "$CLUSTER_BRIDGE"
     ip link set "$CLUSTER_BRIDGE" up

@@ -159,7 +159,7 @@ lab_start_xmemd() {
 }
 
 lab_node_ready() {
-    [ "${XMEM_LAB_CLUSTER:-0}" = 1 ] && { lab_pid_alive "$LAB/run/slurmctld.pid" && cluster_ready; return; }
+    [ -e "$LAB/run/cluster" ] && { lab_pid_alive "$LAB/run/slurmctld.pid" && cluster_ready; return; }
     lab_pid_alive "$LAB/run/slurmctld.pid" && lab_pid_alive "$LAB/run/slurmd.pid" &&
         timeout 5 sinfo -h -N -o %T 2>/dev/null | grep -qx idle
 }
@@ -264,7 +264,7 @@ lab_down() {
     lab_stop_pidfile "$LAB/run/slurmctld.pid"
     lab_stop_pidfile "$LAB/run/xmemd.pid"
     lab_stop_pidfile "$LAB/munge/munged.pid"
-    [ "${XMEM_LAB_CLUSTER:-0}" = 1 ] && cluster_net_down
+    [ -e "$LAB/run/cluster" ] && cluster_net_down
     if [ "${XMEM_LAB_KEEP:-0}" = 1 ]; then
         lab_log "kept $LAB"
     else
