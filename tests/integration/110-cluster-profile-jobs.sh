@@ -4,8 +4,10 @@
 # that user on the CPU node cpu1, in partition cpu, under the sandbox's limits (srun passes
 # them on) and within the partition's time limit; the estimate comes back and sizes the job
 # as a local profile would. A profile job cancelled under it ends as a local profile killed
-# does: profile_failed, and the job is queued with its own request. The profile is the real
-# xmem-estimate (--mode exact) on a tiny torch model whose code writes down where it ran.
+# does: profile_failed, and the job is queued with its own request. Fast mode stays on the
+# login node unless profile_partition_fast says otherwise. The profile is the real
+# xmem-estimate (--mode exact, then auto) on a tiny torch model whose code writes down where
+# it ran.
 T_NAME=110-cluster-profile-jobs
 . "$(dirname "$0")/lab/testlib.sh"
 t_profile_jobs_lab
@@ -17,15 +19,16 @@ uid=$(id -u xmemt1)
 cat >"$J/train.py" <<PY
 import os, resource, sys, time, torch
 slow = "--slow" in sys.argv
+width = int(sys.argv[sys.argv.index("--width") + 1]) if "--width" in sys.argv else 64
 with open("$R/where-%d" % os.getpid(), "w") as f:
     print(os.environ.get("SLURMD_NODENAME", "login"), os.environ.get("SLURM_JOB_PARTITION", "-"),
           os.getuid(), resource.getrlimit(resource.RLIMIT_AS)[0], file=f)
 if slow:
     time.sleep(300)
-model = torch.nn.Linear(64, 64)
+model = torch.nn.Linear(width, width)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for _ in range(3):
-    model(torch.randn(8, 64)).sum().backward()
+    model(torch.randn(8, width)).sum().backward()
     opt.step()
     opt.zero_grad()
 PY
@@ -72,4 +75,34 @@ JOB=$(lab_jobid "$out")
 expect_true "the job was lost after its profile was cancelled: $out" [ -n "$JOB" ]
 expect_field "$JOB" TresPerNode "gres:gpu:1" "a job whose profile job was cancelled"
 pass "cancelled profile job: the job is queued unchanged"
+
+# Fast mode (the estimator's default, auto) stays on the login node unless the site says
+# profile_partition_fast: true. Each config is loaded by SIGHUP; a new --width each time
+# makes a new cache key.
+# reload_with SED: the lab's xmem.yaml edited by SED, reloaded by xmemd.
+reload_with() {
+    local n
+    n=$(grep -c "SIGHUP: reloaded" "$LAB/log/xmemd.log")
+    sed -i "$1" "$LAB/etc/xmem.yaml"
+    kill -HUP "$(cat "$LAB/run/xmemd.pid")"
+    lab_wait_for 20 sh -c "[ \$(grep -c 'SIGHUP: reloaded' $LAB/log/xmemd.log) -gt $n ]" ||
+        fail "xmemd did not reload $LAB/etc/xmem.yaml"
+}
+# fast_where WIDTH: submits a job at that width; WHERE = the nodes its profile ran on.
+fast_where() {
+    rm -f "$R"/where-*
+    job "--width $1" >"$J/w$1.sh"
+    chmod a+r "$J/w$1.sh"
+    submit_as xmemt1 timeout 600 sbatch --hold --xmem "w$1.sh"
+    expect_out "xmem: estimate for A100-40GB" "estimate at width $1"
+    WHERE=$(cat "$R"/where-* 2>/dev/null | awk '{ print $1 }' | sort -u | tr '\n' ' ')
+}
+reload_with 's/, --mode, exact\]/]/'
+expect_true "auto mode after the reload" grep -q "xmem-estimate, --json\]" "$LAB/etc/xmem.yaml"
+fast_where 32
+expect_true "fast mode ran on '$WHERE', not the login node alone" [ "$WHERE" = "login " ]
+reload_with '$a profile_partition_fast: true'
+fast_where 48
+expect_true "fast mode with profile_partition_fast ran on '$WHERE', not cpu1" [ "$WHERE" = "cpu1 " ]
+pass "fast mode on the login node by default, on cpu1 with profile_partition_fast"
 finish
