@@ -155,17 +155,9 @@ void work_profile(uv_work_t *w)
         estimator.push_back(opt);
     spec.argv = estimator_argv(estimator, job->gpu, torch, job->steps, job->req.argv);
     spec.env = sandbox_environment(job->user, job->req.env);
-    // srun finds the cluster as xmemd does (a site's SLURM_CONF, not the user's).
-    const char *slurm_conf = getenv("SLURM_CONF");
-    if (!cfg.profile_job.partition.empty() && slurm_conf)
-        spec.env.push_back(std::string("SLURM_CONF=") + slurm_conf);
+    profile_job_environment(cfg.profile_job, spec.env);
     job->run = run_with_preamble(spec, job->req.preamble, &job->cancel);
-    if (!cfg.profile_job.partition.empty() && job->run.spawned &&
-        (job->run.exit_status != 0 || job->run.term_signal != 0)) {
-        profile_job_reading(job->run, profile_job_state(cfg.profile_job, job->id, job->user.uid));
-        if (profile_job_left_behind(job->run))
-            profile_job_cancel(cfg.profile_job, job->id, job->user.uid);
-    }
+    profile_job_settle(cfg.profile_job, job->id, job->user.uid, job->run);
     if (auto failed = preamble_failure(job->run, job->req.preamble)) {
         job->outcome = Outcome::preamble_failed;
         job->message = *failed;

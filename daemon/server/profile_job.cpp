@@ -1,10 +1,11 @@
-// profile_job.cpp — the srun words for a profile job, and reading what srun said back into
-// the run (profile_job.h; docs/profile-jobs.md).
+// profile_job.cpp — the srun words for a profile job, and how its end in Slurm reads back
+// into the run (profile_job.h; docs/profile-jobs.md).
 #include "profile_job.h"
 #include "log.h"
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <spawn.h>
@@ -143,6 +144,22 @@ void profile_job_cancel(const ProfileJobSite &site, uint64_t request_id, uid_t u
 {
     std::string out;
     run_tool(profile_job_scancel_argv(site, request_id, uid), &out);
+}
+
+void profile_job_environment(const ProfileJobSite &site, std::vector<std::string> &env)
+{
+    const char *conf = getenv("SLURM_CONF");
+    if (!site.partition.empty() && conf)
+        env.push_back(std::string("SLURM_CONF=") + conf);
+}
+
+void profile_job_settle(const ProfileJobSite &site, uint64_t request_id, uid_t uid, SandboxRun &run)
+{
+    if (site.partition.empty() || !run.spawned || (run.exit_status == 0 && run.term_signal == 0))
+        return;
+    profile_job_reading(run, profile_job_state(site, request_id, uid));
+    if (profile_job_left_behind(run))
+        profile_job_cancel(site, request_id, uid);
 }
 
 } // namespace xmem::server

@@ -52,6 +52,15 @@ std::vector<std::string> profile_job_squeue_argv(const ProfileJobSite &site, uin
 std::vector<std::string> profile_job_scancel_argv(const ProfileJobSite &site, uint64_t request_id,
                                                   uid_t uid);
 
+// Adds what srun needs to the sandbox's environment: xmemd's own SLURM_CONF, if set (the
+// site's cluster, not one the user names). Nothing when profile jobs are off.
+void profile_job_environment(const ProfileJobSite &site, std::vector<std::string> &env);
+
+// After the sandbox: a failed run is read against its job's state in Slurm, and a job the
+// run may have left behind is cancelled. Nothing when profile jobs are off. Blocking.
+void profile_job_settle(const ProfileJobSite &site, uint64_t request_id, uid_t uid,
+                        SandboxRun &run);
+
 // The job's state ("COMPLETED", "TIMEOUT", ...; "" when Slurm does not say). Blocking.
 std::string profile_job_state(const ProfileJobSite &site, uint64_t request_id, uid_t uid);
 

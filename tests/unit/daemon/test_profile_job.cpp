@@ -6,6 +6,7 @@
 #include "verdict.h"
 
 #include <csignal>
+#include <cstdlib>
 
 using namespace xmem::server;
 
@@ -101,6 +102,23 @@ static void cancels_what_it_left(void **)
     assert_string_equal(state[0].c_str(), "/usr/bin/squeue");
     assert_contains(state[3], "--name=xmem-profile-12");
     assert_contains(state[4], "--user=1001");
+}
+
+// Off, nothing changes: no variable added, a failed run left as it is, no Slurm command run.
+static void off_changes_nothing(void **)
+{
+    ProfileJobSite off{"", false, "/nonexistent/srun"};
+    setenv("SLURM_CONF", "/etc/slurm/site.conf", 1);
+    std::vector<std::string> env;
+    profile_job_environment(off, env);
+    assert_true(env.empty());
+    profile_job_environment(site(), env);
+    assert_int_equal(env.size(), 1);
+    assert_string_equal(env[0].c_str(), "SLURM_CONF=/etc/slurm/site.conf");
+    SandboxRun r = ended(128 + SIGTERM);
+    profile_job_settle(off, 1, 1001, r);
+    assert_false(r.wall_expired);
+    assert_int_equal(r.exit_status, 128 + SIGTERM);
 }
 
 int test_group_profile_job(void)
