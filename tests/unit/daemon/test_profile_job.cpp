@@ -125,6 +125,7 @@ int test_group_profile_job(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(launcher_covers_the_wall_time), cmocka_unit_test(options_follow_the_site),
-        cmocka_unit_test(endings_map_to_local_outcomes), cmocka_unit_test(cancels_what_it_left)};
+        cmocka_unit_test(endings_map_to_local_outcomes), cmocka_unit_test(cancels_what_it_left),
+        cmocka_unit_test(off_changes_nothing)};
     return cmocka_run_group_tests_name("profile_job", tests, nullptr, nullptr);
 }
