@@ -69,13 +69,14 @@ cluster_conf() {
 
 # Starts one slurmd per node inside its namespace, in the foreground of a process whose pid
 # is recorded (nsenter execs slurmd: the pid is slurmd's), so lab_down stops each by pid.
+# All three append to the one-node lab's slurmd.log, which the tests read (57, 58).
 cluster_start_slurmds() {
     local n
     for n in "${CLUSTER_NODES[@]}"; do
         mkdir -p "$LAB/spool/slurmd.$n"
         (
             setsid nsenter --net="/run/netns/$(cluster_ns "$n")" slurmd -D -N "$n" \
-                -f "$SLURM_CONF" -L "$LAB/log/slurmd.$n.log" \
+                -f "$SLURM_CONF" -L "$LAB/log/slurmd.log" \
                 >>"$LAB/log/slurmd.$n.out" 2>&1 </dev/null {LAB_LOCK_FD}>&- &
             echo $! >"$LAB/run/slurmd.$n.pid.lab"
         )
