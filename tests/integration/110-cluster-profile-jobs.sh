@@ -16,22 +16,11 @@ R=$LAB/fake
 uid=$(id -u xmemt1)
 
 # The model's code runs for real in an exact profile: it says where, as whom, under what.
-cat >"$J/train.py" <<PY
-import os, resource, sys, time, torch
-slow = "--slow" in sys.argv
-width = int(sys.argv[sys.argv.index("--width") + 1]) if "--width" in sys.argv else 64
-with open("$R/where-%d" % os.getpid(), "w") as f:
-    print(os.environ.get("SLURMD_NODENAME", "login"), os.environ.get("SLURM_JOB_PARTITION", "-"),
+t_tiny_train "$J/train.py" "with open('$R/where-%d' % os.getpid(), 'w') as f:
+    print(os.environ.get('SLURMD_NODENAME', 'login'), os.environ.get('SLURM_JOB_PARTITION', '-'),
           os.getuid(), resource.getrlimit(resource.RLIMIT_AS)[0], file=f)
-if slow:
-    time.sleep(300)
-model = torch.nn.Linear(width, width)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for _ in range(3):
-    model(torch.randn(8, width)).sum().backward()
-    opt.step()
-    opt.zero_grad()
-PY
+if '--slow' in sys.argv:
+    time.sleep(300)"
 job() { printf '#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH -o /dev/null\npython3 train.py %s\n' "$1"; }
 job "" >"$J/fast.sh"
 job --slow >"$J/slow.sh"

@@ -9,17 +9,8 @@ t_profile_jobs_lab
 J=$LAB/jobs
 R=$LAB/fake
 
-cat >"$J/train.py" <<'PY'
-import sys, time, torch
-width = int(sys.argv[sys.argv.index("--width") + 1])
-time.sleep(5)  # long enough for the identical requests to meet at one profile
-model = torch.nn.Linear(width, width)
-opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for _ in range(3):
-    model(torch.randn(8, width)).sum().backward()
-    opt.step()
-    opt.zero_grad()
-PY
+# Long enough for the identical requests to meet at one profile.
+t_tiny_train "$J/train.py" "time.sleep(5)"
 for w in 64 128; do
     printf '#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH -o /dev/null\npython3 train.py --width %s\n' "$w" >"$J/w$w.sh"
 done

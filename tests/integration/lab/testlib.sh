@@ -138,3 +138,21 @@ t_profile_jobs_lab() {
     XMEM_LAB_CLUSTER=1 XMEM_LAB_PROFILER=real XMEM_LAB_ESTIMATOR_ARGS="--mode, exact" \
         XMEM_LAB_YAML="profile_partition: cpu" XMEM_LAB_TIMEOUT=600 lab_up shard
 }
+
+# t_tiny_train FILE [PRELUDE]: a tiny torch training script, a Linear layer of --width N
+# (default 64) trained three SGD steps, after PRELUDE's Python lines.
+t_tiny_train() {
+    {
+        echo 'import os, resource, sys, time, torch'
+        echo 'width = int(sys.argv[sys.argv.index("--width") + 1]) if "--width" in sys.argv else 64'
+        printf '%s\n' "${2:-}"
+        cat <<'PY'
+model = torch.nn.Linear(width, width)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    model(torch.randn(8, width)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+PY
+    } >"$1"
+}
