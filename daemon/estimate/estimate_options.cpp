@@ -45,6 +45,8 @@ const OptionSpec k_options[] = {
     {"--fit", Arg::size},
     {"--sweep-jobs", Arg::count},
     {"--what-if", Arg::text},
+    {"--exact-launcher", Arg::text},
+    {"--fast-launcher", Arg::text},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -74,6 +76,19 @@ Result<double> parse_fraction(const std::string &opt, const std::string &v)
         return Result<double>::fail(
             "xmem: " + opt + ": expected a fraction in [0, 1] such as 0.05, got '" + v + "'");
     return Result<double>::ok(f);
+}
+
+// A launcher's words, separated by spaces (xmemd's srun line: no word has one).
+std::vector<std::string> words(const std::string &v)
+{
+    std::vector<std::string> out;
+    size_t at = 0;
+    while ((at = v.find_first_not_of(' ', at)) != std::string::npos) {
+        size_t end = v.find(' ', at);
+        out.push_back(v.substr(at, end == std::string::npos ? end : end - at));
+        at = end;
+    }
+    return out;
 }
 
 // --torch: MAJOR.MINOR[.PATCH] of a release the simulator knows (allocator/version.h).
@@ -120,7 +135,16 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
         o.help = true;
     else if (name == "--sweep")
         o.sweep = v;
-    else if (name == "--what-if") {
+    else if (name == "--exact-launcher" || name == "--fast-launcher") {
+        std::vector<std::string> w = words(v);
+        if (w.empty() || w[0].empty() || w[0][0] != '/')
+            return Result<void>::fail(
+                "xmem: " + name +
+                ": expected a command starting with an "
+                "absolute path, such as '/usr/bin/srun --partition=cpu --', got '" +
+                v + "'");
+        (name == "--exact-launcher" ? o.exact_launcher : o.fast_launcher) = w;
+    } else if (name == "--what-if") {
         if (auto ok = check_what_if(v); !ok.ok())
             return ok;
         o.what_if.push_back(v);
@@ -168,6 +192,7 @@ const char *usage_text()
            "                     [--timeout SECONDS] [--budget SECONDS] [--margin FRACTION]\n"
            "                     [--mode fast|exact|auto] [--max-rss MIB]\n"
            "                     [--analysed-trace PATH]\n"
+           "                     [--exact-launcher COMMAND] [--fast-launcher COMMAND]\n"
            "                     [--sweep ARG=V1,V2,...|ARG=LO..HI [--fit SIZE] [--sweep-jobs N]]\n"
            "                     [--what-if alloc-conf=SETTINGS|amp=bf16|checkpoint=all-blocks|\n"
            "                                optimizer=fused ...]\n"
@@ -183,6 +208,9 @@ const char *usage_text()
            "--max-rss bounds the exact capture's memory (default: 80 % of what is free).\n"
            "--analysed-trace writes the trace the simulator replays, after the analysis\n"
            "(GPU-only allocations such as cuBLAS workspaces inserted).\n"
+           "--exact-launcher and --fast-launcher run that capture under COMMAND (words\n"
+           "separated by spaces), such as xmemd's srun for a profile job; the trace then goes\n"
+           "in the working directory, which the node running it shares.\n"
            "--sweep estimates once per value of one of COMMAND's own arguments (e.g.\n"
            "--sweep --batch-size=8,16,32, or =1..512 to search) and names the largest value\n"
            "that fits the GPU, or whose limit fits --fit SIZE (a share such as 20G).\n"

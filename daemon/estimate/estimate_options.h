@@ -40,6 +40,9 @@ struct EstimateOptions {
     uint64_t fit_bytes = 0;  // --fit SIZE: a value fits when its limit is within it
     unsigned sweep_jobs = 2; // --sweep-jobs N: estimates at once (each a profile of its own)
     std::vector<std::string> what_if; // --what-if KEY=VALUE, repeatable (what_if.h)
+    // --exact-launcher, --fast-launcher WORDS: a command the profiler runs under, such as
+    // xmemd's srun for a profile job (docs/profile-jobs.md); empty: run it here.
+    std::vector<std::string> exact_launcher, fast_launcher;
     bool help = false;
     // One line each for the user, printed before anything runs (deprecated spellings).
     std::vector<std::string> warnings;

@@ -19,6 +19,7 @@
 #include "trace/units.h"
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -82,8 +83,11 @@ bool g_json = false; // set once from the command line, before any step runs
 // the profiler's own status for it, so xmemd reads the limit from the exit status.
 bool limit_met(int profile_status)
 {
+    // srun (a profile job's launcher) reports its task's death by signal N as 128+N, as a
+    // shell does: xmemd's verdict reads the CPU-time and file-size limits from those.
     return profile_status == XMEM_PROFILE_EXIT_NO_MEMORY ||
-           profile_status == XMEM_PROFILE_EXIT_NO_PROCESSES;
+           profile_status == XMEM_PROFILE_EXIT_NO_PROCESSES || profile_status == 128 + SIGXCPU ||
+           profile_status == 128 + SIGXFSZ;
 }
 
 // Whether a failure's line is still to be shown, or a profiler has shown its own.
@@ -184,6 +188,7 @@ Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req, int 
     }
     ProfileRequest fast_req = req;
     fast_req.profiler = fast.value();
+    fast_req.launcher = o.fast_launcher;
     fast_req.max_rss_mib = 0; // xmem-profile's option only
     // The fast capture's refusal is one line naming the fix, or that auto falls back.
     setenv("XMEM_FAST_FALLS_BACK", o.mode == "auto" ? "1" : "0", 1);
@@ -215,6 +220,18 @@ void export_target_capability(const Target &target)
     setenv("XMEM_GPU_CAPABILITY", cc.c_str(), 1);
 }
 
+// Whether a capture runs under a launcher (a profile job, perhaps on another node).
+bool launched(const EstimateOptions &o)
+{
+    return !o.exact_launcher.empty() || !o.fast_launcher.empty();
+}
+
+std::string current_dir()
+{
+    char buf[4096];
+    return getcwd(buf, sizeof(buf)) ? std::string(buf) : std::string(".");
+}
+
 // Profiles the command into a trace, with the capture change WHAT_IF applied when one is
 // given; returns the trace path (the caller removes a temp). *PROFILE_STATUS: the profiler's
 // exit status.
@@ -229,14 +246,15 @@ Result<std::string> capture(const EstimateOptions &o, bool &is_temp, int *profil
         return profiler;
     std::string out = o.keep_trace;
     if (out.empty()) {
-        auto tmp = make_temp_trace_path();
+        // A profile job's node sees the working directory (Slurm starts it there), not /tmp.
+        auto tmp = make_temp_trace_path(launched(o) ? current_dir() : "");
         if (!tmp.ok())
             return tmp;
         out = tmp.value();
         is_temp = true;
     }
     ProfileRequest req{profiler.value(), out,           o.steps,   o.threads, o.timeout_seconds,
-                       o.budget_seconds, o.max_rss_mib, o.command, what_if};
+                       o.budget_seconds, o.max_rss_mib, o.command, what_if,   o.exact_launcher};
     auto ran = run_profile_mode(o, req, profile_status);
     if (!ran.ok()) {
         if (is_temp)

@@ -15,8 +15,10 @@ namespace
 
 std::vector<std::string> profiler_argv(const ProfileRequest &req)
 {
-    std::vector<std::string> args = {req.profiler, "--out", req.trace_out, "--steps",
-                                     std::to_string(req.steps)};
+    std::vector<std::string> args = req.launcher;
+    for (const std::string &a : {req.profiler, std::string("--out"), req.trace_out,
+                                 std::string("--steps"), std::to_string(req.steps)})
+        args.push_back(a);
     if (req.threads) {
         args.push_back("--threads");
         args.push_back(std::to_string(req.threads));
@@ -82,19 +84,24 @@ Result<void> run_profiler(const ProfileRequest &req, int *exit_status)
     std::string how = WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
                                         : "signal " + std::to_string(WTERMSIG(status));
     std::string name = req.profiler.substr(req.profiler.rfind('/') + 1);
+    if (!req.launcher.empty()) // srun's status: the profiler's own, or 128+N for signal N
+        name += " under " + req.launcher[0].substr(req.launcher[0].rfind('/') + 1);
     return Result<void>::fail("xmem: profiling the job failed (" + name + " " + how +
                               "); its message above says why");
 }
 
-Result<std::string> make_temp_trace_path()
+Result<std::string> make_temp_trace_path(const std::string &in)
 {
-    const char *dir = std::getenv("TMPDIR");
-    std::string path = std::string(dir && *dir ? dir : "/tmp") + "/xmem-estimate-XXXXXX";
+    const char *tmp = std::getenv("TMPDIR");
+    std::string dir = !in.empty() ? in : tmp && *tmp ? tmp : "/tmp";
+    std::string path = dir + (in.empty() ? "/xmem-estimate-XXXXXX" : "/.xmem-trace-XXXXXX");
     int fd = mkstemp(path.data());
     if (fd < 0)
         return Result<std::string>::fail("xmem: cannot create a temporary trace file " + path +
                                          ": " + std::strerror(errno) +
-                                         "; set TMPDIR to a writable directory");
+                                         (in.empty() ? "; set TMPDIR to a writable directory"
+                                                     : "; a profile job writes its trace in the "
+                                                       "working directory: make it writable"));
     close(fd);
     return Result<std::string>::ok(path);
 }

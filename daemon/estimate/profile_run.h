@@ -20,7 +20,8 @@ struct ProfileRequest {
     unsigned budget_seconds = 0;
     unsigned max_rss_mib = 0; // 0: xmem-profile's default; fast mode holds no tensor data
     std::vector<std::string> command;
-    std::string what_if; // a change the capture applies inside the job (what_if.h)
+    std::string what_if;               // a change the capture applies inside the job (what_if.h)
+    std::vector<std::string> launcher; // the profiler runs under it (srun ...); empty: here
 };
 
 // The profilers' exit statuses this side acts on (contract/profile_status.h,
@@ -38,7 +39,8 @@ constexpr int k_profile_refused = XMEM_PROFILE_EXIT_REFUSED;
 // does the job's stdout, on stderr.
 Result<void> run_profiler(const ProfileRequest &req, int *exit_status = nullptr);
 
-// A fresh temporary file path for the trace ($TMPDIR or /tmp); the file exists, empty.
-Result<std::string> make_temp_trace_path();
+// A fresh temporary file path for the trace (in DIR, else $TMPDIR or /tmp); the file
+// exists, empty.
+Result<std::string> make_temp_trace_path(const std::string &dir = "");
 
 } // namespace xmem::estimate

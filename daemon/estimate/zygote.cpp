@@ -105,8 +105,8 @@ void fallback(const std::string &why)
 
 bool start_zygote(const EstimateOptions &o, Zygote &z)
 {
-    if (o.mode == "exact" || !plain_python_command(o.command))
-        return false; // nothing to save: not fast mode, or not a Python the zygote can be
+    if (o.mode == "exact" || !plain_python_command(o.command) || !o.fast_launcher.empty())
+        return false; // nothing to save: not fast mode here, or not a Python the zygote can be
     auto profiler = locate_profiler(Profiler::fast);
     if (!profiler.ok())
         return false; // each value says so itself

@@ -271,6 +271,16 @@ std::vector<std::string> estimator(const YAML::Node &n, const std::string &key)
     return argv;
 }
 
+// srun's path: the estimator gets its command as words separated by spaces.
+std::string srun(const YAML::Node &n, const std::string &key)
+{
+    std::string s = path(n, key);
+    if (s.find_first_of(" \t\n") != std::string::npos)
+        fail(n, key, "a path with a space: " + s,
+             "install srun (or a link to it) on a path with no space");
+    return s;
+}
+
 // A renamed key is still read, with one warning naming the new one, so a site's file keeps
 // working across the upgrade.
 void deprecated_key(const Config &c, const YAML::Node &n, const std::string &key, const char *now)
@@ -333,6 +343,9 @@ void parse_top(const YAML::Node &root, Config &c, Problems &out)
           {"max_connections",
            [&](auto &v, auto &k) { c.max_connections = (int)integer(v, k, 4, 100000); }},
           {"limits", [&](auto &v, auto &k) { parse_limits(v, k, c.limits, out); }},
+          {"profile_partition", [&](auto &v, auto &k) { c.profile_job.partition = name(v, k); }},
+          {"profile_partition_fast", [&](auto &v, auto &k) { c.profile_job.fast = boolean(v, k); }},
+          {"srun", [&](auto &v, auto &k) { c.profile_job.srun = srun(v, k); }},
           {"cache",
            [&](auto &v, auto &k) {
                walk(v, k,
@@ -429,6 +442,7 @@ Config config_defaults()
     c.limits = {k_default_address_space_mb, k_default_cpu_seconds,  k_default_processes,
                 k_default_file_size_mb,     k_default_wall_seconds, k_default_nice,
                 k_default_output_kb};
+    c.profile_job.srun = k_default_srun;
     c.cache_ttl_seconds = k_default_cache_ttl;
     c.cache_max_entries = k_default_cache_entries;
     return c;

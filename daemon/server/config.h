@@ -28,6 +28,14 @@ struct SandboxLimits {
     uint64_t output_kb;
 };
 
+// Profiles as Slurm jobs (profile_job.h): the partition ("" = on the login node), whether
+// fast-mode profiles go there too, and the srun that starts them.
+struct ProfileJobSite {
+    std::string partition;
+    bool fast = false;
+    std::string srun;
+};
+
 struct Config {
     std::string path;        // file it came from ("" = built-in defaults)
     std::string fingerprint; // hash of the file content: a change invalidates the cache
@@ -50,6 +58,7 @@ struct Config {
     int queue_size;
     int max_connections;
     SandboxLimits limits;
+    ProfileJobSite profile_job; // keys profile_partition, profile_partition_fast, srun
     int cache_ttl_seconds;
     int cache_max_entries;
     std::string catalog;     // key: catalog; "" = the catalog search; after loading, the file read

@@ -37,6 +37,8 @@ constexpr int k_calibrate_max_percent = 100;
 constexpr const char *k_default_config = "/etc/slurm/xmem.yaml";
 // key: estimator. The estimate pipeline (daemon/estimate), installed to libexec.
 constexpr const char *k_default_estimator = XMEM_LIBEXECDIR "/xmem-estimate";
+// Debian's slurm-client puts it here; a site with another prefix sets the srun key.
+constexpr const char *k_default_srun = "/usr/bin/srun";
 
 // key: max_concurrent. Each profile is a CPU-heavy PyTorch run; a login node has a few cores.
 constexpr int k_default_max_concurrent = 2;

@@ -8,6 +8,7 @@
 #include "cache_key.h"
 #include "estimate_steps.h"
 #include "log.h"
+#include "profile_job.h"
 #include "sha256.h"
 #include "signer.h"
 
@@ -145,13 +146,18 @@ void work_profile(uv_work_t *w)
     spec.user = job->user;
     spec.cwd = job->req.cwd;
     std::string torch = job->req.torch.empty() ? cfg.torch : job->req.torch;
-    spec.argv = estimator_argv(cfg.estimator, job->gpu, torch, job->steps, job->req.argv);
-    spec.env = sandbox_environment(job->user, job->req.env);
     spec.limits = cfg.limits;
     int64_t left = (int64_t)job->deadline_ms - (int64_t)job->started_ms;
     spec.wall_ms =
         (int)std::max<int64_t>(1, std::min<int64_t>(cfg.limits.wall_seconds * 1000LL, left));
+    std::vector<std::string> estimator = cfg.estimator;
+    for (auto &opt : profile_job_options(cfg.profile_job, spec.wall_ms, job->id))
+        estimator.push_back(opt);
+    spec.argv = estimator_argv(estimator, job->gpu, torch, job->steps, job->req.argv);
+    spec.env = sandbox_environment(job->user, job->req.env);
+    profile_job_environment(cfg.profile_job, spec.env);
     job->run = run_with_preamble(spec, job->req.preamble, &job->cancel);
+    profile_job_settle(cfg.profile_job, job->id, job->user.uid, job->run);
     if (auto failed = preamble_failure(job->run, job->req.preamble)) {
         job->outcome = Outcome::preamble_failed;
         job->message = *failed;

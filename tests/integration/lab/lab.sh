@@ -15,12 +15,16 @@
 # estimate (docs/async.md), XMEM_LAB_INSTALLED=1 takes the plugin, the Lua,
 # xmemd and the estimator from the Debian packages' places instead of the trees,
 # XMEM_LAB_ACCOUNTING=1 adds slurmdbd over a private MariaDB (dbd.sh; off by default: slower).
+# XMEM_LAB_CLUSTER=1 makes it a small cluster of network namespaces (lab/cluster.sh: nodes
+# cpu1, gpu1, gpu2; partitions cpu and debug), XMEM_LAB_YAML extra lines for xmem.yaml,
+# XMEM_LAB_ESTIMATOR_ARGS more arguments for the real estimator ("--mode, exact").
 # Only one lab runs at a time on a machine (fixed ports): lab_up takes a flock.
 
 LAB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # Its failures (lab_die) are the tests' failures: the daemons' log tails follow (log_watch).
 . "$LAB_HERE/../lib/assert.bash"
 . "$LAB_HERE/dbd.sh"
+. "$LAB_HERE/cluster.sh"
 : "${XMEM_SRC:=$(cd "$LAB_HERE/../../.." && pwd)}"
 : "${XMEM_BUILD:=$XMEM_SRC/build}"
 # Where the lab takes xmem from: the build tree and the source tree's Lua, or the files the
@@ -126,7 +130,7 @@ lab_real_profiler_ok() {
 lab_profiler() {
     local want=${XMEM_LAB_PROFILER:-auto}
     if [ "$want" != fake ] && lab_real_profiler_ok; then
-        echo "$LAB_LIBEXEC/xmem-estimate, --json"
+        echo "$LAB_LIBEXEC/xmem-estimate, --json${XMEM_LAB_ESTIMATOR_ARGS:+, $XMEM_LAB_ESTIMATOR_ARGS}"
         return 0
     fi
     [ "$want" = real ] && lab_log "real xmem-estimate not available; using the fake profiler"
@@ -161,6 +165,7 @@ lab_start_xmemd() {
 }
 
 lab_node_ready() {
+    [ -e "$LAB/run/cluster" ] && { lab_pid_alive "$LAB/run/slurmctld.pid" && cluster_ready; return; }
     lab_pid_alive "$LAB/run/slurmctld.pid" && lab_pid_alive "$LAB/run/slurmd.pid" &&
         timeout 5 sinfo -h -N -o %T 2>/dev/null | grep -qx idle
 }
@@ -195,6 +200,11 @@ lab_up() {
     lab_render "$LAB_HERE/xmem.yaml.in" "$LAB/etc/xmem.yaml" LAB="$LAB" MODE="$kind" \
         PROFILER="$(lab_profiler)" GPU_GB=$((LAB_GPU_MB / 1024)) SHARDS=$LAB_SHARDS_PER_GPU MPS=$LAB_MPS_PER_GPU \
         BUDGET="${XMEM_LAB_BUDGET:-0}" HELD_DEADLINE="${XMEM_LAB_HELD_DEADLINE:-1800}"
+    [ -z "${XMEM_LAB_YAML:-}" ] || printf '%s\n' "$XMEM_LAB_YAML" >>"$LAB/etc/xmem.yaml"
+    if [ "${XMEM_LAB_CLUSTER:-0}" = 1 ]; then
+        cluster_conf "${node_line#* }" "$node_gres"
+        cluster_net_up
+    fi
     lab_write_policy "$kind"
     # A fresh copy, never overwritten in place: daemons that map the .so crash otherwise.
     if [ -f "$LAB_PLUGIN" ]; then
@@ -214,7 +224,11 @@ lab_up() {
     # Daemons must not inherit the lab lock: it is released when this shell ends.
     XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -i -f "$SLURM_CONF" {LAB_LOCK_FD}>&- ||
         lab_die "slurmctld did not start"
-    slurmd -f "$SLURM_CONF" {LAB_LOCK_FD}>&- || lab_die "slurmd did not start"
+    if [ "${XMEM_LAB_CLUSTER:-0}" = 1 ]; then
+        cluster_start_slurmds
+    else
+        slurmd -f "$SLURM_CONF" {LAB_LOCK_FD}>&- || lab_die "slurmd did not start"
+    fi
     lab_wait_for 30 lab_node_ready || lab_die "node did not become idle within 30 s"
     lab_log "up: $kind cluster in $LAB (xmemd: $([ "$LAB_XMEMD" = 1 ] && echo yes || echo no))"
 }
@@ -254,11 +268,13 @@ lab_down() {
         lab_wait_for 10 sh -c "[ -z \"\$(timeout 5 squeue -h -t R,CG -o %i)\" ]"
     fi
     lab_stop_pidfile "$LAB/run/slurmd.pid"
+    cluster_stop_slurmds
     for p in $(lab_stepd_pids); do kill -KILL "$p" 2>/dev/null; done
     lab_stop_pidfile "$LAB/run/slurmctld.pid"
     lab_stop_dbd
     lab_stop_pidfile "$LAB/run/xmemd.pid"
     lab_stop_pidfile "$LAB/munge/munged.pid"
+    [ -e "$LAB/run/cluster" ] && cluster_net_down
     if [ "${XMEM_LAB_KEEP:-0}" = 1 ]; then
         lab_log "kept $LAB"
     else

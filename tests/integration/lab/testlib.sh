@@ -144,3 +144,37 @@ submit_as() {
     JOB=$(lab_jobid "$RUN_OUT")
     [ -n "$JOB" ] || fail "$* submitted nothing (never lose a job)"
 }
+
+# t_profile_jobs_lab: the lab as a cluster (lab/cluster.sh) whose xmemd runs exact profiles,
+# by the real estimator, as jobs in partition cpu (docs/profile-jobs.md), and the second
+# user xmemt1 who submits; skips what this machine lacks.
+t_profile_jobs_lab() {
+    t_require_lab
+    [ -x "$LAB_XMEMD_BIN" ] || t_skip "no $LAB_XMEMD_BIN (the daemon is not built)"
+    command -v ip >/dev/null && command -v nsenter >/dev/null ||
+        t_skip "no ip or nsenter (make deps: iproute2)"
+    lab_prefer_torch_python
+    lab_real_profiler_ok || t_skip "the real xmem-estimate is not usable here (no capture library or torch)"
+    id xmemt1 >/dev/null 2>&1 || useradd -M -d /nonexistent -s /usr/sbin/nologin xmemt1 ||
+        t_skip "cannot create the test user xmemt1"
+    XMEM_LAB_CLUSTER=1 XMEM_LAB_PROFILER=real XMEM_LAB_ESTIMATOR_ARGS="--mode, exact" \
+        XMEM_LAB_YAML="profile_partition: cpu" XMEM_LAB_TIMEOUT=600 lab_up shard
+}
+
+# t_tiny_train FILE [PRELUDE]: a tiny torch training script, a Linear layer of --width N
+# (default 64) trained three SGD steps, after PRELUDE's Python lines.
+t_tiny_train() {
+    {
+        echo 'import os, resource, sys, time, torch'
+        echo 'width = int(sys.argv[sys.argv.index("--width") + 1]) if "--width" in sys.argv else 64'
+        printf '%s\n' "${2:-}"
+        cat <<'PY'
+model = torch.nn.Linear(width, width)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(3):
+    model(torch.randn(8, width)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+PY
+    } >"$1"
+}

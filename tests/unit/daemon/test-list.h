@@ -23,7 +23,8 @@
     X(leaders)                                                                                     \
     X(estimate_stage)                                                                              \
     X(sandbox)                                                                                     \
-    X(held_jobs)
+    X(held_jobs)                                                                                   \
+    X(profile_job)
 
 #define X(name) int test_group_##name(void);
 XMEMD_TEST_GROUPS(X)

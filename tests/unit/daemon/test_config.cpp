@@ -228,6 +228,20 @@ static void fingerprint_follows_content(void **)
     assert_string_not_equal(a.value().fingerprint.c_str(), c.value().fingerprint.c_str());
 }
 
+// Profile jobs (profile_job.h): off by default; a partition is a name, srun a path with no
+// space (the estimator gets the srun line as words).
+static void profile_job_keys(void **)
+{
+    assert_true(config_defaults().profile_job.partition.empty());
+    auto r = load("profile_partition: cpu\nprofile_partition_fast: true\nsrun: /opt/s/srun\n");
+    assert_true((bool)r);
+    assert_string_equal(r.value().profile_job.partition.c_str(), "cpu");
+    assert_true(r.value().profile_job.fast);
+    assert_string_equal(r.value().profile_job.srun.c_str(), "/opt/s/srun");
+    expect_error("profile_partition: 'cpu --uid=0'\n", 1, "profile_partition", "invalid character");
+    expect_error("srun: /opt/my slurm/srun\n", 1, "srun", "a path with a space");
+}
+
 int test_group_config(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,7 +249,7 @@ int test_group_config(void)
         cmocka_unit_test(errors_name_file_line_key),   cmocka_unit_test(every_problem_is_listed),
         cmocka_unit_test(syntax_error_has_line),       cmocka_unit_test(unreadable_file),
         cmocka_unit_test(shipped_config_is_valid),     cmocka_unit_test(renamed_keys_still_read),
-        cmocka_unit_test(fingerprint_follows_content),
+        cmocka_unit_test(fingerprint_follows_content), cmocka_unit_test(profile_job_keys),
     };
     return cmocka_run_group_tests_name("config", tests, nullptr, nullptr);
 }
