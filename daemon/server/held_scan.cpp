@@ -5,17 +5,11 @@
 #include "held_jobs.h"
 
 #include "log.h"
+#include "slurm_command.h"
 
 #include <cctype>
-#include <cerrno>
-#include <fcntl.h>
 #include <ctime>
 #include <regex>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 namespace xmem::server
 {
@@ -23,40 +17,8 @@ namespace xmem::server
 namespace
 {
 
-// Runs argv (PATH lookup, xmemd's environment: SLURM_CONF) and returns its exit status, its
-// stdout in *out (bounded); -1 when it could not start. No shell: the texts are arguments.
-int run_program(const std::vector<std::string> &argv, std::string *out)
-{
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    std::vector<char *> args;
-    for (const auto &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        return -1;
-    }
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(fds[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
-        if (n > 0 && out && out->size() < (64u << 20))
-            out->append(buf, (size_t)n);
-    close(fds[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+// The most of a listing kept: every pending job of a large site, with its AdminComment.
+constexpr std::size_t k_listing_max = 64u << 20;
 
 // A reason as one printable line, bounded: it becomes an AdminComment and a job's output line.
 std::string one_line(const std::string &s)
@@ -69,10 +31,9 @@ std::string one_line(const std::string &s)
 
 bool update_job(uint32_t job_id, const std::string &admin_comment)
 {
-    std::string out;
-    int rc = run_program(
+    int rc = slurm_command(
         {"scontrol", "update", "JobId=" + std::to_string(job_id), "AdminComment=" + admin_comment},
-        &out);
+        nullptr, 0);
     if (rc != 0)
         log_warn("held job %u: scontrol update failed (exit %d)", job_id, rc);
     return rc == 0;
@@ -137,7 +98,8 @@ void HeldJobs::scan_work(uv_work_t *w)
 {
     auto *self = static_cast<HeldJobs *>(w->data);
     std::string listing;
-    int rc = run_program({"squeue", "-h", "-t", "PD", "-O", "jobid:0/,admin_comment:0"}, &listing);
+    int rc = slurm_command({"squeue", "-h", "-t", "PD", "-O", "jobid:0/,admin_comment:0"}, &listing,
+                           k_listing_max);
     self->m_scan_ok = rc == 0;
     if (rc != 0) {
         log_warn_throttled("held-scan", "cannot list held jobs: squeue exited %d", rc);

@@ -2,17 +2,11 @@
 // into the run (profile_job.h; docs/profile-jobs.md).
 #include "profile_job.h"
 #include "log.h"
+#include "slurm_command.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <spawn.h>
-#include <unistd.h>
-#include <sys/wait.h>
-
-extern char **environ;
 
 namespace xmem::server
 {
@@ -27,45 +21,14 @@ std::string slurm_tool(const std::string &srun, const char *name)
     return srun.substr(0, slash + 1) + name;
 }
 
-// Runs ARGV as xmemd (root; its own environment, whose SLURM_CONF names the cluster), waits,
-// and returns its stdout (at most 4 KiB) when it exits 0. Bounded by Slurm's message timeout.
-bool run_tool(std::vector<std::string> argv, std::string *out)
+// Runs ARGV as xmemd; true when it exits 0, with its stdout (at most 4 KiB) in *out.
+bool run_tool(const std::vector<std::string> &argv, std::string *out)
 {
-    std::vector<char *> cargs;
-    for (auto &a : argv)
-        cargs.push_back(a.data());
-    cargs.push_back(nullptr);
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) != 0)
-        return false;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, cargs[0], &fa, nullptr, cargs.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(pipefd[1]);
-    char buf[4096];
-    ssize_t n;
-    while (rc == 0 && out->size() < sizeof(buf) && (n = read(pipefd[0], buf, sizeof(buf))) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        out->append(buf, (std::size_t)n);
-    }
-    close(pipefd[0]);
-    int status = 0;
-    if (rc == 0)
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-    if (rc != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    int rc = slurm_command(argv, out, 4096);
+    if (rc != 0)
         log_warn("profile job: %s failed (%s)", argv[0].c_str(),
-                 rc != 0 ? strerror(rc) : "non-zero exit");
-        return false;
-    }
-    return true;
+                 rc < 0 ? strerror(errno) : "non-zero exit");
+    return rc == 0;
 }
 
 } // namespace
