@@ -161,20 +161,28 @@ end
 -- AdminComment, which only root and Slurm operators can change after submission: the
 -- plugin reads only that one (the packing record, then the requeue mark; a user who edits
 -- their Comment changes nothing xmem believes). docs/enforcement.md "After an OOM".
+-- Appends text to one comment field of the job, after "; " when it holds something.
+local function append_to(job_desc, key, text)
+  local c = job_desc[key]
+  if c and c ~= "" then job_desc[key] = c .. "; " .. text else job_desc[key] = text end
+end
+
 local function add_comment(job_desc, text)
-  for _, key in ipairs({ "comment", "admin_comment" }) do
-    local c = job_desc[key]
-    if c and c ~= "" then job_desc[key] = c .. "; " .. text else job_desc[key] = text end
-  end
+  for _, key in ipairs({ "comment", "admin_comment" }) do append_to(job_desc, key, text) end
 end
 
 local function mb(bytes) return math.floor((bytes + 1048575) / 1048576) end
 
--- Rewrites the request to the share r (from xmem.share).
-local function rewrite(job_desc, r, mode, required)
+-- Replaces the job's GPU request, wherever it was given, by one per-node GRES ("shard:3").
+local function request_gres(job_desc, gres)
   if job_desc.tres_per_job and job_desc.tres_per_job ~= "" then job_desc.tres_per_job = "" end
   if job_desc.tres_per_task and job_desc.tres_per_task ~= "" then job_desc.tres_per_task = "" end
-  job_desc.tres_per_node = "gres:" .. r.gres
+  job_desc.tres_per_node = "gres:" .. gres
+end
+
+-- Rewrites the request to the share r (from xmem.share).
+local function rewrite(job_desc, r, mode, required)
+  request_gres(job_desc, r.gres)
   if job_desc.environment ~= nil and mode ~= "check" then
     -- The process is held to the limit itself; the margin only sizes the share (share size).
     job_desc.environment.CUDA_MPS_PINNED_DEVICE_MEM_LIMIT = string.format("0=%dM", r.limit_mb)
@@ -252,16 +260,12 @@ local function hold_for_estimate(job_desc, env, policy, job_uid, req)
   end
   local deadline = os.time() + (policy.held_deadline_s or 1800)
   job_desc.begin_time = deadline
-  if job_desc.tres_per_job and job_desc.tres_per_job ~= "" then job_desc.tres_per_job = "" end
-  if job_desc.tres_per_task and job_desc.tres_per_task ~= "" then job_desc.tres_per_task = "" end
-  job_desc.tres_per_node = "gres:" .. whole
+  request_gres(job_desc, whole)
   job_desc.admin_comment = string.format("xmem: estimating id=%d uid=%d gres=%s held=%s script=%s dir=%s env=%s"
     .. " envnames=%s", id, job_uid, facts.gres, whole, facts.script, facts.dir, facts.env or "-", envnames)
   local until_text = os.date("!%Y-%m-%dT%H:%M:%SZ", deadline)
-  local c = job_desc.comment
-  local note = string.format("xmem: estimating (request %d): held until the estimate is ready,"
-    .. " at the latest %s", id, until_text)
-  job_desc.comment = (c and c ~= "") and (c .. "; " .. note) or note
+  append_to(job_desc, "comment", string.format("xmem: estimating (request %d): held until the"
+    .. " estimate is ready, at the latest %s", id, until_text))
   slurm.log_user("xmem: the job is held until its estimate is ready (at the latest %s), then sized", until_text)
   log("uid %d: estimate %d pending: job held until %s as %s (was %s)", job_uid, id, until_text, whole, req)
   return slurm.SUCCESS
@@ -313,7 +317,7 @@ local function settle_held(job_desc, job_rec, policy, kind, body)
   end
   -- Slurm 22.05 cannot turn a shard or mps request back into gpu:1 either: a job that keeps
   -- its request keeps it in its held form, a whole GPU's shards (or mps:100).
-  if plan.gres then job_desc.tres_per_node = "gres:" .. plan.gres end
+  if plan.gres then request_gres(job_desc, plan.gres) end
   job_desc.admin_comment = plan.record
   job_desc.comment = plan.record
   job_desc.begin_time = os.time()
