@@ -36,7 +36,11 @@ bool budget_spent(const EstimateJob *job, uint64_t now)
 void hold(EstimateJob *job, uint64_t now)
 {
     const Config &cfg = *job->cfg;
-    job->owners->held->add(job->id, job->peer.uid);
+    // Under policy "whole" job_submit.lua queues the job unchanged, not held: no job will
+    // carry the mark, so the book would only make the scan poll squeue for one until the
+    // held deadline.
+    if (cfg.policy.mode != "whole")
+        job->owners->held->add(job->id, job->peer.uid);
     nlohmann::json r = outcome_reply(
         Outcome::pending, "xmem: the estimate is not ready after " +
                               std::to_string(cfg.interactive_budget_s) +
