@@ -91,6 +91,12 @@ constexpr int k_default_deadline_ms = 15 * 60 * 1000;
 constexpr int k_default_interactive_budget_s = 2;
 // After a failed scan of held jobs (slurmctld down, no scontrol), the next waits this long.
 constexpr uint64_t k_held_scan_retry_ms = 5000;
+// An ended estimate whose job squeue does not list yet (sbatch is still submitting it, or was
+// killed and never will) is looked for again after a delay that doubles from the first to the
+// last: a prompt narrowing for the first, a bounded squeue load for the second until the held
+// deadline drops the entry.
+constexpr uint64_t k_held_wait_first_ms = 250;
+constexpr uint64_t k_held_wait_last_ms = 30000;
 constexpr int k_max_deadline_ms = 24 * 60 * 60 * 1000;
 // SIGTERM drain: in-flight profiles get this long before they are killed.
 constexpr int k_drain_timeout_ms = 30000;

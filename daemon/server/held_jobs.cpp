@@ -4,6 +4,7 @@
 #include "defaults.h"
 #include "log.h"
 
+#include <algorithm>
 #include <ctime>
 
 namespace xmem::server
@@ -26,6 +27,8 @@ HeldEntry *HeldJobs::finish(uint64_t request_id)
         return nullptr;
     it->second.finished = true;
     it->second.finished_s = time(nullptr);
+    m_waiting_rounds = 0; // its job is most likely listed already: look at once
+    m_waiting_until = 0;
     return &it->second;
 }
 
@@ -50,8 +53,17 @@ std::vector<uint64_t> HeldJobs::held_for(uid_t uid) const
     return out;
 }
 
+uint64_t held_wait_delay_ms(unsigned rounds)
+{
+    uint64_t delay = k_held_wait_first_ms;
+    for (unsigned i = 1; i < rounds && delay < k_held_wait_last_ms; i++)
+        delay *= 2;
+    return std::min(delay, k_held_wait_last_ms);
+}
+
 // A scan is due at start (jobs a killed xmemd held) and while an ended estimate waits for its
-// job to be listed: sbatch may still be submitting it when the estimate ends.
+// job to be listed: sbatch may still be submitting it when the estimate ends, or was killed
+// and never will (held_wait_delay_ms spaces those scans out).
 bool HeldJobs::scan_due() const
 {
     // A site that never holds jobs (budget 0) has none to scan; a failed scan waits a while.
@@ -59,6 +71,8 @@ bool HeldJobs::scan_due() const
         return false;
     if (!m_started_scan_done)
         return true;
+    if (uv_now(m_loop) < m_waiting_until)
+        return false;
     for (const auto &[id, e] : m_book)
         if (e.finished && !e.applied)
             return true;
@@ -85,6 +99,26 @@ void HeldJobs::tick()
     uv_queue_work(m_loop, &m_work, scan_work, scan_done);
 }
 
+void HeldJobs::note_unlisted()
+{
+    // Ended before the scan began and still not applied: their jobs were not listed. One that
+    // ended during the scan is looked for at once.
+    bool waiting = false, ended_since = false;
+    for (const auto &[id, e] : m_book) {
+        if (!e.finished || e.applied)
+            continue;
+        auto it = m_snapshot.find(id);
+        (it != m_snapshot.end() && it->second.finished ? waiting : ended_since) = true;
+    }
+    if (!waiting || ended_since) {
+        m_waiting_rounds = 0;
+        m_waiting_until = 0;
+        return;
+    }
+    m_waiting_rounds++;
+    m_waiting_until = uv_now(m_loop) + held_wait_delay_ms(m_waiting_rounds);
+}
+
 void HeldJobs::scan_done(uv_work_t *w, int status)
 {
     auto *self = static_cast<HeldJobs *>(w->data);
@@ -99,6 +133,8 @@ void HeldJobs::scan_done(uv_work_t *w, int status)
             it->second.applied = true;
     }
     self->m_scan_config.reset();
+    if (status == 0 && self->m_scan_ok)
+        self->note_unlisted();
 }
 
 } // namespace xmem::server

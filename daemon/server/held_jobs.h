@@ -47,6 +47,10 @@ std::string held_action(const MarkedJob &job, const std::map<uint64_t, HeldEntry
 // The marked jobs in `squeue -h -t PD -O jobid:0/,admin_comment:0` output.
 std::vector<MarkedJob> held_parse_listing(const std::string &listing);
 
+// The loop-time delay before the next look for ended estimates' jobs after `rounds` scans in
+// a row that did not find one of them listed (rounds >= 1): doubling, bounded.
+uint64_t held_wait_delay_ms(unsigned rounds);
+
 class HeldJobs
 {
   public:
@@ -63,6 +67,7 @@ class HeldJobs
     static void scan_work(uv_work_t *w);
     static void scan_done(uv_work_t *w, int status);
     bool scan_due() const;
+    void note_unlisted();                   // after a scan: space out the looks for unlisted jobs
     HeldEntry *finish(uint64_t request_id); // marks the entry ended; null when unknown
 
     uv_loop_t *m_loop;
@@ -71,6 +76,10 @@ class HeldJobs
     bool m_started_scan_done = false; // the jobs held before this xmemd started are released
     bool m_scanning = false;
     uint64_t m_retry_at = 0; // loop time before which no scan starts (after a failed one)
+    // Ended estimates whose jobs the last scans did not list: rounds in a row, and the loop
+    // time before which no scan looks for them again; an estimate that ends resets both.
+    unsigned m_waiting_rounds = 0;
+    uint64_t m_waiting_until = 0;
     uv_work_t m_work{};
     // The scan's input and output, touched by its worker only while m_scanning.
     std::map<uint64_t, HeldEntry> m_snapshot;
