@@ -251,6 +251,10 @@ static void granted_share(const struct xmem_job_info *info, struct xmem_job_end 
 
     if (!xmem_comment_packed(info->admin_comment, &packed))
         return;
+    /* Root's figures, so that an xmemd that does not hold the request (another login node's)
+     * can still write the job's accounting record for slurmdbd. */
+    job->packed_limit_bytes = packed.limit_mb << 20;
+    job->packed_estimate_bytes = packed.estimate_mb << 20;
     s = xmem_requeue_mark_parse(info->admin_comment, &plan) == 0 ? plan.to : packed.share;
     if (xmem_acct_fraction(s.count, xmem__share_per_gpu(info->node_list, s.kind),
                            &job->gpu_fraction) < 0) {

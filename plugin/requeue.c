@@ -118,7 +118,7 @@ static const char *last_xmem_part(const char *comment, const char *tag, size_t *
 
 bool xmem_comment_packed(const char *comment, struct xmem_packed *p)
 {
-    char request[96], limit[32];
+    char request[96], limit[32], estimate[32];
     const char *part, *arrow, *key;
     struct xmem_share share;
     size_t len;
@@ -141,6 +141,9 @@ bool xmem_comment_packed(const char *comment, struct xmem_packed *p)
     snprintf(p->original, sizeof(p->original), "%.*s", (int)(arrow - request), request);
     if (mib(limit, &p->limit_mb) < 0)
         return false;
+    if (field(part, len, "estimate=", estimate, sizeof(estimate)) < 0 ||
+        mib(estimate, &p->estimate_mb) < 0)
+        p->estimate_mb = 0;
     /* The site's required level, when it required one. A value too long or empty for any
      * level name becomes "?": no level meets it (xmem_enforce_meets), the node refuses. */
     if (field(part, len, "required=", p->required, sizeof(p->required)) < 0 &&

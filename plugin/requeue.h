@@ -34,8 +34,9 @@ struct xmem_share {
 struct xmem_packed {
     char original[32]; /* "gres:gpu:1" */
     struct xmem_share share;
-    unsigned long long limit_mb; /* the limit the job was held to */
-    char required[16];           /* required=LEVEL: the site's required level; "" none */
+    unsigned long long limit_mb;    /* the limit the job was held to */
+    unsigned long long estimate_mb; /* the estimate it was sized from; 0: not in the record */
+    char required[16];              /* required=LEVEL: the site's required level; "" none */
 };
 /* True when the comment's last xmem part says the job was packed, in a form xmem writes
  * (p filled). */

@@ -264,6 +264,12 @@ static json_object *job_end_body(const struct xmem_job_end *job)
     if (job->share && *job->share && job->gpu_fraction > 0) {
         add_str(body, "share", job->share);
         json_object_object_add(body, "gpu_fraction", json_object_new_double(job->gpu_fraction));
+        if (job->packed_limit_bytes)
+            json_object_object_add(body, "packed_limit_bytes",
+                                   json_object_new_uint64(job->packed_limit_bytes));
+        if (job->packed_estimate_bytes)
+            json_object_object_add(body, "packed_estimate_bytes",
+                                   json_object_new_uint64(job->packed_estimate_bytes));
     }
     return body;
 }

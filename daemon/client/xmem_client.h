@@ -102,8 +102,11 @@ struct xmem_job_end {
     int oom_requeued;             /* 1: xmem requeued this job after a CUDA OOM on its share */
     const char *share;            /* "shard:3" when xmem packed the job, else NULL */
     double gpu_fraction;          /* with share: the part of one GPU it is (0 < f <= 1) */
-    char *record;                 /* out, may be NULL: the job's accounting record (JSON) */
-    size_t record_len;            /* its size; "" when xmemd sent none or it did not fit */
+    /* With share, from root's packing record: the limit and the estimate (0: absent), which
+     * let an xmemd that does not hold the request write the job's record (docs/slurm.md). */
+    uint64_t packed_limit_bytes, packed_estimate_bytes;
+    char *record;      /* out, may be NULL: the job's accounting record (JSON) */
+    size_t record_len; /* its size; "" when xmemd sent none or it did not fit */
 };
 
 /* Report a finished job for accounting (best effort; callers ignore failures). */

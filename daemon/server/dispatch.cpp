@@ -81,6 +81,15 @@ std::optional<std::string> packed_share(const nlohmann::json &j, JobRow &row)
         return expected;
     row.share = share;
     row.gpu_fraction = fraction;
+    for (auto [key, into] : {std::pair{"packed_limit_bytes", &row.packed_limit_bytes},
+                             std::pair{"packed_estimate_bytes", &row.packed_estimate_bytes}}) {
+        if (!j.contains(key) || j[key].is_null())
+            continue;
+        if (!j[key].is_number_unsigned() || j[key].get<uint64_t>() > k_job_end_max_peak_bytes)
+            return std::string(key) + ": expected an integer 0.." +
+                   std::to_string(k_job_end_max_peak_bytes);
+        *into = j[key].get<uint64_t>();
+    }
     return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <type_traits>
@@ -97,9 +98,87 @@ bool insert_request(sqlite3_stmt *st, const RequestRow &r)
     return ok;
 }
 
+template <class T> std::optional<T> column_opt(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return std::nullopt;
+    if constexpr (std::is_same_v<T, double>)
+        return sqlite3_column_double(st, col);
+    else if constexpr (std::is_same_v<T, std::string>)
+        return std::string((const char *)sqlite3_column_text(st, col));
+    else
+        return (T)sqlite3_column_int64(st, col);
+}
+
+// The accounting record of a job just recorded, from its row and its request's, as the
+// report reads them (report_load.cpp): "" when the rows cannot be read back.
+std::string job_record(sqlite3 *db, uint64_t job_id)
+{
+    sqlite3_stmt *st = nullptr;
+    sqlite3_prepare_v2(db,
+                       "SELECT j.ts, j.request_id, r.gpu, r.peak_bytes, r.limit_bytes,"
+                       " r.outcome = 0 AND r.fits = 1, r.options, j.share, j.gpu_fraction,"
+                       " j.measured_peak_bytes, j.cuda_oom, j.oom_requeued, j.exit_status,"
+                       " j.elapsed_seconds, j.enforcement"
+                       " FROM jobs j JOIN requests r ON r.id = j.request_id WHERE j.job_id = ?",
+                       -1, &st, nullptr);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)job_id);
+    std::string json;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        AccountingRecord r;
+        r.ts = sqlite3_column_int64(st, 0);
+        r.request_id = (uint64_t)sqlite3_column_int64(st, 1);
+        r.gpu = column_opt<std::string>(st, 2).value_or("");
+        r.estimate_bytes = column_opt<uint64_t>(st, 3);
+        r.limit_bytes = column_opt<uint64_t>(st, 4);
+        r.estimated = sqlite3_column_int(st, 5) == 1;
+        auto options =
+            nlohmann::json::parse(column_opt<std::string>(st, 6).value_or(""), nullptr, false);
+        r.check_only = options.is_object() && options.value("check_only", false) == true;
+        r.share = column_opt<std::string>(st, 7);
+        r.gpu_fraction = column_opt<double>(st, 8);
+        r.measured_bytes = column_opt<uint64_t>(st, 9);
+        r.cuda_oom = sqlite3_column_int(st, 10) != 0;
+        r.oom_requeued = sqlite3_column_int(st, 11) != 0;
+        r.exit_status = sqlite3_column_int(st, 12);
+        r.elapsed_seconds = (uint64_t)sqlite3_column_int64(st, 13);
+        r.enforcement = column_opt<std::string>(st, 14);
+        json = accounting_record_json(r);
+    }
+    sqlite3_finalize(st);
+    return json;
+}
+
+// The record of a job whose request this ledger does not hold: another login node's xmemd
+// estimated it, and the node reports its end here. Only root's words go into it: the node's
+// own measurements (the report came from root, SO_PEERCRED) and the limit and estimate of
+// root's packing record in the job's AdminComment; the GPU model is not in that record.
+// The job has no ledger row here: slurmdbd keeps the record (docs/slurm.md).
+std::string foreign_record(const JobRow &j)
+{
+    AccountingRecord r;
+    r.ts = time(nullptr);
+    r.request_id = j.request_id;
+    if (j.packed_estimate_bytes)
+        r.estimate_bytes = j.packed_estimate_bytes;
+    r.limit_bytes = j.packed_limit_bytes;
+    r.estimated = true; // packed: answered, and it fit
+    r.share = j.share;
+    r.gpu_fraction = j.gpu_fraction;
+    r.measured_bytes = j.measured_peak_bytes;
+    r.cuda_oom = j.cuda_oom;
+    r.oom_requeued = j.oom_requeued;
+    r.exit_status = j.exit_status;
+    r.elapsed_seconds = j.elapsed_seconds;
+    r.enforcement = j.enforcement;
+    return accounting_record_json(r);
+}
+
 // Checks that the request belongs to the uid the job ran as (job_owner() in dispatch.cpp
-// resolved it from the peer and the body) and inserts the job row.
-Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
+// resolved it from the peer and the body) and inserts the job row; *record is the job's
+// accounting record. A packed job whose request another xmemd holds, reported by root, gets
+// its record from root's words only and no row.
+Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg, std::string &record)
 {
     sqlite3_stmt *st = nullptr;
     sqlite3_prepare_v2(db, "SELECT uid FROM requests WHERE id = ? AND kind = 'estimate'", -1, &st,
@@ -108,6 +187,12 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
     int rc = sqlite3_step(st);
     int64_t owner = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
     sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && j.reporter_uid == 0 && j.share && j.packed_limit_bytes) {
+        msg = "recorded in the job's accounting record only: request " +
+              std::to_string(j.request_id) + " is another xmemd's (another login node's)";
+        record = foreign_record(j);
+        return Outcome::recorded;
+    }
     if (rc != SQLITE_ROW) {
         msg = "xmem: job_end names request " + std::to_string(j.request_id) +
               ", which the ledger does not hold";
@@ -160,58 +245,8 @@ Outcome insert_job(sqlite3 *db, const JobRow &j, std::string &msg)
         return Outcome::internal_error;
     }
     msg = "recorded";
+    record = job_record(db, j.job_id);
     return Outcome::recorded;
-}
-
-template <class T> std::optional<T> column_opt(sqlite3_stmt *st, int col)
-{
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        return std::nullopt;
-    if constexpr (std::is_same_v<T, double>)
-        return sqlite3_column_double(st, col);
-    else if constexpr (std::is_same_v<T, std::string>)
-        return std::string((const char *)sqlite3_column_text(st, col));
-    else
-        return (T)sqlite3_column_int64(st, col);
-}
-
-// The accounting record of a job just recorded, from its row and its request's, as the
-// report reads them (report_load.cpp): "" when the rows cannot be read back.
-std::string job_record(sqlite3 *db, uint64_t job_id)
-{
-    sqlite3_stmt *st = nullptr;
-    sqlite3_prepare_v2(db,
-                       "SELECT j.ts, j.request_id, r.gpu, r.peak_bytes, r.limit_bytes,"
-                       " r.outcome = 0 AND r.fits = 1, r.options, j.share, j.gpu_fraction,"
-                       " j.measured_peak_bytes, j.cuda_oom, j.oom_requeued, j.exit_status,"
-                       " j.elapsed_seconds, j.enforcement"
-                       " FROM jobs j JOIN requests r ON r.id = j.request_id WHERE j.job_id = ?",
-                       -1, &st, nullptr);
-    sqlite3_bind_int64(st, 1, (sqlite3_int64)job_id);
-    std::string json;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        AccountingRecord r;
-        r.ts = sqlite3_column_int64(st, 0);
-        r.request_id = (uint64_t)sqlite3_column_int64(st, 1);
-        r.gpu = column_opt<std::string>(st, 2).value_or("");
-        r.estimate_bytes = column_opt<uint64_t>(st, 3);
-        r.limit_bytes = column_opt<uint64_t>(st, 4);
-        r.estimated = sqlite3_column_int(st, 5) == 1;
-        auto options =
-            nlohmann::json::parse(column_opt<std::string>(st, 6).value_or(""), nullptr, false);
-        r.check_only = options.is_object() && options.value("check_only", false) == true;
-        r.share = column_opt<std::string>(st, 7);
-        r.gpu_fraction = column_opt<double>(st, 8);
-        r.measured_bytes = column_opt<uint64_t>(st, 9);
-        r.cuda_oom = sqlite3_column_int(st, 10) != 0;
-        r.oom_requeued = sqlite3_column_int(st, 11) != 0;
-        r.exit_status = sqlite3_column_int(st, 12);
-        r.elapsed_seconds = (uint64_t)sqlite3_column_int64(st, 13);
-        r.enforcement = column_opt<std::string>(st, 14);
-        json = accounting_record_json(r);
-    }
-    sqlite3_finalize(st);
-    return json;
 }
 
 void truncate_field(std::string &s, std::size_t max)
@@ -475,9 +510,7 @@ void Ledger::commit_batch(std::deque<std::unique_ptr<Op>> &batch)
         else if (op->kind == Op::Kind::request)
             op->ok = began && m_insert && insert_request(m_insert, op->req);
         else {
-            op->job_outcome = insert_job(m_db, op->job, op->job_message);
-            if (op->job_outcome == Outcome::recorded)
-                op->job_record = job_record(m_db, op->job.job_id);
+            op->job_outcome = insert_job(m_db, op->job, op->job_message, op->job_record);
         }
         if (op->kind == Op::Kind::request && !op->ok)
             log_warn_throttled("ledger-insert", "%s: cannot record request %llu: %s",

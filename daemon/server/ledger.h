@@ -60,6 +60,9 @@ struct JobRow {
     bool oom_requeued = false;                     // xmem requeued the job after a CUDA OOM
     std::optional<std::string> share;   // "shard:3": the share xmem packed it on (schema 8)
     std::optional<double> gpu_fraction; // that share's part of one GPU, from the node's GRES
+    // With a share, root's packing record's limit and estimate: the record of a job whose
+    // request another xmemd holds is made from them (foreign_record in ledger.cpp).
+    std::optional<uint64_t> packed_limit_bytes, packed_estimate_bytes;
     int64_t reporter_uid = -1;
     int64_t owner_uid = -1; // the uid the job ran as: the request must be this uid's
 };

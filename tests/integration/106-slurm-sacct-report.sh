@@ -5,7 +5,8 @@
 # AdminComment ("xmem-acct: {json}", built by xmemd from its ledger row), slurmdbd keeps it,
 # and `xmem report --source sacct` gives the same report as `--source ledger` in every
 # grouping and format; a requeued job's rerun replaces its first record. The ledger holds the share each job ran on and its part of a GPU, and
-# GPU-hours count that part. A user cannot write an AdminComment.
+# GPU-hours count that part. A user cannot write an AdminComment. A job whose end reaches an
+# xmemd that did not estimate it (several login nodes) still gets its record in slurmdbd.
 T_NAME=106-slurm-sacct-report
 . "$(dirname "$0")/lab/testlib.sh"
 . "$(dirname "$0")/58-requeue-common.bash"
@@ -119,4 +120,40 @@ run "$REPORT" --config "$LAB/etc/xmem.yaml" --source sacct --sacct "$LAB/no-sacc
 expect_rc 1 "missing sacct"
 expect_out "^xmem: report: cannot run $LAB/no-sacct" "missing sacct"
 pass "xmemt1 cannot write an AdminComment; an unknown source or a missing sacct is one line"
+
+# 5. Several login nodes: the xmemd a job's end reaches (the compute node's own) did not
+# estimate the job. It runs while xmemd is replaced by one with an empty ledger; that one
+# holds no request, and still answers root's report of the packed job with a record made
+# from root's words (the node's measurements, the packing record's limit and estimate).
+job_script far.sbatch 4000 'sleep 6; exit 0'
+submit --xmem -o /dev/null "$J/shared/far.sbatch"
+far=$JOB
+lab_wait_state "$far" 60 RUNNING || fail "job $far did not start"
+far_req=$(sqlite3 "$DB" "select max(id) from requests where kind = 'estimate'")
+lab_stop_pidfile "$LAB/run/xmemd.pid"
+mv "$DB" "$LAB/state/login-a.sqlite"
+rm -f "$DB-wal" "$DB-shm" "$LAB/run/xmemd.sock"
+lab_start_xmemd
+lab_wait_state "$far" 60 COMPLETED || fail "job $far did not complete"
+for _ in $(seq 1 60); do
+    comment=$(timeout 20 sacct -a -X -n -P -j "$far" --format=AdminComment)
+    case $comment in *'xmem-acct: {'*) break ;; esac
+    sleep 1
+done
+python3 - "$comment" "$far_req" <<'PY' || fail "the record of a job another xmemd estimated: $comment"
+import json, sys
+comment, req = sys.argv[1], int(sys.argv[2])
+packing = comment.split("; ")[0].split()
+limit = int(next(w for w in packing if w.startswith("limit="))[6:-1]) << 20
+est = int(next(w for w in packing if w.startswith("estimate="))[9:-1]) << 20
+rec = json.loads(comment.split("xmem-acct: ", 1)[1])
+assert rec["req"] == req and rec["gpu"] == "" and rec["ok"] == 1, rec
+assert rec["limit"] == limit and rec["est"] == est and rec["share"].startswith("shard:"), rec
+print("ok", rec)
+PY
+expect_eq "$(sqlite3 "$DB" "select count(*) from jobs")" 0 "rows the second xmemd wrote for a request it does not hold"
+"$REPORT" --config "$LAB/etc/xmem.yaml" --source sacct --by user --format json >"$LAB/far.json" ||
+    fail "report --source sacct after the second xmemd"
+expect_true "the cluster-wide report does not count the job" grep -q "\"jobs\":$((want + 1))," "$LAB/far.json"
+pass "a packed job estimated by another xmemd: its record (req $far_req, limit and estimate from root's packing record) in slurmdbd, no row here, and counted by --source sacct"
 finish

@@ -228,8 +228,30 @@ static void writes_through_the_loop(void **)
     job(first + 2, 0, 2000, 58); // root, for another user's job naming this request
     job(999999, 0, 1000, 59);    // unknown request
     job(first + 1, 0, 1000, 56); // the same job again (a rerun): replaces its row
+    // A packed job whose request another login node's xmemd holds, reported by root with
+    // root's packing record's figures: a record from them, no row. The same from a user: no.
+    auto foreign = [&](int64_t reporter, uint64_t job_id) {
+        JobRow j;
+        j.request_id = 888888;
+        j.job_id = job_id;
+        j.reporter_uid = reporter;
+        j.owner_uid = 1000;
+        j.share = "shard:2";
+        j.gpu_fraction = 0.2;
+        j.packed_limit_bytes = 4000ULL << 20;
+        j.packed_estimate_bytes = 3600ULL << 20;
+        j.measured_peak_bytes = 3500ULL << 20;
+        j.elapsed_seconds = 9;
+        l.job_end(j, [&job_outcomes, &records](Outcome o, const std::string &,
+                                               const std::string &record) {
+            job_outcomes.push_back(o);
+            records.push_back(record);
+        });
+    };
+    foreign(0, 60);
+    foreign(1000, 61);
     bool closed = false;
-    while (done < 300 || job_outcomes.size() < 6)
+    while (done < 300 || job_outcomes.size() < 8)
         uv_run(&loop, UV_RUN_ONCE);
     assert_int_equal(l.pending(), 0);
     l.stop([&closed] { closed = true; });
@@ -243,6 +265,14 @@ static void writes_through_the_loop(void **)
     assert_int_equal((int)job_outcomes[3], (int)Outcome::job_end_rejected);
     assert_int_equal((int)job_outcomes[4], (int)Outcome::job_end_rejected);
     assert_int_equal((int)job_outcomes[5], (int)Outcome::recorded);
+    assert_int_equal((int)job_outcomes[6], (int)Outcome::recorded);
+    assert_int_equal((int)job_outcomes[7], (int)Outcome::job_end_rejected);
+    auto far = accounting_record_find(std::string(k_accounting_record_tag) + records[6]);
+    assert_true(far.has_value() && far->request_id == 888888 && far->gpu.empty());
+    assert_true(*far->limit_bytes == 4000ULL << 20 && *far->estimate_bytes == 3600ULL << 20);
+    assert_true(*far->measured_bytes == 3500ULL << 20 && *far->share == "shard:2");
+    assert_true(far->estimated && far->elapsed_seconds == 9 && records[7].empty());
+    assert_int_equal(scalar("SELECT count(*) FROM jobs WHERE job_id IN (60, 61)"), 0);
     // A recorded job comes with its accounting record, built from the row just written.
     auto rec = accounting_record_find(std::string(k_accounting_record_tag) + records[0]);
     assert_true(rec.has_value());

@@ -62,9 +62,11 @@ static void comment_packed(void **state)
     assert_string_equal(p.share.kind, "shard");
     assert_int_equal(p.share.count, 3);
     assert_int_equal(p.limit_mb, 8000);
+    assert_int_equal(p.estimate_mb, 7200);
     assert_true(xmem_comment_packed("xmem: estimate=declared limit=4096M policy=mps "
                                     "request=gres:gpu:1->mps:11",
                                     &p));
+    assert_int_equal(p.estimate_mb, 0); /* a declared budget: no estimate */
     assert_string_equal(p.share.kind, "mps");
     assert_int_equal(p.share.count, 11);
     /* The last packing part counts (job_submit.lua appends after the user's words); a forged
