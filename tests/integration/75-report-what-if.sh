@@ -104,12 +104,7 @@ pass "bad changes"
 command -v chromium >/dev/null || { echo "no chromium for the HTML check (make deps); other checks passed"; exit 77; }
 "$REPORT" --config "$T/xmem.yaml" --format html --what-if "$CHANGE" -o "$T/w.html" || fail "html"
 expect_false "the page refers to the network" grep -Eq 'https?://' "$T/w.html"
-profile=$(mktemp -d)
-timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" --dump-dom "file://$T/w.html" >"$T/dom.html" 2>"$T/chromium.err" ||
-    fail "chromium: $(tail -n 3 "$T/chromium.err")"
-rm -rf "$profile"
+dump_dom "$T/w.html" "$T/dom.html"
 python3 - "$T/dom.html" "$T/w.json" <<'PY' || fail "the what-if picture differs from the JSON"
 import json, re, sys
 dom, w = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["what_if"]
