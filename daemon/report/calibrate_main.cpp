@@ -67,6 +67,8 @@ xmem::Result<void> parse(int argc, char **argv, CalibrateOptions &opt)
         i += valued;
     }
     auto r = parse_args((int)rest.size(), rest.data(), opt.sources);
+    if (r.ok() && !opt.sources.what_if.empty())
+        return R::fail("xmem: calibrate: --what-if is xmem report's (see xmem calibrate --help)");
     if (!r.ok()) { // the report's line, in calibrate's words
         std::string line = r.error().message;
         auto report = line.find("xmem report --help");

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,7 @@ struct JobRecord {
     uint64_t limit_bytes = 0;               // the limit the job was held to
     std::optional<uint64_t> measured_bytes; // NVML peak, where the node had NVML
     bool packed = false;                    // ran on a share (estimated, fits, not --xmem=check)
+    bool eligible = false; // its decision could be packed (estimated, fits, not --xmem=check)
     int exit_status = 0;
     uint64_t elapsed_seconds = 0;
     bool cuda_oom = false;
@@ -76,6 +78,7 @@ struct Options {
     bool by_day = false; // --by-day: the error over time per day, not per week
     Source source = Source::ledger;
     std::string sacct = "sacct"; // --sacct PATH: the sacct to run (found through PATH)
+    std::string what_if;         // --what-if KEY=VALUE[,...]: "" = no replay (whatif.h)
 };
 
 // One period of "estimate error over time": the calibration pairs (calibrate.h) that ended
@@ -85,8 +88,11 @@ struct ErrorPeriod {
     uint64_t pairs = 0, ooms = 0, requeues = 0;
 };
 
+struct WhatIf;
+
 struct Report {
     Options opt;
+    std::shared_ptr<const WhatIf> what_if; // with --what-if: the replay (whatif.h)
     std::map<std::string, Totals> groups;
     std::map<std::string, Totals> by_user, by_account; // the HTML page draws both
     Totals total;
@@ -151,6 +157,11 @@ xmem::Result<void> load_sacct_jobs(const Options &opt, const xmem::analysis::Cat
 // not in the catalog).
 std::vector<JobRecord> parse_sacct(const std::string &out,
                                    const std::function<uint64_t(const std::string &)> &capacity);
+
+// Runs argv (no shell) and collects its stdout within `deadline_ms`; the error line, or "".
+// `missing` ends the line when the program cannot be started, `failed` when it exits non-zero.
+std::string run_capture(const std::vector<std::string> &args, std::string &out, int deadline_ms,
+                        const std::string &missing, const std::string &failed);
 
 std::string render_table(const Report &r);
 std::string render_csv(const Report &r);

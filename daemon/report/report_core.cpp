@@ -1,6 +1,7 @@
 // report_core.cpp — dates, options, grouping and the arithmetic of `xmem report`.
 #include "report.h"
 #include "calibrate.h"
+#include "whatif.h"
 
 #include "contract/enforcement.h"
 
@@ -146,7 +147,7 @@ xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
         bool takes = name == "--db" || name == "--since" || name == "--until" || name == "--by" ||
                      name == "--format" || name == "-o" || name == "--output" ||
                      name == "--config" || name == "--catalog" || name == "--source" ||
-                     name == "--sacct";
+                     name == "--sacct" || name == "--what-if";
         if (!takes)
             return xmem::Result<void>::fail("xmem: report: unknown option '" + a +
                                             "' (see xmem report --help)");
@@ -164,7 +165,12 @@ xmem::Result<void> parse_args(int argc, char **argv, Options &opt)
             opt.catalog = val;
         else if (name == "--sacct")
             opt.sacct = val;
-        else if (name == "--source" && (val == "ledger" || val == "sacct"))
+        else if (name == "--what-if") {
+            auto changes = parse_changes(val); // the values too, before anything is read
+            if (!changes.ok())
+                return xmem::Result<void>::fail(changes.error());
+            opt.what_if = val;
+        } else if (name == "--source" && (val == "ledger" || val == "sacct"))
             opt.source = val == "ledger" ? Source::ledger : Source::sacct;
         else if (name == "--source")
             return xmem::Result<void>::fail("xmem: report: unknown source '" + val +

@@ -3,6 +3,7 @@
 // also carried as data-* attributes so a test (or a script) can read them back.
 #include "report.h"
 #include "calibrate.h"
+#include "whatif.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -160,6 +161,8 @@ std::string render_html(const Report &r)
     h += "<h2>Per account</h2>" + bars("by-account", r.by_account);
     h += "<h2>Estimate vs measured peak (GiB)</h2>" + scatter(r.accuracy);
     h += "<h2>Estimate error over time</h2>" + error_rows(r);
+    if (r.what_if)
+        h += render_what_if_html(*r.what_if);
     // Proves in a headless browser that the page parsed and its figures are in the DOM.
     h += "<script>document.body.dataset.rendered=document.querySelectorAll('svg').length;"
          "</script></body></html>\n";

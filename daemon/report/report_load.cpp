@@ -179,6 +179,7 @@ xmem::Result<void> load_jobs(const Options &opt, const xmem::analysis::Catalog &
             j.limit_bytes = (uint64_t)sqlite3_column_int64(st, 8);
             j.capacity_bytes = capacity(catalog, j.gpu, capacities);
             bool estimated = sqlite3_column_int(st, 9) == 0 && sqlite3_column_int(st, 10) == 1;
+            j.eligible = estimated && !check_only(options);
             j.packed = is_packed(estimated, check_only(options), j.limit_bytes, j.capacity_bytes);
             if (sqlite3_column_type(st, 11) != SQLITE_NULL)
                 j.measured_bytes = (uint64_t)sqlite3_column_int64(st, 11);

@@ -1,6 +1,7 @@
 // report_render.cpp — table, CSV and JSON renderings of a Report. GiB are 2^30 bytes.
 #include "report.h"
 #include "calibrate.h"
+#include "whatif.h"
 
 #include <cstdio>
 
@@ -160,11 +161,13 @@ std::string render_table(const Report &r)
     }
     if (r.total.jobs == 0)
         out += "(no finished jobs in the ledger for this period)\n";
-    return out + error_table(r);
+    return out + error_table(r) + (r.what_if ? render_what_if_table(*r.what_if) : "");
 }
 
 std::string render_csv(const Report &r)
 {
+    if (r.what_if) // CSV keeps one table: with --what-if, its jobs
+        return render_what_if_csv(*r.what_if);
     std::string out = group_name(r.opt.by);
     for (const auto &c : k_columns)
         out += "," + c;
@@ -202,7 +205,10 @@ std::string render_json(const Report &r)
     for (size_t i = 0; i < r.accuracy.size(); i++)
         out += (i ? ",[" : "[") + fixed(r.accuracy[i].first, 3) + "," +
                fixed(r.accuracy[i].second, 3) + "]";
-    return out + "],\"error_over_time\":" + error_json(r) + "}\n";
+    out += "],\"error_over_time\":" + error_json(r);
+    if (r.what_if)
+        out += ",\"what_if\":" + render_what_if_json(*r.what_if);
+    return out + "}\n";
 }
 
 } // namespace xmem::report

@@ -26,7 +26,7 @@ namespace xmem::report
 namespace
 {
 constexpr int k_sacct_deadline_ms = 120000; // a large cluster's window can take a while
-constexpr std::size_t k_sacct_max_bytes = 1ull << 30;
+constexpr std::size_t k_capture_max_bytes = 1ull << 30;
 
 std::string sacct_time(int64_t ts)
 {
@@ -38,8 +38,10 @@ std::string sacct_time(int64_t ts)
     return buf;
 }
 
-// Runs argv (no shell) and collects its stdout within the deadline; the error line, or "".
-std::string run_capture(const std::vector<std::string> &args, std::string &out)
+} // namespace
+
+std::string run_capture(const std::vector<std::string> &args, std::string &out, int deadline_ms,
+                        const std::string &missing, const std::string &failed)
 {
     std::vector<char *> argv;
     for (const auto &a : args)
@@ -47,7 +49,7 @@ std::string run_capture(const std::vector<std::string> &args, std::string &out)
     argv.push_back(nullptr);
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0)
-        return std::string("cannot run sacct: ") + strerror(errno);
+        return "cannot run " + args[0] + ": " + strerror(errno);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
@@ -57,7 +59,7 @@ std::string run_capture(const std::vector<std::string> &args, std::string &out)
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
-        return "cannot run " + args[0] + ": " + strerror(rc) + " (give --sacct PATH)";
+        return "cannot run " + args[0] + ": " + strerror(rc) + " (" + missing + ")";
     }
     struct timespec start;
     clock_gettime(CLOCK_MONOTONIC, &start);
@@ -66,12 +68,11 @@ std::string run_capture(const std::vector<std::string> &args, std::string &out)
     for (;;) {
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        long left = k_sacct_deadline_ms -
+        long left = deadline_ms -
                     ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000);
         struct pollfd p = {fds[0], POLLIN, 0};
         if (left <= 0 || poll(&p, 1, (int)left) == 0) {
-            why = args[0] + " did not answer within " + std::to_string(k_sacct_deadline_ms / 1000) +
-                  " s";
+            why = args[0] + " did not answer within " + std::to_string(deadline_ms / 1000) + " s";
             kill(pid, SIGKILL);
             break;
         }
@@ -81,7 +82,7 @@ std::string run_capture(const std::vector<std::string> &args, std::string &out)
         if (n <= 0)
             break;
         out.append(buf, (std::size_t)n);
-        if (out.size() > k_sacct_max_bytes) {
+        if (out.size() > k_capture_max_bytes) {
             why = args[0] + " printed more than 1 GiB; narrow the window (--since, --until)";
             kill(pid, SIGKILL);
             break;
@@ -92,10 +93,12 @@ std::string run_capture(const std::vector<std::string> &args, std::string &out)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (why.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-        why = args[0] + " failed (is accounting_storage/slurmdbd configured? see its stderr)";
+        why = args[0] + " failed (" + failed + ")";
     return why;
 }
 
+namespace
+{
 // Splits a line on '|' into at most n fields, the last taking the rest (an AdminComment
 // may hold '|').
 std::vector<std::string> fields(const std::string &line, std::size_t n)
@@ -141,6 +144,7 @@ std::vector<JobRecord> parse_sacct(const std::string &out,
         j.estimate_bytes = rec->estimate_bytes.value_or(0);
         j.limit_bytes = rec->limit_bytes.value_or(0);
         j.capacity_bytes = capacity(j.gpu);
+        j.eligible = rec->estimated && !rec->check_only;
         j.packed = is_packed(rec->estimated, rec->check_only, j.limit_bytes, j.capacity_bytes);
         j.measured_bytes = rec->measured_bytes;
         j.exit_status = rec->exit_status;
@@ -173,7 +177,8 @@ xmem::Result<void> load_sacct_jobs(const Options &opt, const xmem::analysis::Cat
         "--starttime=" + (opt.since ? sacct_time(*opt.since) : std::string("1970-01-02")),
         "--endtime=" + (opt.until ? sacct_time(*opt.until) : std::string("now"))};
     std::string out;
-    std::string why = run_capture(args, out);
+    std::string why = run_capture(args, out, k_sacct_deadline_ms, "give --sacct PATH",
+                                  "is accounting_storage/slurmdbd configured? see its stderr");
     if (!why.empty())
         return xmem::Result<void>::fail("xmem: report: " + why);
     std::map<std::string, uint64_t> known;

@@ -499,4 +499,20 @@ Result<Config> config_load(const std::string &file)
     return Result<Config>::fail(first);
 }
 
+xmem::Result<void> config_policy_set(Policy &p, const std::string &key, const std::string &value)
+{
+    YAML::Node one; // {key: value}, a scalar as the file would hold it
+    one[key] = value;
+    Problems found;
+    try {
+        parse_policy(one, "policy", p, found);
+    } catch (const ConfigError &e) {
+        found.push_back(e);
+    }
+    if (found.empty())
+        return xmem::Result<void>::success();
+    const ConfigError &e = found.front();
+    return xmem::Result<void>::fail(e.key + ": " + e.problem + "; " + e.fix);
+}
+
 } // namespace xmem::server

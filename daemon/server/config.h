@@ -91,6 +91,9 @@ xmem::Result<void> config_read_catalog(Config &c);
 // done at load, so a reload never fails on a program being reinstalled; a missing program
 // still fails each request with spawn_failed.
 xmem::Result<void> config_check_programs(const Config &c);
+// Sets one key of the `policy:` block from its text, through the same key table and checks
+// as the file (`xmem report --what-if`); the error is "policy.KEY: problem; fix".
+xmem::Result<void> config_policy_set(Policy &p, const std::string &key, const std::string &value);
 
 } // namespace xmem::server
 #endif

@@ -128,12 +128,7 @@ pass "bad dates, groupings, missing and empty ledgers: one line or an empty repo
 command -v chromium >/dev/null || t_skip "no chromium for the HTML check (make deps); other checks passed"
 "$REPORT" --db "$DB" --format html -o "$LAB/report.html" || fail "html"
 expect_false "the page refers to the network" grep -Eq 'https?://' "$LAB/report.html"
-profile=$(mktemp -d)
-timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
-    --disable-background-networking --disable-component-update --disable-sync \
-    --user-data-dir="$profile" --dump-dom "file://$LAB/report.html" >"$LAB/dom.html" 2>"$LAB/chromium.err" ||
-    fail "chromium: $(tail -n 3 "$LAB/chromium.err")"
-rm -rf "$profile"
+dump_dom "$LAB/report.html" "$LAB/dom.html"
 python3 - "$LAB/dom.html" "$LAB/user.json" <<'PY' || fail "HTML figures differ from JSON"
 import json, re, sys
 dom, total = open(sys.argv[1]).read(), json.load(open(sys.argv[2]))["total"]

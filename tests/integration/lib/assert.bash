@@ -16,6 +16,7 @@
 #   expect_field OF KEY WANT WHAT   field KEY of OF is WANT: field_of reads it; by default OF is
 #                           a JSON file and KEY a dotted path, the Slurm lab reads a job's field
 #   agree WHAT EXACT GOT TOLERANCE  GOT is within TOLERANCE (a fraction) of EXACT
+#   dump_dom PAGE OUT       the DOM headless Chromium builds from the HTML file PAGE, into OUT
 #   pass WHAT               counts a check that held
 #   fail WHAT               "FAIL: WHAT", the last run's output, the tail of every watched log,
 #                           and the test ends (exit 1)
@@ -172,4 +173,18 @@ within() {
 agree() {
     expect_true "$1: exact $2, fast $3 (more than $4 apart)" within "$4" "$2" "$3" &&
         echo "ok: $1: exact $2, fast $3"
+}
+
+# dump_dom PAGE OUT: the DOM headless Chromium builds from the local HTML file PAGE (its
+# scripts run, no network), into OUT; the test fails when Chromium does.
+dump_dom() {
+    local profile
+    profile=$(mktemp -d)
+    timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+        --disable-background-networking --disable-component-update --disable-sync \
+        --user-data-dir="$profile" --dump-dom "file://$1" >"$2" 2>"$2.err" || {
+        rm -rf "$profile"
+        fail "chromium: $(tail -n 3 "$2.err")"
+    }
+    rm -rf "$profile"
 }

@@ -9,7 +9,8 @@
     X(escaping)                                                                                    \
     X(load)                                                                                        \
     X(calibrate)                                                                                   \
-    X(sacct)
+    X(sacct)                                                                                       \
+    X(whatif)
 
 #define X(name) int test_group_##name(void);
 XMEM_REPORT_TEST_GROUPS(X)
