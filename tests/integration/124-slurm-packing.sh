@@ -6,7 +6,8 @@
 # true peak, 6500 MiB. The tenth's estimate is under its true peak, 16000 MiB; it starts
 # last, on the GPU where four others hold 26000 MiB; a shard job on a node without MPS is
 # held by nothing but the GPU, so 26000 + 16000 > 40960 runs it out of memory. The plugin
-# requeues it whole (shard:10), where it completes alone. No job is lost.
+# requeues it whole (shard:10), where it completes alone. No job is lost. The fake GPU's use
+# reaches xmem's ledger through the fake NVML (plugstack nvml=), as a GPU's through NVML.
 T_NAME=124-slurm-packing
 . "$(dirname "$0")/lab/testlib.sh"
 . "$(dirname "$0")/58-requeue-common.bash"
@@ -14,8 +15,11 @@ T_NAME=124-slurm-packing
 t_require_lab
 [ -x "$XMEM_BUILD/bin/xmemd" ] || t_skip "no $XMEM_BUILD/bin/xmemd (the daemon is not built)"
 
+FAKE_NVML=$XMEM_BUILD/lib/libxmem-fake-nvml.so
+[ -f "$FAKE_NVML" ] || t_skip "no $FAKE_NVML (the plugin unit tests are not built)"
+command -v sqlite3 >/dev/null || t_skip "no sqlite3 CLI (make deps)"
 # 32 cores a node: a job takes a core, and ten must run at once.
-XMEM_LAB_CPUS=32 requeue_lab_up shard
+XMEM_PLUGSTACK_ARGS="nvml=$FAKE_NVML nvml_interval_ms=200" XMEM_LAB_CPUS=32 requeue_lab_up shard
 packing_train_py "$J"
 node=$(packing_node)
 [ -n "$node" ] || fail "no node in partition debug"
@@ -76,5 +80,10 @@ expect_true "job $under's output lacks xmem's requeue line: $(cat "$J/under.out"
 pass "job $under was requeued whole (shard:10) and completed alone"
 
 expect_eq "$(awk '$3 == "end"' "$EVENTS" | wc -l)" 10 "runs that ended holding memory"
+# The ledger's measured peaks (MiB), each job's true one: the nine's, then the rerun's.
+all=$(IFS=,; echo "${ids[*]},$under")
+measured() { sqlite3 "$LAB/state/xmem-ledger.sqlite" "SELECT group_concat(measured_peak_bytes / 1048576, ' ') FROM (SELECT measured_peak_bytes FROM jobs WHERE job_id IN ($all) ORDER BY job_id)"; }
+lab_wait_for 30 sh -c "[ \"\$(sqlite3 '$LAB/state/xmem-ledger.sqlite' 'SELECT count(measured_peak_bytes) FROM jobs WHERE job_id IN ($all)')\" = 10 ]"
+expect_eq "$(measured)" "6500 6500 6500 6500 6500 6500 6500 6500 6500 16000" "measured peaks in the ledger"
 pass "ten jobs submitted, ten completed, none lost"
 finish
