@@ -36,7 +36,7 @@ VENV       ?= $(CURDIR)/.venv
 VENV_HF26  ?= $(CURDIR)/.venv-hf26
 
 .PHONY: all deps configure test test-unit test-integration bench bench-sim bench-estimate \
-	bench-accuracy bench-daemon install uninstall clean demo format format-check deb
+	bench-accuracy bench-daemon bench-packing install uninstall clean demo format format-check deb
 
 all: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -91,6 +91,11 @@ bench-accuracy: deps all
 
 bench-daemon: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/daemon.sh
+
+# Whole GPUs against xmem's packing on the lab's real Slurm (docs/bench.md): on the lab as a
+# cluster (two GPU nodes), unless XMEM_LAB_CLUSTER=0; bench/packing.sh --help for the options.
+bench-packing: deps all
+	@XMEM_LAB_CLUSTER=$${XMEM_LAB_CLUSTER-1} XMEM_BUILD=$(abspath $(BUILD)) bench/packing.sh $(BENCH_ARGS)
 
 # The Slurm demo (issue: sbatch --xmem), then a replay of a bundled trace through the simulator.
 # Its first screen is the demo: the build's lines (every "Entering directory" and "Built

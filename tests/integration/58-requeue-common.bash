@@ -2,9 +2,10 @@
 # profiler whose slurmctld starts a requeued job again after 6 s, its jobs directory with a
 # train.py the fake profiler sizes, and their helpers. Source it after testlib.sh.
 
-# requeue_lab_up: the lab up, J its jobs directory (the current directory).
+# requeue_lab_up [shard|mps]: the lab up (shard by default), J its jobs directory (the
+# current directory).
 requeue_lab_up() {
-    XMEM_LAB_PROFILER=fake lab_up shard
+    XMEM_LAB_PROFILER=fake lab_up "${1:-shard}"
     expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
     # Slurm holds a requeued job back for the credential lifetime plus one second (AuthInfo
     # cred_expire, 120 s by default); slurmctld reads it at start only.

@@ -17,7 +17,11 @@
 # XMEM_LAB_ACCOUNTING=1 adds slurmdbd over a private MariaDB (dbd.sh; off by default: slower).
 # XMEM_LAB_CLUSTER=1 makes it a small cluster of network namespaces (lab/cluster.sh: nodes
 # cpu1, gpu1, gpu2; partitions cpu and debug), XMEM_LAB_YAML extra lines for xmem.yaml,
-# XMEM_LAB_ESTIMATOR_ARGS more arguments for the real estimator ("--mode, exact").
+# XMEM_LAB_ESTIMATOR_ARGS more arguments for the real estimator ("--mode, exact"),
+# XMEM_LAB_CPUS=N makes each node claim N cores (SlurmdParameters=config_overrides): a job
+# takes a core, so a two-core machine would run two jobs per node however small their GPU
+# shares (the packing bench and test 124 claim 32). The fake GPUs' memory: lab/fake-gpu.sh,
+# its ledgers under $LAB/gpu.
 # Only one lab runs at a time on a machine (fixed ports): lab_up takes a flock.
 
 LAB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -181,11 +185,13 @@ lab_up() {
     # slurmctld's, slurmd's and xmemd's logs, and munged's: what a failing test shows.
     log_watch "$LAB/log/*.log" "$LAB/munge/munged.log"
     mkdir -p "$LAB" && chmod 0755 "$LAB"
-    mkdir -p "$LAB"/{etc,state,spool,run,log,dev,lib,fake,jobs}
-    chmod 1777 "$LAB/jobs" "$LAB/fake"
+    mkdir -p "$LAB"/{etc,state,spool,run,log,dev,lib,fake,jobs,gpu}
+    chmod 1777 "$LAB/jobs" "$LAB/fake" "$LAB/gpu"
+    echo "$LAB_GPU_MB" >"$LAB/gpu/capacity_mib" # lab/fake-gpu.sh's GPU memory
     LAB_KIND=$kind
     host=$(hostname -s)
     node_line=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=//' -e 's/RealMemory=[0-9]*/RealMemory=2048/')
+    [ -z "${XMEM_LAB_CPUS:-}" ] || node_line="${node_line%% *} CPUs=$XMEM_LAB_CPUS Boards=1 SocketsPerBoard=1 CoresPerSocket=$XMEM_LAB_CPUS ThreadsPerCore=1 RealMemory=2048"
     for ((i = 0; i < LAB_GPUS; i++)); do mknod "$LAB/dev/nvidia$i" c 195 "$i"; done
     if [ "$kind" = shard ]; then
         gres_types=gpu,shard node_gres=gpu:${LAB_GPU_TYPE:+$LAB_GPU_TYPE:}$LAB_GPUS,shard:$((LAB_GPUS * LAB_SHARDS_PER_GPU))
@@ -195,6 +201,7 @@ lab_up() {
     lab_render "$LAB_HERE/slurm.conf.in" "$LAB/etc/slurm.conf" LAB="$LAB" HOST="$host" \
         CTLD_PORT=$LAB_CTLD_PORT SLURMD_PORT=$LAB_SLURMD_PORT GRES_TYPES=$gres_types \
         NODE_LINE="$node_line" NODE_GRES="$node_gres"
+    [ -z "${XMEM_LAB_CPUS:-}" ] || echo "SlurmdParameters=config_overrides" >>"$LAB/etc/slurm.conf"
     lab_write_gres "$kind"
     lab_write_accounting
     lab_render "$LAB_HERE/xmem.yaml.in" "$LAB/etc/xmem.yaml" LAB="$LAB" MODE="$kind" \
