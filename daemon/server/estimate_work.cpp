@@ -11,6 +11,7 @@
 #include "profile_job.h"
 #include "sha256.h"
 #include "signer.h"
+#include "xmem_script.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -64,6 +65,21 @@ bool can_enter(const std::string &dir, const UserIdentity &u)
     return false;
 }
 
+// The job's ranks: the GPU request the decision is bound to ("gpu:1:nodes:2", parsed by the
+// plugin's own code) and the entrypoint, which xmemd has checked against the script. A
+// request without one (salloc with --gpus unset, an older plugin) is one rank.
+long world_size(const EstimateRequest &req)
+{
+    xmem_job_shape shape;
+    if (req.gres.empty() || xmem_job_shape_parse(req.gres.c_str(), &shape) < 0)
+        return 1;
+    std::vector<char *> argv;
+    for (const auto &a : req.argv)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    return xmem_world_size(&shape, argv.data());
+}
+
 } // namespace
 
 static void sign(EstimateJob *job);
@@ -106,6 +122,7 @@ void work_prepare(uv_work_t *w)
         return;
     }
     job->script_sha256 = script.value().sha256;
+    job->world = world_size(job->req);
     KeyInputs in;
     in.uid = job->peer.uid;
     in.argv = job->req.argv;
@@ -118,6 +135,7 @@ void work_prepare(uv_work_t *w)
     in.gpu = job->gpu;
     in.torch = job->req.torch.empty() ? job->cfg->torch : job->req.torch;
     in.steps = job->steps;
+    in.world = job->world;
     in.config_fingerprint = job->cfg->fingerprint;
     auto key = cache_key(in);
     if (!key) {
@@ -153,7 +171,7 @@ void work_profile(uv_work_t *w)
     std::vector<std::string> estimator = cfg.estimator;
     for (auto &opt : profile_job_options(cfg.profile_job, spec.wall_ms, job->id))
         estimator.push_back(opt);
-    spec.argv = estimator_argv(estimator, job->gpu, torch, job->steps, job->req.argv);
+    spec.argv = estimator_argv(estimator, job->gpu, torch, job->steps, job->req.argv, job->world);
     spec.env = sandbox_environment(job->user, job->req.env);
     profile_job_environment(cfg.profile_job, spec.env);
     job->run = run_with_preamble(spec, job->req.preamble, &job->cancel);
