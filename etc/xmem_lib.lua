@@ -154,17 +154,51 @@ function M.gpu_type(tres)
   return nil
 end
 
--- The single-GPU request in the canonical form a decision is bound to: "gpu:1" or
--- "gpu:TYPE:1" (the SPANK plugin's xmem_request_gpu writes the same). Takes the request
--- fields in order; the first one with a gpu item names the type.
-function M.gpu_request(...)
-  for _, tres in ipairs({ ... }) do
-    if tres ~= "" and (M.gpus_in(tres)) > 0 then
-      local t = M.gpu_type(tres)
-      return t and ("gpu:" .. t .. ":1") or "gpu:1"
-    end
-  end
-  return "gpu:1"
+-- A count Slurm left unset (nil, 0, NO_VAL, or NO_VAL16 = 65534 in the 16-bit fields such
+-- as ntasks_per_node) reads as `unset`; so does one past any site's size (the plugin's
+-- XMEM_SHAPE_MAX, 100000).
+local function count_field(v, unset)
+  if type(v) ~= "number" or v <= 0 or v >= 65534 or v ~= math.floor(v) then return unset end
+  return v
+end
+
+local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
+
+--[[ The shape of a job's GPU request, as the SPANK plugin's xmem_job_shape_of reads it from
+sbatch's command line: GPUs on each node (tres_per_node; tres_per_job over the nodes;
+tres_per_task times the tasks per node: ntasks_per_node, else num_tasks over the nodes,
+else one), the minimum node count, the GPU type, whether it is a share already, and the
+canonical text the decision is bound to ("gpu:1", "gpu:a100:1", "gpu:2", "gpu:1:nodes:2";
+xmem_job_shape_text writes the same). ]]
+function M.request_shape(job)
+  local nodes = count_field(job.min_nodes, 1)
+  local tasks = count_field(job.num_tasks, 0)
+  local per_node_tasks = count_field(job.ntasks_per_node, 0)
+  if per_node_tasks == 0 then per_node_tasks = tasks > 0 and ceil_div(tasks, nodes) or 1 end
+  local n1, sh1 = M.gpus_in(job.tres_per_node)
+  local n2, sh2 = M.gpus_in(job.tres_per_job)
+  local n3, sh3 = M.gpus_in(job.tres_per_task)
+  local s = { nodes = nodes, shared = sh1 or sh2 or sh3,
+    gpus_per_node = n1 + ceil_div(n2, nodes) + n3 * per_node_tasks,
+    type = M.gpu_type(job.tres_per_node) or M.gpu_type(job.tres_per_job) or M.gpu_type(job.tres_per_task) }
+  -- A share already (srun outside a job: cli_filter.lua asked for it in place of gpu:1)
+  -- reads as the one GPU it stands for, as the plugin signed it.
+  s.text = "gpu:" .. (s.type and (s.type .. ":") or "") .. math.max(1, s.gpus_per_node)
+    .. (nodes > 1 and (":nodes:" .. nodes) or "")
+  return s
+end
+
+--[[ Why Slurm cannot hold this multi-GPU request as GPU shares (one line for the user and
+the job's Comment), or nil when it can: one GPU on each node becomes a share of that GPU on
+every node. Several GPUs on one node stay whole: Slurm 22.05 allocates a job's shards (and
+MPS shares) on a node from one GPU only (measured in docs/slurm.md, "Multi-GPU jobs"), so
+their ranks would share one GPU. ]]
+function M.multi_gpu_why(shape)
+  if shape.gpus_per_node <= 1 then return nil end
+  return string.format("%d GPUs on one node stay whole: Slurm 22.05 gives a job's shards on a node"
+    .. " from one GPU only, so its %d ranks would share one GPU (Slurm 23.11's"
+    .. " SelectTypeParameters=MULTIPLE_SHARING_GRES_PJ lets a job hold shares of several GPUs"
+    .. " of a node; xmem does not use it yet)", shape.gpus_per_node, shape.gpus_per_node)
 end
 
 -- The fields of a decision payload ("xmem-decision v1 k=v k=v ..."), or nil and why. Every
@@ -199,8 +233,6 @@ function M.parse_decision(payload)
   end
   return d
 end
-
-local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
 
 -- The margin for a job on `gpu` under `account` (may be nil): the account's own margin for
 -- this GPU type, else the GPU type's, both learnt by `xmem calibrate` (policy.margins), else

@@ -32,8 +32,31 @@ eq((xmem.gpus_in("gres:nic:1")), 0, "other gres")
 -- The GPU type and the canonical request a decision is bound to.
 eq(xmem.gpu_type("gres:gpu:a100:1"), "a100", "typed"); eq(xmem.gpu_type("gres/gpu:a100"), "a100", "type, no count")
 eq(xmem.gpu_type("gres:gpu:1"), nil, "untyped"); eq(xmem.gpu_type("gres:gpu"), nil, "bare"); eq(xmem.gpu_type(nil), nil, "nil type")
-eq(xmem.gpu_request("gres:gpu:1", "", ""), "gpu:1", "canonical untyped")
-eq(xmem.gpu_request("", "gres:gpu:a100:1", ""), "gpu:a100:1", "canonical typed, per job")
+-- The request's shape and its canonical text, as the plugin's xmem_job_shape_text writes it
+-- (tests/unit/script/test_shape.c has the same requests).
+local NO_VAL = 4294967294
+local function shape(job) return xmem.request_shape(job) end
+eq(shape({ tres_per_node = "gres:gpu:1" }).text, "gpu:1", "canonical untyped")
+eq(shape({ tres_per_job = "gres:gpu:a100:1", min_nodes = NO_VAL, num_tasks = NO_VAL }).text, "gpu:a100:1",
+  "canonical typed, per job")
+eq(shape({ tres_per_node = "gres:gpu:2" }).text, "gpu:2", "two GPUs on one node")
+eq(shape({ tres_per_task = "gres:gpu:1", num_tasks = 1, ntasks_per_node = 65534, min_nodes = NO_VAL }).text, "gpu:1",
+  "ntasks_per_node unset (NO_VAL16)")
+eq(shape({ tres_per_node = "gres:gpu:1", min_nodes = 2 }).text, "gpu:1:nodes:2", "one GPU on each of 2 nodes")
+eq(shape({ tres_per_node = "gres:gpu:4", min_nodes = 2 }).text, "gpu:4:nodes:2", "gpus-per-node 4 on 2 nodes")
+eq(shape({ tres_per_task = "gres:gpu:1", min_nodes = 2, ntasks_per_node = 2, num_tasks = 4 }).text, "gpu:2:nodes:2",
+  "per task times tasks per node")
+eq(shape({ tres_per_task = "gres:gpu:1", num_tasks = 4 }).text, "gpu:4", "per task, -n 4")
+eq(shape({ tres_per_task = "gres:gpu:1", num_tasks = 4, min_nodes = 2 }).text, "gpu:2:nodes:2", "-n 4 over 2 nodes")
+eq(shape({ tres_per_job = "gres:gpu:2", min_nodes = 2 }).text, "gpu:1:nodes:2", "--gpus over the nodes")
+-- srun outside a job: cli_filter.lua asked for the share in place of gpu:1, which the plugin signed.
+local sh = shape({ tres_per_node = "gres:shard:3" })
+eq(sh.shared, true, "a share is shared"); eq(sh.gpus_per_node, 0, "a share counts no GPU"); eq(sh.text, "gpu:1", "as signed")
+-- What 22.05 can hold as shares: one GPU per node, not several on one node.
+eq(xmem.multi_gpu_why(shape({ tres_per_node = "gres:gpu:1", min_nodes = 2 })), nil, "one GPU per node packs")
+local mwhy = xmem.multi_gpu_why(shape({ tres_per_node = "gres:gpu:2" }))
+eq(mwhy and mwhy:find("2 GPUs on one node stay whole", 1, true), 1, "several GPUs on one node stay whole")
+eq(mwhy and mwhy:find("MULTIPLE_SHARING_GRES_PJ", 1, true) ~= nil, true, "and what would change it")
 
 -- Decision payloads: every key known, each once (a smuggled "uid=" cannot override).
 local S = string.rep("a", 64)
