@@ -6,14 +6,16 @@
 # node stays whole with the one line that says why (Slurm 22.05 gives a job's shards on a node
 # from one GPU only) and what would change it; a per-rank limit above the site's threshold
 # keeps every node's whole GPU; a single-GPU job is profiled as one rank; after a CUDA OOM
-# of one rank, the job is requeued once with a whole GPU's shards on every node.
+# of one rank, the job is requeued once with a whole GPU's shards on every node; a job whose
+# estimate outlasts sbatch's budget is held as a whole GPU's shards per node, then narrowed.
 T_NAME=112-cluster-multi-gpu
 . "$(dirname "$0")/lab/testlib.sh"
 . "$(dirname "$0")/58-requeue-common.bash"
 t_require_lab
 [ -x "$LAB_XMEMD_BIN" ] || t_skip "no $LAB_XMEMD_BIN (the daemon is not built)"
 command -v ip >/dev/null && command -v nsenter >/dev/null || t_skip "no ip or nsenter (make deps: iproute2)"
-XMEM_LAB_CLUSTER=1 XMEM_LAB_PROFILER=fake lab_up shard
+# sbatch waits 2 s for an estimate (part 6 takes longer; the others answer at once).
+XMEM_LAB_CLUSTER=1 XMEM_LAB_PROFILER=fake XMEM_LAB_BUDGET=2 lab_up shard
 requeue_fast_restart
 J=$LAB/jobs
 R=$LAB/fake
@@ -101,4 +103,17 @@ done
 expect_true "the requeue mark: $(admin_comment "$JOB")" grep -q "requeued after CUDA OOM from=shard:1 limit=3000M to=shard:10 whole" \
     <<<"$(admin_comment "$JOB")"
 pass "a rank's OOM: requeued once with shard:10 on gpu1 and gpu2"
+
+# 6. Past sbatch's budget (docs/async.md): held as shard:10 on each node, its mark bound to
+#    the 2-node request, then narrowed by xmemd's signed decision to shard:1 per node.
+multi_job held.sh $'#SBATCH -N 2\n#SBATCH --gres=gpu:1' "3000 --fake-sleep=4" held
+submit --xmem held.sh
+expect_out "the job is held until its estimate is ready" "sbatch of a slow 2-node estimate"
+expect_field "$JOB" TresPerNode "gres:shard:10" "held as a whole GPU's shards per node"
+expect_true "mark: $(admin_comment "$JOB")" grep -q "gres=gpu:1:nodes:2 held=shard:10" <<<"$(admin_comment "$JOB")"
+lab_wait_for 30 sh -c "[ \"\$(timeout 5 scontrol show job -o $JOB | grep -o 'TresPerNode=[^ ]*')\" = TresPerNode=gres:shard:1 ]" ||
+    fail "job $JOB not narrowed: $(lab_field "$JOB" TresPerNode), $(admin_comment "$JOB")"
+expect_true "record: $(admin_comment "$JOB")" grep -q "limit=3000M policy=shard nodes=2 request=gres:gpu:1->shard:1" \
+    <<<"$(admin_comment "$JOB")"
+pass "a held 2-node job is narrowed to shard:1 per node"
 finish
