@@ -39,6 +39,16 @@ multi_job() {
         "$2" "$J/$4.out" "$3" "$R/$4" >"$1"
 }
 world_of() { sed -n 's/^world_size=//p' "$R/$1" 2>/dev/null; }
+# ranks_saw NAME RUN SHARDS LIMIT: in run RUN, rank 0 on gpu1 and rank 1 on gpu2 each had
+# SHARDS shards of their node's GPU 0 and the limit LIMIT ("-": none).
+ranks_saw() {
+    local out rank
+    out=$(cat "$J/$1.out")
+    for rank in "0 gpu1" "1 gpu2"; do
+        expect_true "run $2, rank ${rank% *} on ${rank#* }: shards=$3 limit=$4 expected; got: $out" \
+            grep -qx "run $2 rank $rank shards=$3 gpus=0 limit=$4" <<<"$out"
+    done
+}
 
 # 1. One GPU on each of two nodes: a share per node, two ranks each within 3000 MiB.
 multi_job two-nodes.sh $'#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:1' 3000 two-nodes
@@ -50,11 +60,7 @@ expect_true "record: $(lab_comment "$JOB")" grep -q "limit=3000M policy=shard no
     <<<"$(lab_comment "$JOB")"
 lab_wait_state "$JOB" 60 COMPLETED || fail "job $JOB did not complete: $(cat "$J/two-nodes.out" 2>&1)"
 expect_field "$JOB" NodeList "gpu[1-2]" "the job ran on both GPU nodes"
-out=$(cat "$J/two-nodes.out")
-for rank in "0 gpu1" "1 gpu2"; do
-    expect_true "rank ${rank% *} on ${rank#* }: its own share and limit; got: $out" \
-        grep -qx "run 0 rank $rank shards=1 gpus=0 limit=0=3000M" <<<"$out"
-done
+ranks_saw two-nodes 0 1 0=3000M
 # Each node holds its rank: the srun step's plugin on gpu1 and on gpu2 (the batch step runs
 # on gpu1 only), one line each in the nodes' shared slurmd.log.
 n=$(grep -c "\[$JOB\.0\] xmem: job $JOB: GPU memory limit 3000 MiB enforced by client" "$LAB/log/slurmd.log")
@@ -95,11 +101,7 @@ expect_field "$JOB" TresPerNode "gres:shard:1" "the first run's share"
 lab_wait_for 60 grep -q "^run 1 rank 1" "$J/oom.out" || fail "job $JOB was not rerun: $(cat "$J/oom.out")"
 finished "$JOB"
 expect_field "$JOB" TresPerNode "gres:shard:10" "the rerun's request: a whole GPU's shards per node"
-out=$(cat "$J/oom.out")
-for rank in "0 gpu1" "1 gpu2"; do
-    expect_true "rerun's rank ${rank% *} on ${rank#* }: a whole GPU, no limit; got: $out" \
-        grep -qx "run 1 rank $rank shards=10 gpus=0 limit=-" <<<"$out"
-done
+ranks_saw oom 1 10 - # the rerun: a whole GPU on each node, no limit
 expect_true "the requeue mark: $(admin_comment "$JOB")" grep -q "requeued after CUDA OOM from=shard:1 limit=3000M to=shard:10 whole" \
     <<<"$(admin_comment "$JOB")"
 pass "a rank's OOM: requeued once with shard:10 on gpu1 and gpu2"
