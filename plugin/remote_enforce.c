@@ -204,6 +204,8 @@ int xmem__enforce_job(spank_t sp)
         return 0;
     }
     if (xmem__job_record(sp, &rec, err, sizeof(err)) < 0) {
+        if (!job_step(sp))
+            return 0; /* a later step: only a multi-node job's record would make it hold */
         if (required[0] == '\0') {
             slurm_info("xmem: job %" PRIu32 ": not held to a GPU memory limit: its record "
                        "was not read (%s)",
