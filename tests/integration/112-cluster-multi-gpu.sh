@@ -69,6 +69,17 @@ expect_true "the batch step held it too" grep -q "\[$JOB\.batch\] xmem: job $JOB
     "$LAB/log/slurmd.log"
 pass "-N 2 --gres=gpu:1: profiled as 2 ranks, shard:1 on gpu1 and gpu2, each rank held to 3000 MiB"
 
+# The other ways to ask for one GPU on each of two nodes: the decision the plugin got (bound
+# to gpu:1:nodes:2) fits the job the controller reads, and the job is packed the same way.
+for form in "-N 2 --gpus=2" "-N 2 --ntasks-per-node=1 --gpus-per-task=1" "-N 2 --gpus-per-node=1"; do
+    # shellcheck disable=SC2086 # the form is words
+    submit --xmem --hold $form --wrap "python3 rank.py --fake-limit-mb=3000 --form='$form'"
+    expect_field "$JOB" TresPerNode "gres:shard:1" "sbatch $form"
+    expect_true "$form: record: $(lab_comment "$JOB")" grep -q "nodes=2 request=gres:gpu:1->shard:1" \
+        <<<"$(lab_comment "$JOB")"
+done
+pass "--gpus, --gpus-per-task and --gpus-per-node over 2 nodes: shard:1 per node"
+
 # 2. Two GPUs on one node stay whole, with the reason and what would change it.
 multi_job one-node.sh '#SBATCH --gres=gpu:2' 3000 one-node
 submit --xmem --hold one-node.sh
