@@ -129,4 +129,13 @@ lab_wait_for 30 sh -c "[ \"\$(timeout 5 scontrol show job -o $JOB | grep -o 'Tre
 expect_true "record: $(admin_comment "$JOB")" grep -q "limit=3000M policy=shard nodes=2 request=gres:gpu:1->shard:1" \
     <<<"$(admin_comment "$JOB")"
 pass "a held 2-node job is narrowed to shard:1 per node"
+
+# 7. srun outside a job: cli_filter.lua asks for the share per node, the controller agrees.
+run timeout 60 srun --xmem -N 2 --gres=gpu:1 python3 rank.py --fake-limit-mb=3000 --fake-report="$R/srun"
+expect_rc 0 "srun --xmem -N 2 --gres=gpu:1"
+expect_eq "$(world_of srun)" 2 "srun's estimate at world size 2"
+for rank in "0 gpu1" "1 gpu2"; do
+    expect_out "^run 0 rank $rank shards=1 gpus=0 limit=0=3000M$" "srun rank ${rank% *} on ${rank#* }"
+done
+pass "srun -N 2 --gres=gpu:1: shard:1 on both nodes, each rank held to 3000 MiB"
 finish
