@@ -290,6 +290,11 @@ local function settle_held(job_desc, job_rec, policy, kind, body)
   end
   local original = "gres:" .. mark.gres
   local plan, why
+  local function released(text)
+    text = text:gsub("%c", "?"):sub(1, 300)
+    return { record = string.format("xmem: released (%s) request=%s->%s", text, original, mark.held),
+      log = "released: " .. text, user = "xmem: " .. text }
+  end
   if kind == "xmem-decision" then
     local d
     d, why = verify_decision(body, job_rec.user_id, policy)
@@ -304,13 +309,17 @@ local function settle_held(job_desc, job_rec, policy, kind, body)
       log("job %s: held job's decision refused: %s; nothing changed", job_id, why)
       return slurm.ERROR
     end
-    local nodes = tonumber(mark.gres:match(":nodes:(%d+)$") or "1")
-    if nodes > 1 then original = "gres:gpu:1" end
-    plan = size_job(policy, job_rec, d.limit, d.peak, "estimate", "auto", original, nodes)
+    -- More ranks than GPUs: released in its held form, a whole GPU's shares per node.
+    local shape = xmem.shape_of_text(mark.gres) or { gpus_per_node = 1, nodes = 1 }
+    local too_many = xmem.ranks_why(d.ranks, shape)
+    if too_many then
+      plan = released(too_many)
+    else
+      if shape.nodes > 1 then original = "gres:gpu:1" end
+      plan = size_job(policy, job_rec, d.limit, d.peak, "estimate", "auto", original, shape.nodes)
+    end
   else
-    why = body:gsub("%c", "?"):sub(1, 300)
-    plan = { record = string.format("xmem: released (%s) request=%s->%s", why, original, mark.held),
-      log = "released: " .. why, user = "xmem: " .. why }
+    plan = released(body)
   end
   -- Slurm 22.05 cannot turn a shard or mps request back into gpu:1 either: a job that keeps
   -- its request keeps it in its held form, a whole GPU's shards (or mps:100).
@@ -380,6 +389,13 @@ local function xmem_job_submit(job_desc, submit_uid)
       facts, why = job_facts(job_desc, d.envnames)
       if facts then why = decision_mismatch(d, facts) end
       if why then d = nil end
+    end
+    local too_many = d and xmem.ranks_why(d.ranks, shape)
+    if too_many then
+      log("uid %d: %s (%s); request left unchanged", job_uid, too_many, req)
+      slurm.log_user("xmem: %s (%s): request left unchanged", too_many, req)
+      add_comment(job_desc, string.format("xmem: policy=%s request=%s (unchanged: %s)", policy.mode, req, too_many))
+      return slurm.SUCCESS
     end
     if d == nil then
       log("uid %d: decision ignored: %s; job keeps its original request (%s)", job_uid, why, req)

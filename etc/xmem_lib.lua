@@ -188,6 +188,26 @@ function M.request_shape(job)
   return s
 end
 
+-- The shape a canonical request text names ("gpu:1", "gpu:a100:2:nodes:2", a held job's
+-- mark), as request_shape returns it (gpus_per_node, nodes), or nil.
+function M.shape_of_text(text)
+  local body, nodes = (text or ""):match("^gpu:(.-):nodes:(%d+)$")
+  body = body or (text or ""):match("^gpu:(.*)$")
+  local count = body and (body:match("^(%d+)$") or body:match("^[^:]+:(%d+)$"))
+  if count == nil then return nil end
+  return { gpus_per_node = tonumber(count), nodes = tonumber(nodes or "1"), text = text }
+end
+
+-- Why a job of `ranks` ranks (the decision's) cannot have a share per GPU: more ranks than
+-- GPUs (srun -n 4 on 2 GPUs) would put several on one GPU's share, each held to the limit
+-- of one. nil when they fit. A share already (srun outside a job) stands for one GPU per node.
+function M.ranks_why(ranks, shape)
+  local gpus = math.max(1, shape.gpus_per_node) * shape.nodes
+  if (ranks or 1) <= gpus then return nil end
+  return string.format("the job runs %d ranks on %d GPU%s: several ranks would share one GPU's"
+    .. " share; it keeps its whole GPUs", ranks, gpus, gpus > 1 and "s" or "")
+end
+
 --[[ Why Slurm cannot hold this multi-GPU request as GPU shares (one line for the user and
 the job's Comment), or nil when it can: one GPU on each node becomes a share of that GPU on
 every node. Several GPUs on one node stay whole: Slurm 22.05 allocates a job's shards (and
@@ -206,7 +226,8 @@ end
 -- A decision without "dir" or "env" (an xmemd older than this script) is incomplete:
 -- refused. "envnames" lists the variables "env" hashes (xmemd's list, signed with it).
 local DECISION_KEYS = { uid = true, request = true, peak = true, limit = true, gpu = true,
-  script = true, dir = true, gres = true, envnames = true, env = true, expires = true, job = true }
+  script = true, dir = true, gres = true, envnames = true, env = true, expires = true, job = true,
+  ranks = true }
 function M.parse_decision(payload)
   local body = payload:match("^xmem%-decision v1 (.*)$")
   if body == nil then return nil, "not a version 1 xmem decision" end
@@ -227,6 +248,12 @@ function M.parse_decision(payload)
     d.job = M.decimal(d.job, 4294967295)
     if d.job == nil then return nil, "malformed job id in decision: " .. payload end
   end
+  -- The ranks the estimate was profiled as (past one; docs/slurm.md, "Multi-GPU jobs").
+  if d.ranks ~= nil then
+    d.ranks = M.decimal(d.ranks, 100000)
+    if d.ranks == nil then return nil, "malformed ranks in decision: " .. payload end
+  end
+  d.ranks = d.ranks or 1
   if d.uid == nil or d.limit == nil or d.expires == nil or d.script == nil or d.dir == nil
     or d.gres == nil or d.env == nil or d.envnames == nil or not d.envnames:match("^[%u%d_:]+$") then
     return nil, "incomplete decision: " .. payload

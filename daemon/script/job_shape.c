@@ -4,7 +4,8 @@
  * #SBATCH lines applied (slurm_cmdline.c), written as the one canonical text the signed
  * decision binds ("gpu:1", "gpu:2", "gpu:1:nodes:2"), and read back by xmemd, which profiles
  * the job at that world size. job_submit.lua builds the same text from the job it receives
- * (xmem_lib.lua, request_shape): docs/slurm.md, "Multi-GPU jobs".
+ * (xmem_lib.lua, request_shape): docs/slurm.md, "Multi-GPU jobs". The srun in front of a
+ * batch script's entrypoint (srun -n 4 python train.py) names the ranks where it counts them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,10 +181,71 @@ static long torchrun_nproc(char *const *entry)
     return 0;
 }
 
-long xmem_world_size(const struct xmem_job_shape *s, char *const *entry)
+/* Tasks an srun's options ask for: -n N, else --ntasks-per-node N times -N (one node when
+ * absent); 0 when they name no count (srun then runs the job's own tasks). */
+static long srun_option_tasks(char *const *words, int n)
 {
-    long per_node = torchrun_nproc(entry);
+    struct xmem_cmdline c;
+    char err[128];
+    long tasks, per_node, nodes;
 
+    if (xmem_cmdline_scan(n, words, &c, err, sizeof(err)) < 0)
+        return 0;
+    tasks = count_or(c.ntasks, 0);
+    per_node = count_or(c.ntasks_per_node, 0);
+    nodes = count_or(c.nodes, 1);
+    if (tasks > 0)
+        return tasks;
+    return per_node > 0 && nodes > 0 ? per_node * nodes : 0;
+}
+
+struct srun_state {
+    int line;   /* the entrypoint's line */
+    long words; /* the entrypoint's words: the line's last ones */
+    long tasks;
+};
+
+static int srun_on_line(const char *line, int lineno, void *arg)
+{
+    struct srun_state *st = arg;
+    char **words;
+    int n;
+
+    if (lineno != st->line)
+        return 0;
+    words = xmem_words_split(line, &n);
+    /* The wrappers before the command (srun, env, exec, assignments): the first srun's. */
+    for (int i = 0; words != NULL && i < n - st->words; i++) {
+        const char *b = strrchr(words[i], '/');
+        if (strcmp(b ? b + 1 : words[i], "srun") == 0) {
+            st->tasks = srun_option_tasks(words + i, n - i);
+            break;
+        }
+    }
+    xmem_argv_free(words);
+    return 1;
+}
+
+long xmem_script_srun_tasks(const char *text, char *const *entry)
+{
+    struct srun_state st = {0, 0, 0};
+
+    if (text == NULL || entry == NULL)
+        return 0;
+    while (entry[st.words] != NULL)
+        st.words++;
+    st.line = xmem_entrypoint_training_line(text, entry);
+    if (st.line > 0 && xmem_script_each_line(text, srun_on_line, &st) < 0)
+        return 0;
+    return st.tasks;
+}
+
+long xmem_world_size(const struct xmem_job_shape *s, char *const *entry, long srun_tasks)
+{
+    long per_process = torchrun_nproc(entry), per_node = per_process;
+
+    if (srun_tasks > 0) /* srun starts the ranks, or one torchrun per task */
+        return srun_tasks * (per_process > 0 ? per_process : 1);
     if (per_node == 0)
         per_node = s->gpus_per_node > 0 ? s->gpus_per_node : 1;
     return per_node * (s->nodes > 0 ? s->nodes : 1);

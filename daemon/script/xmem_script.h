@@ -7,8 +7,8 @@
  * is bound to"). One definition for both, so they cannot disagree.
  *
  * Its files depend one way, in the order of the sections below: script_words.c on nothing,
- * slurm_cmdline.c and script_preamble.c on the words, job_shape.c on the command
- * line, script_entrypoint.c on the words, the command line and the preamble.
+ * slurm_cmdline.c and script_preamble.c on the words, script_entrypoint.c on the words, the
+ * command line and the preamble, job_shape.c on the command line and the entrypoint's line.
  *
  * Every function returns 0 or -1 and, where it takes err, leaves a one-line message starting
  * with "xmem: " there on -1.
@@ -96,9 +96,15 @@ int xmem_job_shape_of(const struct xmem_cmdline *c, struct xmem_job_shape *s);
 int xmem_job_shape_text(const struct xmem_job_shape *s, char *buf, size_t len);
 /* Reads the canonical text back (xmemd, from a request's gres). 0, or -1 when it is not. */
 int xmem_job_shape_parse(const char *text, struct xmem_job_shape *s);
-/* The job's ranks, one per GPU: torchrun's --nproc-per-node N in the entrypoint when it
- * names a number, else the GPUs per node, times the nodes; at least 1. */
-long xmem_world_size(const struct xmem_job_shape *s, char *const *entry);
+/* The tasks the srun in front of a batch script's entrypoint asks for (-n N, or
+ * --ntasks-per-node N times -N), found on the line that runs entry; 0 when there is no srun
+ * or it names no count. */
+long xmem_script_srun_tasks(const char *text, char *const *entry);
+/* The job's ranks: srun_tasks (xmem_script_srun_tasks) when it names them, times torchrun's
+ * --nproc-per-node when srun starts torchrun; else one per GPU: torchrun's --nproc-per-node
+ * N in the entrypoint when it names a number, else the GPUs per node, times the nodes; at
+ * least 1. */
+long xmem_world_size(const struct xmem_job_shape *s, char *const *entry, long srun_tasks);
 
 /* ---- entrypoints (script_entrypoint.c)
  * ----------------------------------------------------------- */

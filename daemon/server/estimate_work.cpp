@@ -66,9 +66,10 @@ bool can_enter(const std::string &dir, const UserIdentity &u)
 }
 
 // The job's ranks: the GPU request the decision is bound to ("gpu:1:nodes:2", parsed by the
-// plugin's own code) and the entrypoint, which xmemd has checked against the script. A
-// request without one (salloc with --gpus unset, an older plugin) is one rank.
-long world_size(const EstimateRequest &req)
+// plugin's own code), the entrypoint, which xmemd has checked against the script, and the
+// srun in front of it in that script. A request without a GPU request (salloc with --gpus
+// unset, an older plugin) is one rank.
+long world_size(const EstimateRequest &req, const std::string &script)
 {
     xmem_job_shape shape;
     if (req.gres.empty() || xmem_job_shape_parse(req.gres.c_str(), &shape) < 0)
@@ -77,7 +78,8 @@ long world_size(const EstimateRequest &req)
     for (const auto &a : req.argv)
         argv.push_back(const_cast<char *>(a.c_str()));
     argv.push_back(nullptr);
-    return xmem_world_size(&shape, argv.data());
+    long srun = script.empty() ? 0 : xmem_script_srun_tasks(script.c_str(), argv.data());
+    return xmem_world_size(&shape, argv.data(), srun);
 }
 
 } // namespace
@@ -122,7 +124,7 @@ void work_prepare(uv_work_t *w)
         return;
     }
     job->script_sha256 = script.value().sha256;
-    job->world = world_size(job->req);
+    job->world = world_size(job->req, script.value().text);
     KeyInputs in;
     in.uid = job->peer.uid;
     in.argv = job->req.argv;
@@ -208,6 +210,7 @@ static void sign(EstimateJob *job)
     // edited big.py.
     dec.dir_sha256 = sha256_hex(job->req.cwd);
     dec.gres = job->req.gres;
+    dec.ranks = job->world;
     // What the profile ran with (the cache key hashes the same variables, so a hit agrees).
     dec.env_sha256 = sha256_hex(request_env_text(job->req.env));
     dec.expires = time(nullptr) + cfg.policy.decision_ttl_seconds;

@@ -98,6 +98,16 @@ expect_field "$JOB" TresPerNode "gres:gpu:1" "a rank of 36000 MiB keeps its whol
 expect_out "keeps its whole GPU" "sbatch says why"
 pass "a per-rank limit past the threshold keeps whole GPUs"
 
+# srun -n 4 in the script runs 4 ranks on the 2 GPUs: profiled as 4, and kept whole (two
+# ranks would share each node's share, each held to the limit of one).
+printf '#!/bin/bash\n#SBATCH -N 2\n#SBATCH --gres=gpu:1\nsrun -n 4 python3 rank.py --fake-limit-mb=3000 --fake-report=%s\n' \
+    "$R/four" >four.sh
+submit --xmem --hold four.sh
+expect_eq "$(world_of four)" 4 "the estimator's --world-size for srun -n 4"
+expect_field "$JOB" TresPerNode "gres:gpu:1" "4 ranks on 2 GPUs keep their GPUs"
+expect_out "the job runs 4 ranks on 2 GPUs" "sbatch says why"
+pass "srun -n 4 on 2 GPUs: profiled as 4 ranks, whole"
+
 # 4. One GPU: one rank, and no --world-size on the estimator's line.
 multi_job single.sh '#SBATCH --gres=gpu:1' 2000 single
 submit --xmem --hold single.sh

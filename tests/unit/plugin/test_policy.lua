@@ -57,6 +57,19 @@ eq(xmem.multi_gpu_why(shape({ tres_per_node = "gres:gpu:1", min_nodes = 2 })), n
 local mwhy = xmem.multi_gpu_why(shape({ tres_per_node = "gres:gpu:2" }))
 eq(mwhy and mwhy:find("2 GPUs on one node stay whole", 1, true), 1, "several GPUs on one node stay whole")
 eq(mwhy and mwhy:find("MULTIPLE_SHARING_GRES_PJ", 1, true) ~= nil, true, "and what would change it")
+-- More ranks than GPUs (srun -n 4 on 2 GPUs): several would share one GPU's share.
+local two = shape({ tres_per_node = "gres:gpu:1", min_nodes = 2 })
+eq(xmem.ranks_why(2, two), nil, "2 ranks on 2 GPUs"); eq(xmem.ranks_why(1, two), nil, "fewer ranks")
+local rwhy = xmem.ranks_why(4, two)
+eq(rwhy and rwhy:find("the job runs 4 ranks on 2 GPUs", 1, true), 1, "4 ranks on 2 GPUs stay whole")
+eq(xmem.ranks_why(2, shape({ tres_per_node = "gres:shard:1", min_nodes = 2 })), nil, "srun's share per node: a GPU each")
+-- A held job's mark names its request in the canonical text; read back.
+for _, text in ipairs({ "gpu:1", "gpu:2", "gpu:1:nodes:2", "gpu:a100:4:nodes:8" }) do
+  local back = xmem.shape_of_text(text)
+  eq(back and shape({ tres_per_node = "gres:" .. text:gsub(":nodes:%d+$", ""),
+    min_nodes = tonumber(text:match(":nodes:(%d+)$") or "1") }).text, text, "mark text " .. text)
+end
+eq(xmem.shape_of_text("gpu:"), nil, "no count"); eq(xmem.shape_of_text("shard:3"), nil, "not a GPU request")
 
 -- Decision payloads: every key known, each once (a smuggled "uid=" cannot override).
 local S = string.rep("a", 64)
@@ -66,6 +79,12 @@ local E = " envnames=PATH:VIRTUAL_ENV env=" .. string.rep("c", 64)
 local d = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D .. " gres=gpu:1" .. E .. " expires=9")
 eq(d and d.uid, 5, "payload uid"); eq(d and d.script, S, "payload script"); eq(d and d.gres, "gpu:1", "payload gres")
 eq(d and d.dir, D, "payload dir"); eq(d and d.envnames, "PATH:VIRTUAL_ENV", "payload envnames")
+eq(d and d.ranks, 1, "payload without ranks: one")
+local dr = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D
+  .. " gres=gpu:1:nodes:2" .. E .. " expires=9 ranks=4")
+eq(dr and dr.ranks, 4, "payload ranks"); eq(dr and dr.gres, "gpu:1:nodes:2", "payload gres of 2 nodes")
+eq(xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D
+  .. " gres=gpu:1" .. E .. " expires=9 ranks=1e3"), nil, "malformed ranks refused")
 -- Bound to the environment: a decision without it, or with a name list that is not names, is refused.
 local noenv, ewhy = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=- dir=" .. D .. " gres=- expires=9")
 eq(noenv, nil, "decision without env refused"); eq(ewhy and ewhy:find("incomplete decision", 1, true), 1, "no-env message")

@@ -117,19 +117,45 @@ static void world_size_is_ranks_per_node_times_nodes(void **state)
     struct xmem_job_shape s;
 
     assert_int_equal(xmem_job_shape_parse("gpu:1", &s), 0);
-    assert_int_equal(xmem_world_size(&s, ARGV("python3", "train.py")), 1);
+    assert_int_equal(xmem_world_size(&s, ARGV("python3", "train.py"), 0), 1);
     assert_int_equal(xmem_job_shape_parse("gpu:1:nodes:2", &s), 0);
-    assert_int_equal(xmem_world_size(&s, ARGV("python3", "train.py")), 2);
+    assert_int_equal(xmem_world_size(&s, ARGV("python3", "train.py"), 0), 2);
     assert_int_equal(xmem_job_shape_parse("gpu:4:nodes:2", &s), 0);
-    assert_int_equal(xmem_world_size(&s, ARGV("python3", "train.py")), 8);
+    assert_int_equal(xmem_world_size(&s, ARGV("python3", "train.py"), 0), 8);
     /* torchrun names the processes per node: that is what runs */
-    assert_int_equal(xmem_world_size(&s, ARGV("torchrun", "--nproc-per-node", "2", "t.py")), 4);
-    assert_int_equal(xmem_world_size(&s, ARGV("/usr/bin/torchrun", "--nproc_per_node=3", "t.py")),
-                     6);
+    assert_int_equal(xmem_world_size(&s, ARGV("torchrun", "--nproc-per-node", "2", "t.py"), 0), 4);
+    assert_int_equal(
+        xmem_world_size(&s, ARGV("/usr/bin/torchrun", "--nproc_per_node=3", "t.py"), 0), 6);
     /* "gpu" (one per GPU) or the script's own option: the GPUs decide */
-    assert_int_equal(xmem_world_size(&s, ARGV("torchrun", "--nproc-per-node=gpu", "t.py")), 8);
-    assert_int_equal(xmem_world_size(&s, ARGV("torchrun", "t.py", "--nproc-per-node", "2")), 8);
-    assert_int_equal(xmem_world_size(&s, ARGV("python3", "t.py", "--nproc-per-node", "2")), 8);
+    assert_int_equal(xmem_world_size(&s, ARGV("torchrun", "--nproc-per-node=gpu", "t.py"), 0), 8);
+    assert_int_equal(xmem_world_size(&s, ARGV("torchrun", "t.py", "--nproc-per-node", "2"), 0), 8);
+    assert_int_equal(xmem_world_size(&s, ARGV("python3", "t.py", "--nproc-per-node", "2"), 0), 8);
+}
+
+static void srun_in_the_script_names_the_ranks(void **state)
+{
+    struct xmem_job_shape s;
+    const char *script = "#!/bin/bash\n#SBATCH -N 2 --gres=gpu:4\nsrun hostname\n"
+                         "OMP_NUM_THREADS=4 srun -n 6 --cpu-bind=cores python3 train.py --lr 1\n";
+
+    assert_int_equal(xmem_script_srun_tasks(script, ARGV("python3", "train.py", "--lr", "1")), 6);
+    assert_int_equal(xmem_script_srun_tasks("srun --ntasks-per-node=2 -N 3 python3 t.py\n",
+                                            ARGV("python3", "t.py")),
+                     6);
+    assert_int_equal(
+        xmem_script_srun_tasks("srun --ntasks-per-node 4 python3 t.py\n", ARGV("python3", "t.py")),
+        4);
+    /* No count, no srun, or another command: the job's own tasks (0). */
+    assert_int_equal(xmem_script_srun_tasks("srun python3 t.py\n", ARGV("python3", "t.py")), 0);
+    assert_int_equal(
+        xmem_script_srun_tasks("python3 t.py -n 3\n", ARGV("python3", "t.py", "-n", "3")), 0);
+    assert_int_equal(
+        xmem_script_srun_tasks("srun -n 2 python3 other.py\n", ARGV("python3", "t.py")), 0);
+    assert_int_equal(xmem_script_srun_tasks(NULL, ARGV("python3", "t.py")), 0);
+    /* srun's tasks are the ranks, or each starts torchrun's processes. */
+    assert_int_equal(xmem_job_shape_parse("gpu:4:nodes:2", &s), 0);
+    assert_int_equal(xmem_world_size(&s, ARGV("python3", "train.py"), 6), 6);
+    assert_int_equal(xmem_world_size(&s, ARGV("torchrun", "--nproc-per-node=4", "t.py"), 2), 8);
 }
 
 int xmem_test_group_shape(void)
@@ -141,6 +167,7 @@ int xmem_test_group_shape(void)
         cmocka_unit_test(shares_none_and_malformed),
         cmocka_unit_test(parse_reads_the_text_back),
         cmocka_unit_test(world_size_is_ranks_per_node_times_nodes),
+        cmocka_unit_test(srun_in_the_script_names_the_ranks),
     };
     return cmocka_run_group_tests_name("shape", tests, NULL, NULL);
 }
