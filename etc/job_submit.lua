@@ -2,8 +2,9 @@
 job_submit.lua — xmem's controller side (slurmctld, JobSubmitPlugins=lua). Authoritative:
 it verifies the MUNGE-signed decision that xmemd gave the submitting user, applies the
 site policy rendered by `xmemd --render-policy` (xmem_policy.lua next to slurm.conf), and
-rewrites a single-GPU request into a GPU share (shard or mps). Anything it cannot trust or
-understand leaves the job exactly as submitted, with the reason in the controller log.
+rewrites a GPU request into GPU shares (shard or mps: one GPU, or one GPU on each of several
+nodes, docs/slurm.md "Multi-GPU jobs"). Anything it cannot trust or understand leaves the
+job exactly as submitted, with the reason in the controller log.
 
 The SPANK plugin passes XMEM_* values in job_desc.spank_job_env. They come from the client
 and are treated as user input: only the signed decision's limit is believed; a declared
@@ -28,24 +29,17 @@ local function spank_env(job_desc)
   return env
 end
 
--- The request fields version 1 understands, and whether they add up to one GPU on one node.
+-- The job's GPU request: its kind (none, shared, single, multi), its text for the record, and
+-- its shape (xmem.request_shape: GPUs per node, nodes, the text a decision is bound to).
 local function classify(job_desc)
-  local per_node, sh1 = xmem.gpus_in(job_desc.tres_per_node)
-  local per_job, sh2 = xmem.gpus_in(job_desc.tres_per_job)
-  local per_task, sh3 = xmem.gpus_in(job_desc.tres_per_task)
-  local tasks = job_desc.num_tasks
-  if tasks == nil or tasks == slurm.NO_VAL or tasks == 0 or tasks > 1e6 then tasks = 1 end
-  local nodes = job_desc.min_nodes
-  if nodes == nil or nodes == slurm.NO_VAL or nodes > 1e6 then nodes = 1 end
-  local gpus = per_node + per_job + per_task * tasks
-  local shared = sh1 or sh2 or sh3
+  local shape = xmem.request_shape(job_desc)
   -- Parsed, never copied: it is written into root's AdminComment (xmem_lib.request_text).
   local req = xmem.request_text({ job_desc.tres_per_node or "", job_desc.tres_per_job or "",
     job_desc.tres_per_task or "" })
-  if shared then return "shared", req end
-  if gpus == 0 then return "none", req end
-  if gpus ~= 1 or nodes > 1 then return "multi", req end
-  return "single", req
+  if shape.shared then return "shared", req, shape end
+  if shape.gpus_per_node == 0 then return "none", req, shape end
+  if shape.gpus_per_node ~= 1 or shape.nodes > 1 then return "multi", req, shape end
+  return "single", req, shape
 end
 
 -- Verifies a decision with unmunge. Returns the payload's fields or nil and why.
@@ -126,8 +120,7 @@ local function job_facts(job_desc, envnames)
   local hex = sha256_each({ script or "", dir, batch and env_text(envnames, job_desc.environment) or "" })
   if hex == nil then return nil, "cannot compute the job's SHA-256 digests (is sha256sum installed?)" end
   return { script = batch and hex[1] or "-", dir = hex[2], env = batch and hex[3] or nil,
-    envnames = envnames, gres = xmem.gpu_request(job_desc.tres_per_node or "",
-      job_desc.tres_per_job or "", job_desc.tres_per_task or ""), work_dir = dir }
+    envnames = envnames, gres = xmem.request_shape(job_desc).text, work_dir = dir }
 end
 
 -- Was the decision made for this job: its batch script, its working directory, its
@@ -196,7 +189,7 @@ end
 job: partition and account (a job_desc or a job_rec). Returns a plan: gres (the share, "shard:3",
 or nil: the request stays), r and required (for rewrite), record (the packing record, or the
 unchanged one, for the comments), user (a line for the user, or nil), log (the controller's). ]]
-local function size_job(policy, job, limit_bytes, peak_bytes, source, mode, req)
+local function size_job(policy, job, limit_bytes, peak_bytes, source, mode, req, nodes)
   local gpu = xmem.partition_gpu(policy, job.partition)
   local limit_mb = mb(limit_bytes)
   if mode == "budget" and limit_mb > gpu.memory_mb then
@@ -204,8 +197,10 @@ local function size_job(policy, job, limit_bytes, peak_bytes, source, mode, req)
     limit_mb = gpu.memory_mb
   end
   local r = xmem.share(policy, job.partition, limit_mb, job.account)
-  local summary = string.format("estimate=%s limit=%dM policy=%s",
-    peak_bytes and (mb(peak_bytes) .. "M") or source, limit_mb, policy.mode)
+  -- nodes=N: the share is per node, one rank on each, each held to the limit.
+  local summary = string.format("estimate=%s limit=%dM policy=%s%s",
+    peak_bytes and (mb(peak_bytes) .. "M") or source, limit_mb, policy.mode,
+    (nodes or 1) > 1 and (" nodes=" .. nodes) or "")
   if mode == "check" or r.gres == nil then
     local why = mode == "check" and "check only" or r.why
     return { record = string.format("xmem: %s request=%s (%s)", summary, req, why),
@@ -295,6 +290,11 @@ local function settle_held(job_desc, job_rec, policy, kind, body)
   end
   local original = "gres:" .. mark.gres
   local plan, why
+  local function released(text)
+    text = text:gsub("%c", "?"):sub(1, 300)
+    return { record = string.format("xmem: released (%s) request=%s->%s", text, original, mark.held),
+      log = "released: " .. text, user = "xmem: " .. text }
+  end
   if kind == "xmem-decision" then
     local d
     d, why = verify_decision(body, job_rec.user_id, policy)
@@ -309,11 +309,17 @@ local function settle_held(job_desc, job_rec, policy, kind, body)
       log("job %s: held job's decision refused: %s; nothing changed", job_id, why)
       return slurm.ERROR
     end
-    plan = size_job(policy, job_rec, d.limit, d.peak, "estimate", "auto", original)
+    -- More ranks than GPUs: released in its held form, a whole GPU's shares per node.
+    local shape = xmem.shape_of_text(mark.gres) or { gpus_per_node = 1, nodes = 1 }
+    local too_many = xmem.ranks_why(d.ranks, shape)
+    if too_many then
+      plan = released(too_many)
+    else
+      if shape.nodes > 1 then original = "gres:gpu:1" end
+      plan = size_job(policy, job_rec, d.limit, d.peak, "estimate", "auto", original, shape.nodes)
+    end
   else
-    why = body:gsub("%c", "?"):sub(1, 300)
-    plan = { record = string.format("xmem: released (%s) request=%s->%s", why, original, mark.held),
-      log = "released: " .. why, user = "xmem: " .. why }
+    plan = released(body)
   end
   -- Slurm 22.05 cannot turn a shard or mps request back into gpu:1 either: a job that keeps
   -- its request keeps it in its held form, a whole GPU's shards (or mps:100).
@@ -340,17 +346,22 @@ local function xmem_job_submit(job_desc, submit_uid)
     log("uid %d: %s; job left unchanged", job_uid, perr)
     return slurm.SUCCESS
   end
-  local kind, req = classify(job_desc)
+  local kind, req, shape = classify(job_desc)
   -- srun outside a job: cli_filter already turned gpu:1 into this policy's share so the
   -- step matches the allocation; the controller recomputes it from the decision.
   if kind == "shared" and env.XMEM_ORIGIN == "srun" then kind = "single" end
   -- A share has no GPU type (shard and mps count what gres.conf configured, whatever GPU
   -- it is on): rewriting gpu:a100:1 would drop the type, so a typed request stays whole.
-  local gpu_type = xmem.gpu_type(job_desc.tres_per_node) or xmem.gpu_type(job_desc.tres_per_job)
-    or xmem.gpu_type(job_desc.tres_per_task)
-  if kind == "single" and gpu_type then kind = "typed" end
+  local gpu_type = shape.type
+  if (kind == "single" or kind == "multi") and gpu_type then kind = "typed" end
+  -- One GPU on each of several nodes becomes a share per node (one rank each, each held to
+  -- the highest rank's limit); several GPUs on one node stay whole (xmem.multi_gpu_why).
+  local multi_why = kind == "multi" and xmem.multi_gpu_why(shape)
+  if kind == "multi" and not multi_why then
+    kind, req = "single", "gres:gpu:1"
+  end
   if kind ~= "single" then
-    local why = ({ none = "no GPU requested", multi = "version 1 rewrites single-node single-GPU requests only",
+    local why = ({ none = "no GPU requested", multi = multi_why,
       shared = "already a GPU share",
       typed = "a share cannot keep the GPU type " .. tostring(gpu_type) .. ": the job keeps its whole GPU" })[kind]
     log("uid %d: %s (%s); request left unchanged", job_uid, why, req)
@@ -379,6 +390,13 @@ local function xmem_job_submit(job_desc, submit_uid)
       if facts then why = decision_mismatch(d, facts) end
       if why then d = nil end
     end
+    local too_many = d and xmem.ranks_why(d.ranks, shape)
+    if too_many then
+      log("uid %d: %s (%s); request left unchanged", job_uid, too_many, req)
+      slurm.log_user("xmem: %s (%s): request left unchanged", too_many, req)
+      add_comment(job_desc, string.format("xmem: policy=%s request=%s (unchanged: %s)", policy.mode, req, too_many))
+      return slurm.SUCCESS
+    end
     if d == nil then
       log("uid %d: decision ignored: %s; job keeps its original request (%s)", job_uid, why, req)
       slurm.log_user("xmem: the estimate could not be verified (%s); the job keeps its original request", why)
@@ -388,7 +406,7 @@ local function xmem_job_submit(job_desc, submit_uid)
     limit_bytes, peak_bytes, source = d.limit, d.peak, "estimate"
   end
 
-  local plan = size_job(policy, job_desc, limit_bytes, peak_bytes, source, mode, req)
+  local plan = size_job(policy, job_desc, limit_bytes, peak_bytes, source, mode, req, shape.nodes)
   if plan.user then slurm.log_user("%s", plan.user) end
   add_comment(job_desc, plan.record)
   log("uid %d: %s", job_uid, plan.log)

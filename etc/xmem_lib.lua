@@ -154,17 +154,71 @@ function M.gpu_type(tres)
   return nil
 end
 
--- The single-GPU request in the canonical form a decision is bound to: "gpu:1" or
--- "gpu:TYPE:1" (the SPANK plugin's xmem_request_gpu writes the same). Takes the request
--- fields in order; the first one with a gpu item names the type.
-function M.gpu_request(...)
-  for _, tres in ipairs({ ... }) do
-    if tres ~= "" and (M.gpus_in(tres)) > 0 then
-      local t = M.gpu_type(tres)
-      return t and ("gpu:" .. t .. ":1") or "gpu:1"
-    end
-  end
-  return "gpu:1"
+-- A count Slurm left unset (nil, 0, NO_VAL, or NO_VAL16 = 65534 in the 16-bit fields such
+-- as ntasks_per_node) reads as `unset`; so does one past any site's size (the plugin's
+-- XMEM_SHAPE_MAX, 100000).
+local function count_field(v, unset)
+  if type(v) ~= "number" or v <= 0 or v >= 65534 or v ~= math.floor(v) then return unset end
+  return v
+end
+
+local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
+
+--[[ The shape of a job's GPU request, as the SPANK plugin's xmem_job_shape_of reads it from
+sbatch's command line: GPUs on each node (tres_per_node; tres_per_job over the nodes;
+tres_per_task times the tasks per node: ntasks_per_node, else num_tasks over the nodes,
+else one), the minimum node count, the GPU type, whether it is a share already, and the
+canonical text the decision is bound to ("gpu:1", "gpu:a100:1", "gpu:2", "gpu:1:nodes:2";
+xmem_job_shape_text writes the same). ]]
+function M.request_shape(job)
+  local nodes = count_field(job.min_nodes, 1)
+  local tasks = count_field(job.num_tasks, 0)
+  local per_node_tasks = count_field(job.ntasks_per_node, 0)
+  if per_node_tasks == 0 then per_node_tasks = tasks > 0 and ceil_div(tasks, nodes) or 1 end
+  local n1, sh1 = M.gpus_in(job.tres_per_node)
+  local n2, sh2 = M.gpus_in(job.tres_per_job)
+  local n3, sh3 = M.gpus_in(job.tres_per_task)
+  local s = { nodes = nodes, shared = sh1 or sh2 or sh3,
+    gpus_per_node = n1 + ceil_div(n2, nodes) + n3 * per_node_tasks,
+    type = M.gpu_type(job.tres_per_node) or M.gpu_type(job.tres_per_job) or M.gpu_type(job.tres_per_task) }
+  -- A share already (srun outside a job: cli_filter.lua asked for it in place of gpu:1)
+  -- reads as the one GPU it stands for, as the plugin signed it.
+  s.text = "gpu:" .. (s.type and (s.type .. ":") or "") .. math.max(1, s.gpus_per_node)
+    .. (nodes > 1 and (":nodes:" .. nodes) or "")
+  return s
+end
+
+-- The shape a canonical request text names ("gpu:1", "gpu:a100:2:nodes:2", a held job's
+-- mark), as request_shape returns it (gpus_per_node, nodes), or nil.
+function M.shape_of_text(text)
+  local body, nodes = (text or ""):match("^gpu:(.-):nodes:(%d+)$")
+  body = body or (text or ""):match("^gpu:(.*)$")
+  local count = body and (body:match("^(%d+)$") or body:match("^[^:]+:(%d+)$"))
+  if count == nil then return nil end
+  return { gpus_per_node = tonumber(count), nodes = tonumber(nodes or "1"), text = text }
+end
+
+-- Why a job of `ranks` ranks (the decision's) cannot have a share per GPU: more ranks than
+-- GPUs (srun -n 4 on 2 GPUs) would put several on one GPU's share, each held to the limit
+-- of one. nil when they fit. A share already (srun outside a job) stands for one GPU per node.
+function M.ranks_why(ranks, shape)
+  local gpus = math.max(1, shape.gpus_per_node) * shape.nodes
+  if (ranks or 1) <= gpus then return nil end
+  return string.format("the job runs %d ranks on %d GPU%s: several ranks would share one GPU's"
+    .. " share; it keeps its whole GPUs", ranks, gpus, gpus > 1 and "s" or "")
+end
+
+--[[ Why Slurm cannot hold this multi-GPU request as GPU shares (one line for the user and
+the job's Comment), or nil when it can: one GPU on each node becomes a share of that GPU on
+every node. Several GPUs on one node stay whole: Slurm 22.05 allocates a job's shards (and
+MPS shares) on a node from one GPU only (measured in docs/slurm.md, "Multi-GPU jobs"), so
+their ranks would share one GPU. ]]
+function M.multi_gpu_why(shape)
+  if shape.gpus_per_node <= 1 then return nil end
+  return string.format("%d GPUs on one node stay whole: Slurm 22.05 gives a job's shards on a node"
+    .. " from one GPU only, so its %d ranks would share one GPU (Slurm 23.11's"
+    .. " SelectTypeParameters=MULTIPLE_SHARING_GRES_PJ lets a job hold shares of several GPUs"
+    .. " of a node; xmem does not use it yet)", shape.gpus_per_node, shape.gpus_per_node)
 end
 
 -- The fields of a decision payload ("xmem-decision v1 k=v k=v ..."), or nil and why. Every
@@ -172,7 +226,8 @@ end
 -- A decision without "dir" or "env" (an xmemd older than this script) is incomplete:
 -- refused. "envnames" lists the variables "env" hashes (xmemd's list, signed with it).
 local DECISION_KEYS = { uid = true, request = true, peak = true, limit = true, gpu = true,
-  script = true, dir = true, gres = true, envnames = true, env = true, expires = true, job = true }
+  script = true, dir = true, gres = true, envnames = true, env = true, expires = true, job = true,
+  ranks = true }
 function M.parse_decision(payload)
   local body = payload:match("^xmem%-decision v1 (.*)$")
   if body == nil then return nil, "not a version 1 xmem decision" end
@@ -193,14 +248,18 @@ function M.parse_decision(payload)
     d.job = M.decimal(d.job, 4294967295)
     if d.job == nil then return nil, "malformed job id in decision: " .. payload end
   end
+  -- The ranks the estimate was profiled as (past one; docs/slurm.md, "Multi-GPU jobs").
+  if d.ranks ~= nil then
+    d.ranks = M.decimal(d.ranks, 100000)
+    if d.ranks == nil then return nil, "malformed ranks in decision: " .. payload end
+  end
+  d.ranks = d.ranks or 1
   if d.uid == nil or d.limit == nil or d.expires == nil or d.script == nil or d.dir == nil
     or d.gres == nil or d.env == nil or d.envnames == nil or not d.envnames:match("^[%u%d_:]+$") then
     return nil, "incomplete decision: " .. payload
   end
   return d
 end
-
-local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
 
 -- The margin for a job on `gpu` under `account` (may be nil): the account's own margin for
 -- this GPU type, else the GPU type's, both learnt by `xmem calibrate` (policy.margins), else

@@ -454,7 +454,9 @@ int xmem__allocator_option(const struct xmem_value *v, const char *optarg)
         }
     }
     kind = xmem_request_classify(&in.cl, why, sizeof(why));
-    if (kind != XMEM_REQ_SINGLE && v->mode != XMEM_MODE_CHECK) {
+    /* Several GPUs or nodes are profiled at their world size; the controller says whether
+     * Slurm can hold them as shares (docs/slurm.md, "Multi-GPU jobs"). */
+    if (kind != XMEM_REQ_SINGLE && kind != XMEM_REQ_MULTI && v->mode != XMEM_MODE_CHECK) {
         slurm_info("xmem: %s: the request is left unchanged", why);
         goto out;
     }

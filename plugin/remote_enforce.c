@@ -191,7 +191,8 @@ int xmem__enforce_job(spank_t sp)
     uint32_t job_id = 0, stepid = 0;
     uint64_t mb;
 
-    if (!job_step(sp))
+    /* Other steps matter only to a multi-node batch job (its record says nodes=N), below. */
+    if (!job_step(sp) && !xmem__on_share(sp))
         return 0;
     spank_get_item(sp, S_JOB_ID, &job_id);
     spank_get_item(sp, S_JOB_STEPID, &stepid);
@@ -203,6 +204,8 @@ int xmem__enforce_job(spank_t sp)
         return 0;
     }
     if (xmem__job_record(sp, &rec, err, sizeof(err)) < 0) {
+        if (!job_step(sp))
+            return 0; /* a later step: only a multi-node job's record would make it hold */
         if (required[0] == '\0') {
             slurm_info("xmem: job %" PRIu32 ": not held to a GPU memory limit: its record "
                        "was not read (%s)",
@@ -216,13 +219,20 @@ int xmem__enforce_job(spank_t sp)
                     job_id, err, required);
         return -1;
     }
-    if (stepid == 0 && rec->batch)
-        return 0; /* a step of a batch job: its batch step held the job */
     if (!xmem_record_limit(rec->admin_comment, xmem__rerun(sp, rec), &r) || r.limit_mb == 0) {
+        if (!job_step(sp) || (stepid == 0 && rec->batch))
+            return 0;
         /* Not packed, or a rerun on a whole GPU: nothing to hold. */
         enforced.level = XMEM_ENFORCE_NONE;
         return 0;
     }
+    /* A step of a batch job: its batch step held the job on the batch step's node. A
+     * multi-node job's other nodes run only steps, one rank each: every step holds its node
+     * (the same limit again where the batch step did; dmem's write is the same value). */
+    if (stepid != SLURM_BATCH_SCRIPT && rec->batch && r.nodes <= 1)
+        return 0;
+    if (!job_step(sp) && !rec->batch)
+        return 0; /* a later step of a job srun created: its step 0 held it */
     /* A rerun's limit is the requeue's: the environment still holds the first run's. */
     mb = r.rerun ? r.limit_mb : limit_mb(sp, r.limit_mb);
     enforced.level = apply_best(sp, job_id, mb);

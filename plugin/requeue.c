@@ -18,6 +18,7 @@
 #include "defaults.h"
 #include "requeue.h"
 #include "value.h"
+#include "xmem_script.h" /* XMEM_SHAPE_MAX */
 
 int xmem_requeue_option_parse(const char *v, struct xmem_requeue_option *o, char *err,
                               size_t errlen)
@@ -144,6 +145,14 @@ bool xmem_comment_packed(const char *comment, struct xmem_packed *p)
     if (field(part, len, "estimate=", estimate, sizeof(estimate)) < 0 ||
         mib(estimate, &p->estimate_mb) < 0)
         p->estimate_mb = 0;
+    /* nodes=N, job_submit.lua's for one GPU on each of N nodes (xmem_decimal's rule). */
+    p->nodes = 1;
+    if (field(part, len, "nodes=", request, sizeof(request)) == 0) {
+        uint64_t n;
+        if (xmem_decimal_parse(request, XMEM_SHAPE_MAX, &n) < 0 || n == 0)
+            return false;
+        p->nodes = (unsigned)n;
+    }
     /* The site's required level, when it required one. A value too long or empty for any
      * level name becomes "?": no level meets it (xmem_enforce_meets), the node refuses. */
     if (field(part, len, "required=", p->required, sizeof(p->required)) < 0 &&
@@ -161,6 +170,7 @@ bool xmem_record_limit(const char *comment, bool restarted, struct xmem_record_l
     if (!xmem_comment_packed(comment, &packed))
         return false;
     r->limit_mb = packed.limit_mb;
+    r->nodes = packed.nodes;
     snprintf(r->required, sizeof(r->required), "%s", packed.required);
     /* A rerun xmem requeued: the mark's limit, none when whole. A mark without a restart is
      * the first run's own, about to be requeued: not its limit yet. */
@@ -192,6 +202,21 @@ int xmem_node_share_per_gpu(const char *gres, const char *kind, unsigned *per_gp
         return -1;
     *per_gpu = (unsigned)(shares / gpus);
     return 0;
+}
+
+int xmem_nodes_share_per_gpu(const char *show_node, const char *kind, unsigned *per_gpu)
+{
+    char gres[512];
+    unsigned n, found = 0;
+
+    for (const char *p = strstr(show_node, "   Gres="); p != NULL; p = strstr(p + 8, "   Gres=")) {
+        snprintf(gres, sizeof(gres), "%.*s", (int)strcspn(p + 8, " \n"), p + 8);
+        if (xmem_node_share_per_gpu(gres, kind, &n) < 0 || (found && n != *per_gpu))
+            return -1;
+        *per_gpu = n;
+        found = 1;
+    }
+    return found ? 0 : -1;
 }
 
 int xmem_requeue_mark_format(const struct xmem_requeue_plan *plan, char *buf, size_t len)
@@ -280,7 +305,7 @@ bool xmem_requeue_decide(const struct xmem_requeue_option *o, const struct xmem_
         return false;
     }
     if (f->per_gpu == 0) {
-        snprintf(why, whylen, "the node's shares per GPU are unknown");
+        snprintf(why, whylen, "the shares per GPU of its nodes are unknown or differ");
         return false;
     }
     if (packed.share.count >= f->per_gpu) {

@@ -37,6 +37,7 @@ struct xmem_packed {
     unsigned long long limit_mb;    /* the limit the job was held to */
     unsigned long long estimate_mb; /* the estimate it was sized from; 0: not in the record */
     char required[16];              /* required=LEVEL: the site's required level; "" none */
+    unsigned nodes;                 /* nodes=N: a share on each of N nodes (multi-GPU); 1 */
 };
 /* True when the comment's last xmem part says the job was packed, in a form xmem writes
  * (p filled). */
@@ -48,6 +49,7 @@ struct xmem_record_limit {
     unsigned long long limit_mb;
     int rerun;         /* 1: the limit is the requeue mark's */
     char required[16]; /* "" when the site required no level */
+    unsigned nodes;    /* the nodes the share is on, one rank each (xmem_packed) */
 };
 /* True when xmem packed the job (r filled), false when the comment says it did not. */
 bool xmem_record_limit(const char *comment, bool restarted, struct xmem_record_limit *r);
@@ -55,6 +57,10 @@ bool xmem_record_limit(const char *comment, bool restarted, struct xmem_record_l
 bool xmem_comment_marked(const char *comment);
 /* A node's shares of kind per GPU from its Gres= ("gpu:2,shard:20" -> 10); 0 or -1. */
 int xmem_node_share_per_gpu(const char *gres, const char *kind, unsigned *per_gpu);
+/* The same for every node `scontrol show node LIST` printed (each "   Gres=" line): a
+ * multi-node job's rerun asks for shares per node, so its nodes must agree. 0, or -1 when
+ * a node's is unknown or two differ. */
+int xmem_nodes_share_per_gpu(const char *show_node, const char *kind, unsigned *per_gpu);
 
 struct xmem_requeue_plan {
     char reason[96]; /* XMEM_REQUEUE_OOM or the caller's; no ';' nor '=' */

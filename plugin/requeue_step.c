@@ -44,24 +44,21 @@ static int scontrol(uint32_t job_id, enum xmem_requeue_step step, const char *ar
     return xmem_run_capture(a.argv, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, out, sizeof(out), err, errlen);
 }
 
-unsigned xmem__share_per_gpu(const char *node, const char *kind)
+unsigned xmem__share_per_gpu(const char *nodes, const char *kind)
 {
-    char out[8192], err[256], gres[512];
-    char *argv[] = {xmem__settings.scontrol, "show", "node", (char *)node, NULL};
-    const char *p;
+    char out[8192], err[256];
+    char *argv[] = {xmem__settings.scontrol, "show", "node", (char *)nodes, NULL};
     unsigned per_gpu = 0;
 
-    if (node[0] == '\0' || strspn(node, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                        "0123456789._-") != strlen(node))
-        return 0; /* one node by name, never a list or an option */
+    /* A node or a hostlist (gpu[1-2]: a multi-node job), never an option. */
+    if (nodes[0] == '\0' || nodes[0] == '-' ||
+        strspn(nodes, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                      "0123456789._-[],") != strlen(nodes))
+        return 0;
     if (xmem_run_capture(argv, XMEM_PLUGIN_SCONTROL_TIMEOUT_MS, out, sizeof(out), err,
                          sizeof(err)) < 0)
         return 0;
-    p = strstr(out, "   Gres=");
-    if (p == NULL)
-        return 0;
-    snprintf(gres, sizeof(gres), "%.*s", (int)strcspn(p + 8, " \n"), p + 8);
-    return xmem_node_share_per_gpu(gres, kind, &per_gpu) == 0 ? per_gpu : 0;
+    return xmem_nodes_share_per_gpu(out, kind, &per_gpu) == 0 ? per_gpu : 0;
 }
 
 /* Runs the plan: mark first (a failure later must never lead to a second requeue). */

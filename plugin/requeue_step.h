@@ -27,7 +27,8 @@ int xmem__requeue_whole(uint32_t job_id, const struct xmem_job_info *info, const
 /* task_init of a rerun (a restart and the mark in rec's AdminComment): its limit and the
  * line in its output; true when this run was one. */
 bool xmem__requeue_task_init(spank_t sp, const struct xmem_job_record *rec);
-/* The node's shares of kind per GPU, from `scontrol show node NODE` (0: unknown). */
-unsigned xmem__share_per_gpu(const char *node, const char *kind);
+/* The shares of kind per GPU of the job's nodes (a name or a hostlist), from `scontrol show
+ * node NODES`: 0 when unknown or when two nodes differ (xmem_nodes_share_per_gpu). */
+unsigned xmem__share_per_gpu(const char *nodes, const char *kind);
 
 #endif

@@ -151,6 +151,8 @@ static void record(struct xmem_cmdline *c, const char *name, size_t len, char sh
         c->ntasks = val;
     else if (shortopt == 'N' || (name && IS("nodes")))
         c->nodes = val;
+    else if (name && IS("ntasks-per-node"))
+        c->ntasks_per_node = val;
     else if (name && IS("gres"))
         c->gres = val;
     else if (name && IS("gpus-per-node"))
@@ -261,6 +263,7 @@ void xmem_cmdline_apply_script(struct xmem_cmdline *c, char **script_argv, int n
         KEEP(gpus_per_node);
         KEEP(gpus_per_task);
         KEEP(ntasks);
+        KEEP(ntasks_per_node);
         KEEP(nodes);
 #undef KEEP
         /* Not KEEP: SBATCH_EXPORT comes between the script and the command line. */

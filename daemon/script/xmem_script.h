@@ -7,7 +7,8 @@
  * is bound to"). One definition for both, so they cannot disagree.
  *
  * Its files depend one way, in the order of the sections below: script_words.c on nothing,
- * slurm_cmdline.c and script_preamble.c on the words, script_entrypoint.c on all three.
+ * slurm_cmdline.c and script_preamble.c on the words, script_entrypoint.c on the words, the
+ * command line and the preamble, job_shape.c on the command line and the entrypoint's line.
  *
  * Every function returns 0 or -1 and, where it takes err, leaves a one-line message starting
  * with "xmem: " there on -1.
@@ -56,6 +57,7 @@ struct xmem_cmdline {
     const char *gpus_per_node;
     const char *gpus_per_task;
     const char *ntasks;            /* -n/--ntasks */
+    const char *ntasks_per_node;   /* --ntasks-per-node */
     const char *nodes;             /* -N/--nodes */
     const char *export_env;        /* --export on the command line */
     const char *script_export_env; /* --export in an #SBATCH line */
@@ -71,6 +73,38 @@ int xmem_cmdline_scan(int argc, char *const *argv, struct xmem_cmdline *c, char 
 void xmem_cmdline_apply_script(struct xmem_cmdline *c, char **script_argv, int n);
 /* Reads /proc/self/cmdline into a malloc'd NULL-terminated argv (free with xmem_argv_free). */
 int xmem_cmdline_read_self(char ***argv, int *argc, char *err, size_t errlen);
+
+/* ---- the job's GPUs, nodes and ranks (job_shape.c) ---------------------------------------- */
+
+#define XMEM_SHAPE_MAX 100000 /* more GPUs, nodes or tasks than any site has: malformed */
+
+/* A GPU request's shape: GPUs on each node, nodes, the GPU type ("" untyped), and whether
+ * it already asks for a share (shard, mps). */
+struct xmem_job_shape {
+    long gpus_per_node;
+    long nodes;
+    int shared;
+    char type[64];
+};
+
+/* The shape of a command line (#SBATCH lines applied): --gres=gpu:N, --gpus-per-node,
+ * --gpus-per-task times the tasks per node (--ntasks-per-node, else -n over the nodes, else
+ * one), --gpus over the nodes; -N's minimum. 0, or -1 when a count is malformed. */
+int xmem_job_shape_of(const struct xmem_cmdline *c, struct xmem_job_shape *s);
+/* The canonical text a decision is bound to: "gpu:1", "gpu:a100:1", "gpu:2", and
+ * "gpu:1:nodes:2" past one node. 0, or -1 when buf is too small. */
+int xmem_job_shape_text(const struct xmem_job_shape *s, char *buf, size_t len);
+/* Reads the canonical text back (xmemd, from a request's gres). 0, or -1 when it is not. */
+int xmem_job_shape_parse(const char *text, struct xmem_job_shape *s);
+/* The tasks the srun in front of a batch script's entrypoint asks for (-n N, or
+ * --ntasks-per-node N times -N), found on the line that runs entry; 0 when there is no srun
+ * or it names no count. */
+long xmem_script_srun_tasks(const char *text, char *const *entry);
+/* The job's ranks: srun_tasks (xmem_script_srun_tasks) when it names them, times torchrun's
+ * --nproc-per-node when srun starts torchrun; else one per GPU: torchrun's --nproc-per-node
+ * N in the entrypoint when it names a number, else the GPUs per node, times the nodes; at
+ * least 1. */
+long xmem_world_size(const struct xmem_job_shape *s, char *const *entry, long srun_tasks);
 
 /* ---- entrypoints (script_entrypoint.c)
  * ----------------------------------------------------------- */

@@ -299,6 +299,8 @@ Result<std::string> cache_key(const KeyInputs &in)
     h.field(in.gpu);
     h.field(in.torch);
     h.field(std::to_string(in.steps));
+    if (in.world > 1) // a single-rank key stays what it was, so old entries still hit
+        h.field("world " + std::to_string(in.world));
 
     std::string script = entrypoint_script(in.argv, in.cwd);
     if (script.empty())

@@ -34,6 +34,7 @@ struct KeyInputs {
     std::string gpu;
     std::string torch;
     int steps = 0;
+    long world = 1; // ranks the job is profiled as (--world-size): each rank's share differs
     std::string config_fingerprint;
 };
 

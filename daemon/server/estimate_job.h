@@ -49,6 +49,7 @@ struct EstimateJob {
     EstimateRequest req;
     std::string gpu; // resolved: request, partition, or site default
     int steps = 0;   // resolved: request or config
+    long world = 1;  // the job's ranks, from its signed GPU request and entrypoint (prepare)
     uint64_t received_ms = 0, deadline_ms = 0, started_ms = 0; // loop time (uv_now)
     // Bytes counted in owners->user_load while in flight; unset when not counted.
     std::optional<uint64_t> load_bytes;

@@ -11,6 +11,7 @@
 #include "profile_job.h"
 #include "sha256.h"
 #include "signer.h"
+#include "xmem_script.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -64,6 +65,23 @@ bool can_enter(const std::string &dir, const UserIdentity &u)
     return false;
 }
 
+// The job's ranks: the GPU request the decision is bound to ("gpu:1:nodes:2", parsed by the
+// plugin's own code), the entrypoint, which xmemd has checked against the script, and the
+// srun in front of it in that script. A request without a GPU request (salloc with --gpus
+// unset, an older plugin) is one rank.
+long world_size(const EstimateRequest &req, const std::string &script)
+{
+    xmem_job_shape shape;
+    if (req.gres.empty() || xmem_job_shape_parse(req.gres.c_str(), &shape) < 0)
+        return 1;
+    std::vector<char *> argv;
+    for (const auto &a : req.argv)
+        argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    long srun = script.empty() ? 0 : xmem_script_srun_tasks(script.c_str(), argv.data());
+    return xmem_world_size(&shape, argv.data(), srun);
+}
+
 } // namespace
 
 static void sign(EstimateJob *job);
@@ -106,6 +124,7 @@ void work_prepare(uv_work_t *w)
         return;
     }
     job->script_sha256 = script.value().sha256;
+    job->world = world_size(job->req, script.value().text);
     KeyInputs in;
     in.uid = job->peer.uid;
     in.argv = job->req.argv;
@@ -118,6 +137,7 @@ void work_prepare(uv_work_t *w)
     in.gpu = job->gpu;
     in.torch = job->req.torch.empty() ? job->cfg->torch : job->req.torch;
     in.steps = job->steps;
+    in.world = job->world;
     in.config_fingerprint = job->cfg->fingerprint;
     auto key = cache_key(in);
     if (!key) {
@@ -153,7 +173,7 @@ void work_profile(uv_work_t *w)
     std::vector<std::string> estimator = cfg.estimator;
     for (auto &opt : profile_job_options(cfg.profile_job, spec.wall_ms, job->id))
         estimator.push_back(opt);
-    spec.argv = estimator_argv(estimator, job->gpu, torch, job->steps, job->req.argv);
+    spec.argv = estimator_argv(estimator, job->gpu, torch, job->steps, job->req.argv, job->world);
     spec.env = sandbox_environment(job->user, job->req.env);
     profile_job_environment(cfg.profile_job, spec.env);
     job->run = run_with_preamble(spec, job->req.preamble, &job->cancel);
@@ -190,6 +210,7 @@ static void sign(EstimateJob *job)
     // edited big.py.
     dec.dir_sha256 = sha256_hex(job->req.cwd);
     dec.gres = job->req.gres;
+    dec.ranks = job->world;
     // What the profile ran with (the cache key hashes the same variables, so a hit agrees).
     dec.env_sha256 = sha256_hex(request_env_text(job->req.env));
     dec.expires = time(nullptr) + cfg.policy.decision_ttl_seconds;

@@ -33,6 +33,7 @@ std::string decision_payload(const Decision &d)
            " script=" + payload_word(d.script_sha256) + " dir=" + payload_word(d.dir_sha256) +
            " gres=" + payload_word(d.gres) + " envnames=" + payload_word(request_env_names()) +
            " env=" + payload_word(d.env_sha256) + " expires=" + std::to_string(d.expires) +
+           (d.ranks > 1 ? " ranks=" + std::to_string(d.ranks) : "") +
            (d.job_id ? " job=" + std::to_string(d.job_id) : "");
 }
 

@@ -34,11 +34,15 @@ struct Decision {
     long expires; // unix seconds
     // The Slurm job a held job's narrowing is for (docs/async.md); 0: none (at submission).
     uint32_t job_id = 0;
+    // The ranks the job was profiled as (--world-size): job_submit.lua keeps a job whole when
+    // they outnumber its GPUs (several ranks would share one GPU's share). Written past one.
+    long ranks = 1;
 };
 
 // "xmem-decision v1 uid=<uid> request=<id> peak=<bytes> limit=<bytes> gpu=<name>
 //  script=<sha256|-> dir=<sha256> gres=<request|-> envnames=<NAME:NAME:...> env=<sha256>
-//  expires=<s>[ job=<id>]" (job: a held job's narrowing, docs/async.md). Every value is one word of
+//  expires=<s>[ ranks=<n>][ job=<id>]" (ranks: past one; job: a held job's narrowing,
+//  docs/async.md). Every value is one word of
 // [A-Za-z0-9._:-] (anything else becomes '_', an empty value "-"), so no value can carry a
 // space and a second "k=v" into the payload.
 std::string decision_payload(const Decision &d);

@@ -110,7 +110,7 @@ std::string limit_hint(Outcome o, const SandboxRun &r, const SandboxLimits &lim)
 
 std::vector<std::string> estimator_argv(const std::vector<std::string> &estimator,
                                         const std::string &gpu, const std::string &torch, int steps,
-                                        const std::vector<std::string> &entry)
+                                        const std::vector<std::string> &entry, long world_size)
 {
     std::vector<std::string> a = estimator;
     if (!gpu.empty()) {
@@ -123,6 +123,10 @@ std::vector<std::string> estimator_argv(const std::vector<std::string> &estimato
     }
     a.push_back("--steps");
     a.push_back(std::to_string(steps));
+    if (world_size > 1) {
+        a.push_back("--world-size");
+        a.push_back(std::to_string(world_size));
+    }
     a.push_back("--");
     a.insert(a.end(), entry.begin(), entry.end());
     return a;

@@ -34,10 +34,11 @@ struct Estimate {
     std::shared_ptr<const nlohmann::json> breakdown;
 };
 
-// estimator argv + [--gpu G] [--torch V] --steps N -- entrypoint argv
+// estimator argv + [--gpu G] [--torch V] --steps N [--world-size W] -- entrypoint argv;
+// --world-size only past one rank, so a single-GPU estimator line stays what it was.
 std::vector<std::string> estimator_argv(const std::vector<std::string> &estimator,
                                         const std::string &gpu, const std::string &torch, int steps,
-                                        const std::vector<std::string> &entry);
+                                        const std::vector<std::string> &entry, long world_size = 1);
 
 struct ProfileVerdict {
     Outcome outcome = Outcome::internal_error;

@@ -72,10 +72,11 @@ expect_field "$JOB" TresPerNode gres:gpu:1 "--xmem=39G"
 expect_out "xmem: warning: limit .* keeps its whole GPU|xmem: limit .* the job keeps its whole GPU" "whole-GPU warning"
 pass "budget above 90% of the GPU keeps gpu:1 with a warning"
 
-# 7. Multi-GPU and multi-task requests are left unchanged, with a message.
+# 7. Several GPUs on one node (GPUs or tasks) are left unchanged, with a message (Slurm
+#    22.05 gives a job's shards on a node from one GPU: docs/slurm.md, "Multi-GPU jobs").
 submit --hold --gres=gpu:2 --xmem=4G "$J/train.sbatch"
 expect_field "$JOB" TresPerNode gres:gpu:2 "--gres=gpu:2"
-expect_out "asks for 2 GPUs .*left unchanged" "multi-GPU message"
+expect_out "2 GPUs on one node stay whole.*request left unchanged" "multi-GPU message"
 submit --hold -n 2 --gpus-per-task=1 --xmem=4G --wrap "python3 t.py"
 expect_true "gpus-per-task job rewritten" [ -z "$(lab_field "$JOB" TresPerNode)" ]
 pass "multi-GPU requests unchanged"

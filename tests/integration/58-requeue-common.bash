@@ -2,18 +2,23 @@
 # profiler whose slurmctld starts a requeued job again after 6 s, its jobs directory with a
 # train.py the fake profiler sizes, and their helpers. Source it after testlib.sh.
 
-# requeue_lab_up [shard|mps]: the lab up (shard by default), J its jobs directory (the
-# current directory).
-requeue_lab_up() {
-    XMEM_LAB_PROFILER=fake lab_up "${1:-shard}"
-    expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
-    # Slurm holds a requeued job back for the credential lifetime plus one second (AuthInfo
-    # cred_expire, 120 s by default); slurmctld reads it at start only.
+# requeue_fast_restart: restarts the lab's slurmctld so that a requeued job starts again
+# after 6 s. Slurm holds a requeued job back for the credential lifetime plus one second
+# (AuthInfo cred_expire, 120 s by default); slurmctld reads it at start only.
+requeue_fast_restart() {
     sed -i 's|^AuthInfo=.*|&,cred_expire=5|' "$LAB/etc/slurm.conf"
     lab_stop_pidfile "$LAB/run/slurmctld.pid"
     XMEM_MUNGE_SOCKET="$LAB/munge/munge.socket" slurmctld -f "$SLURM_CONF" {LAB_LOCK_FD}>&- ||
         fail "slurmctld did not restart"
     lab_wait_for 30 lab_node_ready || fail "node not idle after the slurmctld restart"
+}
+
+# requeue_lab_up [shard|mps]: the lab up (shard by default), J its jobs directory (the
+# current directory).
+requeue_lab_up() {
+    XMEM_LAB_PROFILER=fake lab_up "${1:-shard}"
+    expect_true "xmemd did not start" [ "$LAB_XMEMD" = 1 ]
+    requeue_fast_restart
     J=$LAB/jobs
     cd "$J" || fail "no $J"
     echo 'print("training")' >train.py

@@ -8,9 +8,14 @@
 #   --fake-report=FILE  write the environment it runs in to FILE (which python, the venv,
 #                       the user, the directory): what a batch script's preamble left
 #   --fake-torch        add the torch version that python imports to the report
-limit=12288 peak= sleep=0 report= torch=
+# Like xmem-estimate it takes --world-size N (xmemd passes it past one rank): the answer then
+# lists N ranks, each with the limit, and the report says world_size=N (1 when not given).
+limit=12288 peak= sleep=0 report= torch= world=1 next=
 for a in "$@"; do
+    [ "$next" = world ] && { world=$a next=; continue; }
     case $a in
+    --world-size) next=world ;;
+    --world-size=*) world=${a#*=} ;;
     --fake-limit-mb=*) limit=${a#*=} ;;
     --fake-peak-mb=*) peak=${a#*=} ;;
     --fake-sleep=*) sleep=${a#*=} ;;
@@ -30,11 +35,17 @@ if [ -n "$report" ]; then
         echo "pwd=$(pwd)"
         echo "cuda=${CUDA_VISIBLE_DEVICES-unset}"
         echo "modules=${LOADEDMODULES:-}"
+        echo "world_size=$world"
         [ -z "$torch" ] || echo "torch=$(python -c 'import torch; print(torch.__version__)' 2>&1 | tail -n 1)"
     } >"$report"
 fi
 [ "$sleep" = 0 ] || sleep "$sleep"
 fits=true
 [ "$limit" -le 40960 ] || fits=false
-printf '{"peak_bytes":%s,"limit_bytes":%s,"fits":%s,"gpu":"A100-40GB","torch":"2.6","mode":"exact","profile_seconds":0.1,"analyze_seconds":0.01,"breakdown":{}}\n' \
-    "$((peak * 1048576))" "$((limit * 1048576))" "$fits"
+ranks= r=0
+while [ "$r" -lt "$world" ]; do
+    ranks="$ranks${ranks:+,}{\"rank\":$r,\"peak_bytes\":$((peak * 1048576)),\"limit_bytes\":$((limit * 1048576))}"
+    r=$((r + 1))
+done
+printf '{"peak_bytes":%s,"limit_bytes":%s,"fits":%s,"gpu":"A100-40GB","torch":"2.6","mode":"exact","profile_seconds":0.1,"analyze_seconds":0.01,"breakdown":{},"world_size":%s,"ranks":[%s]}\n' \
+    "$((peak * 1048576))" "$((limit * 1048576))" "$fits" "$world" "$ranks"

@@ -106,6 +106,9 @@ static void stable_and_sensitive(void **)
     assert_true(changed([](KeyInputs &in) { in.gpu = "H100-80GB"; }));
     assert_true(changed([](KeyInputs &in) { in.torch = "2.1"; }));
     assert_true(changed([](KeyInputs &in) { in.steps = 4; }));
+    // Each rank's share differs with the world size (FSDP shards by it).
+    assert_true(changed([](KeyInputs &in) { in.world = 2; }));
+    assert_false(changed([](KeyInputs &in) { in.world = 1; }));
     assert_true(changed([](KeyInputs &in) { in.config_fingerprint = "g"; }));
     // Per user: another user's Python path can change what the same script allocates.
     assert_true(changed([](KeyInputs &in) { in.uid = 1001; }));

@@ -59,6 +59,8 @@ static void payload_names_job(void **)
     std::string base = decision_payload(d);
     d.job_id = 77;
     assert_string_equal(decision_payload(d).c_str(), (base + " job=77").c_str());
+    d.ranks = 4; // profiled as 4 ranks: said, before the job
+    assert_string_equal(decision_payload(d).c_str(), (base + " ranks=4 job=77").c_str());
 }
 
 // An ended estimate whose job is never listed (its sbatch was killed) is looked for at

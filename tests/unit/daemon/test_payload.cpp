@@ -112,6 +112,13 @@ static void estimator_command_line(void **)
         assert_string_equal(a[i].c_str(), want[i].c_str());
     auto b = estimator_argv({"/p"}, "", "", 1, {"t"});
     assert_int_equal(b.size(), 5); // no --gpu/--torch when unknown
+    // Past one rank the estimator profiles the job as that many (docs/slurm.md).
+    auto c = estimator_argv({"/p"}, "", "", 1, {"t"}, 4);
+    assert_int_equal(c.size(), 7);
+    assert_string_equal(c[3].c_str(), "--world-size");
+    assert_string_equal(c[4].c_str(), "4");
+    assert_string_equal(c[5].c_str(), "--");
+    assert_int_equal(estimator_argv({"/p"}, "", "", 1, {"t"}, 1).size(), 5);
 }
 
 // Parses a request body; *why gets the error when it fails.

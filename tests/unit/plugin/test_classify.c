@@ -1,4 +1,4 @@
-/* test_classify.c — which GPU requests version 1 rewrites. */
+/* test_classify.c — which GPU requests xmem sizes, and the text a decision is bound to. */
 #include <string.h>
 
 #include "test-list.h"
@@ -31,7 +31,7 @@ static void single_gpu_forms(void **state)
     assert_int_equal(classify(NULL, NULL, NULL, "1", "1", NULL, why), XMEM_REQ_SINGLE);
 }
 
-/* The canonical request a decision is bound to (job_submit.lua's xmem.gpu_request agrees). */
+/* The canonical request a decision is bound to (job_submit.lua's xmem.request_shape agrees). */
 static const char *canonical(const char *gres, const char *gpus, char *buf, size_t len)
 {
     struct xmem_cmdline c;
@@ -55,6 +55,8 @@ static void canonical_request(void **state)
     assert_string_equal(canonical(NULL, "h100:1", buf, sizeof(buf)), "gpu:h100:1");
     assert_string_equal(canonical(NULL, "h100", buf, sizeof(buf)), "gpu:h100:1");
     assert_string_equal(canonical("gpu:a100:1", NULL, buf, 4), "(error)");
+    assert_string_equal(canonical("gpu:2", NULL, buf, sizeof(buf)), "gpu:2");
+    assert_string_equal(canonical(NULL, NULL, buf, sizeof(buf)), "(error)"); /* no GPU */
 }
 
 static void multi_and_none(void **state)

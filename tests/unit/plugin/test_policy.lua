@@ -32,8 +32,44 @@ eq((xmem.gpus_in("gres:nic:1")), 0, "other gres")
 -- The GPU type and the canonical request a decision is bound to.
 eq(xmem.gpu_type("gres:gpu:a100:1"), "a100", "typed"); eq(xmem.gpu_type("gres/gpu:a100"), "a100", "type, no count")
 eq(xmem.gpu_type("gres:gpu:1"), nil, "untyped"); eq(xmem.gpu_type("gres:gpu"), nil, "bare"); eq(xmem.gpu_type(nil), nil, "nil type")
-eq(xmem.gpu_request("gres:gpu:1", "", ""), "gpu:1", "canonical untyped")
-eq(xmem.gpu_request("", "gres:gpu:a100:1", ""), "gpu:a100:1", "canonical typed, per job")
+-- The request's shape and its canonical text, as the plugin's xmem_job_shape_text writes it
+-- (tests/unit/script/test_shape.c has the same requests).
+local NO_VAL = 4294967294
+local function shape(job) return xmem.request_shape(job) end
+eq(shape({ tres_per_node = "gres:gpu:1" }).text, "gpu:1", "canonical untyped")
+eq(shape({ tres_per_job = "gres:gpu:a100:1", min_nodes = NO_VAL, num_tasks = NO_VAL }).text, "gpu:a100:1",
+  "canonical typed, per job")
+eq(shape({ tres_per_node = "gres:gpu:2" }).text, "gpu:2", "two GPUs on one node")
+eq(shape({ tres_per_task = "gres:gpu:1", num_tasks = 1, ntasks_per_node = 65534, min_nodes = NO_VAL }).text, "gpu:1",
+  "ntasks_per_node unset (NO_VAL16)")
+eq(shape({ tres_per_node = "gres:gpu:1", min_nodes = 2 }).text, "gpu:1:nodes:2", "one GPU on each of 2 nodes")
+eq(shape({ tres_per_node = "gres:gpu:4", min_nodes = 2 }).text, "gpu:4:nodes:2", "gpus-per-node 4 on 2 nodes")
+eq(shape({ tres_per_task = "gres:gpu:1", min_nodes = 2, ntasks_per_node = 2, num_tasks = 4 }).text, "gpu:2:nodes:2",
+  "per task times tasks per node")
+eq(shape({ tres_per_task = "gres:gpu:1", num_tasks = 4 }).text, "gpu:4", "per task, -n 4")
+eq(shape({ tres_per_task = "gres:gpu:1", num_tasks = 4, min_nodes = 2 }).text, "gpu:2:nodes:2", "-n 4 over 2 nodes")
+eq(shape({ tres_per_job = "gres:gpu:2", min_nodes = 2 }).text, "gpu:1:nodes:2", "--gpus over the nodes")
+-- srun outside a job: cli_filter.lua asked for the share in place of gpu:1, which the plugin signed.
+local sh = shape({ tres_per_node = "gres:shard:3" })
+eq(sh.shared, true, "a share is shared"); eq(sh.gpus_per_node, 0, "a share counts no GPU"); eq(sh.text, "gpu:1", "as signed")
+-- What 22.05 can hold as shares: one GPU per node, not several on one node.
+eq(xmem.multi_gpu_why(shape({ tres_per_node = "gres:gpu:1", min_nodes = 2 })), nil, "one GPU per node packs")
+local mwhy = xmem.multi_gpu_why(shape({ tres_per_node = "gres:gpu:2" }))
+eq(mwhy and mwhy:find("2 GPUs on one node stay whole", 1, true), 1, "several GPUs on one node stay whole")
+eq(mwhy and mwhy:find("MULTIPLE_SHARING_GRES_PJ", 1, true) ~= nil, true, "and what would change it")
+-- More ranks than GPUs (srun -n 4 on 2 GPUs): several would share one GPU's share.
+local two = shape({ tres_per_node = "gres:gpu:1", min_nodes = 2 })
+eq(xmem.ranks_why(2, two), nil, "2 ranks on 2 GPUs"); eq(xmem.ranks_why(1, two), nil, "fewer ranks")
+local rwhy = xmem.ranks_why(4, two)
+eq(rwhy and rwhy:find("the job runs 4 ranks on 2 GPUs", 1, true), 1, "4 ranks on 2 GPUs stay whole")
+eq(xmem.ranks_why(2, shape({ tres_per_node = "gres:shard:1", min_nodes = 2 })), nil, "srun's share per node: a GPU each")
+-- A held job's mark names its request in the canonical text; read back.
+for _, text in ipairs({ "gpu:1", "gpu:2", "gpu:1:nodes:2", "gpu:a100:4:nodes:8" }) do
+  local back = xmem.shape_of_text(text)
+  eq(back and shape({ tres_per_node = "gres:" .. text:gsub(":nodes:%d+$", ""),
+    min_nodes = tonumber(text:match(":nodes:(%d+)$") or "1") }).text, text, "mark text " .. text)
+end
+eq(xmem.shape_of_text("gpu:"), nil, "no count"); eq(xmem.shape_of_text("shard:3"), nil, "not a GPU request")
 
 -- Decision payloads: every key known, each once (a smuggled "uid=" cannot override).
 local S = string.rep("a", 64)
@@ -43,6 +79,12 @@ local E = " envnames=PATH:VIRTUAL_ENV env=" .. string.rep("c", 64)
 local d = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D .. " gres=gpu:1" .. E .. " expires=9")
 eq(d and d.uid, 5, "payload uid"); eq(d and d.script, S, "payload script"); eq(d and d.gres, "gpu:1", "payload gres")
 eq(d and d.dir, D, "payload dir"); eq(d and d.envnames, "PATH:VIRTUAL_ENV", "payload envnames")
+eq(d and d.ranks, 1, "payload without ranks: one")
+local dr = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D
+  .. " gres=gpu:1:nodes:2" .. E .. " expires=9 ranks=4")
+eq(dr and dr.ranks, 4, "payload ranks"); eq(dr and dr.gres, "gpu:1:nodes:2", "payload gres of 2 nodes")
+eq(xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=" .. S .. " dir=" .. D
+  .. " gres=gpu:1" .. E .. " expires=9 ranks=1e3"), nil, "malformed ranks refused")
 -- Bound to the environment: a decision without it, or with a name list that is not names, is refused.
 local noenv, ewhy = xmem.parse_decision("xmem-decision v1 uid=5 request=7 peak=1 limit=2 gpu=A100 script=- dir=" .. D .. " gres=- expires=9")
 eq(noenv, nil, "decision without env refused"); eq(ewhy and ewhy:find("incomplete decision", 1, true), 1, "no-env message")

@@ -121,6 +121,19 @@ static void record_limit(void **state)
     assert_int_equal(r.limit_mb, 4096);
     assert_int_equal(r.rerun, 0);
     assert_string_equal(r.required, "dmem");
+    assert_int_equal(r.nodes, 1);
+    /* One GPU on each of 2 nodes: every node holds its rank (remote_enforce.c). */
+    assert_true(xmem_record_limit("xmem: estimate=1M limit=9M policy=shard nodes=2 "
+                                  "request=gres:gpu:1->shard:1",
+                                  false, &r));
+    assert_int_equal(r.nodes, 2);
+    assert_int_equal(r.limit_mb, 9);
+    assert_false(xmem_record_limit("xmem: estimate=1M limit=9M policy=shard nodes=0 "
+                                   "request=gres:gpu:1->shard:1",
+                                   false, &r));
+    assert_false(xmem_record_limit("xmem: estimate=1M limit=9M policy=shard nodes=1e3 "
+                                   "request=gres:gpu:1->shard:1",
+                                   false, &r));
     /* No level required: none in the record. */
     assert_true(xmem_record_limit(packed, false, &r));
     assert_string_equal(r.required, "");
@@ -167,6 +180,15 @@ static void node_shares(void **state)
     assert_int_equal(xmem_node_share_per_gpu("shard:20", "shard", &n), -1);
     assert_int_equal(xmem_node_share_per_gpu("gpu:3,shard:20", "shard", &n), -1); /* uneven */
     assert_int_equal(xmem_node_share_per_gpu("(null)", "shard", &n), -1);
+    /* A multi-node job's nodes (scontrol show node gpu[1-2]): each must say the same. */
+    const char *two = "NodeName=gpu1 Arch=x86_64\n   Gres=gpu:2,shard:20\n   NodeAddr=a\n"
+                      "NodeName=gpu2 Arch=x86_64\n   Gres=gpu:2,shard:20(S:0)\n   NodeAddr=b\n";
+    assert_int_equal(xmem_nodes_share_per_gpu(two, "shard", &n), 0);
+    assert_int_equal(n, 10);
+    const char *differ =
+        "NodeName=gpu1\n   Gres=gpu:2,shard:20\nNodeName=gpu2\n   Gres=gpu:2,shard:16\n";
+    assert_int_equal(xmem_nodes_share_per_gpu(differ, "shard", &n), -1);
+    assert_int_equal(xmem_nodes_share_per_gpu("NodeName=gpu1\n", "shard", &n), -1);
 }
 
 static void mark_round_trip(void **state)
@@ -285,7 +307,7 @@ static void decision(void **state)
     assert_string_equal(why, "it already had a whole GPU");
     f.per_gpu = 0;
     assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));
-    assert_string_equal(why, "the node's shares per GPU are unknown");
+    assert_string_equal(why, "the shares per GPU of its nodes are unknown or differ");
     f = oomed();
     f.admin_comment = "no xmem here";
     assert_false(xmem_requeue_decide(&whole, &f, &plan, why, sizeof(why)));

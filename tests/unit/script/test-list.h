@@ -12,7 +12,8 @@
 #define XMEM_TEST_GROUPS(X)                                                                        \
     X(cmdline)                                                                                     \
     X(entrypoint)                                                                                  \
-    X(preamble)
+    X(preamble)                                                                                    \
+    X(shape)
 
 #define XMEM_DECLARE_GROUP(name) int xmem_test_group_##name(void);
 XMEM_TEST_GROUPS(XMEM_DECLARE_GROUP)
