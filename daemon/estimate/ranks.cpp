@@ -22,13 +22,13 @@ struct LauncherSpec {
 // torchrun's other options set the rendezvous, restarts and logs, none of which changes what
 // a rank allocates; accelerate's change the job (FSDP, DeepSpeed, precision through its
 // config), so only those read here are taken.
-const LauncherSpec k_torchrun{"torchrun",
-                              {"standalone", "m", "module", "no_python", "run_path",
-                               "virtual_local_rank"},
-                              {},
-                              false,
-                              "nproc_per_node",
-                              "nnodes"};
+const LauncherSpec k_torchrun{
+    "torchrun",
+    {"standalone", "m", "module", "no_python", "run_path", "virtual_local_rank"},
+    {},
+    false,
+    "nproc_per_node",
+    "nnodes"};
 const LauncherSpec k_accelerate{
     "accelerate launch",
     {"multi_gpu", "m", "module", "no_python", "debug", "q", "quiet", "same_network"},
