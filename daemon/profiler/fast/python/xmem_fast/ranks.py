@@ -29,6 +29,10 @@ def world_size():
 
 
 _WORLD = world_size()
+# Ops on a wrapper subclass (DTensor) go to the subclass, whose ops on the tensors it wraps
+# the storage tracker then sees (AdamW's state of FSDP2's sharded parameters); only for
+# ranks, so that one process is traced as before.
+WRAPPERS_RUN_THEIR_OPS = _WORLD >= 1
 
 
 def keeps_host_data(func, args):

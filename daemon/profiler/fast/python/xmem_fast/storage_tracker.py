@@ -132,6 +132,12 @@ class StorageTracker(TorchDispatchMode):
         kwargs = kwargs or {}
         if os.getpid() != self._pid:
             return func(*args, **kwargs)
+        if ranks.WRAPPERS_RUN_THEIR_OPS and any(
+                type(t) not in _PLAIN and hasattr(t, "__tensor_flatten__")
+                for t in _arguments(args, kwargs)):
+            # A wrapper subclass (DTensor) runs the op on the tensors it wraps: let it, so
+            # that this mode sees those ops (FSDP2's optimizer state and steps).
+            return NotImplemented
         self.sweep()
         dev = self._input_device(_arguments(args, kwargs))
         if ranks.keeps_host_data(func, args):
