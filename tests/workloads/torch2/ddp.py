@@ -4,7 +4,6 @@ starts it (RANK, LOCAL_RANK, WORLD_SIZE from the environment); SGD with momentum
 
     torchrun --nproc-per-node N ddp.py --model resnet50 [--bucket-cap-mb MB]
              [--gradient-as-bucket-view] [--batch B] [--image-size N] [--steps N]"""
-import os
 
 import torch
 import torch.distributed as dist
@@ -12,7 +11,7 @@ import torch.nn as nn
 import torchvision
 from torch.nn.parallel import DistributedDataParallel
 
-from workload_args import parser, training_device
+from workload_args import parser, rank_device
 
 
 def arguments():
@@ -27,12 +26,7 @@ def arguments():
 
 def main():
     args = arguments()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    on_gpu = "XMEM_WORKLOAD_DEVICE" not in os.environ
-    dist.init_process_group("nccl" if on_gpu else "gloo")
-    device = training_device(f"cuda:{local_rank}")
-    if on_gpu:
-        torch.cuda.set_device(local_rank)
+    device, local_rank, on_gpu = rank_device()
     model = getattr(torchvision.models, args.model)(weights=None, num_classes=args.classes)
     options = {} if args.bucket_cap_mb is None else {"bucket_cap_mb": args.bucket_cap_mb}
     model = DistributedDataParallel(model.to(device), device_ids=[local_rank] if on_gpu else None,

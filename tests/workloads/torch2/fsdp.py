@@ -5,13 +5,12 @@ torchrun starts it.
 
     torchrun --nproc-per-node N fsdp.py [--layers L] [--hidden H] [--batch B] [--seq S]
              [--steps N] [--no-reshard]"""
-import os
 
 import torch
 import torch.distributed as dist
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from workload_args import parser, training_device
+from workload_args import parser, rank_device
 
 try:
     from torch.distributed.fsdp import fully_shard
@@ -31,12 +30,7 @@ def arguments():
 
 def main():
     args = arguments()
-    local_rank = int(os.environ["LOCAL_RANK"])
-    on_gpu = "XMEM_WORKLOAD_DEVICE" not in os.environ
-    dist.init_process_group("nccl" if on_gpu else "gloo")
-    device = training_device(f"cuda:{local_rank}")
-    if on_gpu:
-        torch.cuda.set_device(local_rank)
+    device, _, _ = rank_device()
     config = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
                          intermediate_size=args.hidden * 8 // 3, num_hidden_layers=args.layers,
                          num_attention_heads=4, num_key_value_heads=4,
