@@ -221,6 +221,15 @@ void export_target_capability(const Target &target)
     setenv("XMEM_GPU_CAPABILITY", cc.c_str(), 1);
 }
 
+// The target GPU, its capability handed to the profilers (export_target_capability).
+Result<Target> target_for_capture(const EstimateOptions &o, Catalog *catalog_out)
+{
+    auto target = resolve_target(o, catalog_out);
+    if (target.ok())
+        export_target_capability(target.value());
+    return target;
+}
+
 // Whether a capture runs under a launcher (a profile job, perhaps on another node).
 bool launched(const EstimateOptions &o)
 {
@@ -450,10 +459,9 @@ int run_ranks(const EstimateOptions &o, const Launch &launch)
                         std::to_string(launch.world_size) + ": " + k_exact_refuses,
                     Outcome::usage);
     Catalog catalog;
-    auto target = resolve_target(o, &catalog);
+    auto target = target_for_capture(o, &catalog);
     if (!target.ok())
         return fail(target.error().message, Outcome::target);
-    export_target_capability(target.value());
     Timings t;
     auto start = Clock::now();
     std::vector<RankEstimate> roles(profiled_ranks(launch.world_size).size());
@@ -492,11 +500,9 @@ int run(const EstimateOptions &o)
     if (!launch.value().launcher.empty() || launch.value().world_size > 1)
         return run_ranks(o, launch.value());
     Catalog catalog;
-    auto target = resolve_target(o, &catalog);
+    auto target = target_for_capture(o, &catalog);
     if (!target.ok())
         return fail(target.error().message, Outcome::target);
-
-    export_target_capability(target.value());
     Timings t;
     auto profile_start = Clock::now();
     bool temp = false;
