@@ -11,6 +11,10 @@
 namespace xmem::estimate
 {
 
+const char *const k_exact_refuses =
+    "the exact capture runs one process on the CPU, without the other ranks its collectives "
+    "wait for; use --mode fast (or auto), which runs each rank with a fake process group";
+
 namespace
 {
 
@@ -47,6 +51,7 @@ const OptionSpec k_options[] = {
     {"--what-if", Arg::text},
     {"--exact-launcher", Arg::text},
     {"--fast-launcher", Arg::text},
+    {"--world-size", Arg::count},
 };
 
 const OptionSpec *find_option(const std::string &name)
@@ -175,9 +180,29 @@ Result<void> apply(EstimateOptions &o, const std::string &name, const std::strin
             o.max_rss_mib = n.value();
         else if (name == "--sweep-jobs")
             o.sweep_jobs = n.value();
+        else if (name == "--world-size")
+            o.world_size = n.value();
         else
             o.timeout_seconds = n.value();
     }
+    return Result<void>::success();
+}
+
+// --world-size N > 1 profiles each rank role in fast mode; what cannot go with it is refused
+// here, before anything runs (docs/estimate.md, "Ranks").
+Result<void> check_world_size(const EstimateOptions &o)
+{
+    if (o.world_size <= 1)
+        return Result<void>::success();
+    std::string n = "xmem: --world-size " + std::to_string(o.world_size) + ": ";
+    if (!o.trace_in.empty())
+        return Result<void>::fail(n + "a trace (--trace-in) is one rank's; give the command");
+    if (o.mode == "exact")
+        return Result<void>::fail(n + k_exact_refuses);
+    if (!o.sweep.empty() || !o.what_if.empty() || !o.timeline_out.empty() ||
+        !o.analysed_trace.empty())
+        return Result<void>::fail(n + "--sweep, --what-if, --timeline and --analysed-trace "
+                                      "are for one process; estimate at --world-size 1 for them");
     return Result<void>::success();
 }
 
@@ -193,6 +218,7 @@ const char *usage_text()
            "                     [--mode fast|exact|auto] [--max-rss MIB]\n"
            "                     [--analysed-trace PATH]\n"
            "                     [--exact-launcher COMMAND] [--fast-launcher COMMAND]\n"
+           "                     [--world-size N]\n"
            "                     [--sweep ARG=V1,V2,...|ARG=LO..HI [--fit SIZE] [--sweep-jobs N]]\n"
            "                     [--what-if alloc-conf=SETTINGS|amp=bf16|checkpoint=all-blocks|\n"
            "                                optimizer=fused ...]\n"
@@ -220,7 +246,10 @@ const char *usage_text()
            "checkpoint=all-blocks (Hugging Face models' gradient checkpointing) and\n"
            "optimizer=fused (fused=True for Adam, AdamW, SGD) profile the job again with the\n"
            "change applied, as if the script were edited; a change that cannot be applied\n"
-           "faithfully to the job is refused with one line.\n";
+           "faithfully to the job is refused with one line.\n"
+           "--world-size N profiles the job as the ranks of N processes, one per GPU, in\n"
+           "fast mode (default: the count of a torchrun or accelerate launch in COMMAND,\n"
+           "else 1); the estimate is the highest rank's, and the JSON lists every rank.\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)
@@ -281,6 +310,8 @@ Result<EstimateOptions> parse_options(int argc, char **argv)
         (!o.timeline_out.empty() || !o.keep_trace.empty() || !o.analysed_trace.empty()))
         return R::fail("xmem: --sweep: --timeline, --keep-trace and --analysed-trace would be "
                        "written once per value; estimate the value you want alone for them");
+    if (auto ranked = check_world_size(o); !ranked.ok())
+        return R::fail(ranked.error());
     return R::ok(std::move(o));
 }
 

@@ -43,12 +43,17 @@ struct EstimateOptions {
     // --exact-launcher, --fast-launcher WORDS: a command the profiler runs under, such as
     // xmemd's srun for a profile job (docs/profile-jobs.md); empty: run it here.
     std::vector<std::string> exact_launcher, fast_launcher;
+    // --world-size N: the job as each rank of N processes, one per node-local GPU (ranks.h);
+    // 0: not given (the launcher's count in the command, else 1).
+    unsigned world_size = 0;
     bool help = false;
     // One line each for the user, printed before anything runs (deprecated spellings).
     std::vector<std::string> warnings;
 };
 
 Result<EstimateOptions> parse_options(int argc, char **argv);
+// Why --mode exact refuses a world size above 1 (the option, or a launcher's count).
+extern const char *const k_exact_refuses;
 const char *usage_text();
 
 } // namespace xmem::estimate

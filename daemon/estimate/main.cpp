@@ -11,6 +11,7 @@
 #include "analysis/paths.h"
 #include "profilers.h"
 #include "profile_run.h"
+#include "ranks.h"
 #include "sweep.h"
 #include "what_if.h"
 #include "analysis/report.h"
@@ -220,6 +221,15 @@ void export_target_capability(const Target &target)
     setenv("XMEM_GPU_CAPABILITY", cc.c_str(), 1);
 }
 
+// The target GPU, its capability handed to the profilers (export_target_capability).
+Result<Target> target_for_capture(const EstimateOptions &o, Catalog *catalog_out)
+{
+    auto target = resolve_target(o, catalog_out);
+    if (target.ok())
+        export_target_capability(target.value());
+    return target;
+}
+
 // Whether a capture runs under a launcher (a profile job, perhaps on another node).
 bool launched(const EstimateOptions &o)
 {
@@ -321,14 +331,178 @@ struct TempTrace {
     }
 };
 
-int run(const EstimateOptions &o)
+// One rank role of a multi-GPU job, profiled and analysed (docs/estimate.md, "Ranks").
+struct RankEstimate {
+    unsigned rank = 0;
+    Estimate estimate;
+    TempTrace temp;    // removed at the end, unless --keep-trace named it
+    std::string trace; // kept until then: a job that does not fit is analysed again
+    NcclTerm nccl;     // the catalog's term for the job's NCCL (`M nccl` of the trace)
+    std::string nccl_version;
+};
+
+// Rank RANK's trace: fast mode always (k_exact_refuses), --keep-trace PATH for rank 0 and
+// PATH.rankN for the others. *STATUS: the profiler's exit status.
+Result<std::string> capture_rank(const EstimateOptions &o, const Launch &launch, unsigned rank,
+                                 bool &temp, int *status)
 {
+    export_rank(launch, rank);
+    EstimateOptions one = o;
+    one.command = launch.command;
+    one.mode = "fast";
+    if (!o.keep_trace.empty() && rank > 0)
+        one.keep_trace = o.keep_trace + ".rank" + std::to_string(rank);
+    return capture(one, temp, status);
+}
+
+Result<void> estimate_rank(const EstimateOptions &o, const Launch &launch, const Catalog &catalog,
+                           const Target &base, RankEstimate &out, int *status)
+{
+    bool temp = false;
+    auto path = capture_rank(o, launch, out.rank, temp, status);
+    if (!path.ok())
+        return Result<void>::fail(path.error());
+    out.trace = path.value();
+    out.temp.path = temp ? path.value() : "";
+    auto work = load_workload(out.trace);
+    if (!work.ok())
+        return Result<void>::fail(work.error());
+    Target target = base;
+    std::string note;
+    if (auto applied = apply_torch(o, work.value(), target, note); !applied.ok())
+        return Result<void>::fail(applied.error());
+    // NCCL's buffers, for the NCCL the job's torch loads (`M nccl`), when it has peers.
+    out.nccl = catalog.nccl_for(std::string(work.value().meta_value("nccl")));
+    out.nccl_version = std::string(work.value().meta_value("nccl"));
+    target.nccl_bytes = launch.world_size > 1 ? out.nccl.bytes : 0;
+    auto est = analyze(std::move(work.value()), target, nullptr);
+    if (!est.ok())
+        return Result<void>::fail(est.error());
+    out.estimate = std::move(est.value());
+    if (!note.empty())
+        out.estimate.warnings.insert(out.estimate.warnings.begin(), note);
+    return Result<void>::success();
+}
+
+// The rank whose limit sets the job's (the highest; the lower rank on a tie).
+size_t highest_rank(const std::vector<RankEstimate> &roles)
+{
+    size_t top = 0;
+    for (size_t i = 1; i < roles.size(); ++i)
+        if (roles[i].estimate.limit_bytes > roles[top].estimate.limit_bytes ||
+            (roles[i].estimate.limit_bytes == roles[top].estimate.limit_bytes &&
+             roles[i].estimate.peak_bytes > roles[top].estimate.peak_bytes))
+            top = i;
+    return top;
+}
+
+const Estimate &role_of(const std::vector<RankEstimate> &roles, unsigned rank)
+{
+    for (const RankEstimate &r : roles)
+        if (r.rank == profile_of(rank))
+            return r.estimate;
+    return roles.front().estimate;
+}
+
+// The highest rank's estimate (every existing field), with every rank listed.
+std::string render_ranks_json(const std::vector<RankEstimate> &roles, size_t top,
+                              const Launch &launch, const Timings &t)
+{
+    auto j = nlohmann::json::parse(render_json(roles[top].estimate, t));
+    nlohmann::json ranks = nlohmann::json::array();
+    for (unsigned rank = 0; rank < launch.world_size; ++rank) {
+        const Estimate &e = role_of(roles, rank);
+        ranks.push_back({{"rank", rank},
+                         {"profiled_as", profile_of(rank)},
+                         {"peak_bytes", e.peak_bytes},
+                         {"limit_bytes", e.limit_bytes},
+                         {"fits", e.fits},
+                         {"reserved_peak_bytes", e.replay.reserved_peak},
+                         {"allocated_peak_bytes", e.replay.allocated_peak}});
+    }
+    const RankEstimate &high = roles[top];
+    j["world_size"] = launch.world_size;
+    j["launcher"] = launch.launcher;
+    j["nccl_bytes"] = high.estimate.target.nccl_bytes;
+    j["nccl_version"] = high.nccl_version;
+    if (high.estimate.target.nccl_bytes &&
+        high.nccl.source.find("uncalibrated") != std::string::npos)
+        j["uncalibrated_catalog_terms"].push_back("nccl.buffers_mib");
+    j["highest_rank"] = roles[top].rank;
+    j["ranks"] = std::move(ranks);
+    return j.dump(2) + "\n";
+}
+
+std::string render_ranks_human(const std::vector<RankEstimate> &roles, size_t top,
+                               const Launch &launch, const Timings &t)
+{
+    std::string text = render_human(roles[top].estimate, t);
+    text += "Ranks: " + std::to_string(launch.world_size) + " processes, one per GPU" +
+            (launch.launcher.empty() ? "" : " (" + launch.launcher + ")") +
+            "; the estimate above is rank " + std::to_string(roles[top].rank) + "'s, the highest\n";
+    for (const RankEstimate &r : roles) {
+        std::string who = r.rank == 0 || launch.world_size == 2
+                              ? "rank " + std::to_string(r.rank)
+                              : "ranks 1-" + std::to_string(launch.world_size - 1);
+        text += "  " + who + ": peak " + trace::format_bytes(r.estimate.peak_bytes) + ", limit " +
+                trace::format_bytes(r.estimate.limit_bytes) + "\n";
+    }
+    return text;
+}
+
+// A job of several ranks: each rank role profiled in fast mode and analysed; the highest
+// sets the limit.
+int run_ranks(const EstimateOptions &o, const Launch &launch)
+{
+    if (o.mode == "exact")
+        return fail("xmem: " + (launch.launcher.empty() ? "--world-size" : launch.launcher) + " " +
+                        std::to_string(launch.world_size) + ": " + k_exact_refuses,
+                    Outcome::usage);
     Catalog catalog;
-    auto target = resolve_target(o, &catalog);
+    auto target = target_for_capture(o, &catalog);
     if (!target.ok())
         return fail(target.error().message, Outcome::target);
+    Timings t;
+    auto start = Clock::now();
+    std::vector<RankEstimate> roles(profiled_ranks(launch.world_size).size());
+    for (size_t i = 0; i < roles.size(); ++i) {
+        roles[i].rank = profiled_ranks(launch.world_size)[i];
+        int status = 0;
+        if (auto r = estimate_rank(o, launch, catalog, target.value(), roles[i], &status);
+            !r.ok()) {
+            Echo echo = status == k_profile_unsupported ? Echo::already_shown : Echo::show;
+            int code = fail(r.error().message, status ? Outcome::profile : Outcome::analysis, echo);
+            return limit_met(status) ? status : code;
+        }
+    }
+    t.profile_seconds = seconds_since(start);
+    size_t top = highest_rank(roles);
+    Estimate &e = roles[top].estimate;
+    if (!e.fits && e.uses_gpu) {
+        auto fitting = smallest_fitting_gpu(catalog, roles[top].trace, e.target, e);
+        if (!fitting.ok())
+            return fail(fitting.error().message, Outcome::analysis);
+        e.smallest_fitting_gpu = fitting.value();
+    }
+    for (const std::string &warning : e.warnings)
+        std::fprintf(stderr, "%s\n", warning.c_str());
+    std::string text = o.json ? render_ranks_json(roles, top, launch, t)
+                              : render_ranks_human(roles, top, launch, t);
+    std::fputs(text.c_str(), stdout);
+    return k_exit_ok;
+}
 
-    export_target_capability(target.value());
+int run(const EstimateOptions &o)
+{
+    auto launch = read_launch(o.command, o.world_size);
+    if (!launch.ok())
+        return fail(launch.error().message, Outcome::usage);
+    if (!launch.value().launcher.empty() || launch.value().world_size > 1)
+        return run_ranks(o, launch.value());
+    Catalog catalog;
+    auto target = target_for_capture(o, &catalog);
+    if (!target.ok())
+        return fail(target.error().message, Outcome::target);
     Timings t;
     auto profile_start = Clock::now();
     bool temp = false;

@@ -151,6 +151,51 @@ Result<GpuSpec> parse_gpu(const Where &w, const YAML::Node &entry)
     return Result<GpuSpec>::ok(std::move(gpu));
 }
 
+bool parse_release(const std::string &text, int &major, int &minor)
+{
+    size_t dot = text.find('.');
+    if (dot == 0 || dot == std::string::npos || dot + 1 >= text.size())
+        return false;
+    char *end = nullptr;
+    major = static_cast<int>(std::strtol(text.c_str(), &end, 10));
+    if (end != text.c_str() + dot)
+        return false;
+    minor = static_cast<int>(std::strtol(text.c_str() + dot + 1, &end, 10));
+    return end != text.c_str() + dot + 1 && (*end == '\0' || *end == '.');
+}
+
+// `nccl:` a list of {version: "MAJOR.MINOR", buffers_mib: N, source: TEXT}; optional.
+Result<std::vector<NcclTerm>> parse_nccl(const Where &w, const YAML::Node &list)
+{
+    using R = Result<std::vector<NcclTerm>>;
+    std::vector<NcclTerm> terms;
+    if (!list)
+        return R::ok(std::move(terms));
+    if (!list.IsSequence())
+        return R::fail(w.at(list, "nccl") + "expected a list of {version, buffers_mib, source}");
+    for (const auto &entry : list) {
+        NcclTerm t;
+        if (!entry.IsMap() || entry.size() != 3 || !entry["version"] || !entry["buffers_mib"] ||
+            !entry["source"])
+            return R::fail(w.at(entry, "nccl") + "each entry has exactly version, buffers_mib "
+                                                 "and source");
+        if (!parse_release(entry["version"].Scalar(), t.major, t.minor))
+            return R::fail(w.at(entry["version"], "nccl.version") +
+                           "expected MAJOR.MINOR such as \"2.19\", got '" +
+                           entry["version"].Scalar() + "'");
+        auto mib = positive_number(w, entry["buffers_mib"], "nccl.buffers_mib");
+        if (!mib.ok())
+            return R::fail(mib.error());
+        t.bytes = mib.value() * k_mib;
+        t.source = entry["source"].Scalar();
+        terms.push_back(std::move(t));
+    }
+    std::sort(terms.begin(), terms.end(), [](const NcclTerm &a, const NcclTerm &b) {
+        return a.major != b.major ? a.major > b.major : a.minor > b.minor;
+    });
+    return R::ok(std::move(terms));
+}
+
 Result<Catalog> parse_root(const YAML::Node &root, const std::string &name)
 {
     Where w{name};
@@ -158,9 +203,13 @@ Result<Catalog> parse_root(const YAML::Node &root, const std::string &name)
         return Result<Catalog>::fail(w.at(root, "gpus") + "missing: the catalog is a map with a "
                                                           "'gpus' list");
     for (const auto &kv : root)
-        if (kv.first.Scalar() != "gpus" && kv.first.Scalar() != "version")
+        if (kv.first.Scalar() != "gpus" && kv.first.Scalar() != "version" &&
+            kv.first.Scalar() != "nccl")
             return Result<Catalog>::fail(w.at(kv.first, kv.first.Scalar()) +
-                                         "unknown top-level key (known: version, gpus)");
+                                         "unknown top-level key (known: version, gpus, nccl)");
+    auto nccl = parse_nccl(w, root["nccl"]);
+    if (!nccl.ok())
+        return Result<Catalog>::fail(nccl.error());
     const YAML::Node &list = root["gpus"];
     if (!list.IsSequence() || list.size() == 0)
         return Result<Catalog>::fail(w.at(list, "gpus") + "expected a non-empty list");
@@ -177,17 +226,28 @@ Result<Catalog> parse_root(const YAML::Node &root, const std::string &name)
                 return Result<Catalog>::fail(w.at(entry, "name") + "'" + n + "' is listed twice");
         gpus.push_back(std::move(gpu.value()));
     }
-    return Result<Catalog>::ok(Catalog::from(std::move(gpus), name));
+    return Result<Catalog>::ok(Catalog::from(std::move(gpus), name, std::move(nccl.value())));
 }
 
 } // namespace
 
-Catalog Catalog::from(std::vector<GpuSpec> gpus, std::string path)
+Catalog Catalog::from(std::vector<GpuSpec> gpus, std::string path, std::vector<NcclTerm> nccl)
 {
     Catalog c;
     c.m_gpus = std::move(gpus);
     c.m_path = std::move(path);
+    c.m_nccl = std::move(nccl);
     return c;
+}
+
+NcclTerm Catalog::nccl_for(const std::string &version) const
+{
+    int major = 0, minor = 0;
+    bool known = parse_release(version, major, minor);
+    for (const NcclTerm &t : m_nccl) // newest first
+        if (known && (t.major < major || (t.major == major && t.minor <= minor)))
+            return t;
+    return m_nccl.empty() ? NcclTerm{} : m_nccl.front();
 }
 
 Result<Catalog> Catalog::parse(const std::string &text, const std::string &name)

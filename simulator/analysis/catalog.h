@@ -28,6 +28,15 @@ struct GpuSpec {
     std::map<std::string, std::string> sources; // numeric key -> where the number is from
 };
 
+// NCCL's own device memory in each rank of a multi-GPU job, for the NCCL releases from
+// `version` on (the catalog's `nccl` list, docs/estimate.md, "Ranks"): buffers NCCL
+// allocates with cudaMalloc, outside PyTorch's allocator.
+struct NcclTerm {
+    int major = 0, minor = 0; // the first NCCL release the term applies to
+    uint64_t bytes = 0;
+    std::string source;
+};
+
 // The numeric keys of GPU whose source says "uncalibrated" (a budget, not a measurement):
 // the estimate marks them so a guessed context term is not read as a measured one.
 std::vector<std::string> uncalibrated_terms(const GpuSpec &gpu);
@@ -48,12 +57,17 @@ class Catalog
     // and the error lists the candidates. H100 and V100 stay valid: one full name each.
     Result<GpuSpec> find_unambiguous(const std::string &name) const;
     const std::vector<GpuSpec> &gpus() const { return m_gpus; }
+    // The NCCL term for the job's NCCL VERSION ("2.30.7"): the entry of the newest release
+    // at or below it; an unknown or older version gets the newest entry. None listed: 0 B.
+    NcclTerm nccl_for(const std::string &version) const;
     const std::string &path() const { return m_path; }
     // A catalog of already-checked entries (parse() uses it; tests may too).
-    static Catalog from(std::vector<GpuSpec> gpus, std::string path);
+    static Catalog from(std::vector<GpuSpec> gpus, std::string path,
+                        std::vector<NcclTerm> nccl = {});
 
   private:
     std::vector<GpuSpec> m_gpus;
+    std::vector<NcclTerm> m_nccl; // newest release first
     std::string m_path;
 };
 

@@ -49,7 +49,7 @@ void summarize(Estimate &e)
     uint64_t live = std::accumulate(r.live_at_peak.begin(), r.live_at_peak.end(), uint64_t{0});
     e.cache_bytes = r.reserved_peak > live ? r.reserved_peak - live : 0;
     e.context_bytes = e.target.gpu.context_bytes;
-    e.outside_bytes = e.workspaces.outside_bytes;
+    e.outside_bytes = e.workspaces.outside_bytes + e.target.nccl_bytes;
     e.peak_bytes = e.context_bytes + r.reserved_peak + e.outside_bytes;
     e.fits = !r.oom && e.peak_bytes <= e.target.gpu.total_bytes;
     e.uses_gpu = r.allocated_peak > 0;

@@ -39,6 +39,9 @@ struct Target {
     double margin = 0;      // limit margin (k_limit_margin unless overridden)
     // The job's torch is newer than every release simulated: `torch` is the newest's rules.
     bool torch_newer_than_known = false;
+    // NCCL's own buffers in one rank of a multi-GPU job (the catalog's `nccl` term); 0 for
+    // a job of one process. Outside the allocator, so in outside_bytes.
+    uint64_t nccl_bytes = 0;
 };
 
 // The same trace estimated with one thing changed (`xmem estimate --what-if`).

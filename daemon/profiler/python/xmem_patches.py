@@ -56,6 +56,12 @@ def _what_if(change):
     return lambda torch, capture: os.environ.get("XMEM_WHAT_IF", "") == change
 
 
+def _ranks(torch, capture):
+    """Installed when `xmem estimate` profiles one rank of N (--world-size, or a launcher)."""
+    value = os.environ.get("XMEM_WORLD_SIZE", "")
+    return value.isdigit() and int(value) >= 1
+
+
 def _and(*whens):
     return lambda torch, capture: all(w(torch, capture) for w in whens)
 
@@ -178,6 +184,26 @@ PATCHES = (
            "nn.TransformerEncoder's data-dependent padding check answers 'not aligned' on "
            "device tensors: the non-fast path a capture takes anyway",
            _has("torch._nested_tensor_from_mask_left_aligned")),
+    # Ranks (--world-size N): the job's process groups are torch's fake one at its rank.
+    _entry("torch.distributed.init_process_group", FAST, "xmem_fast.ranks",
+           "the job's process group is the fake one at xmem's rank and world size: "
+           "collectives return at once, nothing waits for a peer", _ranks),
+    _entry("torch.distributed.distributed_c10d.init_process_group", FAST, "xmem_fast.ranks",
+           "the same function by its module's name", _ranks),
+    _entry("torch.distributed.new_group", FAST, "xmem_fast.ranks",
+           "a subgroup (a device mesh's) uses the fake backend too", _ranks),
+    _entry("torch.distributed.distributed_c10d.new_group", FAST, "xmem_fast.ranks",
+           "the same function by its module's name", _ranks),
+    _entry("torch.autograd.graph._engine_run_backward", FAST, "xmem_fast.ranks",
+           "a backward runs at the device boundary, as the forward does: FSDP2's backward "
+           "hooks ask their buffers' device", _ranks),
+    _entry("torch.autograd._engine_run_backward", FAST, "xmem_fast.ranks",
+           "the same function by the name torch.autograd.backward calls", _ranks),
+    _entry("torch._C._get_accelerator", FAST, "xmem_fast.ranks",
+           "FSDP2's default device mesh is on CUDA, as on a GPU rank", _ranks),
+    _entry("torch.distributed._verify_params_across_processes", FAST, "xmem_fast.ranks",
+           "DDP's check that the ranks' parameter shapes agree reads values back; every rank "
+           "runs the one script", _ranks),
 )
 
 _DECLARED = {p.target: p for p in PATCHES}

@@ -42,3 +42,15 @@ def optimizer_step(loss, optimizer, scaler):
     scaler.step(optimizer)
     scaler.update()
     optimizer.zero_grad(set_to_none=True)
+
+
+def rank_device():
+    """A torchrun rank's start: its process group (NCCL on GPUs, gloo for the plain CPU check)
+    and its GPU, cuda:LOCAL_RANK. Returns (device, local_rank, on_gpu)."""
+    import torch.distributed as dist
+    local_rank = int(os.environ["LOCAL_RANK"])
+    on_gpu = "XMEM_WORKLOAD_DEVICE" not in os.environ
+    dist.init_process_group("nccl" if on_gpu else "gloo")
+    if on_gpu:
+        torch.cuda.set_device(local_rank)
+    return training_device(f"cuda:{local_rank}"), local_rank, on_gpu

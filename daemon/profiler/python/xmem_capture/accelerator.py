@@ -29,9 +29,9 @@ def _functions(torch_mod, cuda):
     return {
         "current_accelerator": lambda check_available=False: device,
         "is_available": lambda: True,
-        "device_count": lambda: 1,
-        "current_device_index": lambda: 0,
-        "current_device_idx": lambda: 0,
+        "device_count": cuda["device_count"],
+        "current_device_index": cuda["current_device"],
+        "current_device_idx": cuda["current_device"],
         "set_device_index": lambda device=None, /: None,
         "set_device_idx": lambda device=None, /: None,
         "device_index": _device_index,

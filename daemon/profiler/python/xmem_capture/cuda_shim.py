@@ -127,6 +127,24 @@ def _is_bf16_supported(including_emulation=True):
     return target.capability()[0] >= 8 or bool(including_emulation)
 
 
+def _rank_number(name):
+    value = os.environ.get(name, "") if os.environ.get("XMEM_WORLD_SIZE") else ""
+    return int(value) if value.isdigit() else None
+
+
+def node_gpus():
+    """GPUs the job sees: one, or one per rank on the node when xmem-estimate profiles a rank
+    of a multi-GPU job (XMEM_WORLD_SIZE; LOCAL_WORLD_SIZE as torchrun sets it), so that
+    `cuda:{LOCAL_RANK}` names a GPU that exists."""
+    return max(1, _rank_number("LOCAL_WORLD_SIZE") or 1)
+
+
+def rank_gpu():
+    """The index of the GPU this process uses: 0, or a rank's LOCAL_RANK (fast mode's device
+    tensors answer it, as a rank's tensors on its own GPU do)."""
+    return _rank_number("LOCAL_RANK") or 0
+
+
 def install(torch_mod, native, note):
     """Replaces torch.cuda's device-facing functions. NOTE(key, value) records metadata."""
     _check_capability()
@@ -160,8 +178,8 @@ def install(torch_mod, native, note):
         "is_initialized": lambda: True,
         "init": lambda: None,
         "_lazy_init": lambda: None,
-        "device_count": lambda: 1,
-        "current_device": lambda: 0,
+        "device_count": node_gpus,
+        "current_device": rank_gpu,
         "set_device": lambda device: None,
         "get_device_name": lambda device=None: _GPU_NAME,
         "get_device_properties": _properties,

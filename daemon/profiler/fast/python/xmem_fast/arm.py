@@ -63,6 +63,8 @@ def arm():
     from .weights import WeightsCheck
     session.tracker.observers.append(WeightsCheck(tracker, unsupported))
     _take_transformer_slow_path(torch)
+    from . import ranks
+    ranks.install(torch, unsupported, writer.meta)
     original_finish = session.finish
 
     def finish():
@@ -78,6 +80,7 @@ def arm():
     if torch2:
         _install_cuda_autocast(torch, amp, writer.meta, device_mode)
         rebind_functional(device_mode)
+    ranks.run_backward_at_the_boundary(torch, device_mode)
     device_mode.__enter__()
     tracker.__enter__()
     _install_thread_hook(device_mode)

@@ -12,7 +12,7 @@ import torch
 import xmem_patches as patches
 from torch.overrides import TorchFunctionMode
 
-from xmem_capture import autocast_state
+from xmem_capture import autocast_state, cuda_shim
 from xmem_capture.devices import is_cuda_spec, is_ordinal, TensorBase, getter, unpinned
 
 from . import attention, values
@@ -20,7 +20,7 @@ from .storage_tracker import _tensors
 
 _META = torch.device("meta")
 _CPU = torch.device("cpu")
-_CUDA0 = torch.device("cuda", 0)
+_GPU = torch.device("cuda", cuda_shim.rank_gpu())
 
 
 class FastDeviceMode(TorchFunctionMode):
@@ -232,11 +232,11 @@ def _is_cpu(mode, args, kwargs):
 
 
 def _device(mode, args, kwargs):
-    return _CUDA0 if mode.on_device(args[0]) else getter("device")(args[0])
+    return _GPU if mode.on_device(args[0]) else getter("device")(args[0])
 
 
 def _get_device(mode, args, kwargs):
-    return 0 if mode.on_device(args[0]) else -1
+    return _GPU.index if mode.on_device(args[0]) else -1
 
 
 def _scaled_dot_product_attention(mode, args, kwargs):

@@ -29,7 +29,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from xmem_gpu import index_put
 
-from . import formulas
+from . import formulas, ranks
 from .attention import HOST_OUTPUTS
 from .scratch import AFTER, SCRATCH
 from .shape_kernels import ALLOCATION_ORDER, KERNELS
@@ -39,6 +39,8 @@ _storage = getattr(torch.Tensor, "untyped_storage", None) or torch.Tensor._stora
 _expired = torch.UntypedStorage._expired
 _free_weak_ref = torch.UntypedStorage._free_weak_ref
 _CONV_OPS = ("aten::convolution", "aten::convolution_backward")
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_META = torch.device("meta")
 
 
 def _tensors(value, depth=0):
@@ -52,6 +54,18 @@ def _tensors(value, depth=0):
     elif isinstance(value, dict) and depth < 2:
         for v in value.values():
             yield from _tensors(v, depth + 1)
+
+
+def plain_tensors(t):
+    """T, or the tensors a wrapper subclass wraps (FSDP2's DTensor parameters: the local
+    shard): a wrapper has no storage of its own, and is on the device where they are."""
+    if type(t) in _PLAIN or not hasattr(t, "__tensor_flatten__"):
+        yield t
+        return
+    for name in t.__tensor_flatten__()[0]:
+        inner = getattr(t, name, None)
+        if isinstance(inner, torch.Tensor):
+            yield from plain_tensors(inner)
 
 
 def _arguments(args, kwargs):
@@ -106,7 +120,7 @@ class StorageTracker(TorchDispatchMode):
 
     # -- queries used by the device mode ---------------------------------------------------
     def is_device(self, t):
-        return t.is_meta and _storage(t)._cdata in self.device
+        return any(p.is_meta and _storage(p)._cdata in self.device for p in plain_tensors(t))
 
     def device_bytes(self):
         """Bytes of the live device storages, frees since the last op included."""
@@ -118,8 +132,20 @@ class StorageTracker(TorchDispatchMode):
         kwargs = kwargs or {}
         if os.getpid() != self._pid:
             return func(*args, **kwargs)
+        if ranks.WRAPPERS_RUN_THEIR_OPS and any(
+                type(t) not in _PLAIN and hasattr(t, "__tensor_flatten__")
+                for t in _arguments(args, kwargs)):
+            # A wrapper subclass (DTensor) runs the op on the tensors it wraps: let it, so
+            # that this mode sees those ops (FSDP2's optimizer state and steps).
+            return NotImplemented
         self.sweep()
         dev = self._input_device(_arguments(args, kwargs))
+        if ranks.keeps_host_data(func, args):
+            return args[0]
+        if getattr(kwargs.get("device"), "type", None) == "cuda":
+            # A factory naming the GPU where the device boundary (a function mode) is not
+            # active: inside a backward, FSDP2's pre-backward all-gather buffers.
+            kwargs = dict(kwargs, device=_META)
         if dev is not None and func is torch.ops.aten._local_scalar_dense.default:
             self.on_unsupported("a GPU value read by Python control flow (bool() or a comparison "
                                 "of a GPU tensor)")

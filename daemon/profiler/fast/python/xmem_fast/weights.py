@@ -13,7 +13,7 @@ import gc
 
 import torch
 
-from .storage_tracker import _storage
+from .storage_tracker import _storage, plain_tensors
 
 
 class WeightsCheck:
@@ -41,7 +41,7 @@ class WeightsCheck:
         """Why the trace lacks weights on the GPU, or None when it has them."""
         tracker = self.tracker
         on_gpu, missing = {}, {}
-        for p in _parameters():
+        for p in (t for param in _parameters() for t in plain_tensors(param)):
             if not p.is_meta:
                 continue
             storage = _storage(p)

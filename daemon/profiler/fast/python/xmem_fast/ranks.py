@@ -1,0 +1,212 @@
+"""One rank of a multi-GPU job, without the other ranks (docs/fast-mode.md, "Ranks").
+
+xmem-estimate --world-size N (or a torchrun/accelerate launch it read) runs the script once
+per distinct rank role, with the environment torchrun gives a rank (RANK, LOCAL_RANK,
+WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and XMEM_WORLD_SIZE=N. The
+script's own `init_process_group("nccl" | "gloo" | None, ...)` then reaches xmem's process
+group (backend "xmem", `XmemGroup`): every collective returns at once, its outputs the
+tensors the caller passed (already of the right shapes, on the fake device), and nothing
+waits for a peer. torch's own fake group (`FakeProcessGroup`) is not enough: its works'
+futures hold None, where DDP's gradient hook expects the reduced bucket back. So DDP's
+Reducer, FSDP2's all-gather buffers and every sharding decision run as torch runs them on a
+GPU rank, at the job's world size; what they allocate on the device is in the trace like
+any other storage.
+"""
+import os
+
+import xmem_patches as patches
+
+# What the job's init_process_group and new_group make, whatever backend it names.
+_GROUP_FUNCTIONS = ("init_process_group", "new_group")
+_BACKEND = "xmem"
+
+
+def world_size():
+    """N from xmem-estimate; 0 when unset: a job of one process, whose process group (if it
+    makes one) is its own."""
+    value = os.environ.get("XMEM_WORLD_SIZE", "")
+    return int(value) if value.isdigit() else 0
+
+
+_WORLD = world_size()
+# Ops on a wrapper subclass (DTensor) go to the subclass, whose ops on the tensors it wraps
+# the storage tracker then sees (AdamW's state of FSDP2's sharded parameters); only for
+# ranks, so that one process is traced as before.
+WRAPPERS_RUN_THEIR_OPS = _WORLD >= 1
+
+
+def keeps_host_data(func, args):
+    """Whether FUNC is a copy from the device into a real host tensor that torch's C++ makes
+    after a collective (DDP's Reducer reads the bucket order rank 0 broadcast when it
+    rebuilds its buckets): the host tensor keeps this rank's own values, which are every
+    rank's, since every rank runs this one script. Without a world size nothing is kept."""
+    if _WORLD < 1 or func is not torch_copy() or len(args) < 2:
+        return False
+    dst, src = args[0], args[1]
+    return not dst.is_meta and src.is_meta
+
+
+def torch_copy():
+    import torch
+    return torch.ops.aten.copy_.default
+
+
+def install(torch, unsupported, note):
+    """Makes the script's process groups xmem's, at this rank, when xmem-estimate gave a
+    world size (a launcher's count of 1 included)."""
+    n = world_size()
+    if n < 1:
+        return
+    import torch.distributed as dist
+    if not dist.is_available() or not hasattr(dist.ProcessGroup, "allreduce"):
+        unsupported(f"--world-size {n}: this torch {torch.__version__} has no "
+                    "torch.distributed to run the job's process group in", "")
+    _register(torch, dist)
+    _note_nccl(torch, note)
+    my_rank = int(os.environ.get("RANK", "0"))
+    c10d = dist.distributed_c10d
+    original_init, original_new = c10d.init_process_group, c10d.new_group
+
+    def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1,
+                           rank=-1, store=None, group_name="", pg_options=None,
+                           device_id=None):
+        # The world and rank are the ones xmem set (torchrun's env://): a rendezvous address
+        # or store would wait for peers that never start, and device_id binds the group to a
+        # CUDA device this machine lacks.
+        extra = {"timeout": timeout} if timeout is not None else {}
+        return original_init(_BACKEND, store=dist.HashStore(), rank=my_rank, world_size=n,
+                             group_name=group_name, **extra)
+
+    def new_group(ranks=None, timeout=None, backend=None, pg_options=None, **kwargs):
+        kwargs.pop("device_id", None)
+        return original_new(ranks=ranks, timeout=timeout, backend=_BACKEND, **kwargs)
+
+    for name, value in zip(_GROUP_FUNCTIONS, (init_process_group, new_group)):
+        patches.replace("torch.distributed." + name, value)
+        patches.replace("torch.distributed.distributed_c10d." + name, value)
+    # FSDP2's default mesh is on the accelerator torch's C++ reports, which is the CPU here;
+    # a GPU rank's is CUDA, as torch.accelerator's stand-in already answers.
+    patches.replace("torch._C._get_accelerator", lambda *args: torch.device("cuda"))
+    # DDP's start-up check that every rank holds the same parameter shapes reads the
+    # gathered shapes back with .item(): every rank runs this one script, so they agree.
+    # On a GPU it holds a tensor of a few longs per parameter for the check's duration, a
+    # small-pool block the trace leaves out.
+    patches.replace("torch.distributed._verify_params_across_processes",
+                    lambda process_group, tensors, logger=None: None)
+
+
+def _register(torch, dist):
+    """Backend "xmem": a process group of one real rank that plays its part in each
+    collective and returns. The outputs keep what the caller put there (fast mode's device
+    tensors hold no data anyway); what a GPU rank allocates for a collective is the
+    caller's (DDP's buckets, FSDP's all-gather outputs), which the trace records."""
+    if _BACKEND in dist.Backend.backend_list:
+        return
+    c10d = torch._C._distributed_c10d
+
+    def done(value):
+        future = torch.futures.Future()
+        future.set_result(value)
+        return c10d._create_work_from_future(future)
+
+    class XmemGroup(dist.ProcessGroup):
+        def __init__(self, rank, size):
+            super().__init__(rank, size)
+            self._size = size
+            self._name = ""
+
+        # torch names each group after making it; a Python group keeps the name itself (a
+        # device mesh looks its groups up by it).
+        @property
+        def group_name(self):
+            return self._name
+
+        def _set_group_name(self, name):
+            self._name = name
+
+        def size(self):
+            return self._size
+
+        def getBackendName(self):
+            return _BACKEND
+
+        # Each collective: the tensors it writes, in the shape the caller passed them.
+        def allreduce(self, tensors, opts=None):
+            return done(tensors)
+
+        def allreduce_coalesced(self, tensors, opts=None):
+            return done(tensors)
+
+        def broadcast(self, tensors, opts=None):
+            return done(tensors)
+
+        def reduce(self, tensors, opts=None):
+            return done(tensors)
+
+        def allgather(self, outputs, inputs, opts=None):
+            return done(outputs)
+
+        def all_gather_single(self, output, input, opts=None):
+            return done([output])
+
+        def all_gather_single_coalesced(self, outputs, inputs, opts=None):
+            return done(outputs)
+
+        def reduce_scatter(self, outputs, inputs, opts=None):
+            return done(outputs)
+
+        def reduce_scatter_single(self, output, input, opts=None):
+            return done([output])
+
+        def reduce_scatter_single_coalesced(self, outputs, inputs, opts=None):
+            return done(outputs)
+
+        def alltoall(self, outputs, inputs, opts=None):
+            return done(outputs)
+
+        def all_to_all_single(self, output, input, output_splits, input_splits, opts=None):
+            return done([output])
+
+        def gather(self, outputs, inputs, opts=None):
+            return done(outputs)
+
+        def scatter(self, outputs, inputs, opts=None):
+            return done(outputs)
+
+        def barrier(self, opts=None):
+            return done([])
+
+    def create(store, rank, size, timeout):
+        return XmemGroup(rank, size)
+
+    dist.Backend.register_backend(_BACKEND, create, devices=["cpu", "cuda"])
+
+
+def run_backward_at_the_boundary(torch, device_mode):
+    """A backward runs with the device boundary (a function mode) active, as the forward
+    does. Python code inside the forward's mode call runs with that mode off, so a backward
+    ran without it; FSDP2's backward hooks then saw their all-gather outputs on `meta`, not
+    on the GPU, and found no device to wait on. Only for ranks: one process keeps its
+    backward as it was."""
+    if world_size() < 1:
+        return
+    original = torch.autograd.graph._engine_run_backward
+
+    def engine_run_backward(*args, **kwargs):
+        with device_mode:
+            return original(*args, **kwargs)
+
+    for target in ("torch.autograd.graph._engine_run_backward",
+                   "torch.autograd._engine_run_backward"):
+        patches.replace(target, engine_run_backward)
+
+
+def _note_nccl(torch, note):
+    """`M nccl VERSION`: the NCCL the job's torch loads on a GPU node, whose own buffers the
+    estimate adds to each rank (the catalog's `nccl` term). A torch without NCCL writes
+    none; the estimate then takes the catalog's newest term."""
+    try:
+        version = torch.cuda.nccl.version()
+    except Exception:  # a CPU-only torch, or no libnccl where this runs
+        return
+    note("nccl", ".".join(str(v) for v in version) if isinstance(version, tuple) else version)

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Issue 29: a Llama-style decoder (transformers' LlamaConfig, 4 layers) under FSDP2's
+# fully_shard on 2, 4 and 8 ranks in fast mode. Each rank holds its padded dim-0 shard of
+# every parameter, of its gradient and twice that of AdamW's state (ranks_check.py computes
+# the shards from the parameter shapes), and each decoder layer's all-gather output (its
+# parameters, whole) is allocated in every forward and again in the backward
+# (reshard_after_forward), as FSDP2 allocates them on a GPU. 4 ranks go through
+# xmem-estimate and torchrun's line (both rank roles profiled); 2 and 8 profile rank 1 alone
+# with the environment xmem-estimate gives it, to keep the test short.
+source "$(dirname "$0")/90-fast-torch2-common.bash"
+EST=$XMEM_BUILD/bin/xmem-estimate
+export PATH=$VENV/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+FSDP=$WORKLOADS/torch2/fsdp.py
+CHECK=$WORKLOADS/torch2/ranks_check.py
+keep_going
+set +e
+
+run_to "$TMP/4.json" "$EST" --json --mode fast --gpu H100-80GB --steps 3 \
+    --keep-trace "$TMP/4.trace" -- torchrun --nproc_per_node=4 "$FSDP" --steps 3
+expect_rc 0 "FSDP2 decoder under torchrun --nproc_per_node=4"
+expect_field "$TMP/4.json" world_size 4 "the world size read from torchrun"
+expect_json "$TMP/4.json" "[(r['rank'], r['profiled_as']) for r in j['ranks']] == [(0, 0), (1, 1), (2, 1), (3, 1)]" \
+    "every rank listed, ranks 1-3 sharing rank 1's profile"
+"$EST" --json --gpu H100-80GB --trace-in "$TMP/4.trace.rank1" >"$TMP/4.rank1.json" 2>/dev/null
+expect_true "4 ranks: shards and all-gather buffers (rank 1)" \
+    "$VPY" "$CHECK" fsdp "$TMP/4.trace.rank1" "$TMP/4.rank1.json" --world 4
+expect_true "4 ranks: shards and all-gather buffers (rank 0)" \
+    "$VPY" "$CHECK" fsdp "$TMP/4.trace" "$TMP/4.json" --world 4
+
+for n in 2 8; do
+    env XMEM_WORLD_SIZE=$n RANK=1 LOCAL_RANK=1 WORLD_SIZE=$n LOCAL_WORLD_SIZE=$n \
+        MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
+        "$FAST" --python "$VPY" --out "$TMP/$n.trace" --steps 3 -- python "$FSDP" --steps 3 \
+        >"$TMP/out" 2>"$TMP/err"
+    expect_true "FSDP2 decoder, rank 1 of $n: captured" [ -s "$TMP/$n.trace" ]
+    "$EST" --json --gpu H100-80GB --trace-in "$TMP/$n.trace" >"$TMP/$n.json" 2>/dev/null
+    expect_true "$n ranks: shards and all-gather buffers" \
+        "$VPY" "$CHECK" fsdp "$TMP/$n.trace" "$TMP/$n.json" --world "$n"
+done
+expect_true "more ranks, smaller shards: 8 ranks' weights below 2 ranks'" \
+    "$VPY" -c 'import json,sys; a,b=(json.load(open(p))["category_peak_bytes"]["weights"] for p in sys.argv[1:]); sys.exit(not b < a / 3)' \
+    "$TMP/2.json" "$TMP/8.json"
+finish

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Checks one rank's fast-mode trace of ddp.py or fsdp.py against what torch does on a GPU
+rank, computed here from the model's parameter shapes alone (tests/integration/100-*).
+
+    ranks_check.py ddp TRACE --model resnet50 [--bucket-cap-mb MB] [--view] [--classes N]
+    ranks_check.py fsdp TRACE ESTIMATE.json --world N [--layers L] [--hidden H] [--vocab V]
+
+ddp: DistributedDataParallel's gradient buckets. Step 1 reduces every gradient in one bucket
+(the parameters' order is not known before a backward has run); when step 2 begins the
+Reducer rebuilds them in the order the gradients became ready (the reverse of the
+parameters' order for these nets), each closed once it holds at least bucket_cap_mb; with
+DDP's default cap (25 MiB), the first closes at 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES). Each bucket
+is one device allocation of its gradients' bytes, and the step-1 bucket is freed then. With
+--view (gradient_as_bucket_view) the gradients are views into the buckets: a backward after
+the first allocates no gradient of its own.
+
+fsdp: FSDP2 keeps each parameter's dim-0 shard, padded to a multiple of N rows: the
+estimate's weights and gradients are the padded shards' bytes, AdamW's state twice that;
+each decoder layer's all-gather output (its padded parameters times N) is allocated once in
+every forward and, with reshard_after_forward, again in the backward.
+"""
+import argparse
+import json
+import math
+import sys
+
+MIB = 1 << 20
+REBUILD = "DistributedDataParallel|DistributedDataParallel.forward>aten::empty"
+
+
+def read_trace(path):
+    """Device allocations: iteration, phase, bytes, context, and the iteration that freed
+    each (None: alive at the end)."""
+    allocs, live, it, phase, text = [], {}, 0, "setup", {}
+    for line in open(path):
+        f = line.split()
+        if not f:
+            continue
+        if f[0] == "S":
+            text[f[1]] = line.split(" ", 2)[2].strip() if len(f) > 2 else ""
+        elif f[0] == "I":
+            it = int(f[1])
+        elif f[0] == "P":
+            phase = f[1]
+        elif f[0] == "A" and f[3] == "g":
+            rec = {"it": it, "phase": phase, "bytes": int(f[2]), "freed": None,
+                   "ctx": text.get(f[5], "")}
+            allocs.append(rec)
+            live[f[1]] = rec
+        elif f[0] == "F" and f[1] in live:
+            live.pop(f[1])["freed"] = it
+    return allocs
+
+
+def ddp_buckets(sizes, cap_bytes, first_bytes):
+    """Bucket bytes, greedy over SIZES (gradient-ready order): the first closes at
+    FIRST_BYTES, the others at CAP_BYTES."""
+    buckets, current, limit = [], 0, first_bytes
+    for size in sizes:
+        current += size
+        if current >= limit:
+            buckets.append(current)
+            current, limit = 0, cap_bytes
+    if current:
+        buckets.append(current)
+    return buckets
+
+
+def check_ddp(args):
+    import torch
+    import torchvision
+    with torch.device("meta"):
+        model = getattr(torchvision.models, args.model)(num_classes=args.classes)
+    sizes = [p.numel() * p.element_size() for p in model.parameters()]
+    # DDP's default cap is 25 MiB, with a first bucket of 1 MiB; a cap the job gives is
+    # every bucket's, the first's too.
+    cap = int((args.bucket_cap_mb or 25) * MIB)
+    want = ddp_buckets(list(reversed(sizes)), cap, MIB if args.bucket_cap_mb is None else cap)
+    allocs = read_trace(args.trace)
+    fails = []
+    first = [a for a in allocs if a["it"] == 0 and a["bytes"] == sum(sizes)]
+    if not any(a["freed"] == 2 for a in first):
+        fails.append(f"no step-1 bucket of all {sum(sizes)} B made in set-up and freed at step 2")
+    # The rebuild runs when step 2's forward begins, in DDP's own forward; beside the
+    # buckets it broadcasts the new order (a few int32 tensors, each far below a bucket).
+    rebuilt = [a["bytes"] for a in allocs if a["it"] == 2 and a["ctx"] == REBUILD]
+    small = [b for b in rebuilt if b not in want]
+    if sorted(b for b in rebuilt if b in want) != sorted(want) or any(b >= 4096 for b in small):
+        fails.append(f"rebuilt buckets {rebuilt}, want {want} (and order tensors < 4 KiB)")
+    grads = sum(a["bytes"] for a in allocs if a["it"] == 3 and a["phase"] == "backward"
+                and a["bytes"] in set(sizes) and a["freed"] is None)
+    if args.view and grads:
+        fails.append(f"gradient_as_bucket_view: step 3's backward kept {grads} B of gradients")
+    if not args.view and grads < sum(sizes):
+        fails.append(f"step 3's backward kept {grads} B of gradients, less than {sum(sizes)} B")
+    print(f"{len(want)} buckets at bucket_cap_mb={args.bucket_cap_mb}: {want}; trace: "
+          f"{rebuilt}; step-3 gradients outside the buckets {grads} B")
+    return fails
+
+
+def padded(shape, world):
+    rows = math.ceil(shape[0] / world) if shape else 1
+    return rows * math.prod(shape[1:])
+
+
+def check_fsdp(args):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
+                         intermediate_size=args.hidden * 8 // 3, num_hidden_layers=args.layers,
+                         num_attention_heads=4, num_key_value_heads=4)
+    with torch.device("meta"):
+        model = LlamaForCausalLM(config)
+    n = args.world
+    shard = sum(padded(p.shape, n) * p.element_size() for p in model.parameters())
+    full = sum(p.numel() * p.element_size() for p in model.parameters())
+    layer = sum(padded(p.shape, n) * n * p.element_size()
+                for p in model.model.layers[0].parameters())
+    est = json.load(open(args.estimate))
+    peaks = est["category_peak_bytes"]
+    fails = []
+    # Allocated sizes: each storage rounds up to 512 B in the allocator; the requested bytes
+    # of the trace are what the categories count, so the shards' bytes must match exactly.
+    # Gradients are checked from below only: FSDP2 frees an unsharded parameter by
+    # resizing its storage to 0, which fast mode does not see (docs/fast-mode.md, "Ranks"),
+    # so the root's parameters gathered in the backward count as gradients too.
+    slack = 512 * 2 * sum(1 for _ in model.parameters())
+    for name, want, top in (("weights", shard, shard + slack), ("gradients", shard, None),
+                            ("optimizer_state", 2 * shard, 2 * shard + slack)):
+        got = peaks.get(name, 0)
+        if not (want <= got and (top is None or got <= top)):
+            fails.append(f"{name}: {got} B, want the padded shards' {want} B (params {full} B "
+                         f"/ {n} = {full // n} B)")
+    allocs = read_trace(args.trace)
+    forward = sum(1 for a in allocs if a["it"] == 2 and a["phase"] == "forward"
+                  and a["bytes"] == layer)
+    backward = sum(1 for a in allocs if a["it"] == 2 and a["phase"] == "backward"
+                   and a["bytes"] == layer)
+    if forward < args.layers:
+        fails.append(f"step 2's forward all-gathered a {layer} B layer {forward} times, "
+                     f"want {args.layers}")
+    if backward < args.layers - 1:
+        fails.append(f"step 2's backward all-gathered a {layer} B layer {backward} times, want "
+                     f"at least {args.layers - 1} (reshard_after_forward)")
+    print(f"world {n}: params {full} B; shards {shard} B; weights {peaks.get('weights')} B, "
+          f"gradients {peaks.get('gradients')} B, optimizer state {peaks.get('optimizer_state')}"
+          f" B; layer all-gather {layer} B x {forward} forward, x {backward} backward")
+    return fails
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="what", required=True)
+    d = sub.add_parser("ddp")
+    d.add_argument("trace")
+    d.add_argument("--model", default="resnet50")
+    d.add_argument("--classes", type=int, default=1000)
+    d.add_argument("--bucket-cap-mb", type=float, default=None, help="as given to ddp.py")
+    d.add_argument("--view", action="store_true")
+    f = sub.add_parser("fsdp")
+    f.add_argument("trace")
+    f.add_argument("estimate")
+    f.add_argument("--world", type=int, required=True)
+    f.add_argument("--layers", type=int, default=4)
+    f.add_argument("--hidden", type=int, default=256)
+    f.add_argument("--vocab", type=int, default=4096)
+    args = p.parse_args()
+    fails = check_ddp(args) if args.what == "ddp" else check_fsdp(args)
+    for fail in fails:
+        print("FAIL:", fail)
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
