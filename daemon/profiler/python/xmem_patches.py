@@ -184,9 +184,9 @@ PATCHES = (
            "nn.TransformerEncoder's data-dependent padding check answers 'not aligned' on "
            "device tensors: the non-fast path a capture takes anyway",
            _has("torch._nested_tensor_from_mask_left_aligned")),
-    # Ranks (--world-size N): the job's process groups are torch's fake one at its rank.
+    # Ranks (--world-size N): the job's process groups are xmem's (backend "xmem", ranks.py).
     _entry("torch.distributed.init_process_group", FAST, "xmem_fast.ranks",
-           "the job's process group is the fake one at xmem's rank and world size: "
+           "the job's process group is xmem's, at its rank and world size: "
            "collectives return at once, nothing waits for a peer", _ranks),
     _entry("torch.distributed.distributed_c10d.init_process_group", FAST, "xmem_fast.ranks",
            "the same function by its module's name", _ranks),
