@@ -210,11 +210,14 @@ Result<void> run_profile_mode(const EstimateOptions &o, ProfileRequest req, int 
     return exact_ran;
 }
 
-// The profilers answer torch.cuda's capability queries, and pick SDPA kernels, as the target
-// GPU would (docs/capture.md): they read its compute capability from the environment.
+// The profilers answer torch.cuda's capability queries, pick SDPA kernels and size reduction
+// staging as the target GPU would (docs/capture.md): they read its compute capability and
+// multiprocessor count from the environment.
 void export_target_capability(const Target &target)
 {
     const auto &gpu = target.gpu;
+    if (gpu.multiprocessors > 0)
+        setenv("XMEM_GPU_MULTIPROCESSORS", std::to_string(gpu.multiprocessors).c_str(), 1);
     if (gpu.cc_major <= 0)
         return;
     std::string cc = std::to_string(gpu.cc_major) + "." + std::to_string(gpu.cc_minor);

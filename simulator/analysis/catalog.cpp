@@ -22,7 +22,15 @@ constexpr uint64_t k_kib = 1024;
 const std::set<std::string> k_number_keys = {
     "total_memory_mib",     "compute_capability",     "context_mib",
     "cublas_workspace_kib", "cublaslt_workspace_kib", "cudnn_context_mib"};
+// Numbers an entry may leave out (older catalogs, a site's own): the rules that need them then
+// add nothing. Given, they need a source like the others.
+const std::set<std::string> k_optional_number_keys = {"multiprocessors"};
 const std::set<std::string> k_other_keys = {"name", "aliases", "sources"};
+
+bool is_number_key(const std::string &key)
+{
+    return k_number_keys.count(key) || k_optional_number_keys.count(key);
+}
 
 struct Where {
     const std::string &file;
@@ -74,7 +82,7 @@ Result<void> parse_sources(const Where &w, const YAML::Node &node, GpuSpec &gpu)
         return Result<void>::fail(w.at(node, "sources") + "expected a map of key: source");
     for (const auto &kv : node) {
         std::string key = kv.first.Scalar();
-        if (!k_number_keys.count(key))
+        if (!is_number_key(key))
             return Result<void>::fail(w.at(kv.first, "sources") + "'" + key +
                                       "' is not a numeric key of a GPU entry");
         if (!kv.second.IsScalar() || kv.second.Scalar().size() < 8)
@@ -115,6 +123,8 @@ Result<void> parse_field(const Where &w, const std::string &key, const YAML::Nod
             gpu.cublaslt_workspace_bytes = n.value() * k_kib;
         else if (key == "cudnn_context_mib")
             gpu.cudnn_context_bytes = n.value() * k_mib;
+        else if (key == "multiprocessors")
+            gpu.multiprocessors = static_cast<int>(std::min<uint64_t>(n.value(), 1u << 20));
     }
     return Result<void>::success();
 }
@@ -127,12 +137,12 @@ Result<GpuSpec> parse_gpu(const Where &w, const YAML::Node &entry)
     std::set<std::string> seen;
     for (const auto &kv : entry) {
         std::string key = kv.first.Scalar();
-        if (!k_number_keys.count(key) && !k_other_keys.count(key))
+        if (!is_number_key(key) && !k_other_keys.count(key))
             return Result<GpuSpec>::fail(w.at(kv.first, key) +
                                          "unknown key (known: name, aliases, "
                                          "total_memory_mib, compute_capability, context_mib, "
                                          "cublas_workspace_kib, cublaslt_workspace_kib, "
-                                         "cudnn_context_mib, sources)");
+                                         "cudnn_context_mib, multiprocessors, sources)");
         seen.insert(key);
         auto r = parse_field(w, key, kv.second, gpu);
         if (!r.ok())
@@ -146,6 +156,10 @@ Result<GpuSpec> parse_gpu(const Where &w, const YAML::Node &entry)
             return Result<GpuSpec>::fail(w.at(entry, key) +
                                          "no source given under 'sources' for '" + gpu.name + "'");
     }
+    for (const std::string &key : k_optional_number_keys)
+        if (seen.count(key) && !gpu.sources.count(key))
+            return Result<GpuSpec>::fail(w.at(entry, key) +
+                                         "no source given under 'sources' for '" + gpu.name + "'");
     if (!seen.count("name"))
         return Result<GpuSpec>::fail(w.at(entry, "name") + "missing in a GPU entry");
     return Result<GpuSpec>::ok(std::move(gpu));

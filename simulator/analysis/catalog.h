@@ -20,11 +20,12 @@ struct GpuSpec {
     uint64_t total_bytes = 0;         // memory.total as nvidia-smi reports it
     int cc_major = 0;                 // compute capability
     int cc_minor = 0;
-    uint64_t context_bytes = 0;                 // CUDA context + libraries' modules, lazy loading
-    uint64_t cublas_workspace_bytes = 0;        // what PyTorch 2.x asks per (handle, stream)
-    uint64_t cublaslt_workspace_bytes = 0;      // what PyTorch 2.x asks per Lt matmul
-    uint64_t cudnn_context_bytes = 0;           // cuDNN handle and kernels, outside the allocator,
-                                                // in a job that runs convolutions
+    uint64_t context_bytes = 0;            // CUDA context + libraries' modules, lazy loading
+    uint64_t cublas_workspace_bytes = 0;   // what PyTorch 2.x asks per (handle, stream)
+    uint64_t cublaslt_workspace_bytes = 0; // what PyTorch 2.x asks per Lt matmul
+    uint64_t cudnn_context_bytes = 0;      // cuDNN handle and kernels, outside the allocator,
+                                           // in a job that runs convolutions
+    int multiprocessors = 0; // streaming multiprocessors; 0: not in the catalog (optional key)
     std::map<std::string, std::string> sources; // numeric key -> where the number is from
 };
 

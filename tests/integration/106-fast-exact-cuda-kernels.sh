@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 34, classes K7, K8 and K2 (docs/cuda-semantics.md): ops whose CUDA kernels allocate
+# Issue 34, classes K7, K8, K2 and K5 (docs/cuda-semantics.md): ops whose CUDA kernels allocate
 # what the CPU and Meta kernels do not, under both captures (tests/workloads/cuda_kernels.py):
 #   bmm    `bmm(a, b).sum()`: sum's gradient reaches BmmBackward0 expanded (stride 0), and
 #          cuBLAS copies it whole, B·m·n·e, for each of the two products
@@ -9,20 +9,24 @@
 #          remainder, linear, sorted and original indices, arange and cub's storage, 8·N
 #          bytes each (16·N for cub); neither capture had them (xmem_gpu/index_put.py);
 #   bce    binary_cross_entropy_with_logits with weight and pos_weight, and a masked_fill of a
-#          learned value: fast mode ran their formulas' out-of-place branches (formulas.py).
+#          learned value: fast mode ran their formulas' out-of-place branches (formulas.py);
+#   bias   a Linear's bias gradient (sum over 1024 rows of [1024, 256]) on an A100 (108
+#          multiprocessors): gpu_reduce_kernel splits it across 16 blocks a column and stages
+#          2 MiB and 8 B of semaphores, after the output, in both captures (xmem_gpu/reduce.py).
 # Checked: the unit tests of the three rules; the traces hold the temporaries; fast mode and
 # the exact capture agree on xmem-estimate's allocated and reserved peaks (bmm, index) and on
 # what BCE's backward allocates.
 source "$(dirname "$0")/90-fast-torch2-common.bash"
 PROFILE=$XMEM_BUILD/bin/xmem-profile
 ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
-for unit in xmem_gpu/test_gemm.py xmem_gpu/test_index_put.py xmem_fast/test_formulas.py; do
+for unit in xmem_gpu/test_gemm.py xmem_gpu/test_index_put.py xmem_gpu/test_reduce.py \
+    xmem_fast/test_formulas.py; do
     expect_true "unit tests $unit" "$VPY" "$XMEM_SRC/tests/unit/$unit"
 done
-for net in bmm index bce; do
+for net in bmm index bce bias; do
     for mode in exact fast; do
         capture=$PROFILE; [ $mode = fast ] && capture=$FAST
-        XMEM_GPU_CAPABILITY=8.0 "$capture" --python "$VPY" --out "$TMP/$mode-$net.trace" --steps 3 \
+        XMEM_GPU_CAPABILITY=8.0 XMEM_GPU_MULTIPROCESSORS=108 "$capture" --python "$VPY" --out "$TMP/$mode-$net.trace" --steps 3 \
             --timeout 300 -- python "$WORKLOADS/cuda_kernels.py" $net >"$TMP/out" 2>&1 ||
             fail "$mode capture of $net"
         "$VPY" "$WORKLOADS/trace_stats.py" --sizes "$TMP/$mode-$net.trace" >"$TMP/$mode-$net.stats"
@@ -50,8 +54,9 @@ def sized(stats, names, nbytes):
                and int(key.rsplit(" ", 1)[1]) == nbytes)
 steps = 3
 rows = 200_000
-fast = {net: load("fast", net, "stats") for net in ("bmm", "index", "bce")}
-exact = {net: load("exact", net, "stats") for net in ("bmm", "index", "bce")}
+nets = ("bmm", "index", "bce", "bias")
+fast = {net: load("fast", net, "stats") for net in nets}
+exact = {net: load("exact", net, "stats") for net in nets}
 # bmm: [8, 256, 256] fp32: the forward's output, then a whole copy of the expanded gradient in
 # each of BmmBackward0's two products
 copy = 8 * 256 * 256 * 4
@@ -78,12 +83,18 @@ def backward_ops(stats, node):
 want = backward_ops(exact["bce"], "BinaryCrossEntropyWithLogitsBackward0")
 got = backward_ops(fast["bce"], None)
 check(got == want, f"bce backward allocations: exact {want}, fast {got}")
+# bias: the staging of each step's bias-gradient sum (4 B x 256 outputs x 16 blocks x 32 x 4)
+# and its 8 B of semaphores, in both captures (the exact capture names the node)
+for mode, stats, names in (("fast", fast["bias"], ("aten::sum",)),
+                           ("exact", exact["bias"], ("AddmmBackward0",))):
+    staged, sem = sized(stats, names, 2097152), sized(stats, names, 8)
+    check((staged, sem) == (steps, steps), f"{mode} bias: {staged} staging buffers of 2 MiB, {sem} of 8 B")
 # The estimates, not the traces, are compared: the exact trace also holds the CPU's own
 # temporaries (bmm's per-slice copies, a scalar's promotion copy), which its analysis turns
 # into the GPU's or drops (docs/cuda-semantics.md, K7 and K9). Not bce's: its forward is a
 # CompositeExplicitAutograd kernel whose temporaries, the same on a GPU, fast mode does not
 # see (docs/fast-mode.md).
-for net in ("bmm", "index"):
+for net in ("bmm", "index", "bias"):
     e, f = load("exact", net, "json"), load("fast", net, "json")
     for key in ("allocated_peak_bytes", "reserved_peak_bytes"):
         check(e[key] == f[key], f"{net}: {key} exact {e[key]}, fast {f[key]}")

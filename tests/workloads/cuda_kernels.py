@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Small training steps through ops whose CUDA kernels allocate what the CPU and Meta kernels
-do not (docs/cuda-semantics.md, classes K7, K8 and K2), for tests that compare the captures
+do not (docs/cuda-semantics.md, classes K7, K8, K2 and K5), for tests that compare the captures
 with each other and with the CUDA kernels' temporaries:
 
   cuda_kernels.py bmm    `torch.bmm(a, b).sum()`: sum's gradient reaches BmmBackward0
@@ -10,6 +10,8 @@ with each other and with the CUDA kernels' temporaries:
                          sorts on a GPU (K8)
   cuda_kernels.py bce    binary_cross_entropy_with_logits with weight and pos_weight, and a
                          masked_fill of a learned value (their formulas' in-place branches, K2)
+  cuda_kernels.py bias   a Linear's bias gradient, the column sum of a [1024, 256] gradient,
+                         which a GPU reduces across thread blocks through a staging buffer (K5)
 
 `--steps N` (default 3). Random data; no downloads."""
 import argparse
@@ -47,9 +49,16 @@ def bce():
     return [logits, fill], loss
 
 
+def bias():
+    layer = torch.nn.Linear(768, 256).cuda()
+    x = torch.randn(1024, 768, device="cuda")
+    y = torch.randn(1024, 256, device="cuda")  # a dense gradient: an expanded one splits less
+    return list(layer.parameters()), lambda: (layer(x) * y).sum()
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("workload", choices=("bmm", "index", "bce"))
+    parser.add_argument("workload", choices=("bmm", "index", "bce", "bias"))
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
     params, loss = globals()[args.workload]()

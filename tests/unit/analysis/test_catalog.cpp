@@ -113,11 +113,28 @@ static void the_shipped_catalog_has_every_required_gpu(void **)
         auto g = r.value().find(name);
         assert_true(g.ok());
         assert_true(g.value().total_bytes > g.value().context_bytes);
+        assert_true(g.value().multiprocessors > 0); // every shipped GPU sizes reduction staging
     }
     EXPECT_U64(r.value().find("H100-80GB").value().cublas_workspace_bytes, 32 * MiB);
 }
 
 // Issue 17 class 10: --gpu A100 used to mean A100-40GB silently (it is that entry's alias).
+// `multiprocessors` may be left out (older and site catalogs load as before: 0, no staging
+// modelled); given, it needs a source like every number.
+static void multiprocessors_is_optional_but_sourced(void **)
+{
+    const std::string with = entry("A", "    multiprocessors: 108\n") +
+                             "      multiprocessors: \"the architecture whitepaper\"\n";
+    auto r = Catalog::parse("version: 1\ngpus:\n" + with + entry("B"), "gpus.yaml");
+    assert_true(r.ok());
+    EXPECT_U64(r.value().find("A").value().multiprocessors, 108);
+    EXPECT_U64(r.value().find("B").value().multiprocessors, 0);
+    std::string e = error_of("version: 1\ngpus:\n" + entry("A", "    multiprocessors: 108\n"));
+    assert_true(e.find("multiprocessors: no source given") != std::string::npos);
+    e = error_of("version: 1\ngpus:\n" + entry("A", "    multiprocessors: many\n"));
+    assert_true(e.find("multiprocessors: expected a positive whole number") != std::string::npos);
+}
+
 static void a_name_shared_by_two_gpus_is_ambiguous(void **)
 {
     auto r = Catalog::load(std::string(XMEM_TEST_SOURCE_DIR) + "/etc/gpus.yaml");
@@ -141,6 +158,7 @@ int run_catalog_tests(void)
         cmocka_unit_test(missing_file_is_an_error_not_a_crash),
         cmocka_unit_test(the_shipped_catalog_has_every_required_gpu),
         cmocka_unit_test(a_name_shared_by_two_gpus_is_ambiguous),
+        cmocka_unit_test(multiprocessors_is_optional_but_sourced),
     };
     return cmocka_run_group_tests_name("catalog", tests, nullptr, nullptr);
 }

@@ -15,10 +15,10 @@ SRC = os.environ["XMEM_SRC"]
 FAKE_NVML = os.environ["XMEM_FAKE_NVML"]
 FAKE_TORCH = os.path.join(SRC, "tests", "fakes", "torch-cuda")
 # What the fake torch adds (its README): context 412 + cuBLAS 64 + cuBLASLt 8 MiB outside the
-# allocator; workspaces 8320 and 1024 KiB; cuDNN 226 MiB.
+# allocator; workspaces 8320 and 1024 KiB; cuDNN 226 MiB; an A100's 108 multiprocessors.
 EXPECTED = {"context_mib": "484", "cublas_workspace_kib": "8320",
             "cublaslt_workspace_kib": "1024", "cudnn_context_mib": "226",
-            "total_memory_mib": "16384", "compute_capability": '"8.0"'}
+            "total_memory_mib": "16384", "compute_capability": '"8.0"', "multiprocessors": "108"}
 
 
 class ProbeGpu(unittest.TestCase):

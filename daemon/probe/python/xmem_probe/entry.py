@@ -78,6 +78,11 @@ def render(facts, readings, date):
         "compute_capability": f"{stamp}: NVML CUDA compute capability of {facts['nvml_name']}",
     }
     numbers = {"total_memory_mib": facts["total_mib"]}
+    context = next(r for r in readings if r["step"] == "context")
+    if context.get("multiprocessors"):
+        numbers["multiprocessors"] = context["multiprocessors"]
+        sources["multiprocessors"] = (f"{stamp}: torch.cuda.get_device_properties()"
+                                      ".multi_processor_count")
     for key, (value, raised, what) in measure(readings).items():
         numbers[key] = value
         sources[key] = f"{stamp}: {what}" + (
@@ -92,7 +97,7 @@ def render(facts, readings, date):
     ]
     lines += [f"    {key}: {numbers[key]}" for key in
               ("context_mib", "cublas_workspace_kib", "cublaslt_workspace_kib",
-               "cudnn_context_mib")]
+               "cudnn_context_mib", "multiprocessors") if key in numbers]
     lines.append("    sources:")
     lines += [f"      {key}: {quoted(text)}" for key, text in sources.items()]
     return "\n".join(lines) + "\n"

@@ -6,7 +6,8 @@ caching allocator's figures, and waits for a line on stdin: the probe reads the 
 memory from NVML in between. The steps, each the first of its kind in the process:
 
   start     torch imported, no CUDA call yet (the baseline)
-  context   a 1-element tensor: the CUDA context and the allocator's first segment
+  context   a 1-element tensor: the CUDA context and the allocator's first segment; its
+            line also gives the GPU's multiprocessor count, asked once the context exists
   cublas    a float32 matmul: PyTorch's cuBLAS handle, its workspace, cuBLAS's kernels
   cublaslt  addmm with a 1-D bias: PyTorch 2.x routes it to cuBLASLt (gemm_and_bias)
   cudnn     a float32 conv2d: cuDNN's handle and kernels
@@ -29,11 +30,15 @@ def refuse(why):
 
 def report(torch, step, before, output):
     torch.cuda.synchronize()
-    return {"step": step, "allocated_before": before,
+    line = {"step": step, "allocated_before": before,
             "allocated": torch.cuda.memory_allocated(),
             "reserved": torch.cuda.memory_reserved(),
             "peak": torch.cuda.max_memory_allocated(),
             "output_bytes": output.element_size() * output.numel()}
+    if step == "context":
+        properties = torch.cuda.get_device_properties(torch.cuda.current_device())
+        line["multiprocessors"] = properties.multi_processor_count
+    return line
 
 
 def handshake(line):

@@ -227,7 +227,7 @@ def arm():
         env = parse_env()
     torch = import_torch()
     from .native import Native, CaptureError
-    from . import amp, cuda_shim, devices, dropout, index_put, rnn, sdpa
+    from . import amp, cuda_shim, devices, dropout, index_put, reduce, rnn, sdpa
 
     native = Native(_capture_library(torch))
     session = None
@@ -238,6 +238,7 @@ def arm():
     sdpa.install()
     dropout.install()
     index_put.install()
+    reduce.install()
     rnn.install(native.meta)
     install_load(torch, devices)
     devices.install_thread_hook(native)

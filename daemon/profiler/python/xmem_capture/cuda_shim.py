@@ -26,9 +26,11 @@ _GPU_MEMORY = int(os.environ.get("XMEM_GPU_MEMORY", str(80 << 30)))
 
 
 def _check_capability():
-    """A bad XMEM_GPU_CAPABILITY stops the capture before the script runs, in one line."""
+    """A bad XMEM_GPU_CAPABILITY or XMEM_GPU_MULTIPROCESSORS stops the capture before the
+    script runs, in one line."""
     try:
         target.capability()
+        target.multiprocessors()
     except ValueError as e:
         sys.stderr.write(f"{e}\n")
         os._exit(1)
@@ -118,7 +120,7 @@ class _Properties(types.SimpleNamespace):
 def _properties(device=None):
     major, minor = target.capability()
     return _Properties(name=_GPU_NAME, total_memory=_GPU_MEMORY, major=major, minor=minor,
-                       multi_processor_count=108, is_integrated=0, is_multi_gpu_board=0,
+                       multi_processor_count=target.multiprocessors() or 108, is_integrated=0, is_multi_gpu_board=0,
                        L2_cache_size=40 << 20, warp_size=32)
 
 

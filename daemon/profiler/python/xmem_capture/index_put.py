@@ -19,7 +19,7 @@ from . import devices
 _state = {"lib": None}
 
 
-def _empty(shape, dtype):
+def empty(shape, dtype):
     with torch._C.DisableTorchFunction():  # a device allocation whatever mode is active
         return torch.empty(shape, dtype=dtype)
 
@@ -30,7 +30,7 @@ def _kernel(keyset, self, indices, values, accumulate=False, unsafe=False):
     if mode is not None and mode.dev_of(self) == devices.GPU:
         steps = index_put.program(self, indices, values, accumulate, unsafe)
         if steps:
-            mode.run_on(devices.GPU, index_put.run, (steps, _empty), {})
+            mode.run_on(devices.GPU, index_put.run, (steps, empty), {})
     below = keyset & torch._C._after_ADInplaceOrView_keyset
     out = torch.ops.aten._index_put_impl_.default.redispatch(
         below, self, indices, values, accumulate, unsafe)
@@ -38,14 +38,14 @@ def _kernel(keyset, self, indices, values, accumulate=False, unsafe=False):
     return out
 
 
-def _can_redispatch():
+def can_redispatch():
     return (hasattr(torch._C, "_after_ADInplaceOrView_keyset")
             and "with_keyset" in inspect.signature(torch.library.Library.impl).parameters)
 
 
 def install():
     """Registers the kernel once per process, where this torch can redispatch from Python."""
-    if _state["lib"] is not None or not _can_redispatch():
+    if _state["lib"] is not None or not can_redispatch():
         return
     lib = torch.library.Library("aten", "IMPL", "ADInplaceOrView")
     with warnings.catch_warnings():

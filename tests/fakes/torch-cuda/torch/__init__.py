@@ -15,6 +15,7 @@ CONTEXT_MIB = 412
 CUBLAS_MIB, CUBLAS_WORKSPACE = 64, 8320 * KIB
 CUBLASLT_MIB, CUBLASLT_WORKSPACE = 8, 1024 * KIB
 CUDNN_MIB, CUDNN_WORKSPACE = 226, 3 * MIB
+MULTIPROCESSORS = 108
 
 
 def _gpu_add(mib):
@@ -115,6 +116,12 @@ def _cuda_call():
     _alloc.first("context", CONTEXT_MIB)
 
 
+def _properties(device):
+    # An A100's count; the probe asks only after the context exists.
+    assert "context" in _alloc.loaded, "get_device_properties before the context"
+    return types.SimpleNamespace(multi_processor_count=MULTIPROCESSORS)
+
+
 def _reset_peak():
     _alloc.peak = _alloc.allocated
 
@@ -126,6 +133,8 @@ cuda = types.SimpleNamespace(
     memory_reserved=lambda: _alloc.reserved,
     max_memory_allocated=lambda: _alloc.peak,
     reset_peak_memory_stats=_reset_peak,
+    current_device=lambda: 0,
+    get_device_properties=_properties,
 )
 backends = types.SimpleNamespace(
     cudnn=types.SimpleNamespace(is_available=lambda: True, version=lambda: 90100))

@@ -43,6 +43,7 @@ def arm():
 
     try:
         capability = target.capability()
+        target.multiprocessors()
     except ValueError as e:
         session.fail(str(e))
     attribution = Attribution()

@@ -12,11 +12,12 @@ AFTER holds the kernels whose scratch comes after their outputs, as steps (xmem_
 index_put.py's form: allocations and frees in the CUDA kernel's order), played when the
 outputs are written: cuBLAS's batched GEMM copies of operands it cannot read
 (xmem_gpu/gemm.py; the exact capture's analysis makes the same copy from the CPU's
-per-slice ones) and `index_put_`'s sort with accumulate (xmem_gpu/index_put.py; the exact
-capture plays the same steps).
+per-slice ones), `index_put_`'s sort with accumulate (xmem_gpu/index_put.py) and the staging
+of a `sum` or `mean` split across thread blocks (xmem_gpu/reduce.py); the exact capture plays
+the same steps for the last two.
 """
 import torch
-from xmem_gpu import flash, gemm, index_put
+from xmem_gpu import flash, gemm, index_put, reduce
 
 from . import formulas
 
@@ -66,4 +67,6 @@ AFTER = {
     aten.index_put_.default: _index_put(unsafe=False),
     aten.index_put.default: _index_put(unsafe=False),
     formulas.index_put_in_place: _index_put(unsafe=True),
+    aten.sum.default: reduce.program, aten.sum.dim_IntList: reduce.program,
+    aten.mean.default: reduce.program, aten.mean.dim: reduce.program,
 }
