@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 34, classes K7, K8, K2 and K5 (docs/cuda-semantics.md): ops whose CUDA kernels allocate
+# Issue 34, classes K7, K8, K2, K5 and K10 (docs/cuda-semantics.md): ops whose CUDA kernels allocate
 # what the CPU and Meta kernels do not, under both captures (tests/workloads/cuda_kernels.py):
 #   bmm    `bmm(a, b).sum()`: sum's gradient reaches BmmBackward0 expanded (stride 0), and
 #          cuBLAS copies it whole, B·m·n·e, for each of the two products
@@ -12,7 +12,10 @@
 #          learned value: fast mode ran their formulas' out-of-place branches (formulas.py);
 #   bias   a Linear's bias gradient (sum over 1024 rows of [1024, 256]) on an A100 (108
 #          multiprocessors): gpu_reduce_kernel splits it across 16 blocks a column and stages
-#          2 MiB and 8 B of semaphores, after the output, in both captures (xmem_gpu/reduce.py).
+#          2 MiB and 8 B of semaphores, after the output, in both captures (xmem_gpu/reduce.py);
+#   einsum `einsum(eq, x * 2, weight)` under bf16 autocast: CUDA casts einsum's operand list
+#          first to last, the activation (64 KiB) before the weight (256 KiB); both captures
+#          cast the weight first before (autocast.py, cuda_autocast.py).
 # Checked: the unit tests of the three rules; the traces hold the temporaries; fast mode and
 # the exact capture agree on xmem-estimate's allocated and reserved peaks (bmm, index) and on
 # what BCE's backward allocates.
@@ -23,7 +26,7 @@ for unit in xmem_gpu/test_gemm.py xmem_gpu/test_index_put.py xmem_gpu/test_reduc
     xmem_fast/test_formulas.py; do
     expect_true "unit tests $unit" "$VPY" "$XMEM_SRC/tests/unit/$unit"
 done
-for net in bmm index bce bias; do
+for net in bmm index bce bias einsum; do
     for mode in exact fast; do
         capture=$PROFILE; [ $mode = fast ] && capture=$FAST
         XMEM_GPU_CAPABILITY=8.0 XMEM_GPU_MULTIPROCESSORS=108 "$capture" --python "$VPY" --out "$TMP/$mode-$net.trace" --steps 3 \
@@ -36,7 +39,7 @@ for net in bmm index bce bias; do
     done
 done
 expect_true "the traces lack the CUDA kernels' temporaries or the captures differ" \
-    "$VPY" - "$TMP" <<'PY'
+    "$VPY" - "$TMP" "$XMEM_SRC" <<'PY'
 import json, sys
 tmp = sys.argv[1]
 bad = False
@@ -54,7 +57,7 @@ def sized(stats, names, nbytes):
                and int(key.rsplit(" ", 1)[1]) == nbytes)
 steps = 3
 rows = 200_000
-nets = ("bmm", "index", "bce", "bias")
+nets = ("bmm", "index", "bce", "bias", "einsum")
 fast = {net: load("fast", net, "stats") for net in nets}
 exact = {net: load("exact", net, "stats") for net in nets}
 # bmm: [8, 256, 256] fp32: the forward's output, then a whole copy of the expanded gradient in
@@ -89,6 +92,19 @@ for mode, stats, names in (("fast", fast["bias"], ("aten::sum",)),
                            ("exact", exact["bias"], ("AddmmBackward0",))):
     staged, sem = sized(stats, names, 2097152), sized(stats, names, 8)
     check((staged, sem) == (steps, steps), f"{mode} bias: {staged} staging buffers of 2 MiB, {sem} of 8 B")
+# einsum: the casts inside einsum, each step: the activation's (bf16, 64 KiB), then the
+# weight's (256 KiB)
+sys.path.insert(0, f"{sys.argv[2]}/daemon/profiler/python")
+import xmem_trace
+for mode in ("fast", "exact"):
+    strings, casts = {}, []
+    for _, kind, parts in xmem_trace.records(f"{tmp}/{mode}-einsum.trace"):
+        if kind == "S":
+            strings[int(parts[0])] = " ".join(parts[1:])
+        elif (kind == "A" and parts[2] == "g" and int(parts[1]) in (65536, 262144)
+              and "aten::einsum>" in strings.get(int(parts[4]), "")):
+            casts.append(int(parts[1]))
+    check(casts == [65536, 262144] * steps, f"{mode} einsum: casts {casts}, want activation then weight")
 # The estimates, not the traces, are compared: the exact trace also holds the CPU's own
 # temporaries (bmm's per-slice copies, a scalar's promotion copy), which its analysis turns
 # into the GPU's or drops (docs/cuda-semantics.md, K7 and K9). Not bce's: its forward is a

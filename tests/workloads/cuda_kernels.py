@@ -10,6 +10,9 @@ with each other and with the CUDA kernels' temporaries:
                          sorts on a GPU (K8)
   cuda_kernels.py bce    binary_cross_entropy_with_logits with weight and pos_weight, and a
                          masked_fill of a learned value (their formulas' in-place branches, K2)
+  cuda_kernels.py einsum `einsum('bi,ij->bj', activation, weight)` under bf16 autocast: CUDA
+                         casts the operand list first to last, the activation before the
+                         weight (K10)
   cuda_kernels.py bias   a Linear's bias gradient, the column sum of a [1024, 256] gradient,
                          which a GPU reduces across thread blocks through a staging buffer (K5)
 
@@ -56,9 +59,19 @@ def bias():
     return list(layer.parameters()), lambda: (layer(x) * y).sum()
 
 
+def einsum():
+    weight = torch.randn(512, 256, device="cuda", requires_grad=True)
+    x = torch.randn(64, 512, device="cuda")
+
+    def loss():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            return torch.einsum("bi,ij->bj", x * 2, weight).float().sum()
+    return [weight], loss
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("workload", choices=("bmm", "index", "bce", "bias"))
+    parser.add_argument("workload", choices=("bmm", "index", "bce", "bias", "einsum"))
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
     params, loss = globals()[args.workload]()

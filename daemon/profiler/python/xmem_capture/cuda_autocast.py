@@ -46,8 +46,10 @@ FP32_OPS_IF_PRESENT = (
 )
 # CUDA sets dtype=float32 on these when the caller gave none.
 SET_DTYPE_OPS = ("softmax.int", "log_softmax.int")
-# CUDA runs these in reduced precision; CPU autocast (1.13 and 2.x) leaves them fp32.
-LOWER_OPS = ("mv", "addmv", "addr")
+# CUDA runs these in reduced precision; CPU autocast (1.13 and 2.x) leaves them fp32 (einsum:
+# CPU autocast casts inside it, at its bmm, the weight first and after einsum's own reshapes;
+# CUDA's kernel casts the operand list first to last, before them).
+LOWER_OPS = ("mv", "addmv", "addr", "einsum")
 
 _state = {"lib": None}
 
@@ -75,9 +77,12 @@ def _fp32_kernel(op):
 
 
 def _down(a):
-    """The autocast dtype's copy of an fp32 tensor (CPU autocast here is always bf16)."""
+    """The autocast dtype's copy of an fp32 tensor (CPU autocast here is always bf16), or of
+    each in a list, first to last as CUDA's `cached_cast` of a TensorList."""
     if isinstance(a, torch.Tensor) and a.dtype == torch.float32:
         return a.to(torch.bfloat16)
+    if isinstance(a, (list, tuple)) and a and isinstance(a[0], torch.Tensor):
+        return type(a)(_down(t) for t in a)
     return a
 
 

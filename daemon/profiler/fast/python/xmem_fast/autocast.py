@@ -7,7 +7,8 @@ state (`torch.is_autocast_enabled('cuda')`, `get_autocast_dtype`) so nested
 `autocast(enabled=False)` regions and `torch.is_autocast_enabled()` checks in user code agree:
 
 * lower precision (matmuls, convolutions, linear, SDPA...): fp32 device inputs become copies
-  in the autocast dtype; a leaf fp32 parameter's copy is cached until the outermost autocast
+  in the autocast dtype, the last argument first, except the operands of `einsum` (and
+  `chain_matmul`), which ATen takes as one list and casts first to last; a leaf fp32 parameter's copy is cached until the outermost autocast
   exits, as `cached_cast` does, so each weight is cast once per forward. Inside
   `torch.inference_mode()` torch 2.14's `cached_cast` caches nothing (2.6's does): each
   call casts the weight again and frees the copy with the op. Which one the installed torch
@@ -46,6 +47,9 @@ FP32 = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2"
         "upsample_nearest3d", "upsample_linear1d", "upsample_bilinear2d",
         "upsample_trilinear3d", "upsample_bicubic2d", "cross_entropy", "interpolate")
 FP32_OUTPUT = ("softmax", "log_softmax", "sum", "cumsum", "cumprod", "prod")
+# Functions whose tensor arguments reach ATen as one TensorList: CUDA's wrapper casts a list
+# first to last (`cached_cast` of a vector), where separate arguments are cast last first.
+IN_ORDER = ("einsum", "chain_matmul")
 PROMOTE = ("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "vdot", "grid_sampler",
            "index_put", "scatter_add", "tensordot", "cat", "stack", "index_copy")
 _REDUCED = (torch.float16, torch.bfloat16)
@@ -66,7 +70,7 @@ def policies():
             for space in spaces:
                 f = getattr(space, name, None)
                 if callable(f):
-                    table[f] = kind
+                    table[f] = f"{kind}_in_order" if name in IN_ORDER else kind
     return table
 
 
@@ -130,6 +134,8 @@ class Autocast:
             convert = self._to(torch.float32)
         else:
             convert = self._lower(autocast_state.dtype("cuda"))
+        if kind == "lower_in_order":  # einsum(eq, *operands): one TensorList on the GPU
+            return tuple(_map(convert, a) for a in args), kwargs
         return _map_right_to_left(convert, args, kwargs)
 
     def _eligible(self, t):
