@@ -59,12 +59,13 @@ def read_trace(path):
 
 
 def fsdp_live(path):
-    """Per step: live device bytes when its backward ends, and the most bytes held at once
-    by the storages FSDP2's unshard made (its all-gather outputs and the parameters
-    resized back: contexts FSDP::pre_forward / FSDP::pre_backward)."""
+    """Per step: live device bytes when its backward ends, the most bytes held at once by
+    the storages FSDP2's unshard made (its all-gather outputs and the parameters resized
+    back: contexts FSDP::pre_forward / FSDP::pre_backward), and the most live bytes in its
+    optimizer phase."""
     text, live, it, phase = {}, {}, 0, "setup"
     now = gathered = 0
-    ends, most = {}, {}
+    ends, most, optimizer = {}, {}, {}
     for line in open(path):
         f = line.split()
         if not f:
@@ -81,6 +82,8 @@ def fsdp_live(path):
             unshard = "FSDP::pre_" in text.get(f[5], "")
             live[f[1]] = (int(f[2]), unshard)
             now += int(f[2])
+            if phase == "optimizer":
+                optimizer[it] = max(optimizer.get(it, 0), now)
             if unshard:
                 gathered += int(f[2])
                 most[it] = max(most.get(it, 0), gathered)
@@ -88,7 +91,7 @@ def fsdp_live(path):
             size, unshard = live.pop(f[1])
             now -= size
             gathered -= size if unshard else 0
-    return ends, most
+    return ends, most, optimizer
 
 
 def ddp_buckets(sizes, cap_bytes, first_bytes):
@@ -170,7 +173,16 @@ def check_fsdp(args):
         if not want <= got <= want + slack:
             fails.append(f"{name}: {got} B, want the padded shards' {want} B (params {full} B "
                          f"/ {n} = {full // n} B)")
-    ends, most = fsdp_live(args.trace)
+    ends, most, optimizer = fsdp_live(args.trace)
+    # AdamW (foreach) at its most: the shards of the parameters, their gradients, its two
+    # states and one shard-sized temporary (_foreach_sqrt). DTensor works out each op's
+    # output placement on fake tensors of the unsharded shape, which hold no memory on a
+    # GPU: fast mode once counted three unsharded models at step 1.
+    for step in (1, 2, 3):
+        got = optimizer.get(step, 0)
+        if not 5 * shard <= got <= 5 * shard + slack:
+            fails.append(f"step {step}'s optimizer held at most {got} B, want the shards of "
+                         f"parameters, gradients, AdamW's state and one temporary, {5 * shard} B")
     for step in (2, 3):
         got = ends.get(step, 0)
         if not 4 * shard <= got <= 4 * shard + slack:

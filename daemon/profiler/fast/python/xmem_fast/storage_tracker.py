@@ -44,6 +44,14 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _META = torch.device("meta")
 
 
+def _fake_mode_active():
+    """Whether a FakeTensorMode runs the op (torch 2.x; 1.13 has none to ask)."""
+    return _FAKE_KEY is not None and torch._C._get_dispatch_mode(_FAKE_KEY) is not None
+
+
+_FAKE_KEY = getattr(getattr(torch._C, "_TorchDispatchModeKey", None), "FAKE", None)
+
+
 def _tensors(value, depth=0):
     """The tensors of an op's arguments or results (tensors, lists and tuples of them, two
     levels deep: what ATen schemas allow), without pytree's per-node cost."""
@@ -131,7 +139,10 @@ class StorageTracker(TorchDispatchMode):
     # -- the mode -------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if os.getpid() != self._pid:
+        if os.getpid() != self._pid or _fake_mode_active():
+            # A FakeTensorMode's tensors hold no memory on a GPU either: DTensor computes
+            # an op's output placement on fake tensors of the global shape (AdamW's state
+            # of FSDP2's shards: three times the unsharded model at step 1, counted here).
             return func(*args, **kwargs)
         if ranks.WRAPPERS_RUN_THEIR_OPS and any(
                 type(t) not in _PLAIN and hasattr(t, "__tensor_flatten__")
