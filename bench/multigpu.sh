@@ -24,19 +24,10 @@ for a in "$@"; do
     *) echo "xmem: bench/multigpu.sh: unknown option $a (use --small)" >&2; exit 2 ;;
     esac
 done
-[ -x "$venv/bin/python" ] || { echo "xmem: bench/multigpu.sh: no venv at $venv (make deps)" >&2; exit 1; }
-export PATH=$venv/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-tmp=$(mktemp -d /tmp/xmem-bench-multigpu.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-fsdp=$src/tests/workloads/torch2/fsdp.py
+. "$src/bench/targets.bash"
+bench_start multigpu
 
-# measure NAME COMMAND...: COMMAND under /usr/bin/time; "seconds max_rss_kib" (the largest
-# process's) in $tmp/NAME.time, stdout in $tmp/NAME.out; returns the command's status.
-measure() {
-    local name=$1
-    shift
-    /usr/bin/time -o "$tmp/$name.time" -f "%e %M" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-}
+fsdp=$src/tests/workloads/torch2/fsdp.py
 
 # estimate NAME N: xmem estimate --json of the job under torchrun --nproc-per-node N,
 # measured; rank 0's trace kept in $tmp/NAME.trace (rank 1's in NAME.trace.rank1).
@@ -45,15 +36,6 @@ estimate() {
         --timeout 1200 --keep-trace "$tmp/$1.trace" -- \
         torchrun --nproc-per-node "$2" "$fsdp" --meta-init "${model[@]}" --steps $((steps + 2))
 }
-
-why() { grep -m1 '^xmem:' "$tmp/$1.err" || tail -n 1 "$tmp/$1.err"; }
-seconds() { cut -d' ' -f1 "$tmp/$1.time"; }
-rss_gib() { awk '{printf "%.2f", $2 / 1048576}' "$tmp/$1.time"; }
-row() {
-    awk -v w="$1" -v f="$2" -v u="$3" -v t="$4" 'BEGIN {
-        printf "%-52s %10.2f %-4s %8.2f %6.2f  %s\n", w, f, u, t, f / t, (f <= t ? "ok" : "OVER") }'
-}
-fail_row() { printf '%-52s %10s %-4s %8s %6s  FAILED: %s\n' "$1" - "" "$2" - "$3"; }
 
 # steps_peak TRACE: the most live device bytes from the first step on (the set-up before
 # it is outside what FSDPMemTracker watches).

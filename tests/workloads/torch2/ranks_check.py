@@ -34,10 +34,10 @@ MIB = 1 << 20
 REBUILD = "DistributedDataParallel|DistributedDataParallel.forward>aten::empty"
 
 
-def read_trace(path):
-    """Device allocations: iteration, phase, bytes, context, and the iteration that freed
-    each (None: alive at the end)."""
-    allocs, live, it, phase, text = [], {}, 0, "setup", {}
+def events(path):
+    """The trace's device allocations and their frees, in order: ("A", id, bytes,
+    iteration, phase, context) and ("F", id, None, iteration, phase, None)."""
+    text, device, it, phase = {}, set(), 0, "setup"
     for line in open(path):
         f = line.split()
         if not f:
@@ -49,12 +49,23 @@ def read_trace(path):
         elif f[0] == "P":
             phase = f[1]
         elif f[0] == "A" and f[3] == "g":
-            rec = {"it": it, "phase": phase, "bytes": int(f[2]), "freed": None,
-                   "ctx": text.get(f[5], "")}
-            allocs.append(rec)
-            live[f[1]] = rec
-        elif f[0] == "F" and f[1] in live:
-            live.pop(f[1])["freed"] = it
+            device.add(f[1])
+            yield "A", f[1], int(f[2]), it, phase, text.get(f[5], "")
+        elif f[0] == "F" and f[1] in device:
+            device.discard(f[1])
+            yield "F", f[1], None, it, phase, None
+
+
+def read_trace(path):
+    """Device allocations: iteration, phase, bytes, context, and the iteration that freed
+    each (None: alive at the end)."""
+    allocs, live = [], {}
+    for kind, sid, size, it, phase, ctx in events(path):
+        if kind == "A":
+            live[sid] = {"it": it, "phase": phase, "bytes": size, "freed": None, "ctx": ctx}
+            allocs.append(live[sid])
+        else:
+            live.pop(sid)["freed"] = it
     return allocs
 
 
@@ -63,34 +74,26 @@ def fsdp_live(path):
     the storages FSDP2's unshard made (its all-gather outputs and the parameters resized
     back: contexts FSDP::pre_forward / FSDP::pre_backward), and the most live bytes in its
     optimizer phase."""
-    text, live, it, phase = {}, {}, 0, "setup"
+    live, last = {}, (0, "setup")
     now = gathered = 0
     ends, most, optimizer = {}, {}, {}
-    for line in open(path):
-        f = line.split()
-        if not f:
-            continue
-        if f[0] == "S":
-            text[f[1]] = line.split(" ", 2)[2].strip() if len(f) > 2 else ""
-        elif f[0] == "I":
-            it = int(f[1])
-        elif f[0] == "P":
-            if phase == "backward" and f[1] != "backward":
-                ends[it] = now
-            phase = f[1]
-        elif f[0] == "A" and f[3] == "g":
-            unshard = "FSDP::pre_" in text.get(f[5], "")
-            live[f[1]] = (int(f[2]), unshard)
-            now += int(f[2])
-            if phase == "optimizer":
-                optimizer[it] = max(optimizer.get(it, 0), now)
-            if unshard:
-                gathered += int(f[2])
-                most[it] = max(most.get(it, 0), gathered)
-        elif f[0] == "F" and f[1] in live:
-            size, unshard = live.pop(f[1])
+    for kind, sid, size, it, phase, ctx in events(path):
+        if last[1] == "backward" and phase != "backward":
+            ends[last[0]] = now  # the first event after the backward: its live bytes
+        last = (it, phase)
+        if kind == "F":
+            size, unshard = live.pop(sid)
             now -= size
             gathered -= size if unshard else 0
+            continue
+        unshard = "FSDP::pre_" in ctx
+        live[sid] = (size, unshard)
+        now += size
+        if phase == "optimizer":
+            optimizer[it] = max(optimizer.get(it, 0), now)
+        if unshard:
+            gathered += size
+            most[it] = max(most.get(it, 0), gathered)
     return ends, most, optimizer
 
 
