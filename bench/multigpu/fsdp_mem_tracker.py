@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch's own FSDPMemTracker (torch.distributed._tools.fsdp2_mem_tracker) on the model
-and steps of tests/workloads/torch2/fsdp.py, for one rank of N, as PyTorch documents it for
-a machine without the GPUs: fake tensors (FakeTensorMode) and torch's fake process group.
+and steps of tests/workloads/torch2/fsdp.py, for one rank of N, on a machine without the
+GPUs: fake tensors (FakeTensorMode) and torch's fake process group.
 Prints one JSON line: the tracker's peak (bytes of live tensors, by its categories), and the
 seconds it took.
 
@@ -11,7 +11,7 @@ seconds it took.
 Where it differs from a GPU rank, and why (docs/bench.md, "Multi-GPU estimates"): the fake
 tensors are on the CPU. FSDPMemTracker's fake CUDA tensors need FSDP2's device mesh on CUDA,
 and making that mesh asks the CUDA driver for a device, which a machine without a GPU lacks
-("Found no NVIDIA driver"); so attention runs the CPU's SDPA kernel, not a GPU's. The model
+("Found no NVIDIA driver"); so attention takes the CPU's SDPA path, not a GPU's. The model
 is built on the meta device and given fake storage by to_empty inside the fake mode:
 transformers' weight init reads values, which fake tensors refuse.
 """
