@@ -36,7 +36,7 @@ VENV       ?= $(CURDIR)/.venv
 VENV_HF26  ?= $(CURDIR)/.venv-hf26
 
 .PHONY: all deps configure test test-unit test-integration bench bench-sim bench-estimate \
-	bench-accuracy bench-daemon bench-packing install uninstall clean demo format format-check deb
+	bench-accuracy bench-daemon bench-packing bench-multigpu install uninstall clean demo format format-check deb
 
 all: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -91,6 +91,11 @@ bench-accuracy: deps all
 
 bench-daemon: deps all
 	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/daemon.sh
+
+# Issue 29's targets: a 7B-shaped FSDP2 job at 8 ranks in fast mode, beside PyTorch's
+# FSDPMemTracker (docs/bench.md, "Multi-GPU estimates").
+bench-multigpu: deps all
+	@XMEM_BUILD=$(abspath $(BUILD)) XMEM_VENV=$(VENV) bench/multigpu.sh $(BENCH_ARGS)
 
 # Whole GPUs against xmem's packing on the lab's real Slurm (docs/bench.md): on the lab as a
 # cluster (two GPU nodes), unless XMEM_LAB_CLUSTER=0; bench/packing.sh --help for the options.

@@ -25,18 +25,8 @@ for a in "$@"; do
     *) echo "xmem: bench/targets.sh: unknown option $a (use --no-7b)" >&2; exit 2 ;;
     esac
 done
-[ -x "$venv/bin/python" ] || { echo "xmem: bench/targets.sh: no venv at $venv (make deps)" >&2; exit 1; }
-export PATH=$venv/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-tmp=$(mktemp -d /tmp/xmem-bench-targets.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
-# measure NAME COMMAND...: runs COMMAND under /usr/bin/time; leaves "seconds max_rss_kib" in
-# $tmp/NAME.time and stdout in $tmp/NAME.out; returns the command's status.
-measure() {
-    local name=$1
-    shift
-    /usr/bin/time -o "$tmp/$name.time" -f "%e %M" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-}
+. "$src/bench/targets.bash"
+bench_start targets
 
 # estimate NAME MODE SCRIPT ARGS...: xmem estimate --json of a torch2 workload, measured.
 estimate() {
@@ -46,18 +36,7 @@ estimate() {
         --timeout 1200 -- python "$t2/$script" --steps $((steps + 2)) "$@"
 }
 
-# why NAME: the one line that says why a run failed.
-why() { grep -m1 '^xmem:' "$tmp/$1.err" || tail -n 1 "$tmp/$1.err"; }
-seconds() { cut -d' ' -f1 "$tmp/$1.time"; }
-rss_gib() { awk '{printf "%.2f", $2 / 1048576}' "$tmp/$1.time"; }
 reserved_peak() { "$venv/bin/python" -c "import json; print(json.load(open('$tmp/$1.out'))['reserved_peak_bytes'])"; }
-
-# row WHAT FIGURE UNIT TARGET: one line, figure / target as the ratio.
-row() {
-    awk -v w="$1" -v f="$2" -v u="$3" -v t="$4" 'BEGIN {
-        printf "%-52s %10.2f %-4s %8.2f %6.2f  %s\n", w, f, u, t, f / t, (f <= t ? "ok" : "OVER") }'
-}
-fail_row() { printf '%-52s %10s %-4s %8s %6s  FAILED: %s\n' "$1" - "" "$2" - "$3"; }
 
 fast_target() {
     local name=$1 what=$2 secs=$3 rss=$4

@@ -4,7 +4,12 @@
 # every parameter, of its gradient and twice that of AdamW's state (ranks_check.py computes
 # the shards from the parameter shapes), and each decoder layer's all-gather output (its
 # parameters, whole) is allocated in every forward and again in the backward
-# (reshard_after_forward), as FSDP2 allocates them on a GPU. 4 ranks go through
+# (reshard_after_forward), as FSDP2 allocates them on a GPU. Live bytes from both sides:
+# when a backward ends, the shards of parameters, gradients and AdamW's state alone (FSDP2
+# freed each unsharded parameter by resizing its storage to 0: without fast mode's rule for
+# a storage's resize_, the whole unsharded model stayed live), and at most the root's and
+# one layer's gathered parameters, each as the all-gather output and as the parameters
+# resized back and copied out of it. 4 ranks go through
 # xmem-estimate and torchrun's line (both rank roles profiled); 2 and 8 profile rank 1 alone
 # with the environment xmem-estimate gives it, to keep the test short.
 source "$(dirname "$0")/90-fast-torch2-common.bash"

@@ -10,7 +10,9 @@
 # formulas that fill fresh zeros (gather, max along a dim, x[idx], index_select, topk: fast
 # mode's dispatch mode once sent them down their out-of-place branch, +9.0 % trace peak;
 # xmem_fast/formulas.py) and a bf16 inference loop under torch.inference_mode() (torch 2.14
-# caches no autocast weight cast there; fast mode once did, +40.9 %): the traces' peak
+# caches no autocast weight cast there; fast mode once did, +40.9 %) and a storage resized
+# to 0 and back (FSDP2's resharding: fast mode once kept the block, +36 %, and the exact
+# capture put the block the resize made back on the host, -12 %): the traces' peak
 # live device bytes and xmem-estimate's allocated and reserved peaks. Needs the exact capture library for the venv's torch
 # (XMEM_CAPTURE_LIB, or built by the exact capture on first use); skips without it.
 source "$(dirname "$0")/90-fast-torch2-common.bash"
@@ -114,6 +116,28 @@ for _ in range(4):
     opt.step()
     opt.zero_grad()
 PY
+# resize: a 64 MiB storage resized to 0 while 96 MiB come and go, then back, with 48 MiB
+# more: the peak is the second, with the block the resize allocated.
+cat >"$TMP/resize.py" <<'PY'
+import torch
+lin = torch.nn.Linear(1024, 1024).cuda()
+opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+x = torch.randn(2048, 1024).cuda()
+storage = torch.empty(16 << 20, device="cuda").untyped_storage()  # an unsharded parameter
+for _ in range(4):
+    storage.resize_(0)  # FSDP2's free_storage: resharded
+    y = lin(x)
+    with torch.no_grad():
+        del_me = y.repeat(12, 1)
+        del del_me
+    storage.resize_(64 << 20)  # alloc_storage: gathered again
+    with torch.no_grad():
+        del_me = y.repeat(6, 1)
+        del del_me
+    y.sum().backward()
+    opt.step()
+    opt.zero_grad()
+PY
 # infer: a step is an NVTX mark (no optimizer).
 cat >"$TMP/infer.py" <<'PY'
 import torch
@@ -128,8 +152,9 @@ PY
 declare -A command=([mlp]="$WORKLOADS/small_nets.py mlp" [cnn]="$WORKLOADS/small_nets.py cnn"
                     [attention]="$WORKLOADS/attention.py --amp bf16 --move cuda"
                     [kvcache]="$TMP/kvcache.py" [lstm]="$WORKLOADS/torch2/word_lm.py"
-                    [join]="$TMP/join.py" [formulas]="$TMP/formulas.py" [infer]="$TMP/infer.py")
-for arch in mlp cnn attention kvcache lstm join formulas infer; do
+                    [join]="$TMP/join.py" [formulas]="$TMP/formulas.py" [infer]="$TMP/infer.py"
+                    [resize]="$TMP/resize.py")
+for arch in mlp cnn attention kvcache lstm join formulas infer resize; do
     for mode in exact fast; do
         capture=$PROFILE; [ $mode = fast ] && capture=$FAST
         XMEM_GPU_CAPABILITY=8.0 "$capture" --python "$VPY" --out "$TMP/$mode-$arch.trace" \

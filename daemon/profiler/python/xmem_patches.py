@@ -151,6 +151,10 @@ PATCHES = (
     _entry("threading.Thread._bootstrap_inner", BOTH,
            "xmem_capture.devices (exact), xmem_fast.arm (fast)",
            "new threads (the DataLoader's pin thread) get the device boundary"),
+    _entry("torch.UntypedStorage.resize_", BOTH,
+           "xmem_capture.devices (exact), xmem_fast.arm (fast)",
+           "a device storage's own resize_ (FSDP2's resharding) runs no op: its new block is a "
+           "device block, and a resize to 0 frees it, as on a GPU"),
     # Checkpoints and the GPU rules.
     _entry("torch.load", BOTH, "xmem_capture.bootstrap",
            "loads to the host, then moves to the device where a GPU run would"),

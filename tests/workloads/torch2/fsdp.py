@@ -3,8 +3,14 @@
 (`fully_shard` on each decoder layer, then the whole model), AdamW, one process per GPU as
 torchrun starts it.
 
-    torchrun --nproc-per-node N fsdp.py [--layers L] [--hidden H] [--batch B] [--seq S]
-             [--steps N] [--no-reshard]"""
+    torchrun --nproc-per-node N fsdp.py [--size 7b] [--layers L] [--hidden H] [--batch B]
+             [--seq S] [--steps N] [--no-reshard] [--meta-init]
+
+--size 7b is Llama-2-7B's shape (32 layers, hidden 4096, 32 heads, FFN 11008, vocabulary
+32000), built from the config (nothing downloaded); the other sizes then do not apply.
+--meta-init builds the model on the meta device, shards it, then gives each rank's shards
+their storage on the GPU (`to_empty`), FSDP2's recipe for a model larger than one GPU; the
+values stay uninitialised (this workload is about memory)."""
 
 import torch
 import torch.distributed as dist
@@ -25,29 +31,50 @@ def arguments():
     p.add_argument("--seq", type=int, default=128)
     p.add_argument("--vocab", type=int, default=4096)
     p.add_argument("--no-reshard", action="store_true", help="reshard_after_forward=False")
+    p.add_argument("--size", choices=["small", "7b"], default="small")
+    p.add_argument("--meta-init", action="store_true", help="shard on meta, then to_empty")
     return p.parse_args()
+
+
+SIZE_7B = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008,
+               num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=32)
+
+
+def config(args):
+    """The decoder's LlamaConfig: the small one from the flags, or Llama-2-7B's shape."""
+    shape = SIZE_7B if args.size == "7b" else dict(
+        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.hidden * 8 // 3,
+        num_hidden_layers=args.layers, num_attention_heads=4, num_key_value_heads=4)
+    return LlamaConfig(max_position_embeddings=args.seq, **shape)
+
+
+def shard(model, reshard):
+    """fully_shard on each decoder layer, then on the whole model (the root)."""
+    for layer in model.model.layers:
+        fully_shard(layer, reshard_after_forward=reshard)
+    fully_shard(model, reshard_after_forward=reshard)
+
+
+def step(model, optimizer, ids):
+    """One optimizer step on a batch of token ids (their own labels)."""
+    loss = model(input_ids=ids, labels=ids).loss
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
 
 
 def main():
     args = arguments()
     device, _, _ = rank_device()
-    config = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
-                         intermediate_size=args.hidden * 8 // 3, num_hidden_layers=args.layers,
-                         num_attention_heads=4, num_key_value_heads=4,
-                         max_position_embeddings=args.seq)
-    with torch.device(device):
-        model = LlamaForCausalLM(config)
-    reshard = not args.no_reshard
-    for layer in model.model.layers:
-        fully_shard(layer, reshard_after_forward=reshard)
-    fully_shard(model, reshard_after_forward=reshard)
+    cfg = config(args)
+    with torch.device("meta" if args.meta_init else device):
+        model = LlamaForCausalLM(cfg)
+    shard(model, not args.no_reshard)
+    if args.meta_init:
+        model.to_empty(device=device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     for _ in range(args.steps):
-        ids = torch.randint(0, args.vocab, (args.batch, args.seq), device=device)
-        loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
+        step(model, optimizer, torch.randint(0, cfg.vocab_size, (args.batch, args.seq), device=device))
     dist.destroy_process_group()
 
 

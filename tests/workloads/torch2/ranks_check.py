@@ -17,7 +17,13 @@ the first allocates no gradient of its own.
 fsdp: FSDP2 keeps each parameter's dim-0 shard, padded to a multiple of N rows: the
 estimate's weights and gradients are the padded shards' bytes, AdamW's state twice that;
 each decoder layer's all-gather output (its padded parameters times N) is allocated once in
-every forward and, with reshard_after_forward, again in the backward.
+every forward and, with reshard_after_forward, again in the backward. Live bytes, from both
+sides: when a backward ends, the shards of the parameters, their gradients and AdamW's
+state, and nothing gathered (FSDP2 freed every unsharded parameter by resizing its storage
+to 0 bytes); at most, in a step, two groups' gathered parameters, each twice: the root's
+(embeddings, norm, head) and one layer's, each as the flat all-gather output, kept until the
+next all-gather waits, and as the parameters copied out of it, which FSDP2 makes by resizing
+their storages back.
 """
 import argparse
 import json
@@ -28,10 +34,10 @@ MIB = 1 << 20
 REBUILD = "DistributedDataParallel|DistributedDataParallel.forward>aten::empty"
 
 
-def read_trace(path):
-    """Device allocations: iteration, phase, bytes, context, and the iteration that freed
-    each (None: alive at the end)."""
-    allocs, live, it, phase, text = [], {}, 0, "setup", {}
+def events(path):
+    """The trace's device allocations and their frees, in order: ("A", id, bytes,
+    iteration, phase, context) and ("F", id, None, iteration, phase, None)."""
+    text, device, it, phase = {}, set(), 0, "setup"
     for line in open(path):
         f = line.split()
         if not f:
@@ -43,13 +49,52 @@ def read_trace(path):
         elif f[0] == "P":
             phase = f[1]
         elif f[0] == "A" and f[3] == "g":
-            rec = {"it": it, "phase": phase, "bytes": int(f[2]), "freed": None,
-                   "ctx": text.get(f[5], "")}
-            allocs.append(rec)
-            live[f[1]] = rec
-        elif f[0] == "F" and f[1] in live:
-            live.pop(f[1])["freed"] = it
+            device.add(f[1])
+            yield "A", f[1], int(f[2]), it, phase, text.get(f[5], "")
+        elif f[0] == "F" and f[1] in device:
+            device.discard(f[1])
+            yield "F", f[1], None, it, phase, None
+
+
+def read_trace(path):
+    """Device allocations: iteration, phase, bytes, context, and the iteration that freed
+    each (None: alive at the end)."""
+    allocs, live = [], {}
+    for kind, sid, size, it, phase, ctx in events(path):
+        if kind == "A":
+            live[sid] = {"it": it, "phase": phase, "bytes": size, "freed": None, "ctx": ctx}
+            allocs.append(live[sid])
+        else:
+            live.pop(sid)["freed"] = it
     return allocs
+
+
+def fsdp_live(path):
+    """Per step: live device bytes when its backward ends, the most bytes held at once by
+    the storages FSDP2's unshard made (its all-gather outputs and the parameters resized
+    back: contexts FSDP::pre_forward / FSDP::pre_backward), and the most live bytes in its
+    optimizer phase."""
+    live, last = {}, (0, "setup")
+    now = gathered = 0
+    ends, most, optimizer = {}, {}, {}
+    for kind, sid, size, it, phase, ctx in events(path):
+        if last[1] == "backward" and phase != "backward":
+            ends[last[0]] = now  # the first event after the backward: its live bytes
+        last = (it, phase)
+        if kind == "F":
+            size, unshard = live.pop(sid)
+            now -= size
+            gathered -= size if unshard else 0
+            continue
+        unshard = "FSDP::pre_" in ctx
+        live[sid] = (size, unshard)
+        now += size
+        if phase == "optimizer":
+            optimizer[it] = max(optimizer.get(it, 0), now)
+        if unshard:
+            gathered += size
+            most[it] = max(most.get(it, 0), gathered)
+    return ends, most, optimizer
 
 
 def ddp_buckets(sizes, cap_bytes, first_bytes):
@@ -116,21 +161,41 @@ def check_fsdp(args):
     full = sum(p.numel() * p.element_size() for p in model.parameters())
     layer = sum(padded(p.shape, n) * n * p.element_size()
                 for p in model.model.layers[0].parameters())
+    in_layers = {id(p) for p in model.model.layers.parameters()}
+    root = sum(padded(p.shape, n) * n * p.element_size()
+               for p in model.parameters() if id(p) not in in_layers)
     est = json.load(open(args.estimate))
     peaks = est["category_peak_bytes"]
     fails = []
     # Allocated sizes: each storage rounds up to 512 B in the allocator; the requested bytes
-    # of the trace are what the categories count, so the shards' bytes must match exactly.
-    # Gradients are checked from below only: FSDP2 frees an unsharded parameter by
-    # resizing its storage to 0, which fast mode does not see (docs/fast-mode.md, "Ranks"),
-    # so the root's parameters gathered in the backward count as gradients too.
+    # of the trace are what the categories count, so the shards' bytes must match up to
+    # that rounding per storage (the non-parameter buffers, the batch and the loss too).
     slack = 512 * 2 * sum(1 for _ in model.parameters())
-    for name, want, top in (("weights", shard, shard + slack), ("gradients", shard, None),
-                            ("optimizer_state", 2 * shard, 2 * shard + slack)):
+    for name, want in (("weights", shard), ("gradients", shard), ("optimizer_state", 2 * shard)):
         got = peaks.get(name, 0)
-        if not (want <= got and (top is None or got <= top)):
+        if not want <= got <= want + slack:
             fails.append(f"{name}: {got} B, want the padded shards' {want} B (params {full} B "
                          f"/ {n} = {full // n} B)")
+    ends, most, optimizer = fsdp_live(args.trace)
+    # AdamW (foreach) at its most: the shards of the parameters, their gradients, its two
+    # states and one shard-sized temporary (_foreach_sqrt). DTensor works out each op's
+    # output placement on fake tensors of the unsharded shape, which hold no memory on a
+    # GPU: fast mode once counted three unsharded models at step 1.
+    for step in (1, 2, 3):
+        got = optimizer.get(step, 0)
+        if not 5 * shard <= got <= 5 * shard + slack:
+            fails.append(f"step {step}'s optimizer held at most {got} B, want the shards of "
+                         f"parameters, gradients, AdamW's state and one temporary, {5 * shard} B")
+    for step in (2, 3):
+        got = ends.get(step, 0)
+        if not 4 * shard <= got <= 4 * shard + slack:
+            fails.append(f"step {step}'s backward ended with {got} B live, want the shards of "
+                         f"parameters, gradients and AdamW's state, {4 * shard} B")
+        got = most.get(step, 0)
+        if not 2 * (root + layer) <= got <= 2 * (root + layer) + slack:
+            fails.append(f"step {step} held at most {got} B of gathered parameters, want the "
+                         f"root's {root} B and one layer's {layer} B, each twice (the all-"
+                         f"gather output and the parameters copied out of it)")
     allocs = read_trace(args.trace)
     forward = sum(1 for a in allocs if a["it"] == 2 and a["phase"] == "forward"
                   and a["bytes"] == layer)
@@ -144,7 +209,8 @@ def check_fsdp(args):
                      f"at least {args.layers - 1} (reshard_after_forward)")
     print(f"world {n}: params {full} B; shards {shard} B; weights {peaks.get('weights')} B, "
           f"gradients {peaks.get('gradients')} B, optimizer state {peaks.get('optimizer_state')}"
-          f" B; layer all-gather {layer} B x {forward} forward, x {backward} backward")
+          f" B; layer all-gather {layer} B x {forward} forward, x {backward} backward; live "
+          f"when step 2's backward ends {ends.get(2)} B; gathered at most {most.get(2)} B")
     return fails
 
 

@@ -242,6 +242,7 @@ def arm():
     rnn.install(native.meta)
     install_load(torch, devices)
     devices.install_thread_hook(native)
+    devices.install_storage_resize(native)
     devices.enter_thread_mode(native)
     if session is not None:
         track_steps(session, native, torch)

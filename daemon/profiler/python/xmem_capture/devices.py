@@ -314,6 +314,48 @@ def install_thread_hook(native):
     patches.replace("threading.Thread._bootstrap_inner", _bootstrap_inner)
 
 
+def install_storage_resize(native):
+    """A device storage's own resize_ (FSDP2 frees an unsharded parameter by resizing its
+    storage to 0 bytes and gathers it again by resizing it back) allocates its new block
+    outside any op, which the capture library tags as host memory: here it is a device
+    block. The CPU's resize_bytes_cpu allocates the new block, copies, then frees the old
+    one, the order CUDA's resize_bytes_cuda has, so nothing else changes. A storage resized
+    to 0 has no pointer left to look its device up by: it is remembered until it dies."""
+    original = torch.UntypedStorage.resize_
+    expired, free_ref = torch.UntypedStorage._expired, torch.UntypedStorage._free_weak_ref
+    emptied = {}  # storage key -> weak ref: device storages resize_(0) left without a block
+    purge_at = 256  # dead storages' entries are dropped when this many have gathered
+
+    def on_device(storage):
+        ptr = storage.data_ptr()
+        if ptr:
+            return native.dev_of(ptr) == _ORD[GPU]
+        ref = emptied.get(storage._cdata)
+        return ref is not None and not expired(ref)
+
+    def forget_dead():
+        nonlocal purge_at
+        for key in [k for k, ref in emptied.items() if expired(ref)]:
+            free_ref(emptied.pop(key))
+        purge_at = 2 * len(emptied) + 256
+
+    def resize_(self, size):
+        mode = mode_for_thread()
+        if mode is None or not on_device(self):
+            return original(self, size)
+        out = mode.run_on(EXPLICIT_GPU, original, (self, size), {})
+        old = emptied.pop(self._cdata, None)
+        if old is not None:
+            free_ref(old)
+        if self.nbytes() == 0:
+            if len(emptied) >= purge_at:
+                forget_dead()
+            emptied[self._cdata] = self._weak_ref()
+        return out
+
+    patches.replace("torch.UntypedStorage.resize_", resize_)
+
+
 def to_device_tree(obj):
     """Copies every tensor of OBJ to the device, inside dicts (state dicts keep their
     _metadata), lists and tuples: torch.load onto CUDA, DataParallel's scatter."""

@@ -28,7 +28,7 @@ def arm():
     from xmem_capture import amp, cuda_shim, devices
     from .trace_writer import TraceWriter, CaptureError
     from .accumulate import Accumulation
-    from .storage_tracker import Attribution, StorageTracker
+    from .storage_tracker import Attribution, FreesBeforePhase, StorageTracker
     from .device_mode import FastDeviceMode, install_recurrent, rebind_dropout, rebind_functional
     from xmem_gpu import target
     from . import values
@@ -59,10 +59,12 @@ def arm():
     _install_record_function(torch, attribution)
     _refuse_saving_device_tensors(torch, tracker, unsupported)
     _install_host_meta_parameters(torch, tracker)
+    _install_storage_resize(torch, tracker)
     bootstrap.track_steps(session, writer, torch)
     session.owns_failure = lambda error: _fake_device_failure(torch, error, unsupported)
     from .weights import WeightsCheck
     session.tracker.observers.append(WeightsCheck(tracker, unsupported))
+    session.tracker.observers.append(FreesBeforePhase(tracker))
     _take_transformer_slow_path(torch)
     from . import ranks
     ranks.install(torch, unsupported, writer.meta)
@@ -263,3 +265,17 @@ def _install_host_meta_parameters(torch, tracker):
         return register_buffer(self, name, host_meta(tensor), persistent)
 
     patches.replace("torch.nn.Module.register_buffer", register)
+
+
+def _install_storage_resize(torch, tracker):
+    """A storage's own resize_ (FSDP2 frees an unsharded parameter by resizing its storage
+    to 0 bytes and gathers it again by resizing it back) changes no tensor and runs no op:
+    the tracker records it as the CUDA caching allocator sees it (StorageTracker.resize)."""
+    original = torch.UntypedStorage.resize_
+
+    def resize_(self, size):
+        out = original(self, size)
+        tracker.storage_resized(self)
+        return out
+
+    patches.replace("torch.UntypedStorage.resize_", resize_)

@@ -16,7 +16,7 @@ from xmem_capture import autocast_state, cuda_shim
 from xmem_capture.devices import is_cuda_spec, is_ordinal, TensorBase, getter, unpinned
 
 from . import attention, values
-from .storage_tracker import _tensors
+from .storage_tracker import _tensors, plain_tensors
 
 _META = torch.device("meta")
 _CPU = torch.device("cpu")
@@ -78,7 +78,8 @@ class FastDeviceMode(TorchFunctionMode):
         finally:
             self.attribution.call = previous
         if names_gpu:
-            for t in _tensors(out):
+            # A wrapper subclass's (DTensor's: FSDP2's to_empty) are the tensors it wraps.
+            for t in (p for out_t in _tensors(out) for p in plain_tensors(out_t)):
                 if t.is_meta:
                     self.tracker.adopt(t, _call_name(func))
         values.follow(func, args, kwargs, out, self.on_device)

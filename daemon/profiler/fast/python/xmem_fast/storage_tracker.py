@@ -39,8 +39,17 @@ _storage = getattr(torch.Tensor, "untyped_storage", None) or torch.Tensor._stora
 _expired = torch.UntypedStorage._expired
 _free_weak_ref = torch.UntypedStorage._free_weak_ref
 _CONV_OPS = ("aten::convolution", "aten::convolution_backward")
+_STORAGE_RESIZE = "UntypedStorage.resize_"
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _META = torch.device("meta")
+
+
+def _fake_mode_active():
+    """Whether a FakeTensorMode runs the op (torch 2.x; 1.13 has none to ask)."""
+    return _FAKE_KEY is not None and torch._C._get_dispatch_mode(_FAKE_KEY) is not None
+
+
+_FAKE_KEY = getattr(getattr(torch._C, "_TorchDispatchModeKey", None), "FAKE", None)
 
 
 def _tensors(value, depth=0):
@@ -97,7 +106,7 @@ class StorageTracker(TorchDispatchMode):
         self.on_unsupported = on_unsupported
         self.hosting = False
         self.scripting = False
-        self.device = {}   # storage key -> [trace id, bytes, weak ref]
+        self.device = {}   # storage key -> (trace id or None (no block), bytes, weak ref)
         self.host = {}     # storage key -> weak ref (host-meta: parameters before .cuda())
         self.script_meta = {}  # storage key -> weak ref (meta tensors the script made itself)
         # storage key -> weak ref: made from meta tensors no op showed (made on a thread
@@ -130,7 +139,10 @@ class StorageTracker(TorchDispatchMode):
     # -- the mode -------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if os.getpid() != self._pid:
+        if os.getpid() != self._pid or _fake_mode_active():
+            # A FakeTensorMode's tensors hold no memory on a GPU either: DTensor computes
+            # an op's output placement on fake tensors of the global shape (AdamW's state
+            # of FSDP2's shards: three times the unsharded model at step 1, counted here).
             return func(*args, **kwargs)
         if ranks.WRAPPERS_RUN_THEIR_OPS and any(
                 type(t) not in _PLAIN and hasattr(t, "__tensor_flatten__")
@@ -221,7 +233,13 @@ class StorageTracker(TorchDispatchMode):
     def _note_output(self, t, dev, func):
         storage = _storage(t)
         key = storage._cdata
-        if key in self.device or key in self.host or key in self.script_meta or key in self.untraced:
+        entry = self.device.get(key)
+        if entry is not None:
+            if storage.nbytes() != entry[1]:
+                # An out= variant or resize_ grew it: on a GPU resize_bytes_cuda.
+                self.resize(storage, self._context(func))
+            return
+        if key in self.host or key in self.script_meta or key in self.untraced:
             return
         kept = self._kept.get(dev)
         if kept is not None:
@@ -256,6 +274,37 @@ class StorageTracker(TorchDispatchMode):
             self._refs.append(ref)
             self.writer.alloc(sid, max(nbytes, 1), context)
 
+    def storage_resized(self, storage):
+        """STORAGE.resize_(n) returned: no op shows it. Frees since the last op come first,
+        in eager order; on a GPU even a resize to the same size takes a new block."""
+        if os.getpid() != self._pid or storage._cdata not in self.device:
+            return
+        self.sweep()
+        self.resize(storage, self._context_of(_STORAGE_RESIZE))
+
+    def resize(self, storage, context):
+        """A device storage that now holds storage.nbytes() bytes, recorded as the CUDA
+        caching allocator sees resize_bytes_cuda (docs/cuda-semantics.md): a block of the
+        new size is allocated and the old bytes copied into it, then the old block is freed
+        (both are live during the copy); to 0 bytes, the old block is only freed, and from
+        0 a block is only allocated. The storage keeps its key, so its tensors stay on the
+        device while it holds no block (FSDP2's resharded parameters)."""
+        key = storage._cdata
+        nbytes = storage.nbytes()
+        with self._lock:
+            entry = self.device.get(key)
+            if entry is None:
+                return
+            sid, old, ref = entry
+            new_sid = None
+            if nbytes:
+                new_sid = self._next_id
+                self._next_id += 1
+                self.writer.alloc(new_sid, nbytes, context)
+            if sid is not None:
+                self.writer.free(sid, max(old, 1))
+            self.device[key] = (new_sid, nbytes, ref)
+
     def _op_name(self, func):
         name = self._op_names.get(func)
         if name is None:
@@ -264,7 +313,9 @@ class StorageTracker(TorchDispatchMode):
         return name
 
     def _context(self, func):
-        inner = self._op_name(func)
+        return self._context_of(self._op_name(func))
+
+    def _context_of(self, inner):
         outer = self.attribution.outer(inner)
         if inner in _CONV_OPS:
             # A cuDNN/CPU convolution allocates its outputs with at::empty: say so, as the
@@ -291,10 +342,31 @@ class StorageTracker(TorchDispatchMode):
         for key in compress(self._keys, expired):
             sid, nbytes, ref = self.device.pop(key)
             _free_weak_ref(ref)
-            self.writer.free(sid, max(nbytes, 1))
+            if sid is not None:  # None: resized to 0 bytes, it holds no block
+                self.writer.free(sid, max(nbytes, 1))
         alive = [not e for e in expired]
         self._keys = list(compress(self._keys[:n], alive)) + self._keys[n:]
         self._refs = list(compress(self._refs[:n], alive)) + self._refs[n:]
+
+
+class FreesBeforePhase:
+    """A Tracker observer (xmem_capture/phases.py): when a phase begins, the frees since the
+    last op are written first, in the phase they happened in, as the exact capture writes
+    each free when it happens. FSDP2 drops its last reduce-scatter input when the backward
+    ends; written at the next op, the optimizer's, it counted among the gradients."""
+
+    def __init__(self, tracker):
+        self.tracker = tracker
+
+    def phase(self, name):
+        if os.getpid() == self.tracker._pid:
+            self.tracker.sweep()
+
+    def training_forward(self, module):
+        pass
+
+    def step_finished(self, n):
+        pass
 
 
 # Meta storages not on the device: host-meta and untraced ones run real host data on meta

@@ -137,7 +137,11 @@ class TraceWriter:
             self._device_peak = self.live_bytes
 
     def free(self, sid, nbytes):
-        self._write_markers()
+        # A free found while the next iteration's mark waits happened before that iteration
+        # began: the tracker writes the frees since the last op when a phase begins
+        # (storage_tracker.FreesBeforePhase), and a step's end queues the mark first.
+        if self._pending_iteration is None:
+            self._write_markers()
         self._spool.write(record("F", sid))
         self.frees += 1
         self.live_bytes -= nbytes
