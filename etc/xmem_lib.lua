@@ -46,6 +46,9 @@ function M.load_policy(dir)
   if type(p.whole_gpu_above_percent) ~= "number" or p.whole_gpu_above_percent <= 0 then
     return nil, path .. ": whole_gpu_above_percent must be a positive number"
   end
+  if p.whole_as_shares ~= nil and type(p.whole_as_shares) ~= "boolean" then
+    return nil, path .. ": whole_as_shares must be true or false"
+  end
   if type(p.daemon_uid) ~= "number" then
     return nil, path .. ": daemon_uid must be a number"
   end
@@ -70,6 +73,26 @@ function M.partition_gpu(policy, partition)
     end
   end
   return policy.default, partition or "default"
+end
+
+--[[ A whole GPU in the form a partition that packs holds it: every share of one GPU
+("shard:10" where a GPU has 10 shards, "mps:100"), or nil under the policy 'whole'. Slurm
+22.05 counts shares per GPU, so no other share job is placed beside it; a gpu:1 job would
+be (docs/enforcement.md, "Whole GPUs in a partition that packs"). The held form of an
+estimate, the OOM rerun and a job kept whole all use this one form. ]]
+function M.whole_share(policy, partition)
+  local gpu = M.partition_gpu(policy, partition)
+  if policy.mode == "shard" then return "shard:" .. tostring(gpu.shards_per_gpu) end
+  if policy.mode == "mps" then return "mps:" .. tostring(gpu.mps_per_gpu) end
+  return nil
+end
+
+-- The form a job that keeps one whole untyped GPU per node is queued in: whole_share, unless
+-- the site turned it off (whole_as_shares: false, for an admin who mixes gpu:1 and share jobs
+-- on purpose). A policy rendered before the option existed has it on.
+function M.kept_whole_share(policy, partition)
+  if policy.whole_as_shares == false then return nil end
+  return M.whole_share(policy, partition)
 end
 
 -- Where a level stands in the policy's list (weakest first, rendered from enforcement.h).

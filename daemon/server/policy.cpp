@@ -219,6 +219,7 @@ std::string policy_render_lua(const Policy &p, unsigned daemon_uid)
       << ", whole_gpu_above_percent = " << p.whole_gpu_above_percent << ",\n"
       << "  decision_ttl_seconds = " << p.decision_ttl_seconds << ",\n"
       << "  held_deadline_s = " << p.held_deadline_s << ",\n"
+      << "  whole_as_shares = " << (p.whole_as_shares ? "true" : "false") << ",\n"
       << "  enforcement_levels = " << enforcement_levels() << ",  -- weakest first\n"
       << "  require_enforcement = \"" << xmem_enforcement_name(p.require_enforcement) << "\",\n"
       << "  daemon_uid = " << daemon_uid

@@ -71,6 +71,24 @@ static void renders_brief_example(void **)
                          "shards_per_gpu = 10, mps_per_gpu = 100, enforcement = \"client\" },\n"
                          "  },\n}\n");
     assert_contains(lua, "decision_ttl_seconds = 600,");
+    assert_contains(lua, "  whole_as_shares = true,\n");
+}
+
+// whole_as_shares: on by default (above), off when the site mixes gpu and share jobs on
+// purpose; strict like every key.
+static void whole_as_shares_option(void **)
+{
+    std::string catalog = write_catalog();
+    auto l = load_with(catalog, "policy:\n  whole_as_shares: false\n");
+    if (!l.config)
+        fail_msg("%s", l.config.error().message.c_str());
+    assert_false(l.config.value().policy.whole_as_shares);
+    assert_contains(policy_render_lua(l.config.value().policy, 0), "  whole_as_shares = false,\n");
+    l = load_with(catalog, "policy:\n  whole_as_shares: sometimes\n");
+    unlink(catalog.c_str());
+    if (l.config)
+        fail_msg("whole_as_shares: sometimes was accepted");
+    assert_contains(l.config.error().message, "whole_as_shares");
 }
 
 static void quotes_non_identifiers(void **)
@@ -245,6 +263,7 @@ int test_group_policy(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(renders_brief_example),
                                        cmocka_unit_test(enforcement_levels),
+                                       cmocka_unit_test(whole_as_shares_option),
                                        cmocka_unit_test(quotes_non_identifiers),
                                        cmocka_unit_test(empty_partitions),
                                        cmocka_unit_test(memory_comes_from_the_catalog),
