@@ -24,6 +24,9 @@ local function check_gpu(where, g)
   if type(g.memory_mb) ~= "number" or g.memory_mb <= 0 then return where .. ".memory_mb must be a positive number" end
   if type(g.shards_per_gpu) ~= "number" or g.shards_per_gpu < 1 then return where .. ".shards_per_gpu must be >= 1" end
   if type(g.mps_per_gpu) ~= "number" or g.mps_per_gpu < 1 then return where .. ".mps_per_gpu must be >= 1" end
+  if g.whole_as_shares ~= nil and type(g.whole_as_shares) ~= "boolean" then
+    return where .. ".whole_as_shares must be true or false"
+  end
   return nil
 end
 
@@ -45,9 +48,6 @@ function M.load_policy(dir)
   end
   if type(p.whole_gpu_above_percent) ~= "number" or p.whole_gpu_above_percent <= 0 then
     return nil, path .. ": whole_gpu_above_percent must be a positive number"
-  end
-  if p.whole_as_shares ~= nil and type(p.whole_as_shares) ~= "boolean" then
-    return nil, path .. ": whole_as_shares must be true or false"
   end
   if type(p.daemon_uid) ~= "number" then
     return nil, path .. ": daemon_uid must be a number"
@@ -88,10 +88,11 @@ function M.whole_share(policy, partition)
 end
 
 -- The form a job that keeps one whole untyped GPU per node is queued in: whole_share, unless
--- the site turned it off (whole_as_shares: false, for an admin who mixes gpu:1 and share jobs
--- on purpose). A policy rendered before the option existed has it on.
+-- its partition's target turned it off (whole_as_shares = false: nodes without shares, or a
+-- site that mixes gpu:1 and share jobs on purpose). A policy rendered before the key existed
+-- has it on.
 function M.kept_whole_share(policy, partition)
-  if policy.whole_as_shares == false then return nil end
+  if M.partition_gpu(policy, partition).whole_as_shares == false then return nil end
   return M.whole_share(policy, partition)
 end
 

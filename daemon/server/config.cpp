@@ -188,7 +188,8 @@ void parse_target(const YAML::Node &n, const std::string &key, GpuTarget &t, Pro
           {"shards_per_gpu",
            [&](auto &v, auto &k) { t.shards_per_gpu = (int)integer(v, k, 1, 1024); }},
           {"mps_per_gpu", [&](auto &v, auto &k) { t.mps_per_gpu = (int)integer(v, k, 1, 100); }},
-          {"enforcement", [&](auto &v, auto &k) { t.enforcement = enforcement(v, k); }}},
+          {"enforcement", [&](auto &v, auto &k) { t.enforcement = enforcement(v, k); }},
+          {"whole_as_shares", [&](auto &v, auto &k) { t.whole_as_shares = boolean(v, k); }}},
          out);
 }
 
@@ -209,7 +210,6 @@ void parse_policy(const YAML::Node &n, const std::string &key, Policy &p, Proble
            [&](auto &v, auto &k) { p.decision_ttl_seconds = (int)integer(v, k, 10, 86400); }},
           {"held_deadline_s",
            [&](auto &v, auto &k) { p.held_deadline_s = (int)integer(v, k, 10, 86400); }},
-          {"whole_as_shares", [&](auto &v, auto &k) { p.whole_as_shares = boolean(v, k); }},
           {"require_enforcement",
            [&](auto &v, auto &k) { p.require_enforcement = enforcement(v, k); }},
           {"default", [&](auto &v, auto &k) { parse_target(v, k, p.default_target, out); }},

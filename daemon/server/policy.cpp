@@ -139,7 +139,8 @@ std::string target(const GpuTarget &t)
     std::ostringstream o;
     o << "{ gpu = \"" << t.gpu << "\", memory_mb = " << t.memory_mib
       << ", shards_per_gpu = " << t.shards_per_gpu << ", mps_per_gpu = " << t.mps_per_gpu
-      << ", enforcement = \"" << xmem_enforcement_name(t.enforcement) << "\" }";
+      << ", enforcement = \"" << xmem_enforcement_name(t.enforcement) << "\""
+      << (t.whole_as_shares ? "" : ", whole_as_shares = false") << " }";
     return o.str();
 }
 
@@ -219,7 +220,6 @@ std::string policy_render_lua(const Policy &p, unsigned daemon_uid)
       << ", whole_gpu_above_percent = " << p.whole_gpu_above_percent << ",\n"
       << "  decision_ttl_seconds = " << p.decision_ttl_seconds << ",\n"
       << "  held_deadline_s = " << p.held_deadline_s << ",\n"
-      << "  whole_as_shares = " << (p.whole_as_shares ? "true" : "false") << ",\n"
       << "  enforcement_levels = " << enforcement_levels() << ",  -- weakest first\n"
       << "  require_enforcement = \"" << xmem_enforcement_name(p.require_enforcement) << "\",\n"
       << "  daemon_uid = " << daemon_uid

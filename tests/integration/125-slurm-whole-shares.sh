@@ -69,9 +69,9 @@ expect_eq "$(env_of CUDA_MPS_PINNED_DEVICE_MEM_LIMIT "$J/whole.env")" "" "the wh
 expect_eq "$(env_of SLURM_SHARDS_ON_NODE "$J/whole.env")" 10 "the whole job's shards"
 index=$(env_of CUDA_VISIBLE_DEVICES "$J/whole.env")
 expect_eq "$node.nvidia$index" "$whole_gpu" "CUDA_VISIBLE_DEVICES names the GPU it ran on"
-sed -i 's/^\(  whole_as_shares:\).*/\1 false/; t; s/^\(  margin_percent:.*\)/&\n  whole_as_shares: false/' "$LAB/etc/xmem.yaml"
+sed -i -e 's/^\(  default: {.*\)}$/\1, whole_as_shares: false}/' -e 's/^\(    debug: {.*\)}$/\1, whole_as_shares: false}/' "$LAB/etc/xmem.yaml"
 lab_write_policy shard
-grep -q "whole_as_shares = false" "$LAB/etc/xmem_policy.lua" || fail "the policy was not re-rendered: $(cat "$LAB/etc/xmem_policy.lua")"
+[ "$(grep -c "whole_as_shares = false" "$LAB/etc/xmem_policy.lua")" = 2 ] || fail "the policy was not re-rendered: $(cat "$LAB/etc/xmem_policy.lua")"
 packing_reset
 whole_script "$J/plain.sbatch" "$J/plain.env"
 submit -w "$node" -o "$J/plain.out" "$J/plain.sbatch"

@@ -15,13 +15,14 @@ for _, name in ipairs({ "job_submit.lua", "cli_filter.lua", "xmem_lib.lua" }) do
   local f = assert(io.open(dir .. "/" .. name, "w")); f:write(src); f:close()
 end
 
-local function write_policy(mode, extra)
+-- The policy as xmemd renders it; default_extra and small_extra go into the two targets.
+local function write_policy(mode, default_extra, small_extra)
   local f = assert(io.open(dir .. "/xmem_policy.lua", "w"))
   f:write(string.format([[return { version = 1, mode = %q, margin_percent = 10,
-  whole_gpu_above_percent = 90, daemon_uid = 0, %s
-  default = { gpu = "A100-40GB", memory_mb = 40960, shards_per_gpu = 10, mps_per_gpu = 100 },
-  partitions = { small = { gpu = "T4", memory_mb = 16384, shards_per_gpu = 4, mps_per_gpu = 50 } } }
-]], mode, extra or ""))
+  whole_gpu_above_percent = 90, daemon_uid = 0,
+  default = { gpu = "A100-40GB", memory_mb = 40960, shards_per_gpu = 10, mps_per_gpu = 100%s },
+  partitions = { small = { gpu = "T4", memory_mb = 16384, shards_per_gpu = 4, mps_per_gpu = 50%s } } }
+]], mode, default_extra or "", small_extra or ""))
   f:close()
 end
 
@@ -67,11 +68,16 @@ eq(submit({ tres_per_node = "gres:gpu:1" }).tres_per_node, "gres:mps:100", "mps 
 eq(submit({ tres_per_node = "gres:gpu:1", partition = "small" }).tres_per_node, "gres:mps:50", "mps per partition")
 write_policy("whole")
 eq(submit({ tres_per_node = "gres:gpu:1" }).tres_per_node, "gres:gpu:1", "policy whole: nothing packs")
-write_policy("shard", "whole_as_shares = false,")
-d = submit({ tres_per_node = "gres:gpu:1" })
-eq(d.tres_per_node, "gres:gpu:1", "whole_as_shares = false: the site mixes them on purpose")
+-- Off for one partition (its nodes have no shares): that one keeps gpu:1, the others not.
+write_policy("shard", nil, ", whole_as_shares = false")
+d = submit({ tres_per_node = "gres:gpu:1", partition = "small" })
+eq(d.tres_per_node, "gres:gpu:1", "whole_as_shares = false in the partition's target")
 eq(d.admin_comment, nil, "and writes nothing")
-write_policy("shard", "whole_as_shares = 1,")
+eq(submit({ tres_per_node = "gres:gpu:1", partition = "other" }).tres_per_node, "gres:shard:10",
+  "a partition the policy does not name: the default's")
+write_policy("shard", ", whole_as_shares = false")
+eq(submit({ tres_per_node = "gres:gpu:1" }).tres_per_node, "gres:gpu:1", "off in the default target")
+write_policy("shard", ", whole_as_shares = 1")
 eq(submit({ tres_per_node = "gres:gpu:1" }).tres_per_node, "gres:gpu:1", "a malformed policy changes nothing")
 
 -- srun outside a job asks for its step what the controller will make of the allocation.
