@@ -78,8 +78,9 @@ static void renders_brief_example(void **)
 static void whole_as_shares_option(void **)
 {
     std::string catalog = write_catalog();
-    auto l = load_with(catalog, "policy:\n  default: {whole_as_shares: false}\n"
-                                "  partitions:\n    packs: {whole_as_shares: true}\n    same: {}\n");
+    auto l =
+        load_with(catalog, "policy:\n  default: {whole_as_shares: false}\n"
+                           "  partitions:\n    packs: {whole_as_shares: true}\n    same: {}\n");
     if (!l.config)
         fail_msg("%s", l.config.error().message.c_str());
     const Policy &p = l.config.value().policy;
