@@ -7,7 +7,7 @@
 # each) run on one GPU; the whole job, 38000 MiB, must run alone on the other and complete.
 # Without job_submit.lua's rule it ran beside them and ran out of memory (lost: a whole
 # job's OOM is not requeued). Then what the node gives it: the whole GPU, no limit, the GPU
-# variables a gpu:1 job gets (compared with one, the rule turned off).
+# variables a gpu:1 job gets (compared with one, the rule turned off); srun and salloc.
 T_NAME=125-slurm-whole-shares
 . "$(dirname "$0")/lab/testlib.sh"
 . "$(dirname "$0")/58-requeue-common.bash"
@@ -69,6 +69,15 @@ expect_eq "$(env_of CUDA_MPS_PINNED_DEVICE_MEM_LIMIT "$J/whole.env")" "" "the wh
 expect_eq "$(env_of SLURM_SHARDS_ON_NODE "$J/whole.env")" 10 "the whole job's shards"
 index=$(env_of CUDA_VISIBLE_DEVICES "$J/whole.env")
 expect_eq "$node.nvidia$index" "$whole_gpu" "CUDA_VISIBLE_DEVICES names the GPU it ran on"
+# srun and salloc outside a job: the allocation is every share of one GPU, and srun's own
+# step (cli_filter.lua), or a step inside it, asks for the same, so they run.
+run srun --gres=gpu:1 sh -c 'echo "shards=${SLURM_SHARDS_ON_NODE:-none} limit=${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none}"'
+expect_rc 0 "srun --gres=gpu:1 outside a job"
+expect_out "^shards=$LAB_SHARDS_PER_GPU limit=none$" "srun's step"
+run salloc --gres=gpu:1 srun --gres=gpu:1 sh -c 'echo "shards=${SLURM_SHARDS_ON_NODE:-none}"'
+expect_rc 0 "salloc --gres=gpu:1 with an srun --gres=gpu:1 step"
+expect_out "^shards=$LAB_SHARDS_PER_GPU$" "salloc's step"
+pass "srun and salloc --gres=gpu:1 outside a job run on every share of one GPU"
 sed -i -e 's/^\(  default: {.*\)}$/\1, whole_as_shares: false}/' -e 's/^\(    debug: {.*\)}$/\1, whole_as_shares: false}/' "$LAB/etc/xmem.yaml"
 lab_write_policy shard
 [ "$(grep -c "whole_as_shares = false" "$LAB/etc/xmem_policy.lua")" = 2 ] || fail "the policy was not re-rendered: $(cat "$LAB/etc/xmem_policy.lua")"
