@@ -79,7 +79,8 @@ end
 ("shard:10" where a GPU has 10 shards, "mps:100"), or nil under the policy 'whole'. Slurm
 22.05 counts shares per GPU, so no other share job is placed beside it; a gpu:1 job would
 be (docs/enforcement.md, "Whole GPUs in a partition that packs"). The held form of an
-estimate, the OOM rerun and a job kept whole all use this one form. ]]
+estimate and a job kept whole use this definition; the OOM rerun (plugin/requeue.c) asks for
+the same form, counted from the node's Gres=. ]]
 function M.whole_share(policy, partition)
   local gpu = M.partition_gpu(policy, partition)
   if policy.mode == "shard" then return "shard:" .. tostring(gpu.shards_per_gpu) end
