@@ -3,7 +3,8 @@
 # workload (bench/packing/workload.py: N jobs at a set rate, true peaks and run times from a
 # stated distribution, a fixed seed) is run four ways, one after the other, on the lab's fake
 # GPUs, which enforce their capacity (tests/integration/lab/fake-gpu.sh):
-#   whole     --gres=gpu:1, no --xmem: a GPU per job
+#   whole     --gres=gpu:1, no --xmem: a GPU per job (queued as shard:10 in the shard lab,
+#             docs/enforcement.md "Whole GPUs in a partition that packs")
 #   shard+M   sbatch --xmem under the shard policy, at each margin of --margins (two)
 #   mps       sbatch --xmem under the mps policy (a lab of its own), the first margin
 # Each job's estimate is the lab's fake profiler's, its limit the true peak perturbed by

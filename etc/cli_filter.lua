@@ -5,6 +5,8 @@ security boundary (job_submit.lua is); it keeps srun steps consistent with a res
   * srun --gres=gpu:1 --xmem CMD outside a job: the allocation will be a share, so the
     step must ask for the same share, or it fails with "Step requested GRES not found".
   * srun --gres=gpu:1 inside a job that xmem resized: the step is mapped to the job's share.
+  * srun --gres=gpu:1 outside a job, without --xmem or kept whole, where the site packs: the
+    allocation will be every share of one GPU (job_submit.lua), so the step asks for that.
   * sbatch/salloc --xmem: tells the user which request the controller will make of it.
 
 The SPANK plugin's --xmem callback runs before slurm_cli_pre_submit and leaves its answer in
@@ -51,6 +53,28 @@ function slurm_cli_setup_defaults(options, early_pass)
   return slurm.SUCCESS
 end
 
+-- The share xmem sizes the job to from the --xmem answer in this process's environment, or
+-- nil when it keeps the whole GPU (no --xmem, --xmem=check, too big, below the required level).
+local function sized_share(policy, options)
+  local mode, limit = os.getenv("XMEM_MODE"), tonumber(os.getenv("XMEM_LIMIT_MB"))
+  if mode == nil or mode == "off" or mode == "check" or limit == nil then return nil end
+  local gpu = xmem.partition_gpu(policy, options.partition)
+  if mode == "budget" and limit > gpu.memory_mb then limit = gpu.memory_mb end
+  local r = xmem.share(policy, options.partition, limit, options.account)
+  if r.gres == nil then
+    slurm.log_info("xmem: %s", r.why)
+    return nil
+  end
+  -- The same check as job_submit.lua's: srun's own step must ask for what the job gets.
+  local unsafe = xmem.enforcement_shortfall(policy, gpu, r.partition)
+  if unsafe then
+    slurm.log_info("xmem: %s", unsafe)
+    return nil
+  end
+  slurm.log_info("xmem: requesting %s instead of one whole GPU (%s)", r.gres, r.why)
+  return r.gres
+end
+
 local function xmem_pre_submit(options)
   if not ok_lib then return slurm.SUCCESS end
   local jobid = os.getenv("SLURM_JOB_ID")
@@ -63,25 +87,13 @@ local function xmem_pre_submit(options)
     end
     return slurm.SUCCESS
   end
-  local mode, limit = os.getenv("XMEM_MODE"), tonumber(os.getenv("XMEM_LIMIT_MB"))
-  if mode == nil or mode == "off" or mode == "check" or limit == nil then return slurm.SUCCESS end
   local policy = xmem.load_policy(DIR)
   if policy == nil or not one_gpu(options, options.type == "srun") then return slurm.SUCCESS end
-  local gpu = xmem.partition_gpu(policy, options.partition)
-  if mode == "budget" and limit > gpu.memory_mb then limit = gpu.memory_mb end
-  local r = xmem.share(policy, options.partition, limit, options.account)
-  if r.gres == nil then
-    slurm.log_info("xmem: %s", r.why)
-    return slurm.SUCCESS
-  end
-  -- The same check as job_submit.lua's: srun's own step must ask for what the job gets.
-  local unsafe = xmem.enforcement_shortfall(policy, gpu, r.partition)
-  if unsafe then
-    slurm.log_info("xmem: %s", unsafe)
-    return slurm.SUCCESS
-  end
-  slurm.log_info("xmem: requesting %s instead of one whole GPU (%s)", r.gres, r.why)
-  if options.type == "srun" then options.gres = r.gres end
+  local share = sized_share(policy, options)
+  -- srun's own step asks for what the controller makes of the allocation: the share, or,
+  -- for a GPU kept whole where the site packs, every share of one GPU (job_submit.lua).
+  share = share or xmem.kept_whole_share(policy, options.partition)
+  if share and options.type == "srun" then options.gres = share end
   return slurm.SUCCESS
 end
 

@@ -244,9 +244,7 @@ local function hold_for_estimate(job_desc, env, policy, job_uid, req)
     return slurm.SUCCESS
   end
   local facts, why = job_facts(job_desc, envnames)
-  local gpu = xmem.partition_gpu(policy, job_desc.partition)
-  local whole = ({ shard = "shard:" .. tostring(gpu.shards_per_gpu),
-    mps = "mps:" .. tostring(gpu.mps_per_gpu) })[policy.mode]
+  local whole = xmem.whole_share(policy, job_desc.partition)
   if facts == nil or whole == nil then
     why = why or "site policy 'whole': the job keeps its whole GPU"
     log("uid %d: estimate %d not held (%s); job left unchanged", job_uid, id, why)
@@ -414,6 +412,31 @@ local function xmem_job_submit(job_desc, submit_uid)
   return slurm.SUCCESS
 end
 
+--[[ A job that ends up asking for one whole untyped GPU on each node (gpu:1: submitted
+without --xmem, or kept whole by xmem for any reason) in a site that packs is queued as every
+share of one GPU (xmem.kept_whole_share: shard:10, mps:100). Slurm 22.05 places a gres/gpu
+job on a GPU whose shares other jobs hold (docs/enforcement.md, "Whole GPUs in a partition
+that packs"); its share count keeps share jobs off a GPU whose shares are all taken. Typed
+requests and several GPUs on a node cannot be shares in 22.05: they stay, and can meet
+packed neighbours. A job without a batch script whose GPUs are not asked per node (srun or
+salloc --gpus=1) stays too: its steps ask --gpus, which cannot name a share. ]]
+local function keep_whole_as_shares(job_desc, submit_uid)
+  if not ok_lib then return end
+  local shape = xmem.request_shape(job_desc)
+  if shape.shared or shape.type or shape.gpus_per_node ~= 1 then return end
+  local batch = job_desc.script ~= nil and job_desc.script ~= ""
+  if not batch and xmem.gpus_in(job_desc.tres_per_node) ~= 1 then return end
+  local policy = xmem.load_policy(DIR)
+  local whole = policy and xmem.kept_whole_share(policy, job_desc.partition)
+  if whole == nil then return end
+  local req = xmem.request_text({ job_desc.tres_per_node or "", job_desc.tres_per_job or "",
+    job_desc.tres_per_task or "" })
+  request_gres(job_desc, whole)
+  add_comment(job_desc, string.format("xmem: whole GPU request=%s queued as %s (every share of one GPU:"
+    .. " no packed job beside it)", req, whole))
+  log("uid %d: whole GPU %s queued as %s, every share of one GPU", submit_uid, req, whole)
+end
+
 -- Never lose a job: whatever goes wrong in xmem's part, the job is accepted as it stands.
 function slurm_job_submit(job_desc, part_list, submit_uid)
   -- slurmctld takes an AdminComment from any submitter (its check is on update only): a
@@ -424,6 +447,8 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
   end
   local ok, err = pcall(xmem_job_submit, job_desc, submit_uid)
   if not ok then log("internal error: %s; job accepted as submitted", tostring(err)) end
+  ok, err = pcall(keep_whole_as_shares, job_desc, submit_uid)
+  if not ok then log("internal error: %s; the whole GPU stays as requested", tostring(err)) end
   return slurm.SUCCESS
 end
 

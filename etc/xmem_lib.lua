@@ -24,6 +24,9 @@ local function check_gpu(where, g)
   if type(g.memory_mb) ~= "number" or g.memory_mb <= 0 then return where .. ".memory_mb must be a positive number" end
   if type(g.shards_per_gpu) ~= "number" or g.shards_per_gpu < 1 then return where .. ".shards_per_gpu must be >= 1" end
   if type(g.mps_per_gpu) ~= "number" or g.mps_per_gpu < 1 then return where .. ".mps_per_gpu must be >= 1" end
+  if g.whole_as_shares ~= nil and type(g.whole_as_shares) ~= "boolean" then
+    return where .. ".whole_as_shares must be true or false"
+  end
   return nil
 end
 
@@ -70,6 +73,28 @@ function M.partition_gpu(policy, partition)
     end
   end
   return policy.default, partition or "default"
+end
+
+--[[ A whole GPU in the form a partition that packs holds it: every share of one GPU
+("shard:10" where a GPU has 10 shards, "mps:100"), or nil under the policy 'whole'. Slurm
+22.05 counts shares per GPU, so no other share job is placed beside it; a gpu:1 job would
+be (docs/enforcement.md, "Whole GPUs in a partition that packs"). The held form of an
+estimate and a job kept whole use this definition; the OOM rerun (plugin/requeue.c) asks for
+the same form, counted from the node's Gres=. ]]
+function M.whole_share(policy, partition)
+  local gpu = M.partition_gpu(policy, partition)
+  if policy.mode == "shard" then return "shard:" .. tostring(gpu.shards_per_gpu) end
+  if policy.mode == "mps" then return "mps:" .. tostring(gpu.mps_per_gpu) end
+  return nil
+end
+
+-- The form a job that keeps one whole untyped GPU per node is queued in: whole_share, unless
+-- its partition's target turned it off (whole_as_shares = false: nodes without shares, or a
+-- site that mixes gpu:1 and share jobs on purpose). A policy rendered before the key existed
+-- has it on.
+function M.kept_whole_share(policy, partition)
+  if M.partition_gpu(policy, partition).whole_as_shares == false then return nil end
+  return M.whole_share(policy, partition)
 end
 
 -- Where a level stands in the policy's list (weakest first, rendered from enforcement.h).

@@ -402,7 +402,7 @@ static int ask_daemon(struct job_input *in, int mode)
     if (res.message[0] != '\0' && xmem__settings.verbose)
         slurm_info("%s", res.message);
     if (mode == XMEM_MODE_CHECK)
-        slurm_info("xmem: --xmem=check: the GPU request is not changed");
+        slurm_info("xmem: --xmem=check: the job is not packed; it keeps its whole GPU");
     return 0;
 }
 

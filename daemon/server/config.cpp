@@ -188,7 +188,8 @@ void parse_target(const YAML::Node &n, const std::string &key, GpuTarget &t, Pro
           {"shards_per_gpu",
            [&](auto &v, auto &k) { t.shards_per_gpu = (int)integer(v, k, 1, 1024); }},
           {"mps_per_gpu", [&](auto &v, auto &k) { t.mps_per_gpu = (int)integer(v, k, 1, 100); }},
-          {"enforcement", [&](auto &v, auto &k) { t.enforcement = enforcement(v, k); }}},
+          {"enforcement", [&](auto &v, auto &k) { t.enforcement = enforcement(v, k); }},
+          {"whole_as_shares", [&](auto &v, auto &k) { t.whole_as_shares = boolean(v, k); }}},
          out);
 }
 

@@ -139,7 +139,8 @@ std::string target(const GpuTarget &t)
     std::ostringstream o;
     o << "{ gpu = \"" << t.gpu << "\", memory_mb = " << t.memory_mib
       << ", shards_per_gpu = " << t.shards_per_gpu << ", mps_per_gpu = " << t.mps_per_gpu
-      << ", enforcement = \"" << xmem_enforcement_name(t.enforcement) << "\" }";
+      << ", enforcement = \"" << xmem_enforcement_name(t.enforcement) << "\""
+      << (t.whole_as_shares ? "" : ", whole_as_shares = false") << " }";
     return o.str();
 }
 

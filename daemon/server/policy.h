@@ -42,6 +42,12 @@ struct GpuTarget {
     // The level the partition's nodes hold a share to (`enforcement:`, enforcement.h); what
     // job_submit.lua compares with the required level. Client: every node sets the variable.
     int enforcement = XMEM_ENFORCE_CLIENT;
+    // `whole_as_shares:`: under shard or mps, job_submit.lua queues a job that keeps one whole
+    // untyped GPU per node (gpu:1) as every share of one GPU, so that Slurm 22.05, which
+    // places gpu:1 jobs on a GPU whose shares other jobs hold, keeps packed jobs off it
+    // (docs/enforcement.md, "Whole GPUs in a partition that packs"). false: gpu:1 stays, for
+    // a partition whose nodes have no shares, or a site that mixes them on purpose.
+    bool whole_as_shares = true;
 };
 
 // A margin learnt by `xmem calibrate` for one GPU type (calibration.h): it replaces

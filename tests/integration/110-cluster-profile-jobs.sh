@@ -62,8 +62,8 @@ expect_true "a cancelled profile job did not fail the estimate: $out" \
     grep -q "xmem: no estimate for .*the estimator failed.*CANCELLED.*original request" <<<"$out"
 JOB=$(lab_jobid "$out")
 expect_true "the job was lost after its profile was cancelled: $out" [ -n "$JOB" ]
-expect_field "$JOB" TresPerNode "gres:gpu:1" "a job whose profile job was cancelled"
-pass "cancelled profile job: the job is queued unchanged"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "a job whose profile job was cancelled (its whole GPU, as every share)"
+pass "cancelled profile job: the job is queued with its whole GPU"
 
 # Fast mode (the estimator's default, auto) stays on the login node unless the site says
 # profile_partition_fast: true. Each config is loaded by SIGHUP; a new --width each time

@@ -94,7 +94,7 @@ pass "--gres=gpu:2 on one node: whole, with the reason"
 # 3. A per-rank limit past the site's threshold (90% of 40960 MiB) keeps whole GPUs.
 multi_job big.sh $'#SBATCH -N 2\n#SBATCH --gres=gpu:1' 36000 big
 submit --xmem --hold big.sh
-expect_field "$JOB" TresPerNode "gres:gpu:1" "a rank of 36000 MiB keeps its whole GPU on each node"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "a rank of 36000 MiB keeps its whole GPU (every share of one) on each node"
 expect_out "keeps its whole GPU" "sbatch says why"
 pass "a per-rank limit past the threshold keeps whole GPUs"
 
@@ -104,7 +104,7 @@ printf '#!/bin/bash\n#SBATCH -N 2\n#SBATCH --gres=gpu:1\nsrun -n 4 python3 rank.
     "$R/four" >four.sh
 submit --xmem --hold four.sh
 expect_eq "$(world_of four)" 4 "the estimator's --world-size for srun -n 4"
-expect_field "$JOB" TresPerNode "gres:gpu:1" "4 ranks on 2 GPUs keep their GPUs"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "4 ranks on 2 GPUs keep their GPUs (every share of one on each node)"
 expect_out "the job runs 4 ranks on 2 GPUs" "sbatch says why"
 pass "srun -n 4 on 2 GPUs: profiled as 4 ranks, whole"
 

@@ -52,7 +52,7 @@ pass "#SBATCH --xmem=4G → shard:2"
 
 # 4. The command line wins over #SBATCH; --xmem=off leaves the request alone.
 submit --hold --xmem=off "$J/directive.sbatch"
-expect_field "$JOB" TresPerNode gres:gpu:1 "--xmem=off over #SBATCH --xmem"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "--xmem=off over #SBATCH --xmem (a whole GPU, as every share)"
 pass "--xmem=off on the command line beats #SBATCH --xmem"
 
 # 5. --wrap, and --gpus=1 instead of --gres.
@@ -68,9 +68,9 @@ pass "--wrap with --gpus=1, --gpus-per-node=1, --gpus-per-task=1 (one task) → 
 
 # 6. Estimate larger than the GPU: keeps gpu:1 with a warning.
 submit --hold --xmem=39G "$J/train.sbatch"
-expect_field "$JOB" TresPerNode gres:gpu:1 "--xmem=39G"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "--xmem=39G (a whole GPU, as every share)"
 expect_out "xmem: warning: limit .* keeps its whole GPU|xmem: limit .* the job keeps its whole GPU" "whole-GPU warning"
-pass "budget above 90% of the GPU keeps gpu:1 with a warning"
+pass "budget above 90% of the GPU keeps its whole GPU (every share of one) with a warning"
 
 # 7. Several GPUs on one node (GPUs or tasks) are left unchanged, with a message (Slurm
 #    22.05 gives a job's shards on a node from one GPU: docs/slurm.md, "Multi-GPU jobs").
@@ -120,10 +120,10 @@ expect_true "srun --gres=gpu:1 inside a resized job failed: $out" grep -qx "step
 expect_true "step did not run on the job's share: $out" grep -qx "2" <<<"$out"
 nested=$(cat "$J/nested.id")
 expect_true "nested sbatch gave no job id: $out" [ -n "$nested" ]
-expect_field "$nested" TresPerNode gres:gpu:1 "nested sbatch"
+expect_field "$nested" TresPerNode "$(lab_whole_gres)" "nested sbatch (a whole GPU, as every share)"
 run squeue -h -j "$nested" -o %k
-expect_no_out "xmem:" "nested sbatch comment"
-pass "srun gpu:1 inside a resized job maps to its share; nested sbatch not resized"
+expect_no_out "xmem: estimate" "nested sbatch comment"
+pass "srun gpu:1 inside a resized job maps to its share; nested sbatch not sized"
 
 # 10. Never lose a job: no daemon → 20 submissions, all queued with gpu:1 and a warning.
 ids=()
@@ -134,15 +134,15 @@ for i in $(seq 1 20); do
     expect_true "submission $i with the daemon stopped was lost" [ -n "$id" ]
     ids+=("$id")
 done
-for id in "${ids[@]}"; do expect_field "$id" TresPerNode gres:gpu:1 "daemon stopped"; done
-pass "daemon stopped: 20/20 submissions queued with their original request"
+for id in "${ids[@]}"; do expect_field "$id" TresPerNode "$(lab_whole_gres)" "daemon stopped"; done
+pass "daemon stopped: 20/20 submissions queued with their whole GPU"
 
 # 11. A script on standard input: a clear message, submitted unchanged.
 run sh -c "sbatch --hold --xmem <'$J/train.sbatch'"
 expect_out "xmem: the batch script comes from standard input.*pass it as a file" "stdin message"
 JOB=$(lab_jobid "$RUN_OUT")
 expect_true "stdin job lost" [ -n "$JOB" ]
-expect_field "$JOB" TresPerNode gres:gpu:1 "stdin script"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "stdin script"
 pass "script on stdin: message, job kept"
 
 # 12. Invalid plugstack arguments stop the plugin from loading, with the key named;

@@ -59,18 +59,18 @@ pass "#SBATCH --xmem with #XMEM: shard:6"
 
 # 3. --xmem=check reports and changes nothing.
 submit --hold --xmem=check "$J/a.sbatch"
-expect_out "xmem: --xmem=check: the GPU request is not changed" "check message"
-expect_field "$JOB" TresPerNode gres:gpu:1 "--xmem=check"
+expect_out "xmem: --xmem=check: the job is not packed; it keeps its whole GPU" "check message"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "--xmem=check (a whole GPU, as every share)"
 expect_true "check comment: $(lab_comment "$JOB")" grep -q "policy=shard request=gres:gpu:1 (check only)" <<<"$(lab_comment "$JOB")"
-pass "--xmem=check: estimate reported, request unchanged"
+pass "--xmem=check: estimate reported, not packed"
 
-# 4. An estimate larger than the GPU keeps gpu:1, with a warning.
+# 4. An estimate larger than the GPU keeps its whole GPU, with a warning.
 job_script "$J/big.sbatch" 50000 "$body" "$first"
 submit --hold --xmem "$J/big.sbatch"
 expect_out "xmem: warning: the limit \(50000 MiB\) does not fit the GPU" "plugin warning"
 expect_out "xmem: warning: limit 50000 MiB \+ 10% margin = share size 55000 MiB, above .* keeps its whole GPU" "controller warning"
-expect_field "$JOB" TresPerNode gres:gpu:1 "estimate > GPU"
-pass "estimate larger than the GPU: gpu:1 kept with a warning"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "estimate > GPU"
+pass "estimate larger than the GPU: whole GPU (every share of one) kept with a warning"
 
 # 5. Two resized jobs run at once on one GPU.
 job_script "$J/pack.sbatch" 16000 "$body" "$first"
@@ -127,7 +127,7 @@ parallel_submit() {
         expect_true "submission $i lost: $out" [ -n "$id" ]
         expect_true "submission $i: no warning: $out" \
             grep -q "the job is submitted with its original request" <<<"$out"
-        expect_field "$id" TresPerNode gres:gpu:1 "submission $i"
+        expect_field "$id" TresPerNode "$(lab_whole_gres)" "submission $i"
     done
 }
 
@@ -139,7 +139,7 @@ pid=$(cat "$LAB/run/xmemd.pid")
 killer=$!
 parallel_submit 20 "$J/slow.sbatch"
 wait "$killer"
-pass "xmemd killed mid-request: 20/20 queued with gpu:1"
+pass "xmemd killed mid-request: 20/20 queued with their whole GPU"
 
 # 8. Hung: xmemd stopped (SIGSTOP) accepts connections but never answers; timeout=3.
 rm -f "$LAB/run/xmemd.sock" "$LAB/run/xmemd.lock"
@@ -154,5 +154,5 @@ parallel_submit 20 "$J/a.sbatch" SLURM_CONF="$LAB/alt/slurm.conf"
 kill -CONT "$(cat "$LAB/run/xmemd.pid")"
 secs=$(($(date +%s) - start))
 expect_true "hung daemon held submissions for ${secs}s (deadline 3 s)" [ "$secs" -lt 60 ]
-pass "xmemd hung: 20/20 queued with gpu:1 within ${secs}s"
+pass "xmemd hung: 20/20 queued with their whole GPU within ${secs}s"
 finish

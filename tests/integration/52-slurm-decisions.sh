@@ -29,7 +29,7 @@ forged_submit() { forged_sbatch "$1" "$2" --gres=gpu:1 --wrap "python3 train.py"
 
 # expect_ignored WHY_REGEX WHAT
 expect_ignored() {
-    expect_field "$JOB" TresPerNode gres:gpu:1 "$2"
+    expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "$2"
     expect_true "$2: controller log lacks 'decision ignored: $1'" \
         grep -qE "xmem: uid [0-9]+: decision ignored: $1; job keeps its original request" "$LAB/log/slurmctld.log"
     expect_out "xmem: the estimate could not be verified" "$2: user message"

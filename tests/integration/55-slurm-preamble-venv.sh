@@ -96,8 +96,8 @@ expect_out "line 6 failed \(status 1\) before the profile: 'source $J/missing-ve
 expect_out "python3 -m venv" "the fix is named"
 expect_out "submitted with its original request" "the job is kept"
 expect_true "the failure is not one line" [ "$(grep -c "line 6 failed" <<<"$RUN_OUT")" = 1 ]
-expect_field "$JOB" TresPerNode "gres:gpu:1" "a failed preamble leaves the request unchanged"
-pass "a failing preamble line is named, and the job keeps gres:gpu:1"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "a failed preamble: the job keeps its whole GPU (every share of one)"
+pass "a failing preamble line is named, and the job keeps its whole GPU"
 
 # With the project's torch 2.x venv (XMEM_VENV), the preamble makes its torch the one profiled.
 if [ -n "${XMEM_VENV:-}" ] && runuser -u xmemt1 -- test -r "$XMEM_VENV/bin/activate"; then

@@ -56,6 +56,6 @@ expect_out "line 5 failed \(status 1\) before the profile: 'module load cuda/12.
 expect_out "unknown: \"no-such/1.0\"" "what the module system said"
 expect_out "module avail" "the fix"
 expect_out "submitted with its original request" "the job is kept"
-expect_field "$JOB" TresPerNode "gres:gpu:1" "a failed module load leaves the request unchanged"
-pass "an unknown module is named with its line, and the job keeps gres:gpu:1"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "a failed module load: the job keeps its whole GPU (every share of one)"
+pass "an unknown module is named with its line, and the job keeps its whole GPU"
 finish

@@ -114,16 +114,16 @@ set_policy() {
 # 4. The site requires dmem; the partition declares client: the job keeps its whole GPU.
 set_policy dmem client
 submit --hold --xmem -o "$J/%j.out" "$J/job.sbatch"
-expect_field "$JOB" TresPerNode gres:gpu:1 "kept whole under a required level"
+expect_field "$JOB" TresPerNode "$(lab_whole_gres)" "kept whole under a required level"
 expect_out "xmem: partition default holds a GPU share only at enforcement level client, the site requires dmem" \
     "the user is told why"
 scancel "$JOB"
-pass "require_enforcement: dmem on a client partition: the job keeps gres:gpu:1, with the line"
-# srun outside a job: cli_filter must not turn its step into a share either (its step asks
-# for what the job gets, so it runs, on a whole GPU).
-run srun --gres=gpu:1 --xmem=4G sh -c 'echo "shards=${SLURM_SHARDS_ON_NODE:-none}"'
+pass "require_enforcement: dmem on a client partition: the job keeps its whole GPU (every share of one), with the line"
+# srun outside a job: cli_filter must not pack its step either (its step asks for what the
+# job gets, every share of one GPU, so it runs, on a whole GPU, with no limit).
+run srun --gres=gpu:1 --xmem=4G sh -c 'echo "shards=${SLURM_SHARDS_ON_NODE:-none} limit=${CUDA_MPS_PINNED_DEVICE_MEM_LIMIT:-none}"'
 expect_rc 0 "srun under a required level"
-expect_out "^shards=none$" "srun's job keeps its whole GPU"
+expect_out "^shards=$LAB_SHARDS_PER_GPU limit=none$" "srun's job keeps its whole GPU"
 expect_out "holds a GPU share only at enforcement level client, the site requires dmem" "srun is told why"
 pass "srun --xmem=4G on that partition: a whole GPU, with the line"
 

@@ -16,7 +16,7 @@ requeue_lab_up
 # Each job OOMs while SLURM_RESTART_COUNT < the number given, then reports its limit and share.
 job_script packed.sbatch 8000 "$(first_runs 1 "$OOM")"    # shard:3, OOM on the first run only
 job_script again.sbatch 8001 "$(first_runs 2 "$OOM")"     # OOM on both runs
-job_script whole.sbatch 38000 "$(first_runs 1 "$OOM")"    # above 90 % of the GPU: stays gpu:1
+job_script whole.sbatch 38000 "$(first_runs 1 "$OOM")"    # above 90 % of the GPU: whole, as shard:10
 
 # submit_job NAME: JOB and its first-run priority.
 submit_job() {
@@ -33,7 +33,8 @@ submit_job again
 again=$JOB
 submit_job whole
 whole=$JOB
-expect_field "$whole" TresPerNode gres:gpu:1 "job too big to pack"
+# Kept whole, queued as every share of one GPU (docs/enforcement.md): on a share, not packed.
+expect_field "$whole" TresPerNode "$(lab_whole_gres)" "job too big to pack"
 
 # 1. Packed, OOM once: requeued on every shard of one GPU, no limit, completes.
 finished "$packed"

@@ -55,32 +55,32 @@ pass "a decision for tiny.sbatch is applied to tiny.sbatch (shard:2)"
 # 2. The same decision attached to big.sbatch.
 forged_sbatch $U "$(decision "$tiny" gpu:1)" big.sbatch
 expect_decision_refused "decision was made for another batch script \(sha256 ${tiny:0:12}, this job's [0-9a-f]{12}\)" \
-    gres:gpu:1 "tiny's decision on big.sbatch"
-pass "a decision for tiny.sbatch attached to big.sbatch is refused; the job keeps gpu:1"
+    "$(lab_whole_gres)" "tiny's decision on big.sbatch"
+pass "a decision for tiny.sbatch attached to big.sbatch is refused; the job keeps its whole GPU"
 
 # 3. A decision for a --wrap job (no script file) attached to big.sbatch.
 forged_sbatch $U "$(decision - gpu:1)" big.sbatch
 expect_decision_refused "decision was made for another batch script \(sha256 -, this job's [0-9a-f]{12}\)" \
-    gres:gpu:1 "--wrap decision on big.sbatch"
+    "$(lab_whole_gres)" "--wrap decision on big.sbatch"
 pass "a decision made without a script is refused for a batch script"
 
 # 4. Another GPU request than the decision's.
 forged_sbatch $U "$(decision "$tiny" gpu:a100:1)" tiny.sbatch
 expect_decision_refused "decision was made for the GPU request gpu:a100:1, this job asks for gpu:1" \
-    gres:gpu:1 "decision for another GPU request"
+    "$(lab_whole_gres)" "decision for another GPU request"
 pass "a decision for another GPU request is refused"
 
 # 5. A later field cannot override an earlier one (an unescaped GPU name once could).
 forged_sbatch $U "$(decision "$tiny" gpu:1 "limit=1 ")" tiny.sbatch
-expect_decision_refused "decision field 'limit' given twice" gres:gpu:1 "repeated field"
+expect_decision_refused "decision field 'limit' given twice" "$(lab_whole_gres)" "repeated field"
 forged_sbatch $U "$(decision "$tiny" gpu:1 "whole=0 ")" tiny.sbatch
-expect_decision_refused "unknown decision field 'whole'" gres:gpu:1 "unknown field"
+expect_decision_refused "unknown decision field 'whole'" "$(lab_whole_gres)" "unknown field"
 pass "a payload field given twice, or unknown, refuses the decision"
 
 # 5b. A decision without the directory (an older xmemd) is refused: they upgrade together.
 #     (Test 40 checks that xmemd signs dir and env.)
 forged_sbatch $U "$(cred root "xmem-decision v1 uid=$UID_U request=9 peak=3221225472 limit=4294967296 gpu=A100-40GB script=$tiny gres=gpu:1 envnames=PATH env=$job_env expires=$later")" tiny.sbatch
-expect_decision_refused "incomplete decision: .*" gres:gpu:1 "decision without dir"
+expect_decision_refused "incomplete decision: .*" "$(lab_whole_gres)" "decision without dir"
 pass "a decision that names no working directory is refused"
 
 # 6. A typed request keeps its type: a share has none, so the job keeps its whole GPU.
@@ -154,7 +154,7 @@ ask '{"argv":["python3","a.py","--fake-limit-mb=4096"],"cwd":"'"$J"'","wrap":"'"
 expect_true "--wrap estimate: outcome $ASK_OUTCOME ($ASK_MESSAGE)" [ "$ASK_OUTCOME" = estimated ]
 forged_sbatch $U "$ASK_DECISION" --gres=gpu:1 --wrap "python3 b.py --fake-limit-mb=4096"
 expect_decision_refused "decision was made for another batch script \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
-    gres:gpu:1 "a --wrap decision on another --wrap command"
+    "$(lab_whole_gres)" "a --wrap decision on another --wrap command"
 ask '{"argv":["python3","a.py","--fake-limit-mb=4096"],"cwd":"'"$J"'","wrap":"'"$wrap_a"'","gres":"gpu:1"}'
 forged_sbatch $U "$ASK_DECISION" --gres=gpu:1 --wrap "$wrap_a"
 expect_field "$JOB" TresPerNode gres:shard:2 "a --wrap decision on its own command"
@@ -185,12 +185,12 @@ expect_true "run.sbatch in wa: outcome $ASK_OUTCOME ($ASK_MESSAGE)" [ "$ASK_OUTC
 wa=$(printf %s "$J/wa" | sha256sum | cut -d' ' -f1)
 forged_sbatch $U "$ASK_DECISION" --chdir="$J/wb" run.sbatch
 expect_decision_refused "decision was made in another working directory than this job's $J/wb \(sha256 ${wa:0:12}, this job's [0-9a-f]{12}\)" \
-    gres:gpu:1 "a decision made in wa on a job run in wb"
+    "$(lab_whole_gres)" "a decision made in wa on a job run in wb"
 expect_field "$JOB" WorkDir "$J/wb" "the refused job's directory"
 ask '{"argv":["python3","big.py","--fake-limit-mb=4096"],"cwd":"'"$J/wa"'","script":"'"$J"'/run.sbatch","gres":"gpu:1"}'
 forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "a decision made in wa on a job run in wa"
-pass "a decision made in wa is ignored for --chdir=wb (the job keeps gpu:1) and applied in wa (shard:2)"
+pass "a decision made in wa is ignored for --chdir=wb (the job keeps its whole GPU) and applied in wa (shard:2)"
 
 # 11. The real plugin with --chdir: it sends the directory sbatch sets as work_dir.
 submit_as $U sbatch --xmem --hold -o /dev/null --gres=gpu:1 --chdir="$J/wb" run.sbatch
@@ -220,11 +220,11 @@ ask "$run_a"
 expect_true "run.sbatch with /venvs/a: outcome $ASK_OUTCOME ($ASK_MESSAGE)" [ "$ASK_OUTCOME" = estimated ]
 VIRTUAL_ENV=/venvs/b forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
 expect_decision_refused "decision was made with other values of PATH, PYTHONPATH, .*VIRTUAL_ENV, .* than this job's \(sha256 [0-9a-f]{12}, this job's [0-9a-f]{12}\)" \
-    gres:gpu:1 "a decision made with /venvs/a on a job submitted with /venvs/b"
+    "$(lab_whole_gres)" "a decision made with /venvs/a on a job submitted with /venvs/b"
 ask "$run_a"
 VIRTUAL_ENV=/venvs/a forged_sbatch $U "$ASK_DECISION" --chdir="$J/wa" run.sbatch
 expect_field "$JOB" TresPerNode gres:shard:2 "a decision made with /venvs/a on a job with /venvs/a"
-pass "a decision made with VIRTUAL_ENV=/venvs/a is ignored for a job with /venvs/b (gpu:1) and applied with /venvs/a (shard:2)"
+pass "a decision made with VIRTUAL_ENV=/venvs/a is ignored for a job with /venvs/b (whole GPU) and applied with /venvs/a (shard:2)"
 
 # 13. srun and salloc outside a job are bound to their directory too (getcwd, as the plugin
 #     sends it); their environment is not (slurmctld gives Lua none for them): both pack.

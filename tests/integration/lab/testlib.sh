@@ -47,6 +47,10 @@ job_script() {
 # gpu_of JOB: the GPU (GRES with its index) a running job was given.
 gpu_of() { timeout 10 scontrol show job -d "$1" | sed -n 's/.* GRES=\([^ ]*(IDX:[0-9,-]*)\).*/\1/p' | head -n 1; }
 
+# The form a job that keeps one whole untyped GPU is queued in where the lab packs: every
+# share of one GPU (job_submit.lua; docs/enforcement.md, "Whole GPUs in a partition that packs").
+lab_whole_gres() { if [ "$LAB_KIND" = mps ]; then echo "gres:mps:$LAB_MPS_PER_GPU"; else echo "gres:shard:$LAB_SHARDS_PER_GPU"; fi; }
+
 # The job's comment (may contain spaces).
 lab_comment() { timeout 10 squeue -h -t all -j "$1" -o %k 2>/dev/null || true; }
 

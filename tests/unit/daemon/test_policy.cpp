@@ -73,6 +73,31 @@ static void renders_brief_example(void **)
     assert_contains(lua, "decision_ttl_seconds = 600,");
 }
 
+// whole_as_shares: on by default (not rendered, the Lua's default), off per target for a
+// partition whose nodes have no shares; inherited from default; strict like every key.
+static void whole_as_shares_option(void **)
+{
+    std::string catalog = write_catalog();
+    auto l =
+        load_with(catalog, "policy:\n  default: {whole_as_shares: false}\n"
+                           "  partitions:\n    packs: {whole_as_shares: true}\n    same: {}\n");
+    if (!l.config)
+        fail_msg("%s", l.config.error().message.c_str());
+    const Policy &p = l.config.value().policy;
+    assert_false(p.default_target.whole_as_shares);
+    assert_true(policy_target(p, "packs").whole_as_shares);
+    assert_false(policy_target(p, "same").whole_as_shares); // inherited
+    std::string lua = policy_render_lua(p, 0);
+    assert_contains(lua, "enforcement = \"client\", whole_as_shares = false },\n  partitions");
+    assert_contains(lua, "packs = { gpu = \"A100-40GB\", memory_mb = 40536, shards_per_gpu = 10, "
+                         "mps_per_gpu = 100, enforcement = \"client\" },");
+    l = load_with(catalog, "policy:\n  default: {whole_as_shares: sometimes}\n");
+    unlink(catalog.c_str());
+    if (l.config)
+        fail_msg("whole_as_shares: sometimes was accepted");
+    assert_contains(l.config.error().message, "whole_as_shares");
+}
+
 static void quotes_non_identifiers(void **)
 {
     Policy p;
@@ -245,6 +270,7 @@ int test_group_policy(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(renders_brief_example),
                                        cmocka_unit_test(enforcement_levels),
+                                       cmocka_unit_test(whole_as_shares_option),
                                        cmocka_unit_test(quotes_non_identifiers),
                                        cmocka_unit_test(empty_partitions),
                                        cmocka_unit_test(memory_comes_from_the_catalog),
