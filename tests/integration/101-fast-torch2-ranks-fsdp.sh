@@ -45,4 +45,28 @@ done
 expect_true "more ranks, smaller shards: 8 ranks' weights below 2 ranks'" \
     "$VPY" -c 'import json,sys; a,b=(json.load(open(p))["category_peak_bytes"]["weights"] for p in sys.argv[1:]); sys.exit(not b < a / 3)' \
     "$TMP/2.json" "$TMP/8.json"
+
+# FSDP1 (FullyShardedDataParallel, one flat parameter per decoder layer): it would
+# materialise a module whose parameters are fast mode's device (meta) tensors, and fail in
+# reset_parameters, without ranks.py's answer that a GPU rank holds them already. Each rank
+# keeps 1/N of the weights, gradients and AdamW's state (flat parameters padded to N).
+for n in 1 2 4; do
+    run_to "$TMP/fsdp1-$n.json" "$EST" --json --mode fast --gpu H100-80GB --steps 3 \
+        -- torchrun --nproc_per_node=$n "$WORKLOADS/torch2/fsdp1.py" --steps 3
+    expect_rc 0 "FSDP1 decoder under torchrun --nproc_per_node=$n"
+done
+expect_true "FSDP1: weights, gradients and AdamW's state sharded 1/N" "$VPY" - "$TMP" <<'PY'
+import json, sys
+peaks = {n: json.load(open(f"{sys.argv[1]}/fsdp1-{n}.json"))["category_peak_bytes"] for n in (1, 2, 4)}
+bad = []
+for n in (2, 4):
+    for key in ("weights", "gradients", "optimizer_state"):
+        want = peaks[1][key] / n
+        if abs(peaks[n][key] - want) > 0.01 * want + 8192:
+            bad.append(f"{n} ranks: {key} {peaks[n][key]} B, want about {want:.0f} (1/{n})")
+    if abs(peaks[n]["optimizer_state"] - 2 * peaks[n]["weights"]) > 0.01 * peaks[n]["weights"]:
+        bad.append(f"{n} ranks: AdamW state {peaks[n]['optimizer_state']} B, weights {peaks[n]['weights']} B")
+print("\n".join(bad) or {n: {k: p[k] for k in ("weights", "gradients", "optimizer_state")} for n, p in peaks.items()})
+sys.exit(1 if bad else 0)
+PY
 finish

@@ -12,8 +12,8 @@ of torch, sys and threading that holds xmem's code, and fails on one the list do
 name, or on an entry no installer replaced.
 
 Not replacements, so not listed: torch function and dispatch modes the captures enter, the
-module hooks, the CUDA autocast kernels and `_index_put_impl_`'s kernel they register through
-torch's own APIs (docs/capture.md, "What a capture changes in the job's process").
+module hooks, the CUDA autocast kernels and the `_index_put_impl_`, `sum` and `mean` kernels
+they register through torch's own APIs (docs/capture.md, "What a capture changes in the job's process").
 """
 import os
 import sys
@@ -208,6 +208,10 @@ PATCHES = (
     _entry("torch.distributed._verify_params_across_processes", FAST, "xmem_fast.ranks",
            "DDP's check that the ranks' parameter shapes agree reads values back; every rank "
            "runs the one script", _ranks),
+    _entry("torch.distributed.fsdp._init_utils._need_to_materialize_module", FAST,
+           "xmem_fast.ranks", "FSDP1 would materialise a module whose parameters are fast "
+           "mode's device tensors (meta tensors), which a GPU rank holds already",
+           _and(_ranks, _has("torch.distributed.fsdp._init_utils._need_to_materialize_module"))),
 )
 
 _DECLARED = {p.target: p for p in PATCHES}

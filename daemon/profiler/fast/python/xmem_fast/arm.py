@@ -67,7 +67,7 @@ def arm():
     session.tracker.observers.append(FreesBeforePhase(tracker))
     _take_transformer_slow_path(torch)
     from . import ranks
-    ranks.install(torch, unsupported, writer.meta)
+    ranks.install(torch, unsupported, writer.meta, tracker.is_device)
     original_finish = session.finish
 
     def finish():

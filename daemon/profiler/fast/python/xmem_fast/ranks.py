@@ -51,9 +51,10 @@ def torch_copy():
     return torch.ops.aten.copy_.default
 
 
-def install(torch, unsupported, note):
+def install(torch, unsupported, note, is_device):
     """Makes the script's process groups xmem's, at this rank, when xmem-estimate gave a
-    world size (a launcher's count of 1 included)."""
+    world size (a launcher's count of 1 included). IS_DEVICE(t): whether T is one of fast
+    mode's device tensors (the storage tracker's)."""
     n = world_size()
     if n < 1:
         return
@@ -93,6 +94,29 @@ def install(torch, unsupported, note):
     # small-pool block the trace leaves out.
     patches.replace("torch.distributed._verify_params_across_processes",
                     lambda process_group, tensors, logger=None: None)
+    _fsdp1_on_the_device(is_device)
+
+
+def _fsdp1_on_the_device(is_device):
+    """FSDP1 (FullyShardedDataParallel) materialises a module whose parameters or buffers are
+    on the meta device (reset_parameters, or the job's param_init_fn). Fast mode's device
+    tensors are meta tensors; on a GPU rank such a module is already on the GPU, with nothing
+    to materialise. A module the job itself built on meta is materialised as before."""
+    try:
+        from torch.distributed.fsdp import _init_utils
+    except ImportError:
+        return
+    original = getattr(_init_utils, "_need_to_materialize_module", None)
+    if original is None:
+        return
+
+    def need_to_materialize(module, ignored_params, ignored_modules):
+        tensors = [t for t in (*module.parameters(), *module.buffers()) if t.is_meta]
+        if tensors and all(is_device(t) for t in tensors):
+            return False, False
+        return original(module, ignored_params, ignored_modules)
+    patches.replace("torch.distributed.fsdp._init_utils._need_to_materialize_module",
+                    need_to_materialize)
 
 
 def _register(torch, dist):
