@@ -52,7 +52,7 @@ expect_true "more ranks, smaller shards: 8 ranks' weights below 2 ranks'" \
 # keeps 1/N of the weights, gradients and AdamW's state (flat parameters padded to N).
 for n in 1 2 4; do
     run_to "$TMP/fsdp1-$n.json" "$EST" --json --mode fast --gpu H100-80GB --steps 3 \
-        -- torchrun --nproc_per_node=$n "$WORKLOADS/torch2/fsdp1.py" --steps 3
+        -- torchrun --nproc_per_node=$n "$FSDP" --fsdp1 --steps 3
     expect_rc 0 "FSDP1 decoder under torchrun --nproc_per_node=$n"
 done
 expect_true "FSDP1: weights, gradients and AdamW's state sharded 1/N" "$VPY" - "$TMP" <<'PY'

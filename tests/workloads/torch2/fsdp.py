@@ -4,17 +4,23 @@
 torchrun starts it.
 
     torchrun --nproc-per-node N fsdp.py [--size 7b] [--layers L] [--hidden H] [--batch B]
-             [--seq S] [--steps N] [--no-reshard] [--meta-init]
+             [--seq S] [--steps N] [--no-reshard] [--meta-init] [--fsdp1]
 
 --size 7b is Llama-2-7B's shape (32 layers, hidden 4096, 32 heads, FFN 11008, vocabulary
 32000), built from the config (nothing downloaded); the other sizes then do not apply.
 --meta-init builds the model on the meta device, shards it, then gives each rank's shards
 their storage on the GPU (`to_empty`), FSDP2's recipe for a model larger than one GPU; the
-values stay uninitialised (this workload is about memory)."""
+values stay uninitialised (this workload is about memory).
+--fsdp1 shards with FSDP1 instead (`FullyShardedDataParallel`, one unit per decoder layer by
+`transformer_auto_wrap_policy`, FULL_SHARD)."""
+import functools
 
 import torch
 import torch.distributed as dist
+from torch.distributed.fsdp import FullyShardedDataParallel
+from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
 from transformers import LlamaConfig, LlamaForCausalLM
+from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
 from workload_args import parser, rank_device
 
@@ -33,7 +39,11 @@ def arguments():
     p.add_argument("--no-reshard", action="store_true", help="reshard_after_forward=False")
     p.add_argument("--size", choices=["small", "7b"], default="small")
     p.add_argument("--meta-init", action="store_true", help="shard on meta, then to_empty")
-    return p.parse_args()
+    p.add_argument("--fsdp1", action="store_true", help="FullyShardedDataParallel, not fully_shard")
+    args = p.parse_args()
+    if args.fsdp1 and (args.meta_init or args.no_reshard):
+        p.error("--fsdp1 takes neither --meta-init nor --no-reshard")
+    return args
 
 
 SIZE_7B = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008,
@@ -55,6 +65,14 @@ def shard(model, reshard):
     fully_shard(model, reshard_after_forward=reshard)
 
 
+def wrap_fsdp1(model, device, on_gpu):
+    """FSDP1: one flat parameter per decoder layer and one for the rest (the root)."""
+    policy = functools.partial(transformer_auto_wrap_policy,
+                               transformer_layer_cls={LlamaDecoderLayer})
+    return FullyShardedDataParallel(model, auto_wrap_policy=policy,
+                                    device_id=device if on_gpu else None, use_orig_params=True)
+
+
 def step(model, optimizer, ids):
     """One optimizer step on a batch of token ids (their own labels)."""
     loss = model(input_ids=ids, labels=ids).loss
@@ -65,11 +83,14 @@ def step(model, optimizer, ids):
 
 def main():
     args = arguments()
-    device, _, _ = rank_device()
+    device, _, on_gpu = rank_device()
     cfg = config(args)
     with torch.device("meta" if args.meta_init else device):
         model = LlamaForCausalLM(cfg)
-    shard(model, not args.no_reshard)
+    if args.fsdp1:
+        model = wrap_fsdp1(model, device, on_gpu)
+    else:
+        shard(model, not args.no_reshard)
     if args.meta_init:
         model.to_empty(device=device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
