@@ -72,6 +72,10 @@ fi
 [ $ok8 = 1 ] && [ $ok1 = 1 ] &&
     row "8 ranks / 1 rank, estimate time" \
         "$(awk -v a="$(seconds ranks8)" -v b="$(seconds ranks1)" 'BEGIN { print a / b }')" x 2
+# The roles run side by side where there are CPUs for them: the CPU time they cost, beside.
+[ $ok8 = 1 ] && [ $ok1 = 1 ] &&
+    printf '%-52s %10.2f %-4s\n' "8 ranks / 1 rank, CPU time (user + system)" \
+        "$(awk -v a="$(cpu_seconds ranks8)" -v b="$(cpu_seconds ranks1)" 'BEGIN { print a / b }')" x
 
 # Per rank, beside FSDPMemTracker: its peak is the bytes of live tensors (no allocator
 # rounding, no cuBLAS workspace); xmem's trace peak over the steps is the same quantity, and

@@ -16,12 +16,13 @@ bench_start() {
 measure() {
     local name=$1
     shift
-    /usr/bin/time -o "$tmp/$name.time" -f "%e %M" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+    /usr/bin/time -o "$tmp/$name.time" -f "%e %M %U %S" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 }
 
 # why NAME: the one line that says why a run failed.
 why() { grep -m1 '^xmem:' "$tmp/$1.err" || tail -n 1 "$tmp/$1.err"; }
 seconds() { cut -d' ' -f1 "$tmp/$1.time"; }
+cpu_seconds() { awk '{printf "%.2f", $3 + $4}' "$tmp/$1.time"; }
 rss_gib() { awk '{printf "%.2f", $2 / 1048576}' "$tmp/$1.time"; }
 
 # row WHAT FIGURE UNIT TARGET: one line, figure / target as the ratio.

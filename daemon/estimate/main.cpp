@@ -12,8 +12,10 @@
 #include "profilers.h"
 #include "profile_run.h"
 #include "ranks.h"
+#include "side_by_side.h"
 #include "sweep.h"
 #include "what_if.h"
+#include "zygote.h"
 #include "analysis/report.h"
 #include "timeline/html.h"
 #include "torch_choice.h"
@@ -344,29 +346,77 @@ struct RankEstimate {
     std::string nccl_version;
 };
 
-// Rank RANK's trace: fast mode always (k_exact_refuses), --keep-trace PATH for rank 0 and
-// PATH.rankN for the others. *STATUS: the profiler's exit status.
-Result<std::string> capture_rank(const EstimateOptions &o, const Launch &launch, unsigned rank,
-                                 bool &temp, int *status)
+// Where rank RANK's trace goes: --keep-trace PATH for rank 0 and PATH.rankN for the others,
+// else a temporary file, which *TEMP then names for removal.
+Result<std::string> rank_trace_path(const EstimateOptions &o, unsigned rank, TempTrace &temp)
+{
+    if (!o.keep_trace.empty())
+        return Result<std::string>::ok(rank ? o.keep_trace + ".rank" + std::to_string(rank)
+                                            : o.keep_trace);
+    // A profile job's node sees the working directory (Slurm starts it there), not /tmp.
+    auto path = make_temp_trace_path(launched(o) ? current_dir() : "");
+    if (path.ok())
+        temp.path = path.value();
+    return path;
+}
+
+// Rank RANK's trace into PATH, with its environment as the launcher gives it: fast mode
+// always (k_exact_refuses).
+WorkOutcome capture_rank(const EstimateOptions &o, const Launch &launch, unsigned rank,
+                         const std::string &path)
 {
     export_rank(launch, rank);
     EstimateOptions one = o;
     one.command = launch.command;
     one.mode = "fast";
-    if (!o.keep_trace.empty() && rank > 0)
-        one.keep_trace = o.keep_trace + ".rank" + std::to_string(rank);
-    return capture(one, temp, status);
+    one.keep_trace = path;
+    bool temp = false;
+    int status = 0;
+    auto r = capture(one, temp, &status);
+    return r.ok() ? WorkOutcome{true, 0, ""} : WorkOutcome{false, status, r.error().message};
 }
 
-Result<void> estimate_rank(const EstimateOptions &o, const Launch &launch, const Catalog &catalog,
-                           const Target &base, RankEstimate &out, int *status)
+// The option or launcher that made the job multi-rank, as the user wrote it.
+std::string ranks_option(const Launch &launch)
 {
-    bool temp = false;
-    auto path = capture_rank(o, launch, out.rank, temp, status);
-    if (!path.ok())
-        return Result<void>::fail(path.error());
-    out.trace = path.value();
-    out.temp.path = temp ? path.value() : "";
+    return launch.launcher.empty() ? "--world-size" : launch.launcher;
+}
+
+// Every rank role's trace: side by side, each role in a child process setting its own
+// environment, where this process may use more than one CPU, else one after another; torch
+// imported once for them all by a zygote, as for a sweep (zygote.h). The first role that
+// failed, in rank order, is the answer.
+WorkOutcome capture_ranks(const EstimateOptions &o, const Launch &launch,
+                          std::vector<RankEstimate> &roles)
+{
+    std::vector<Work> work;
+    for (RankEstimate &role : roles) {
+        auto path = rank_trace_path(o, role.rank, role.temp);
+        if (!path.ok())
+            return {false, 0, path.error().message};
+        role.trace = path.value();
+        work.push_back(
+            [&o, &launch, &role] { return capture_rank(o, launch, role.rank, role.trace); });
+    }
+    EstimateOptions job = o;
+    job.command = launch.command;
+    job.mode = "fast";
+    Zygote zygote;
+    if (start_zygote(job, {ranks_option(launch), "each rank role imports torch itself"}, zygote))
+        setenv("XMEM_ZYGOTE_SOCKET", zygote.socket.c_str(), 1);
+    auto outcomes = usable_cpus() > 1 ? run_side_by_side(work) : run_in_turn(work);
+    unsetenv("XMEM_ZYGOTE_SOCKET");
+    stop_zygote(zygote);
+    for (const WorkOutcome &w : outcomes)
+        if (!w.done)
+            return w;
+    return {true, 0, ""};
+}
+
+// Rank role OUT's estimate from its trace.
+Result<void> estimate_rank(const EstimateOptions &o, const Launch &launch, const Catalog &catalog,
+                           const Target &base, RankEstimate &out)
+{
     auto work = load_workload(out.trace);
     if (!work.ok())
         return Result<void>::fail(work.error());
@@ -458,8 +508,8 @@ std::string render_ranks_human(const std::vector<RankEstimate> &roles, size_t to
 int run_ranks(const EstimateOptions &o, const Launch &launch)
 {
     if (o.mode == "exact")
-        return fail("xmem: " + (launch.launcher.empty() ? "--world-size" : launch.launcher) + " " +
-                        std::to_string(launch.world_size) + ": " + k_exact_refuses,
+        return fail("xmem: " + ranks_option(launch) + " " + std::to_string(launch.world_size) +
+                        ": " + k_exact_refuses,
                     Outcome::usage);
     Catalog catalog;
     auto target = target_for_capture(o, &catalog);
@@ -468,17 +518,17 @@ int run_ranks(const EstimateOptions &o, const Launch &launch)
     Timings t;
     auto start = Clock::now();
     std::vector<RankEstimate> roles(profiled_ranks(launch.world_size).size());
-    for (size_t i = 0; i < roles.size(); ++i) {
+    for (size_t i = 0; i < roles.size(); ++i)
         roles[i].rank = profiled_ranks(launch.world_size)[i];
-        int status = 0;
-        if (auto r = estimate_rank(o, launch, catalog, target.value(), roles[i], &status);
-            !r.ok()) {
-            Echo echo = status == k_profile_unsupported ? Echo::already_shown : Echo::show;
-            int code = fail(r.error().message, status ? Outcome::profile : Outcome::analysis, echo);
-            return limit_met(status) ? status : code;
-        }
+    if (WorkOutcome w = capture_ranks(o, launch, roles); !w.done) {
+        Echo echo = w.status == k_profile_unsupported ? Echo::already_shown : Echo::show;
+        int code = fail(w.message, Outcome::profile, echo);
+        return limit_met(w.status) ? w.status : code;
     }
     t.profile_seconds = seconds_since(start);
+    for (RankEstimate &role : roles)
+        if (auto r = estimate_rank(o, launch, catalog, target.value(), role); !r.ok())
+            return fail(r.error().message, Outcome::analysis);
     size_t top = highest_rank(roles);
     Estimate &e = roles[top].estimate;
     if (!e.fits && e.uses_gpu) {

@@ -347,7 +347,8 @@ int run_sweep(const EstimateOptions &o)
         return 2;
     }
     Zygote zygote;
-    bool forked = start_zygote(o, zygote);
+    bool forked = start_zygote(
+        o, {"--sweep", "each value imports torch itself (one estimate per value)"}, zygote);
     if (forked) // the values' estimates inherit it; their jobs hand themselves to the zygote
         setenv("XMEM_ZYGOTE_SOCKET", zygote.socket.c_str(), 1);
     auto points = spec.value().interval ? search(o, spec.value())

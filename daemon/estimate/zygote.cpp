@@ -93,17 +93,15 @@ bool spawn(const std::string &profiler, const std::string &python, Zygote &z, in
     return true;
 }
 
-void fallback(const std::string &why)
+void fallback(const ZygoteUsers &users, const std::string &why)
 {
-    std::fprintf(stderr,
-                 "xmem: --sweep: %s; each value imports torch itself (one estimate per "
-                 "value)\n",
-                 why.c_str());
+    std::fprintf(stderr, "xmem: %s: %s; %s\n", users.option.c_str(), why.c_str(),
+                 users.without.c_str());
 }
 
 } // namespace
 
-bool start_zygote(const EstimateOptions &o, Zygote &z)
+bool start_zygote(const EstimateOptions &o, const ZygoteUsers &users, Zygote &z)
 {
     if (o.mode == "exact" || !plain_python_command(o.command) || !o.fast_launcher.empty())
         return false; // nothing to save: not fast mode here, or not a Python the zygote can be
@@ -113,7 +111,8 @@ bool start_zygote(const EstimateOptions &o, Zygote &z)
     const char *tmp = std::getenv("TMPDIR");
     z.dir = std::string(tmp && *tmp ? tmp : "/tmp") + "/xmem-zygote.XXXXXX";
     if (!mkdtemp(z.dir.data())) { // mode 0700: no other user reaches the socket
-        fallback(std::string("cannot make a directory for its socket: ") + std::strerror(errno));
+        fallback(users,
+                 std::string("cannot make a directory for its socket: ") + std::strerror(errno));
         z.dir.clear();
         return false;
     }
@@ -121,7 +120,7 @@ bool start_zygote(const EstimateOptions &o, Zygote &z)
     int output = -1;
     if (z.socket.size() >= sizeof(sockaddr_un::sun_path) ||
         !spawn(profiler.value(), o.command[0], z, output)) {
-        fallback("cannot start the zygote (" + z.socket + ")");
+        fallback(users, "cannot start the zygote (" + z.socket + ")");
         stop_zygote(z);
         return false;
     }
@@ -129,7 +128,7 @@ bool start_zygote(const EstimateOptions &o, Zygote &z)
     close(output);
     if (why.empty())
         return true;
-    fallback("the zygote cannot fork: " + why);
+    fallback(users, "the zygote cannot fork: " + why);
     stop_zygote(z);
     return false;
 }
