@@ -4,6 +4,7 @@ rank, computed here from the model's parameter shapes alone (tests/integration/1
 
     ranks_check.py ddp TRACE --model resnet50 [--bucket-cap-mb MB] [--view] [--classes N]
     ranks_check.py fsdp TRACE ESTIMATE.json --world N [--layers L] [--hidden H] [--vocab V]
+                   [--mp bf16]
 
 ddp: DistributedDataParallel's gradient buckets. Step 1 reduces every gradient in one bucket
 (the parameters' order is not known before a backward has run); when step 2 begins the
@@ -159,10 +160,15 @@ def check_fsdp(args):
     n = args.world
     shard = sum(padded(p.shape, n) * p.element_size() for p in model.parameters())
     full = sum(p.numel() * p.element_size() for p in model.parameters())
-    layer = sum(padded(p.shape, n) * n * p.element_size()
+    # With --mp bf16 the all-gather runs in bf16: the gathered parameters are half the fp32
+    # ones, while the shards (and so weights, gradients and AdamW's state) stay fp32.
+    gathered_size = 2 if args.mp else None
+    layer = sum(padded(p.shape, n) * n * (gathered_size or p.element_size())
                 for p in model.model.layers[0].parameters())
+    layer_fp32 = sum(padded(p.shape, n) * n * p.element_size()
+                     for p in model.model.layers[0].parameters())
     in_layers = {id(p) for p in model.model.layers.parameters()}
-    root = sum(padded(p.shape, n) * n * p.element_size()
+    root = sum(padded(p.shape, n) * n * (gathered_size or p.element_size())
                for p in model.parameters() if id(p) not in in_layers)
     est = json.load(open(args.estimate))
     peaks = est["category_peak_bytes"]
@@ -207,6 +213,13 @@ def check_fsdp(args):
     if backward < args.layers - 1:
         fails.append(f"step 2's backward all-gathered a {layer} B layer {backward} times, want "
                      f"at least {args.layers - 1} (reshard_after_forward)")
+    # Each layer's gradients are reduce-scattered from one flat input of the reduce dtype:
+    # fp32 (reduce_dtype) with --mp bf16 too, where autograd's gradients are bf16.
+    reduced = sum(1 for a in allocs if a["it"] == 2 and a["phase"] == "backward"
+                  and "post_backward_reduce" in a["ctx"] and a["bytes"] == layer_fp32)
+    if reduced < args.layers:
+        fails.append(f"step 2's backward reduce-scattered {reduced} layers from a "
+                     f"{layer_fp32} B fp32 input, want {args.layers}")
     print(f"world {n}: params {full} B; shards {shard} B; weights {peaks.get('weights')} B, "
           f"gradients {peaks.get('gradients')} B, optimizer state {peaks.get('optimizer_state')}"
           f" B; layer all-gather {layer} B x {forward} forward, x {backward} backward; live "
@@ -231,6 +244,7 @@ def main():
     f.add_argument("--layers", type=int, default=4)
     f.add_argument("--hidden", type=int, default=256)
     f.add_argument("--vocab", type=int, default=4096)
+    f.add_argument("--mp", choices=["bf16"], help="as given to fsdp.py")
     args = p.parse_args()
     fails = check_ddp(args) if args.what == "ddp" else check_fsdp(args)
     for fail in fails:

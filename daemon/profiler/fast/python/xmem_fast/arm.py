@@ -68,6 +68,9 @@ def arm():
     _take_transformer_slow_path(torch)
     from . import ranks
     ranks.install(torch, unsupported, writer.meta, tracker.is_device)
+    if ranks.world_size() >= 1:
+        from . import fsdp_states
+        fsdp_states.install(torch, tracker, unsupported)
     original_finish = session.finish
 
     def finish():

@@ -1,0 +1,69 @@
+"""Where FSDP2 keeps a rank's parameters, as on a GPU rank (docs/fast-mode.md, "Ranks").
+
+FSDP2's `fully_shard` tells a deferred-init parameter (on the meta device) from a real one by
+`is_meta`, and fast mode's tensors are all meta tensors: its host-meta parameters (a model
+built on the host) and its device tensors (on the fake GPU) alike. A host-meta parameter is
+moved as a host one; CPU offloading, which needs shards that stay on the host, is refused.
+FSDP1 asks whether a storage is allocated by its data pointer, which a meta storage lacks."""
+import xmem_patches as patches
+
+_FSDP2 = "torch.distributed.fsdp._fully_shard."
+
+
+def install(torch, tracker, unsupported):
+    _allocated_by_size(tracker)
+    try:
+        from torch.distributed.fsdp._fully_shard import _fsdp_init, _fsdp_param
+    except ImportError:  # torch 2.4-2.5: FSDP2 under torch.distributed._composable
+        return
+    _move_host_parameters(torch, tracker, _fsdp_init._move_states_to_device)
+    _refuse_offloading(tracker, unsupported, _fsdp_param.FSDPParam._init_sharded_param)
+
+
+def _allocated_by_size(tracker):
+    """FSDP1 asks whether a flat parameter's storage is allocated by its data pointer (under
+    SHARD_GRAD_OP, the unsharded one kept from the forward for the backward). A meta
+    storage has no pointer; on a GPU a storage of any bytes has one: a device tensor is
+    answered by its storage's size."""
+    try:
+        from torch.distributed.fsdp import _flat_param
+    except ImportError:
+        return
+    original = getattr(_flat_param, "_data_ptr_allocated", None)
+    if original is None:
+        return
+
+    def data_ptr_allocated(tensor):
+        if tracker.is_device(tensor):
+            return tensor.untyped_storage().nbytes() > 0
+        return original(tensor)
+    patches.replace("torch.distributed.fsdp._flat_param._data_ptr_allocated", data_ptr_allocated)
+
+
+def _move_host_parameters(torch, tracker, original):
+    """fully_shard moves the module's parameters and buffers to the GPU, except meta ones,
+    which it leaves for the job to materialise. A model built on the host has host-meta
+    parameters here: FSDP2 left them on meta and then refused them as never materialised.
+    They are moved as torch moves a host tensor: a new device storage each."""
+    def move_states_to_device(params, buffers, device):
+        with torch.no_grad():
+            for t in (*params, *buffers):
+                if tracker.is_host(t):
+                    t.data = t.to(device)
+        return original(params, buffers, device)
+    patches.replace(_FSDP2 + "_fsdp_init._move_states_to_device", move_states_to_device)
+
+
+def _refuse_offloading(tracker, unsupported, original):
+    """CPUOffloadPolicy: FSDP2 shards a parameter on the GPU and copies the shard to pinned
+    host memory, unless the parameter is on meta (deferred init). Fast mode's device tensors
+    are meta tensors, so the shards would stay on the device, and FSDP2 then refuses them as
+    not on the CPU. Holding them on the host needs a host-meta shard that answers the CPU as
+    its device, which fast mode does not give: refused, in one line, before torch's error."""
+    def init_sharded_param(self, param, *args, **kwargs):
+        if self.offload_to_cpu and tracker.is_device(param):
+            unsupported("FSDP2's CPUOffloadPolicy (offload_policy=): the offloaded shards "
+                        "cannot be held on the host in fast mode; profile the job without it "
+                        "for an upper bound (shards, gradients and optimizer state on the GPU)")
+        return original(self, param, *args, **kwargs)
+    patches.replace(_FSDP2 + "_fsdp_param.FSDPParam._init_sharded_param", init_sharded_param)
