@@ -5,6 +5,7 @@ rank, computed here from the model's parameter shapes alone (tests/integration/1
     ranks_check.py ddp TRACE --model resnet50 [--bucket-cap-mb MB] [--view] [--classes N]
     ranks_check.py fsdp TRACE ESTIMATE.json --world N [--layers L] [--hidden H] [--vocab V]
                    [--mp bf16]
+    ranks_check.py fsdp1 DIR --world N [--layers L] [--hidden H] [--vocab V]
 
 ddp: DistributedDataParallel's gradient buckets. Step 1 reduces every gradient in one bucket
 (the parameters' order is not known before a backward has run); when step 2 begins the
@@ -149,14 +150,64 @@ def padded(shape, world):
     return rows * math.prod(shape[1:])
 
 
-def check_fsdp(args):
+def decoder(args):
+    """fsdp.py's small decoder, on the meta device (shapes only)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
     config = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
                          intermediate_size=args.hidden * 8 // 3, num_hidden_layers=args.layers,
                          num_attention_heads=4, num_key_value_heads=4)
     with torch.device("meta"):
-        model = LlamaForCausalLM(config)
+        return LlamaForCausalLM(config)
+
+
+def forward_end(path, step=2):
+    """Live device bytes when step STEP's forward ends."""
+    now, live, last = 0, {}, None
+    for kind, sid, size, it, phase, _ in events(path):
+        if last == (step, "forward") and phase != "forward":
+            return now
+        last = (it, phase)
+        if kind == "A":
+            live[sid] = size
+            now += size
+        else:
+            now -= live.pop(sid)
+    return now
+
+
+def check_fsdp1(args):
+    """FSDP1's strategies at N ranks, from the runs DIR/{full,grad-op,none}.{trace,json}:
+    FULL_SHARD and SHARD_GRAD_OP keep 1/N of each unit's flat parameter (padded to N), its
+    gradient and twice that of AdamW's state; NO_SHARD keeps the whole model, as DDP does.
+    SHARD_GRAD_OP does not free a layer's unsharded flat parameter after its forward: when
+    the forward ends it holds every decoder layer's, which FULL_SHARD freed."""
+    model, n = decoder(args), args.world
+    units = [list(layer.parameters()) for layer in model.model.layers]
+    in_layers = {id(p) for unit in units for p in unit}
+    units.append([p for p in model.parameters() if id(p) not in in_layers])
+    shard = sum(math.ceil(sum(p.numel() for p in unit) / n) * 4 for unit in units)
+    full = sum(p.numel() * 4 for p in model.parameters())
+    layers = sum(p.numel() * 4 for unit in units[:-1] for p in unit)
+    slack = 512 * 2 * len(units) + 8192  # per-storage rounding; buffers (rotary inv_freq)
+    fails = []
+    for run, want in (("full", shard), ("grad-op", shard), ("none", full)):
+        peaks = json.load(open(f"{args.dir}/{run}.json"))["category_peak_bytes"]
+        for name, bytes_ in (("weights", want), ("gradients", want), ("optimizer_state", 2 * want)):
+            if not bytes_ <= peaks.get(name, 0) <= bytes_ + slack:
+                fails.append(f"{run}: {name} {peaks.get(name)} B, want {bytes_} B")
+        print(f"{run}: weights {peaks.get('weights')} B, gradients {peaks.get('gradients')} B, "
+              f"optimizer state {peaks.get('optimizer_state')} B (shards {shard} B, model {full} B)")
+    kept = forward_end(f"{args.dir}/grad-op.trace") - forward_end(f"{args.dir}/full.trace")
+    print(f"grad-op keeps {kept} B more than full when step 2's forward ends; layers {layers} B")
+    if not layers - slack <= kept <= layers + slack:
+        fails.append(f"SHARD_GRAD_OP held {kept} B more than FULL_SHARD when the forward ended, "
+                     f"want every decoder layer's unsharded parameters, {layers} B")
+    return fails
+
+
+def check_fsdp(args):
+    model = decoder(args)
     n = args.world
     shard = sum(padded(p.shape, n) * p.element_size() for p in model.parameters())
     full = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -241,12 +292,16 @@ def main():
     f.add_argument("trace")
     f.add_argument("estimate")
     f.add_argument("--world", type=int, required=True)
-    f.add_argument("--layers", type=int, default=4)
-    f.add_argument("--hidden", type=int, default=256)
-    f.add_argument("--vocab", type=int, default=4096)
     f.add_argument("--mp", choices=["bf16"], help="as given to fsdp.py")
+    f1 = sub.add_parser("fsdp1")
+    f1.add_argument("dir", help="holds full, grad-op and none, .trace and .json")
+    f1.add_argument("--world", type=int, required=True)
+    for sp in (f, f1):
+        sp.add_argument("--layers", type=int, default=4)
+        sp.add_argument("--hidden", type=int, default=256)
+        sp.add_argument("--vocab", type=int, default=4096)
     args = p.parse_args()
-    fails = check_ddp(args) if args.what == "ddp" else check_fsdp(args)
+    fails = {"ddp": check_ddp, "fsdp": check_fsdp, "fsdp1": check_fsdp1}[args.what](args)
     for fail in fails:
         print("FAIL:", fail)
     sys.exit(1 if fails else 0)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Issue 29: FSDP's policies in fast mode, rank 1 of 2, on fsdp.py's small decoder
+# (ranks_check.py computes what each rank holds from the parameter shapes).
+# FSDP2 with MixedPrecisionPolicy(bf16 parameters, fp32 reduction): every all-gather
+# buffer half the fp32 one, the fp32 shards (weights, gradients, AdamW's state) unchanged,
+# each layer reduce-scattered from an fp32 input. FSDP2 on a model built on the host: it
+# moves the parameters to the GPU (fast mode once left its host-meta parameters on meta, as
+# deferred init, and failed). CPUOffloadPolicy is refused in one line. FSDP1 at 2 ranks:
+# FULL_SHARD and SHARD_GRAD_OP keep 1/2 of the weights, gradients and AdamW's state,
+# NO_SHARD the whole model; SHARD_GRAD_OP keeps every layer's unsharded parameters from
+# the forward to the backward (fast mode once failed there: FSDP1 asked a meta storage for
+# a data pointer).
+source "$(dirname "$0")/90-fast-torch2-common.bash"
+EST=$XMEM_BUILD/bin/xmem-estimate
+export PATH=$VENV/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+FSDP=$WORKLOADS/torch2/fsdp.py
+CHECK=$WORKLOADS/torch2/ranks_check.py
+keep_going
+set +e
+
+# rank1 NAME ARGS...: rank 1 of 2 with the environment xmem-estimate gives it; its
+# estimate in $TMP/NAME.json.
+rank1() {
+    local name=$1
+    shift
+    env XMEM_WORLD_SIZE=2 RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 \
+        MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
+        "$FAST" --python "$VPY" --out "$TMP/$name.trace" --steps 3 -- python "$FSDP" --steps 3 "$@" \
+        >"$TMP/out" 2>"$TMP/err"
+    RUN_RC=$?
+    [ -s "$TMP/$name.trace" ] && "$EST" --json --gpu H100-80GB --trace-in "$TMP/$name.trace" \
+        >"$TMP/$name.json" 2>/dev/null
+}
+
+rank1 mp --mp bf16
+expect_rc 0 "FSDP2 with MixedPrecisionPolicy(bf16, fp32 reduce)"
+expect_true "bf16 all-gathers, fp32 shards and fp32 reduce-scatter inputs" \
+    "$VPY" "$CHECK" fsdp "$TMP/mp.trace" "$TMP/mp.json" --world 2 --mp bf16
+expect_false "the fp32 all-gathers are not what the bf16 policy allocates" \
+    "$VPY" "$CHECK" fsdp "$TMP/mp.trace" "$TMP/mp.json" --world 2
+
+rank1 host --host-init
+expect_rc 0 "FSDP2 on a model built on the host"
+expect_true "host-built model: shards and all-gather buffers as when built on the GPU" \
+    "$VPY" "$CHECK" fsdp "$TMP/host.trace" "$TMP/host.json" --world 2
+
+rank1 offload --offload --host-init
+expect_rc 3 "FSDP2 CPUOffloadPolicy refused (fast mode cannot keep the shards on the host)"
+expect_true "the refusal names CPUOffloadPolicy and the fix" \
+    grep -q "unsupported: FSDP2's CPUOffloadPolicy (offload_policy=).*profile the job without it" "$TMP/err"
+
+mkdir -p "$TMP/fsdp1"
+for s in full grad-op none; do
+    rank1 "fsdp1/$s" --fsdp1 --sharding "$s"
+    expect_rc 0 "FSDP1 $s at 2 ranks"
+done
+expect_true "FSDP1: weights, gradients and AdamW's state per strategy; SHARD_GRAD_OP's kept layers" \
+    "$VPY" "$CHECK" fsdp1 "$TMP/fsdp1" --world 2
+finish
