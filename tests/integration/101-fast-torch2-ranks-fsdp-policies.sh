@@ -5,7 +5,11 @@
 # buffer half the fp32 one, the fp32 shards (weights, gradients, AdamW's state) unchanged,
 # each layer reduce-scattered from an fp32 input. FSDP2 on a model built on the host: it
 # moves the parameters to the GPU (fast mode once left its host-meta parameters on meta, as
-# deferred init, and failed). CPUOffloadPolicy is refused in one line. FSDP1 at 2 ranks:
+# deferred init, and failed). FSDP2 with CPUOffloadPolicy: the shards, their gradients and
+# AdamW's state on the host, nothing of them on the GPU (weights, gradients and optimizer
+# state ~0; live bytes when a backward ends, the buffers alone), every shard copied to the
+# GPU in each forward before its all-gather (fast mode once kept the shards on the device,
+# as meta tensors, and FSDP2 refused them). FSDP1 at 2 ranks:
 # FULL_SHARD and SHARD_GRAD_OP keep 1/2 of the weights, gradients and AdamW's state,
 # NO_SHARD the whole model; SHARD_GRAD_OP keeps every layer's unsharded parameters from
 # the forward to the backward (fast mode once failed there: FSDP1 asked a meta storage for
@@ -45,9 +49,9 @@ expect_true "host-built model: shards and all-gather buffers as when built on th
     "$VPY" "$CHECK" fsdp "$TMP/host.trace" "$TMP/host.json" --world 2
 
 rank1 offload --offload --host-init
-expect_rc 3 "FSDP2 CPUOffloadPolicy refused (fast mode cannot keep the shards on the host)"
-expect_true "the refusal names CPUOffloadPolicy and the fix" \
-    grep -q "unsupported: FSDP2's CPUOffloadPolicy (offload_policy=).*profile the job without it" "$TMP/err"
+expect_rc 0 "FSDP2 with CPUOffloadPolicy"
+expect_true "offloaded: no shard state on the GPU; each forward copies every shard in" \
+    "$VPY" "$CHECK" fsdp "$TMP/offload.trace" "$TMP/offload.json" --world 2 --offload
 
 mkdir -p "$TMP/fsdp1"
 for s in full grad-op none; do

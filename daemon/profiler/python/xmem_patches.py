@@ -222,7 +222,7 @@ PATCHES = (
            _and(_ranks, _has("torch.distributed.fsdp._fully_shard._fsdp_init"))),
     _entry("torch.distributed.fsdp._fully_shard._fsdp_param.FSDPParam._init_sharded_param",
            FAST, "xmem_fast.fsdp_states", "CPU offloading keeps a meta parameter's shard on "
-           "meta, which fast mode's device tensors are: refused in one line",
+           "meta; a GPU rank's parameter (fast mode's device tensor) has its shard on the host",
            _and(_ranks, _has("torch.distributed.fsdp._fully_shard._fsdp_param"))),
 )
 

@@ -4,7 +4,7 @@ rank, computed here from the model's parameter shapes alone (tests/integration/1
 
     ranks_check.py ddp TRACE --model resnet50 [--bucket-cap-mb MB] [--view] [--classes N]
     ranks_check.py fsdp TRACE ESTIMATE.json --world N [--layers L] [--hidden H] [--vocab V]
-                   [--mp bf16]
+                   [--mp bf16] [--offload]
     ranks_check.py fsdp1 DIR --world N [--layers L] [--hidden H] [--vocab V]
 
 ddp: DistributedDataParallel's gradient buckets. Step 1 reduces every gradient in one bucket
@@ -228,11 +228,15 @@ def check_fsdp(args):
     # of the trace are what the categories count, so the shards' bytes must match up to
     # that rounding per storage (the non-parameter buffers, the batch and the loss too).
     slack = 512 * 2 * sum(1 for _ in model.parameters())
-    for name, want in (("weights", shard), ("gradients", shard), ("optimizer_state", 2 * shard)):
+    # With --offload the shards, their gradients and AdamW's state are host memory: none of
+    # it is on the GPU, where each all-gather first copies the shards in (checked below).
+    resident = 0 if args.offload else shard
+    for name, want in (("weights", resident), ("gradients", resident),
+                       ("optimizer_state", 2 * resident)):
         got = peaks.get(name, 0)
         if not want <= got <= want + slack:
-            fails.append(f"{name}: {got} B, want the padded shards' {want} B (params {full} B "
-                         f"/ {n} = {full // n} B)")
+            fails.append(f"{name}: {got} B on the GPU, want {want} B (padded shards {shard} B;"
+                         f" params {full} B / {n} = {full // n} B)")
     ends, most, optimizer = fsdp_live(args.trace)
     # AdamW (foreach) at its most: the shards of the parameters, their gradients, its two
     # states and one shard-sized temporary (_foreach_sqrt). DTensor works out each op's
@@ -240,14 +244,14 @@ def check_fsdp(args):
     # GPU: fast mode once counted three unsharded models at step 1.
     for step in (1, 2, 3):
         got = optimizer.get(step, 0)
-        if not 5 * shard <= got <= 5 * shard + slack:
+        if not 5 * resident <= got <= 5 * resident + slack:
             fails.append(f"step {step}'s optimizer held at most {got} B, want the shards of "
                          f"parameters, gradients, AdamW's state and one temporary, {5 * shard} B")
     for step in (2, 3):
         got = ends.get(step, 0)
-        if not 4 * shard <= got <= 4 * shard + slack:
+        if not 4 * resident <= got <= 4 * resident + slack:
             fails.append(f"step {step}'s backward ended with {got} B live, want the shards of "
-                         f"parameters, gradients and AdamW's state, {4 * shard} B")
+                         f"parameters, gradients and AdamW's state, {4 * resident} B")
         got = most.get(step, 0)
         if not 2 * (root + layer) <= got <= 2 * (root + layer) + slack:
             fails.append(f"step {step} held at most {got} B of gathered parameters, want the "
@@ -264,6 +268,11 @@ def check_fsdp(args):
     if backward < args.layers - 1:
         fails.append(f"step 2's backward all-gathered a {layer} B layer {backward} times, want "
                      f"at least {args.layers - 1} (reshard_after_forward)")
+    copied = sum(a["bytes"] for a in allocs if a["it"] == 2 and a["phase"] == "forward"
+                 and "FSDP::pre_forward" in a["ctx"] and a["ctx"].endswith("aten::_to_copy"))
+    if args.offload and not shard <= copied <= shard + slack:
+        fails.append(f"step 2's forward copied {copied} B of shards from the host, want every "
+                     f"shard once, {shard} B")
     # Each layer's gradients are reduce-scattered from one flat input of the reduce dtype:
     # fp32 (reduce_dtype) with --mp bf16 too, where autograd's gradients are bf16.
     reduced = sum(1 for a in allocs if a["it"] == 2 and a["phase"] == "backward"
@@ -274,7 +283,7 @@ def check_fsdp(args):
     print(f"world {n}: params {full} B; shards {shard} B; weights {peaks.get('weights')} B, "
           f"gradients {peaks.get('gradients')} B, optimizer state {peaks.get('optimizer_state')}"
           f" B; layer all-gather {layer} B x {forward} forward, x {backward} backward; live "
-          f"when step 2's backward ends {ends.get(2)} B; gathered at most {most.get(2)} B")
+          f"when step 2's backward ends {ends.get(2)} B; gathered at most {most.get(2)} B; copied from the host {copied} B")
     return fails
 
 
@@ -293,6 +302,7 @@ def main():
     f.add_argument("estimate")
     f.add_argument("--world", type=int, required=True)
     f.add_argument("--mp", choices=["bf16"], help="as given to fsdp.py")
+    f.add_argument("--offload", action="store_true", help="as given to fsdp.py")
     f1 = sub.add_parser("fsdp1")
     f1.add_argument("dir", help="holds full, grad-op and none, .trace and .json")
     f1.add_argument("--world", type=int, required=True)

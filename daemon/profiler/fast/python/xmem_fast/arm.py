@@ -70,7 +70,7 @@ def arm():
     ranks.install(torch, unsupported, writer.meta, tracker.is_device)
     if ranks.world_size() >= 1:
         from . import fsdp_states
-        fsdp_states.install(torch, tracker, unsupported)
+        fsdp_states.install(torch, tracker)
     original_finish = session.finish
 
     def finish():
@@ -251,6 +251,8 @@ def _install_host_meta_parameters(torch, tracker):
 
     def host_meta(t):
         if not isinstance(t, torch.Tensor) or t.is_meta or t.device.type != "cpu":
+            return t
+        if hasattr(t, "__tensor_flatten__"):  # a wrapper (DTensor): its tensors are made
             return t
         tracker.hosting = True
         try:

@@ -3,21 +3,21 @@
 FSDP2's `fully_shard` tells a deferred-init parameter (on the meta device) from a real one by
 `is_meta`, and fast mode's tensors are all meta tensors: its host-meta parameters (a model
 built on the host) and its device tensors (on the fake GPU) alike. A host-meta parameter is
-moved as a host one; CPU offloading, which needs shards that stay on the host, is refused.
+moved as a host one; with CPU offloading, a device parameter's shard goes to the host.
 FSDP1 asks whether a storage is allocated by its data pointer, which a meta storage lacks."""
 import xmem_patches as patches
 
 _FSDP2 = "torch.distributed.fsdp._fully_shard."
 
 
-def install(torch, tracker, unsupported):
+def install(torch, tracker):
     _allocated_by_size(tracker)
     try:
         from torch.distributed.fsdp._fully_shard import _fsdp_init, _fsdp_param
     except ImportError:  # torch 2.4-2.5: FSDP2 under torch.distributed._composable
         return
     _move_host_parameters(torch, tracker, _fsdp_init._move_states_to_device)
-    _refuse_offloading(tracker, unsupported, _fsdp_param.FSDPParam._init_sharded_param)
+    _offload_to_the_host(torch, tracker, _fsdp_param.FSDPParam._init_sharded_param)
 
 
 def _allocated_by_size(tracker):
@@ -54,16 +54,33 @@ def _move_host_parameters(torch, tracker, original):
     patches.replace(_FSDP2 + "_fsdp_init._move_states_to_device", move_states_to_device)
 
 
-def _refuse_offloading(tracker, unsupported, original):
+def _offload_to_the_host(torch, tracker, original):
     """CPUOffloadPolicy: FSDP2 shards a parameter on the GPU and copies the shard to pinned
-    host memory, unless the parameter is on meta (deferred init). Fast mode's device tensors
-    are meta tensors, so the shards would stay on the device, and FSDP2 then refuses them as
-    not on the CPU. Holding them on the host needs a host-meta shard that answers the CPU as
-    its device, which fast mode does not give: refused, in one line, before torch's error."""
+    host memory, unless the parameter is on meta (deferred init), whose shard it keeps on
+    meta. Fast mode's device tensors are meta tensors, so the shards stayed on the device
+    (and FSDP2 then refused them as not on the CPU). The shard is copied to the host here,
+    as torch copies it on a GPU rank: its parameter, its gradients (FSDP2 copies each
+    reduced gradient to the host) and the optimizer's state are then real host tensors in
+    the capture, which the trace leaves out, and each all-gather copies the shard back to
+    the GPU first, a device block. The shard-sized staging copy a GPU makes before the host
+    copy, freed at once in set-up, is freed here before the next op (both sides: the same)."""
     def init_sharded_param(self, param, *args, **kwargs):
-        if self.offload_to_cpu and tracker.is_device(param):
-            unsupported("FSDP2's CPUOffloadPolicy (offload_policy=): the offloaded shards "
-                        "cannot be held on the host in fast mode; profile the job without it "
-                        "for an upper bound (shards, gradients and optimizer state on the GPU)")
-        return original(self, param, *args, **kwargs)
+        out = original(self, param, *args, **kwargs)
+        if self.offload_to_cpu and tracker.is_device(self._sharded_param_data):
+            _shard_to_host(torch, self)
+        return out
     patches.replace(_FSDP2 + "_fsdp_param.FSDPParam._init_sharded_param", init_sharded_param)
+
+
+def _shard_to_host(torch, fsdp_param):
+    """The tail of FSDPParam._init_sharded_param, with the padded shard on the host (its
+    pin_memory is host memory too: device_mode.py)."""
+    padded = fsdp_param._sharded_param_data.cpu()
+    dim = fsdp_param.fsdp_placement.dim
+    local = padded.view(fsdp_param.padded_sharded_param_size).narrow(
+        dim, 0, fsdp_param.sharded_size[dim])
+    fsdp_param._sharded_param_data = padded
+    fsdp_param.sharded_param = torch.nn.Parameter(
+        fsdp_param.to_sharded_dtensor(local),
+        requires_grad=fsdp_param.sharded_param.requires_grad)
+    fsdp_param._setattr_on_modules(fsdp_param.sharded_param)
