@@ -13,7 +13,8 @@
 # FULL_SHARD and SHARD_GRAD_OP keep 1/2 of the weights, gradients and AdamW's state,
 # NO_SHARD the whole model; SHARD_GRAD_OP keeps every layer's unsharded parameters from
 # the forward to the backward (fast mode once failed there: FSDP1 asked a meta storage for
-# a data pointer).
+# a data pointer); MixedPrecision keeps FULL_SHARD's fp32 shards and gathers every flat
+# parameter in bf16, half FULL_SHARD's bytes.
 source "$(dirname "$0")/90-fast-torch2-common.bash"
 EST=$XMEM_BUILD/bin/xmem-estimate
 export PATH=$VENV/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
@@ -58,6 +59,18 @@ for s in full grad-op none; do
     rank1 "fsdp1/$s" --fsdp1 --sharding "$s"
     expect_rc 0 "FSDP1 $s at 2 ranks"
 done
-expect_true "FSDP1: weights, gradients and AdamW's state per strategy; SHARD_GRAD_OP's kept layers" \
+rank1 fsdp1/mp --fsdp1 --mp bf16
+expect_rc 0 "FSDP1 MixedPrecision(bf16, fp32 reduce) at 2 ranks"
+# What fast mode cannot model is refused in one line that names it and the fix.
+rank1 fsdp1-offload --fsdp1 --offload
+expect_rc 3 "FSDP1 CPUOffload refused"
+expect_true "the refusal names FSDP1's CPUOffload and the fix" \
+    grep -q "unsupported: FSDP1's CPUOffload(offload_params=True): .*profile the job without it" "$TMP/err"
+rank1 fsdp1-host --fsdp1 --host-init
+expect_rc 3 "FSDP1 of a model built on the host refused"
+expect_true "the refusal names a host-built module under FSDP1 and the fix" \
+    grep -q "unsupported: FSDP1 (FullyShardedDataParallel) of a module built on the host: .*build the model on the GPU" "$TMP/err"
+
+expect_true "FSDP1: weights, gradients, AdamW's state per strategy; SHARD_GRAD_OP's kept layers; bf16 gathers" \
     "$VPY" "$CHECK" fsdp1 "$TMP/fsdp1" --world 2
 finish

@@ -216,6 +216,14 @@ PATCHES = (
            "xmem_fast.fsdp_states", "FSDP1 (SHARD_GRAD_OP) asks whether a flat parameter is "
            "allocated by its data pointer, which no meta storage has; a GPU's has one",
            _and(_ranks, _has("torch.distributed.fsdp._flat_param._data_ptr_allocated"))),
+    _entry("torch.distributed.fsdp._init_utils._materialize_meta_module", FAST,
+           "xmem_fast.fsdp_states", "FSDP1 takes a module built on the host (fast mode's "
+           "host-meta tensors) for deferred init: refused in one line",
+           _and(_ranks, _has("torch.distributed.fsdp._init_utils._materialize_meta_module"))),
+    _entry("torch.distributed.fsdp._flat_param.FlatParamHandle.flat_param_to", FAST,
+           "xmem_fast.fsdp_states", "FSDP1's CPUOffload moves a device flat parameter's data "
+           "to the host, which a meta tensor cannot take: refused in one line",
+           _and(_ranks, _has("torch.distributed.fsdp._flat_param.FlatParamHandle"))),
     _entry("torch.distributed.fsdp._fully_shard._fsdp_init._move_states_to_device", FAST,
            "xmem_fast.fsdp_states", "fully_shard leaves meta parameters on meta; a model built "
            "on the host (fast mode's host-meta tensors) is moved to the GPU, as torch moves it",

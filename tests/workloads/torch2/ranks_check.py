@@ -177,9 +177,10 @@ def forward_end(path, step=2):
 
 
 def check_fsdp1(args):
-    """FSDP1's strategies at N ranks, from the runs DIR/{full,grad-op,none}.{trace,json}:
+    """FSDP1's strategies at N ranks, from the runs DIR/{full,grad-op,none,mp}.{trace,json}:
     FULL_SHARD and SHARD_GRAD_OP keep 1/N of each unit's flat parameter (padded to N), its
-    gradient and twice that of AdamW's state; NO_SHARD keeps the whole model, as DDP does.
+    gradient and twice that of AdamW's state; NO_SHARD keeps the whole model, as DDP does;
+    MixedPrecision(bf16, fp32 reduce) keeps FULL_SHARD's fp32 shards and gathers in bf16.
     SHARD_GRAD_OP does not free a layer's unsharded flat parameter after its forward: when
     the forward ends it holds every decoder layer's, which FULL_SHARD freed."""
     model, n = decoder(args), args.world
@@ -191,13 +192,24 @@ def check_fsdp1(args):
     layers = sum(p.numel() * 4 for unit in units[:-1] for p in unit)
     slack = 512 * 2 * len(units) + 8192  # per-storage rounding; buffers (rotary inv_freq)
     fails = []
-    for run, want in (("full", shard), ("grad-op", shard), ("none", full)):
+    for run, want in (("full", shard), ("grad-op", shard), ("none", full), ("mp", shard)):
         peaks = json.load(open(f"{args.dir}/{run}.json"))["category_peak_bytes"]
         for name, bytes_ in (("weights", want), ("gradients", want), ("optimizer_state", 2 * want)):
             if not bytes_ <= peaks.get(name, 0) <= bytes_ + slack:
                 fails.append(f"{run}: {name} {peaks.get(name)} B, want {bytes_} B")
         print(f"{run}: weights {peaks.get('weights')} B, gradients {peaks.get('gradients')} B, "
               f"optimizer state {peaks.get('optimizer_state')} B (shards {shard} B, model {full} B)")
+    # Each unit's flat parameter is gathered once in step 2's forward, by resizing its
+    # storage back: all of them fp32 under FULL_SHARD, bf16 (half) under MixedPrecision,
+    # which first resizes back its bf16 copy of the local shard (1/N of that) to gather from.
+    padded_all = sum(math.ceil(sum(p.numel() for p in unit) / n) * n * 4 for unit in units)
+    for run, want in (("full", padded_all), ("mp", padded_all // 2 + padded_all // 2 // n)):
+        got = sum(a["bytes"] for a in read_trace(f"{args.dir}/{run}.trace") if a["it"] == 2
+                  and a["phase"] == "forward" and a["ctx"].endswith("UntypedStorage.resize_"))
+        print(f"{run}: step 2's forward gathered {got} B of flat parameters, want {want} B")
+        if not want <= got <= want + slack:
+            fails.append(f"{run}: step 2's forward gathered {got} B of flat parameters, want "
+                         f"{want} B")
     kept = forward_end(f"{args.dir}/grad-op.trace") - forward_end(f"{args.dir}/full.trace")
     print(f"grad-op keeps {kept} B more than full when step 2's forward ends; layers {layers} B")
     if not layers - slack <= kept <= layers + slack:
@@ -304,7 +316,7 @@ def main():
     f.add_argument("--mp", choices=["bf16"], help="as given to fsdp.py")
     f.add_argument("--offload", action="store_true", help="as given to fsdp.py")
     f1 = sub.add_parser("fsdp1")
-    f1.add_argument("dir", help="holds full, grad-op and none, .trace and .json")
+    f1.add_argument("dir", help="holds full, grad-op, none and mp, .trace and .json")
     f1.add_argument("--world", type=int, required=True)
     for sp in (f, f1):
         sp.add_argument("--layers", type=int, default=4)

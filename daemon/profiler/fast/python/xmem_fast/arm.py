@@ -70,7 +70,7 @@ def arm():
     ranks.install(torch, unsupported, writer.meta, tracker.is_device)
     if ranks.world_size() >= 1:
         from . import fsdp_states
-        fsdp_states.install(torch, tracker)
+        fsdp_states.install(torch, tracker, unsupported)
     original_finish = session.finish
 
     def finish():

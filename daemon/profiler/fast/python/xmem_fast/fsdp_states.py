@@ -4,14 +4,16 @@ FSDP2's `fully_shard` tells a deferred-init parameter (on the meta device) from 
 `is_meta`, and fast mode's tensors are all meta tensors: its host-meta parameters (a model
 built on the host) and its device tensors (on the fake GPU) alike. A host-meta parameter is
 moved as a host one; with CPU offloading, a device parameter's shard goes to the host.
-FSDP1 asks whether a storage is allocated by its data pointer, which a meta storage lacks."""
+FSDP1 asks whether a storage is allocated by its data pointer, which a meta storage lacks;
+its offloading and a module built on the host are refused, in one line each."""
 import xmem_patches as patches
 
 _FSDP2 = "torch.distributed.fsdp._fully_shard."
 
 
-def install(torch, tracker):
+def install(torch, tracker, unsupported):
     _allocated_by_size(tracker)
+    _refuse_fsdp1_host(tracker, unsupported)
     try:
         from torch.distributed.fsdp._fully_shard import _fsdp_init, _fsdp_param
     except ImportError:  # torch 2.4-2.5: FSDP2 under torch.distributed._composable
@@ -38,6 +40,38 @@ def _allocated_by_size(tracker):
             return tensor.untyped_storage().nbytes() > 0
         return original(tensor)
     patches.replace("torch.distributed.fsdp._flat_param._data_ptr_allocated", data_ptr_allocated)
+
+
+def _refuse_fsdp1_host(tracker, unsupported):
+    """FSDP1 takes a module built on the host (host-meta parameters here) for deferred init
+    and would call its reset_parameters; its CPUOffload would set a device flat parameter's
+    data to a host tensor, which a meta tensor cannot take. Neither is modelled: one line
+    each, naming the fix, before torch's own error."""
+    try:
+        from torch.distributed.fsdp import _flat_param, _init_utils
+    except ImportError:
+        return
+    materialize = getattr(_init_utils, "_materialize_meta_module", None)
+    flat_param_to = getattr(_flat_param.FlatParamHandle, "flat_param_to", None)
+    if materialize is None or flat_param_to is None:
+        return
+
+    def materialize_meta_module(root_module, *args, **kwargs):
+        if any(tracker.is_host(p) for p in root_module.parameters()):
+            unsupported("FSDP1 (FullyShardedDataParallel) of a module built on the host: fast "
+                        "mode cannot move it to the GPU for FSDP1; build the model on the GPU "
+                        "(device=\"cuda\") before wrapping it, or use FSDP2's fully_shard")
+        return materialize(root_module, *args, **kwargs)
+
+    def to(self, *args, **kwargs):
+        if tracker.is_device(self.flat_param):
+            unsupported("FSDP1's CPUOffload(offload_params=True): fast mode cannot hold FSDP1's "
+                        "flat parameters on the host; profile the job without it for an upper "
+                        "bound (the shards on the GPU), or use FSDP2's CPUOffloadPolicy")
+        return flat_param_to(self, *args, **kwargs)
+    patches.replace("torch.distributed.fsdp._init_utils._materialize_meta_module",
+                    materialize_meta_module)
+    patches.replace("torch.distributed.fsdp._flat_param.FlatParamHandle.flat_param_to", to)
 
 
 def _move_host_parameters(torch, tracker, original):
