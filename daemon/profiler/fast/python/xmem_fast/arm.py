@@ -252,8 +252,8 @@ def _install_host_meta_parameters(torch, tracker):
     def host_meta(t):
         if not isinstance(t, torch.Tensor) or t.is_meta or t.device.type != "cpu":
             return t
-        if hasattr(t, "__tensor_flatten__"):  # a wrapper (DTensor): its tensors are made
-            return t
+        if hasattr(t, "__tensor_flatten__"):
+            return t  # a wrapper subclass (FSDP2's DTensor of an offloaded shard) wraps made tensors
         tracker.hosting = True
         try:
             return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")

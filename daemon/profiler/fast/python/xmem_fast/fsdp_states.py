@@ -1,4 +1,4 @@
-"""Where FSDP2 keeps a rank's parameters, as on a GPU rank (docs/fast-mode.md, "Ranks").
+"""Where FSDP keeps a rank's parameters, as on a GPU rank (docs/fast-mode.md, "Ranks").
 
 FSDP2's `fully_shard` tells a deferred-init parameter (on the meta device) from a real one by
 `is_meta`, and fast mode's tensors are all meta tensors: its host-meta parameters (a model
@@ -96,8 +96,8 @@ def _offload_to_the_host(torch, tracker, original):
     as torch copies it on a GPU rank: its parameter, its gradients (FSDP2 copies each
     reduced gradient to the host) and the optimizer's state are then real host tensors in
     the capture, which the trace leaves out, and each all-gather copies the shard back to
-    the GPU first, a device block. The shard-sized staging copy a GPU makes before the host
-    copy, freed at once in set-up, is freed here before the next op (both sides: the same)."""
+    the GPU first, a device block. The device shard torch made first stays in the trace as
+    the staging copy a GPU makes in set-up, freed once the host copy replaces it."""
     def init_sharded_param(self, param, *args, **kwargs):
         out = original(self, param, *args, **kwargs)
         if self.offload_to_cpu and tracker.is_device(self._sharded_param_data):
