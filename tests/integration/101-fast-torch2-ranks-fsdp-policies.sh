@@ -15,58 +15,40 @@
 # the forward to the backward (fast mode once failed there: FSDP1 asked a meta storage for
 # a data pointer); MixedPrecision keeps FULL_SHARD's fp32 shards and gathers every flat
 # parameter in bf16, half FULL_SHARD's bytes.
-source "$(dirname "$0")/90-fast-torch2-common.bash"
-EST=$XMEM_BUILD/bin/xmem-estimate
-export PATH=$VENV/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-FSDP=$WORKLOADS/torch2/fsdp.py
-CHECK=$WORKLOADS/torch2/ranks_check.py
+source "$(dirname "$0")/101-fast-torch2-ranks-common.bash"
 keep_going
 set +e
 
-# rank1 NAME ARGS...: rank 1 of 2 with the environment xmem-estimate gives it; its
-# estimate in $TMP/NAME.json.
-rank1() {
-    local name=$1
-    shift
-    env XMEM_WORLD_SIZE=2 RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 \
-        MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
-        "$FAST" --python "$VPY" --out "$TMP/$name.trace" --steps 3 -- python "$FSDP" --steps 3 "$@" \
-        >"$TMP/out" 2>"$TMP/err"
-    RUN_RC=$?
-    [ -s "$TMP/$name.trace" ] && "$EST" --json --gpu H100-80GB --trace-in "$TMP/$name.trace" \
-        >"$TMP/$name.json" 2>/dev/null
-}
-
-rank1 mp --mp bf16
+fsdp_rank1 2 mp --mp bf16
 expect_rc 0 "FSDP2 with MixedPrecisionPolicy(bf16, fp32 reduce)"
 expect_true "bf16 all-gathers, fp32 shards and fp32 reduce-scatter inputs" \
     "$VPY" "$CHECK" fsdp "$TMP/mp.trace" "$TMP/mp.json" --world 2 --mp bf16
 expect_false "the fp32 all-gathers are not what the bf16 policy allocates" \
     "$VPY" "$CHECK" fsdp "$TMP/mp.trace" "$TMP/mp.json" --world 2
 
-rank1 host --host-init
+fsdp_rank1 2 host --host-init
 expect_rc 0 "FSDP2 on a model built on the host"
 expect_true "host-built model: shards and all-gather buffers as when built on the GPU" \
     "$VPY" "$CHECK" fsdp "$TMP/host.trace" "$TMP/host.json" --world 2
 
-rank1 offload --offload --host-init
+fsdp_rank1 2 offload --offload --host-init
 expect_rc 0 "FSDP2 with CPUOffloadPolicy"
 expect_true "offloaded: no shard state on the GPU; each forward copies every shard in" \
     "$VPY" "$CHECK" fsdp "$TMP/offload.trace" "$TMP/offload.json" --world 2 --offload
 
 mkdir -p "$TMP/fsdp1"
 for s in full grad-op none; do
-    rank1 "fsdp1/$s" --fsdp1 --sharding "$s"
+    fsdp_rank1 2 "fsdp1/$s" --fsdp1 --sharding "$s"
     expect_rc 0 "FSDP1 $s at 2 ranks"
 done
-rank1 fsdp1/mp --fsdp1 --mp bf16
+fsdp_rank1 2 fsdp1/mp --fsdp1 --mp bf16
 expect_rc 0 "FSDP1 MixedPrecision(bf16, fp32 reduce) at 2 ranks"
 # What fast mode cannot model is refused in one line that names it and the fix.
-rank1 fsdp1-offload --fsdp1 --offload
+fsdp_rank1 2 fsdp1-offload --fsdp1 --offload
 expect_rc 3 "FSDP1 CPUOffload refused"
 expect_true "the refusal names FSDP1's CPUOffload and the fix" \
     grep -q "unsupported: FSDP1's CPUOffload(offload_params=True): .*profile the job without it" "$TMP/err"
-rank1 fsdp1-host --fsdp1 --host-init
+fsdp_rank1 2 fsdp1-host --fsdp1 --host-init
 expect_rc 3 "FSDP1 of a model built on the host refused"
 expect_true "the refusal names a host-built module under FSDP1 and the fix" \
     grep -q "unsupported: FSDP1 (FullyShardedDataParallel) of a module built on the host: .*build the model on the GPU" "$TMP/err"
