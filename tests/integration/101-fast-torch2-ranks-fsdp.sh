@@ -12,11 +12,7 @@
 # resized back and copied out of it. 4 ranks go through
 # xmem-estimate and torchrun's line (both rank roles profiled); 2 and 8 profile rank 1 alone
 # with the environment xmem-estimate gives it, to keep the test short.
-source "$(dirname "$0")/90-fast-torch2-common.bash"
-EST=$XMEM_BUILD/bin/xmem-estimate
-export PATH=$VENV/bin:$PATH HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-FSDP=$WORKLOADS/torch2/fsdp.py
-CHECK=$WORKLOADS/torch2/ranks_check.py
+source "$(dirname "$0")/101-fast-torch2-ranks-common.bash"
 keep_going
 set +e
 
@@ -33,12 +29,8 @@ expect_true "4 ranks: shards and all-gather buffers (rank 0)" \
     "$VPY" "$CHECK" fsdp "$TMP/4.trace" "$TMP/4.json" --world 4
 
 for n in 2 8; do
-    env XMEM_WORLD_SIZE=$n RANK=1 LOCAL_RANK=1 WORLD_SIZE=$n LOCAL_WORLD_SIZE=$n \
-        MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
-        "$FAST" --python "$VPY" --out "$TMP/$n.trace" --steps 3 -- python "$FSDP" --steps 3 \
-        >"$TMP/out" 2>"$TMP/err"
+    fsdp_rank1 "$n" "$n"
     expect_true "FSDP2 decoder, rank 1 of $n: captured" [ -s "$TMP/$n.trace" ]
-    "$EST" --json --gpu H100-80GB --trace-in "$TMP/$n.trace" >"$TMP/$n.json" 2>/dev/null
     expect_true "$n ranks: shards and all-gather buffers" \
         "$VPY" "$CHECK" fsdp "$TMP/$n.trace" "$TMP/$n.json" --world "$n"
 done

@@ -212,6 +212,26 @@ PATCHES = (
            "xmem_fast.ranks", "FSDP1 would materialise a module whose parameters are fast "
            "mode's device tensors (meta tensors), which a GPU rank holds already",
            _and(_ranks, _has("torch.distributed.fsdp._init_utils._need_to_materialize_module"))),
+    _entry("torch.distributed.fsdp._flat_param._data_ptr_allocated", FAST,
+           "xmem_fast.fsdp_states", "FSDP1 (SHARD_GRAD_OP) asks whether a flat parameter is "
+           "allocated by its data pointer, which no meta storage has; a GPU's has one",
+           _and(_ranks, _has("torch.distributed.fsdp._flat_param._data_ptr_allocated"))),
+    _entry("torch.distributed.fsdp._init_utils._materialize_meta_module", FAST,
+           "xmem_fast.fsdp_states", "FSDP1 takes a module built on the host (fast mode's "
+           "host-meta tensors) for deferred init: refused in one line",
+           _and(_ranks, _has("torch.distributed.fsdp._init_utils._materialize_meta_module"))),
+    _entry("torch.distributed.fsdp._flat_param.FlatParamHandle.flat_param_to", FAST,
+           "xmem_fast.fsdp_states", "FSDP1's CPUOffload moves a device flat parameter's data "
+           "to the host, which a meta tensor cannot take: refused in one line",
+           _and(_ranks, _has("torch.distributed.fsdp._flat_param.FlatParamHandle"))),
+    _entry("torch.distributed.fsdp._fully_shard._fsdp_init._move_states_to_device", FAST,
+           "xmem_fast.fsdp_states", "fully_shard leaves meta parameters on meta; a model built "
+           "on the host (fast mode's host-meta tensors) is moved to the GPU, as torch moves it",
+           _and(_ranks, _has("torch.distributed.fsdp._fully_shard._fsdp_init"))),
+    _entry("torch.distributed.fsdp._fully_shard._fsdp_param.FSDPParam._init_sharded_param",
+           FAST, "xmem_fast.fsdp_states", "CPU offloading keeps a meta parameter's shard on "
+           "meta; a GPU rank's parameter (fast mode's device tensor) has its shard on the host",
+           _and(_ranks, _has("torch.distributed.fsdp._fully_shard._fsdp_param"))),
 )
 
 _DECLARED = {p.target: p for p in PATCHES}

@@ -4,6 +4,8 @@ rank, computed here from the model's parameter shapes alone (tests/integration/1
 
     ranks_check.py ddp TRACE --model resnet50 [--bucket-cap-mb MB] [--view] [--classes N]
     ranks_check.py fsdp TRACE ESTIMATE.json --world N [--layers L] [--hidden H] [--vocab V]
+                   [--mp bf16] [--offload]
+    ranks_check.py fsdp1 DIR --world N [--layers L] [--hidden H] [--vocab V]
 
 ddp: DistributedDataParallel's gradient buckets. Step 1 reduces every gradient in one bucket
 (the parameters' order is not known before a backward has run); when step 2 begins the
@@ -148,21 +150,88 @@ def padded(shape, world):
     return rows * math.prod(shape[1:])
 
 
-def check_fsdp(args):
+def decoder(args):
+    """fsdp.py's small decoder, on the meta device (shapes only)."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
     config = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
                          intermediate_size=args.hidden * 8 // 3, num_hidden_layers=args.layers,
                          num_attention_heads=4, num_key_value_heads=4)
     with torch.device("meta"):
-        model = LlamaForCausalLM(config)
+        return LlamaForCausalLM(config)
+
+
+def forward_end(path, step=2):
+    """Live device bytes when step STEP's forward ends."""
+    now, live, last = 0, {}, None
+    for kind, sid, size, it, phase, _ in events(path):
+        if last == (step, "forward") and phase != "forward":
+            return now
+        last = (it, phase)
+        if kind == "A":
+            live[sid] = size
+            now += size
+        else:
+            now -= live.pop(sid)
+    return now
+
+
+def check_fsdp1(args):
+    """FSDP1's strategies at N ranks, from the runs DIR/{full,grad-op,none,mp}.{trace,json}:
+    FULL_SHARD and SHARD_GRAD_OP keep 1/N of each unit's flat parameter (padded to N), its
+    gradient and twice that of AdamW's state; NO_SHARD keeps the whole model, as DDP does;
+    MixedPrecision(bf16, fp32 reduce) keeps FULL_SHARD's fp32 shards and gathers in bf16.
+    SHARD_GRAD_OP does not free a layer's unsharded flat parameter after its forward: when
+    the forward ends it holds every decoder layer's, which FULL_SHARD freed."""
+    model, n = decoder(args), args.world
+    units = [list(layer.parameters()) for layer in model.model.layers]
+    in_layers = {id(p) for unit in units for p in unit}
+    units.append([p for p in model.parameters() if id(p) not in in_layers])
+    shard = sum(math.ceil(sum(p.numel() for p in unit) / n) * 4 for unit in units)
+    full = sum(p.numel() * 4 for p in model.parameters())
+    layers = sum(p.numel() * 4 for unit in units[:-1] for p in unit)
+    slack = 512 * 2 * len(units) + 8192  # per-storage rounding; buffers (rotary inv_freq)
+    fails = []
+    for run, want in (("full", shard), ("grad-op", shard), ("none", full), ("mp", shard)):
+        peaks = json.load(open(f"{args.dir}/{run}.json"))["category_peak_bytes"]
+        for name, bytes_ in (("weights", want), ("gradients", want), ("optimizer_state", 2 * want)):
+            if not bytes_ <= peaks.get(name, 0) <= bytes_ + slack:
+                fails.append(f"{run}: {name} {peaks.get(name)} B, want {bytes_} B")
+        print(f"{run}: weights {peaks.get('weights')} B, gradients {peaks.get('gradients')} B, "
+              f"optimizer state {peaks.get('optimizer_state')} B (shards {shard} B, model {full} B)")
+    # Each unit's flat parameter is gathered once in step 2's forward, by resizing its
+    # storage back: all of them fp32 under FULL_SHARD, bf16 (half) under MixedPrecision,
+    # which first resizes back its bf16 copy of the local shard (1/N of that) to gather from.
+    padded_all = sum(math.ceil(sum(p.numel() for p in unit) / n) * n * 4 for unit in units)
+    for run, want in (("full", padded_all), ("mp", padded_all // 2 + padded_all // 2 // n)):
+        got = sum(a["bytes"] for a in read_trace(f"{args.dir}/{run}.trace") if a["it"] == 2
+                  and a["phase"] == "forward" and a["ctx"].endswith("UntypedStorage.resize_"))
+        print(f"{run}: step 2's forward gathered {got} B of flat parameters, want {want} B")
+        if not want <= got <= want + slack:
+            fails.append(f"{run}: step 2's forward gathered {got} B of flat parameters, want "
+                         f"{want} B")
+    kept = forward_end(f"{args.dir}/grad-op.trace") - forward_end(f"{args.dir}/full.trace")
+    print(f"grad-op keeps {kept} B more than full when step 2's forward ends; layers {layers} B")
+    if not layers - slack <= kept <= layers + slack:
+        fails.append(f"SHARD_GRAD_OP held {kept} B more than FULL_SHARD when the forward ended, "
+                     f"want every decoder layer's unsharded parameters, {layers} B")
+    return fails
+
+
+def check_fsdp(args):
+    model = decoder(args)
     n = args.world
     shard = sum(padded(p.shape, n) * p.element_size() for p in model.parameters())
     full = sum(p.numel() * p.element_size() for p in model.parameters())
-    layer = sum(padded(p.shape, n) * n * p.element_size()
+    # With --mp bf16 the all-gather runs in bf16: the gathered parameters are half the fp32
+    # ones, while the shards (and so weights, gradients and AdamW's state) stay fp32.
+    gathered_size = 2 if args.mp else None
+    layer = sum(padded(p.shape, n) * n * (gathered_size or p.element_size())
                 for p in model.model.layers[0].parameters())
+    layer_fp32 = sum(padded(p.shape, n) * n * p.element_size()
+                     for p in model.model.layers[0].parameters())
     in_layers = {id(p) for p in model.model.layers.parameters()}
-    root = sum(padded(p.shape, n) * n * p.element_size()
+    root = sum(padded(p.shape, n) * n * (gathered_size or p.element_size())
                for p in model.parameters() if id(p) not in in_layers)
     est = json.load(open(args.estimate))
     peaks = est["category_peak_bytes"]
@@ -171,11 +240,15 @@ def check_fsdp(args):
     # of the trace are what the categories count, so the shards' bytes must match up to
     # that rounding per storage (the non-parameter buffers, the batch and the loss too).
     slack = 512 * 2 * sum(1 for _ in model.parameters())
-    for name, want in (("weights", shard), ("gradients", shard), ("optimizer_state", 2 * shard)):
+    # With --offload the shards, their gradients and AdamW's state are host memory: none of
+    # it is on the GPU, where each all-gather first copies the shards in (checked below).
+    resident = 0 if args.offload else shard
+    for name, want in (("weights", resident), ("gradients", resident),
+                       ("optimizer_state", 2 * resident)):
         got = peaks.get(name, 0)
         if not want <= got <= want + slack:
-            fails.append(f"{name}: {got} B, want the padded shards' {want} B (params {full} B "
-                         f"/ {n} = {full // n} B)")
+            fails.append(f"{name}: {got} B on the GPU, want {want} B (padded shards {shard} B;"
+                         f" params {full} B / {n} = {full // n} B)")
     ends, most, optimizer = fsdp_live(args.trace)
     # AdamW (foreach) at its most: the shards of the parameters, their gradients, its two
     # states and one shard-sized temporary (_foreach_sqrt). DTensor works out each op's
@@ -183,14 +256,14 @@ def check_fsdp(args):
     # GPU: fast mode once counted three unsharded models at step 1.
     for step in (1, 2, 3):
         got = optimizer.get(step, 0)
-        if not 5 * shard <= got <= 5 * shard + slack:
+        if not 5 * resident <= got <= 5 * resident + slack:
             fails.append(f"step {step}'s optimizer held at most {got} B, want the shards of "
                          f"parameters, gradients, AdamW's state and one temporary, {5 * shard} B")
     for step in (2, 3):
         got = ends.get(step, 0)
-        if not 4 * shard <= got <= 4 * shard + slack:
+        if not 4 * resident <= got <= 4 * resident + slack:
             fails.append(f"step {step}'s backward ended with {got} B live, want the shards of "
-                         f"parameters, gradients and AdamW's state, {4 * shard} B")
+                         f"parameters, gradients and AdamW's state, {4 * resident} B")
         got = most.get(step, 0)
         if not 2 * (root + layer) <= got <= 2 * (root + layer) + slack:
             fails.append(f"step {step} held at most {got} B of gathered parameters, want the "
@@ -207,10 +280,22 @@ def check_fsdp(args):
     if backward < args.layers - 1:
         fails.append(f"step 2's backward all-gathered a {layer} B layer {backward} times, want "
                      f"at least {args.layers - 1} (reshard_after_forward)")
+    copied = sum(a["bytes"] for a in allocs if a["it"] == 2 and a["phase"] == "forward"
+                 and "FSDP::pre_forward" in a["ctx"] and a["ctx"].endswith("aten::_to_copy"))
+    if args.offload and not shard <= copied <= shard + slack:
+        fails.append(f"step 2's forward copied {copied} B of shards from the host, want every "
+                     f"shard once, {shard} B")
+    # Each layer's gradients are reduce-scattered from one flat input of the reduce dtype:
+    # fp32 (reduce_dtype) with --mp bf16 too, where autograd's gradients are bf16.
+    reduced = sum(1 for a in allocs if a["it"] == 2 and a["phase"] == "backward"
+                  and "post_backward_reduce" in a["ctx"] and a["bytes"] == layer_fp32)
+    if reduced < args.layers:
+        fails.append(f"step 2's backward reduce-scattered {reduced} layers from a "
+                     f"{layer_fp32} B fp32 input, want {args.layers}")
     print(f"world {n}: params {full} B; shards {shard} B; weights {peaks.get('weights')} B, "
           f"gradients {peaks.get('gradients')} B, optimizer state {peaks.get('optimizer_state')}"
           f" B; layer all-gather {layer} B x {forward} forward, x {backward} backward; live "
-          f"when step 2's backward ends {ends.get(2)} B; gathered at most {most.get(2)} B")
+          f"when step 2's backward ends {ends.get(2)} B; gathered at most {most.get(2)} B; copied from the host {copied} B")
     return fails
 
 
@@ -228,11 +313,17 @@ def main():
     f.add_argument("trace")
     f.add_argument("estimate")
     f.add_argument("--world", type=int, required=True)
-    f.add_argument("--layers", type=int, default=4)
-    f.add_argument("--hidden", type=int, default=256)
-    f.add_argument("--vocab", type=int, default=4096)
+    f.add_argument("--mp", choices=["bf16"], help="as given to fsdp.py")
+    f.add_argument("--offload", action="store_true", help="as given to fsdp.py")
+    f1 = sub.add_parser("fsdp1")
+    f1.add_argument("dir", help="holds full, grad-op, none and mp, .trace and .json")
+    f1.add_argument("--world", type=int, required=True)
+    for sp in (f, f1):
+        sp.add_argument("--layers", type=int, default=4)
+        sp.add_argument("--hidden", type=int, default=256)
+        sp.add_argument("--vocab", type=int, default=4096)
     args = p.parse_args()
-    fails = check_ddp(args) if args.what == "ddp" else check_fsdp(args)
+    fails = {"ddp": check_ddp, "fsdp": check_fsdp, "fsdp1": check_fsdp1}[args.what](args)
     for fail in fails:
         print("FAIL:", fail)
     sys.exit(1 if fails else 0)

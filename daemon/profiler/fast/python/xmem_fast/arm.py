@@ -68,6 +68,9 @@ def arm():
     _take_transformer_slow_path(torch)
     from . import ranks
     ranks.install(torch, unsupported, writer.meta, tracker.is_device)
+    if ranks.world_size() >= 1:
+        from . import fsdp_states
+        fsdp_states.install(torch, tracker, unsupported)
     original_finish = session.finish
 
     def finish():
@@ -249,6 +252,8 @@ def _install_host_meta_parameters(torch, tracker):
     def host_meta(t):
         if not isinstance(t, torch.Tensor) or t.is_meta or t.device.type != "cpu":
             return t
+        if hasattr(t, "__tensor_flatten__"):
+            return t  # a wrapper subclass (FSDP2's DTensor of an offloaded shard) wraps made tensors
         tracker.hosting = True
         try:
             return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")

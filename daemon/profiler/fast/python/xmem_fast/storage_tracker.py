@@ -131,6 +131,10 @@ class StorageTracker(TorchDispatchMode):
     def is_device(self, t):
         return any(p.is_meta and _storage(p)._cdata in self.device for p in plain_tensors(t))
 
+    def is_host(self, t):
+        """Whether T is host-meta: a parameter or buffer built on the host."""
+        return t.is_meta and _storage(t)._cdata in self.host
+
     def device_bytes(self):
         """Bytes of the live device storages, frees since the last op included."""
         self.sweep()
