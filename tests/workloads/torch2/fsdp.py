@@ -4,7 +4,7 @@
 torchrun starts it.
 
     torchrun --nproc-per-node N fsdp.py [--size 7b] [--layers L] [--hidden H] [--batch B]
-             [--seq S] [--steps N] [--no-reshard] [--meta-init] [--fsdp1]
+             [--seq S] [--steps N] [--no-reshard] [--meta-init] [--fsdp1] [--tp T]
 
 --size 7b is Llama-2-7B's shape (32 layers, hidden 4096, 32 heads, FFN 11008, vocabulary
 32000), built from the config (nothing downloaded); the other sizes then do not apply.
@@ -12,13 +12,22 @@ torchrun starts it.
 their storage on the GPU (`to_empty`), FSDP2's recipe for a model larger than one GPU; the
 values stay uninitialised (this workload is about memory).
 --fsdp1 shards with FSDP1 instead (`FullyShardedDataParallel`, one unit per decoder layer by
-`transformer_auto_wrap_policy`, FULL_SHARD)."""
+`transformer_auto_wrap_policy`, FULL_SHARD).
+--tp T splits each decoder layer over T ranks with tensor parallelism
+(`parallelize_module`): attention q/k/v and MLP gate/up `ColwiseParallel` (each rank keeps
+1/T of their output features, so 1/T of the heads and of the MLP's width), o_proj and
+down_proj `RowwiseParallel` (1/T of their input features; their partial outputs are summed
+by an all-reduce); embeddings, norms and the head stay whole on every rank. T = N is TP
+alone; T < N is 2-D, a (N/T, T) device mesh whose first dimension FSDP2 shards over."""
 import functools
 
 import torch
 import torch.distributed as dist
 from torch.distributed.fsdp import FullyShardedDataParallel
+from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
+from torch.distributed.tensor import DTensor
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
@@ -40,9 +49,10 @@ def arguments():
     p.add_argument("--size", choices=["small", "7b"], default="small")
     p.add_argument("--meta-init", action="store_true", help="shard on meta, then to_empty")
     p.add_argument("--fsdp1", action="store_true", help="FullyShardedDataParallel, not fully_shard")
+    p.add_argument("--tp", type=int, default=0, help="tensor-parallel degree (0: none)")
     args = p.parse_args()
-    if args.fsdp1 and (args.meta_init or args.no_reshard):
-        p.error("--fsdp1 takes neither --meta-init nor --no-reshard")
+    if args.fsdp1 and (args.meta_init or args.no_reshard or args.tp):
+        p.error("--fsdp1 takes neither --meta-init, --no-reshard nor --tp")
     return args
 
 
@@ -51,18 +61,44 @@ SIZE_7B = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008,
 
 
 def config(args):
-    """The decoder's LlamaConfig: the small one from the flags, or Llama-2-7B's shape."""
+    """The decoder's LlamaConfig: the small one from the flags, or Llama-2-7B's shape. With
+    --tp the small MLP's width is a multiple of T (as Llama's own `multiple_of`): the down
+    projection's row-parallel input takes each rank's share to be the same."""
+    width = args.hidden * 8 // 3
+    width += -width % args.tp if args.tp else 0
     shape = SIZE_7B if args.size == "7b" else dict(
-        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.hidden * 8 // 3,
+        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=width,
         num_hidden_layers=args.layers, num_attention_heads=4, num_key_value_heads=4)
     return LlamaConfig(max_position_embeddings=args.seq, **shape)
 
 
-def shard(model, reshard):
-    """fully_shard on each decoder layer, then on the whole model (the root)."""
+def shard(model, reshard, mesh=None):
+    """fully_shard on each decoder layer, then on the whole model (the root), over MESH
+    (None: every rank)."""
     for layer in model.model.layers:
-        fully_shard(layer, reshard_after_forward=reshard)
-    fully_shard(model, reshard_after_forward=reshard)
+        fully_shard(layer, reshard_after_forward=reshard, mesh=mesh)
+    fully_shard(model, reshard_after_forward=reshard, mesh=mesh)
+
+
+# Megatron's split of a decoder layer: the columns of the projections into the heads and
+# into the MLP's width, the rows of the projections back out of them.
+TP_PLAN = {"self_attn.q_proj": ColwiseParallel(), "self_attn.k_proj": ColwiseParallel(),
+           "self_attn.v_proj": ColwiseParallel(), "self_attn.o_proj": RowwiseParallel(),
+           "mlp.gate_proj": ColwiseParallel(), "mlp.up_proj": ColwiseParallel(),
+           "mlp.down_proj": RowwiseParallel()}
+
+
+def parallelize(model, tp, on_gpu):
+    """Tensor parallelism over TP ranks on each decoder layer. Returns the mesh FSDP2 shards
+    over: None for TP alone, else the data-parallel dimension of a 2-D mesh."""
+    world = dist.get_world_size()
+    if world % tp:
+        raise SystemExit(f"fsdp.py: --tp {tp} does not divide the world size {world}")
+    mesh = init_device_mesh("cuda" if on_gpu else "cpu", (world // tp, tp),
+                            mesh_dim_names=("dp", "tp"))
+    for layer in model.model.layers:
+        parallelize_module(layer, mesh["tp"], TP_PLAN)
+    return None if tp == world else mesh["dp"]
 
 
 def wrap_fsdp1(model, device, on_gpu):
@@ -71,6 +107,16 @@ def wrap_fsdp1(model, device, on_gpu):
                                transformer_layer_cls={LlamaDecoderLayer})
     return FullyShardedDataParallel(model, auto_wrap_policy=policy,
                                     device_id=device if on_gpu else None, use_orig_params=True)
+
+
+def param_groups(model):
+    """The parameters for AdamW: with TP alone, the sharded ones (DTensors) and the rest
+    (plain tensors) in two groups. On a GPU AdamW's default foreach kernels take one group
+    at a time and refuse a group that mixes both kinds ("got mixed torch.Tensor and
+    DTensor"); the CPU check runs without them."""
+    params = list(model.parameters())
+    kinds = [[p for p in params if isinstance(p, DTensor) == k] for k in (True, False)]
+    return [{"params": group} for group in kinds if group]
 
 
 def step(model, optimizer, ids):
@@ -89,11 +135,15 @@ def main():
         model = LlamaForCausalLM(cfg)
     if args.fsdp1:
         model = wrap_fsdp1(model, device, on_gpu)
-    else:
+    elif not args.tp:
         shard(model, not args.no_reshard)
+    else:
+        dp_mesh = parallelize(model, args.tp, on_gpu)
+        if dp_mesh is not None:
+            shard(model, not args.no_reshard, dp_mesh)
     if args.meta_init:
         model.to_empty(device=device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    optimizer = torch.optim.AdamW(param_groups(model), lr=1e-4)
     for _ in range(args.steps):
         step(model, optimizer, torch.randint(0, cfg.vocab_size, (args.batch, args.seq), device=device))
     dist.destroy_process_group()

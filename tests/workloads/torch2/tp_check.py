@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Checks one rank's fast-mode trace of `fsdp.py --tp N` (tensor parallelism alone, N ranks)
+against what torch does on a GPU rank, computed here from the model's parameter shapes and
+fsdp.py's own plan (tests/integration/102-*).
+
+    tp_check.py TRACE ESTIMATE.json --world N --rank R [--batch B] [--seq S]
+
+Weights and gradients: each ColwiseParallel Linear keeps its rank's chunk of the output
+features (dim 0 of the weight), each RowwiseParallel one its chunk of the input features
+(dim 1), as torch.chunk splits them (the last ranks get fewer rows when N does not divide);
+embeddings, norms and the head stay whole. AdamW's state is twice that. Activations: the
+column-parallel projections' outputs (q/k/v; the MLP's gate, up, its activation and their
+product) are 1/N as wide as on one GPU. Collectives: each row-parallel output is summed by a
+functional all-reduce, whose CUDA kernel clones its input (one activation-sized output);
+each column-parallel input's gradient likewise in the backward; waiting on them allocates
+nothing.
+"""
+import argparse
+import json
+import math
+import sys
+
+from fsdp import TP_PLAN, config
+from ranks_check import read_trace
+
+PREFIX = "model.layers."
+
+
+def local_rows(size, world, rank):
+    """Rows of dimension SIZE that RANK keeps: torch.chunk's split, as DTensor's Shard does."""
+    chunk = math.ceil(size / world)
+    return max(0, min(chunk, size - rank * chunk))
+
+
+def local_numel(name, shape, world, rank):
+    """Elements of parameter NAME (shape SHAPE) on RANK: a TP_PLAN Linear's shard, else all."""
+    key = name.split(".", 3)[-1].rsplit(".", 1)[0] if name.startswith(PREFIX) else None
+    style = type(TP_PLAN[key]).__name__ if key in TP_PLAN else None
+    if style is None:
+        return math.prod(shape)
+    dim = 0 if style == "ColwiseParallel" else 1
+    return local_rows(shape[dim], world, rank) * math.prod(shape) // shape[dim]
+
+
+def expected_bytes(cfg, world, rank):
+    """(local parameter bytes, whole model bytes): fp32 parameters."""
+    import torch
+    from transformers import LlamaForCausalLM
+    with torch.device("meta"):
+        model = LlamaForCausalLM(cfg)
+    named = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    return (sum(4 * local_numel(n, s, world, rank) for n, s in named),
+            sum(4 * math.prod(s) for _, s in named))
+
+
+def check_state(peaks, local, full, slack):
+    fails = []
+    for name, want in (("weights", local), ("gradients", local), ("optimizer_state", 2 * local)):
+        got = peaks.get(name, 0)
+        if not want <= got <= want + slack:
+            fails.append(f"{name}: {got} B, want this rank's shards and the rest whole, {want} B "
+                         f"(the whole model: {full} B)")
+    return fails
+
+
+def check_widths(allocs, cfg, args):
+    """Step 2's forward: the column-parallel outputs are this rank's width."""
+    tokens = 4 * args.batch * args.seq
+    heads = tokens * local_rows(cfg.hidden_size, args.world, args.rank)
+    mlp = tokens * local_rows(cfg.intermediate_size, args.world, args.rank)
+    want = {"self_attn.q_proj|": heads, "self_attn.k_proj|": heads, "self_attn.v_proj|": heads,
+            "mlp.gate_proj|": mlp, "mlp.up_proj|": mlp, "mlp.act_fn|": mlp, "mlp|aten::mul": mlp}
+    fails, seen = [], {}
+    for a in allocs:
+        if a["it"] != 2 or a["phase"] != "forward" or not a["ctx"].startswith(PREFIX):
+            continue
+        where = a["ctx"].split(".", 3)[-1]
+        for key, size in want.items():
+            if where.startswith(key):
+                seen[key] = seen.get(key, 0) + 1
+                if a["bytes"] != size:
+                    fails.append(f"{a['ctx']}: {a['bytes']} B, want {size} B (1/{args.world} "
+                                 "of the width)")
+    for key in want:
+        if seen.get(key, 0) != cfg.num_hidden_layers:
+            fails.append(f"{key} allocated {seen.get(key, 0)} times in step 2's forward, want "
+                         f"{cfg.num_hidden_layers} (one per layer)")
+    return fails, heads, mlp
+
+
+def check_collectives(allocs, cfg, args):
+    """Step 2: 2 all-reduces a layer in the forward (o_proj, down_proj), 5 in the backward
+    (the inputs of q, k, v, gate and up), each one output of the hidden states' size."""
+    size = 4 * args.batch * args.seq * cfg.hidden_size
+    fails = []
+    for phase, per_layer in (("forward", 2), ("backward", 5)):
+        got = [a["bytes"] for a in allocs if a["it"] == 2 and a["phase"] == phase
+               and "_c10d_functional::" in a["ctx"]]
+        want = [size] * per_layer * cfg.num_hidden_layers
+        if got != want:
+            fails.append(f"step 2's {phase}: collective outputs {len(got)} ({sorted(set(got))} B), "
+                         f"want {len(want)} all-reduce outputs of {size} B")
+    return fails
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trace")
+    p.add_argument("estimate")
+    p.add_argument("--world", type=int, required=True)
+    p.add_argument("--rank", type=int, required=True)
+    p.add_argument("--batch", type=int, default=2)
+    p.add_argument("--seq", type=int, default=128)
+    args = p.parse_args()
+    # fsdp.py's defaults: its small decoder.
+    cfg = config(argparse.Namespace(size="small", vocab=4096, hidden=256, layers=4,
+                                    seq=args.seq, tp=args.world))
+    local, full = expected_bytes(cfg, args.world, args.rank)
+    peaks = json.load(open(args.estimate))["category_peak_bytes"]
+    # Each storage rounds up to 512 B in the allocator; a few small buffers beside.
+    slack = 512 * 4 * (9 * cfg.num_hidden_layers + 3)
+    fails = check_state(peaks, local, full, slack)
+    allocs = read_trace(args.trace)
+    widths, heads, mlp = check_widths(allocs, cfg, args)
+    fails += widths + check_collectives(allocs, cfg, args)
+    print(f"world {args.world}, rank {args.rank}: params {full} B, this rank's {local} B; "
+          f"weights {peaks.get('weights')} B, gradients {peaks.get('gradients')} B, optimizer "
+          f"state {peaks.get('optimizer_state')} B; q/k/v outputs {heads} B, MLP {mlp} B")
+    for fail in fails:
+        print("FAIL:", fail)
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
