@@ -3,7 +3,7 @@
 against what torch does on a GPU rank, computed here from the model's parameter shapes and
 fsdp.py's own plan (tests/integration/102-*).
 
-    tp_check.py TRACE ESTIMATE.json --world N --rank R [--batch B] [--seq S]
+    tp_check.py TRACE ESTIMATE.json --world N --rank R [--dp D] [--batch B] [--seq S]
 
 Weights and gradients: each ColwiseParallel Linear keeps its rank's chunk of the output
 features (dim 0 of the weight), each RowwiseParallel one its chunk of the input features
@@ -13,7 +13,8 @@ column-parallel projections' outputs (q/k/v; the MLP's gate, up, its activation 
 product) are 1/N as wide as on one GPU. Collectives: each row-parallel output is summed by a
 functional all-reduce, whose CUDA kernel clones its input (one activation-sized output);
 each column-parallel input's gradient likewise in the backward; waiting on them allocates
-nothing.
+nothing. With --dp D (`fsdp.py --tp N/D` on N ranks: 2-D) FSDP2 then keeps each rank's
+dim-0 shard of every parameter's TP share over D ranks, padded to a multiple of D rows.
 """
 import argparse
 import json
@@ -32,24 +33,27 @@ def local_rows(size, world, rank):
     return max(0, min(chunk, size - rank * chunk))
 
 
-def local_numel(name, shape, world, rank):
-    """Elements of parameter NAME (shape SHAPE) on RANK: a TP_PLAN Linear's shard, else all."""
+def local_numel(name, shape, tp, rank, dp):
+    """Elements of parameter NAME (shape SHAPE) on RANK: a TP_PLAN Linear's shard over TP
+    ranks, else all; then FSDP2's padded dim-0 shard of that over DP ranks."""
     key = name.split(".", 3)[-1].rsplit(".", 1)[0] if name.startswith(PREFIX) else None
     style = type(TP_PLAN[key]).__name__ if key in TP_PLAN else None
-    if style is None:
-        return math.prod(shape)
-    dim = 0 if style == "ColwiseParallel" else 1
-    return local_rows(shape[dim], world, rank) * math.prod(shape) // shape[dim]
+    shape = list(shape)
+    if style is not None:
+        dim = 0 if style == "ColwiseParallel" else 1
+        shape[dim] = local_rows(shape[dim], tp, rank % tp)
+    return math.ceil(shape[0] / dp) * math.prod(shape[1:])
 
 
-def expected_bytes(cfg, world, rank):
+def expected_bytes(cfg, args):
     """(local parameter bytes, whole model bytes): fp32 parameters."""
     import torch
     from transformers import LlamaForCausalLM
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg)
     named = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
-    return (sum(4 * local_numel(n, s, world, rank) for n, s in named),
+    tp = args.world // args.dp
+    return (sum(4 * local_numel(n, s, tp, args.rank, args.dp) for n, s in named),
             sum(4 * math.prod(s) for _, s in named))
 
 
@@ -65,9 +69,9 @@ def check_state(peaks, local, full, slack):
 
 def check_widths(allocs, cfg, args):
     """Step 2's forward: the column-parallel outputs are this rank's width."""
-    tokens = 4 * args.batch * args.seq
-    heads = tokens * local_rows(cfg.hidden_size, args.world, args.rank)
-    mlp = tokens * local_rows(cfg.intermediate_size, args.world, args.rank)
+    tokens, tp = 4 * args.batch * args.seq, args.world // args.dp
+    heads = tokens * local_rows(cfg.hidden_size, tp, args.rank % tp)
+    mlp = tokens * local_rows(cfg.intermediate_size, tp, args.rank % tp)
     want = {"self_attn.q_proj|": heads, "self_attn.k_proj|": heads, "self_attn.v_proj|": heads,
             "mlp.gate_proj|": mlp, "mlp.up_proj|": mlp, "mlp.act_fn|": mlp, "mlp|aten::mul": mlp}
     fails, seen = [], {}
@@ -79,8 +83,8 @@ def check_widths(allocs, cfg, args):
             if where.startswith(key):
                 seen[key] = seen.get(key, 0) + 1
                 if a["bytes"] != size:
-                    fails.append(f"{a['ctx']}: {a['bytes']} B, want {size} B (1/{args.world} "
-                                 "of the width)")
+                    fails.append(f"{a['ctx']}: {a['bytes']} B, want {size} B (1/{tp} of "
+                                 "the width)")
     for key in want:
         if seen.get(key, 0) != cfg.num_hidden_layers:
             fails.append(f"{key} allocated {seen.get(key, 0)} times in step 2's forward, want "
@@ -110,13 +114,14 @@ def main():
     p.add_argument("estimate")
     p.add_argument("--world", type=int, required=True)
     p.add_argument("--rank", type=int, required=True)
+    p.add_argument("--dp", type=int, default=1, help="FSDP2's ranks in a 2-D mesh")
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=128)
     args = p.parse_args()
     # fsdp.py's defaults: its small decoder.
     cfg = config(argparse.Namespace(size="small", vocab=4096, hidden=256, layers=4,
-                                    seq=args.seq, tp=args.world))
-    local, full = expected_bytes(cfg, args.world, args.rank)
+                                    seq=args.seq, tp=args.world // args.dp))
+    local, full = expected_bytes(cfg, args)
     peaks = json.load(open(args.estimate))["category_peak_bytes"]
     # Each storage rounds up to 512 B in the allocator; a few small buffers beside.
     slack = 512 * 4 * (9 * cfg.num_hidden_layers + 3)
@@ -124,7 +129,7 @@ def main():
     allocs = read_trace(args.trace)
     widths, heads, mlp = check_widths(allocs, cfg, args)
     fails += widths + check_collectives(allocs, cfg, args)
-    print(f"world {args.world}, rank {args.rank}: params {full} B, this rank's {local} B; "
+    print(f"world {args.world} (TP {args.world // args.dp} x FSDP2 {args.dp}), rank {args.rank}: params {full} B, this rank's {local} B; "
           f"weights {peaks.get('weights')} B, gradients {peaks.get('gradients')} B, optimizer "
           f"state {peaks.get('optimizer_state')} B; q/k/v outputs {heads} B, MLP {mlp} B")
     for fail in fails:
