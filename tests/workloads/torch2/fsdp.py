@@ -4,7 +4,7 @@
 torchrun starts it.
 
     torchrun --nproc-per-node N fsdp.py [--size 7b] [--layers L] [--hidden H] [--batch B]
-             [--seq S] [--steps N] [--no-reshard] [--meta-init] [--fsdp1] [--tp T]
+             [--seq S] [--steps N] [--no-reshard] [--meta-init] [--fsdp1] [--tp T [--loss-parallel]]
 
 --size 7b is Llama-2-7B's shape (32 layers, hidden 4096, 32 heads, FFN 11008, vocabulary
 32000), built from the config (nothing downloaded); the other sizes then do not apply.
@@ -18,7 +18,9 @@ values stay uninitialised (this workload is about memory).
 1/T of their output features, so 1/T of the heads and of the MLP's width), o_proj and
 down_proj `RowwiseParallel` (1/T of their input features; their partial outputs are summed
 by an all-reduce); embeddings, norms and the head stay whole on every rank. T = N is TP
-alone; T < N is 2-D, a (N/T, T) device mesh whose first dimension FSDP2 shards over."""
+alone; T < N is 2-D, a (N/T, T) device mesh whose first dimension FSDP2 shards over.
+--loss-parallel splits the head too (ColwiseParallel, its logits left sharded over the
+vocabulary) and computes the loss under `loss_parallel()`, which never gathers them."""
 import functools
 
 import torch
@@ -26,8 +28,9 @@ import torch.distributed as dist
 from torch.distributed.fsdp import FullyShardedDataParallel
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
-from torch.distributed.tensor import DTensor
-from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+from torch.distributed.tensor import DTensor, Shard
+from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel, loss_parallel,
+                                               parallelize_module)
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
@@ -50,7 +53,10 @@ def arguments():
     p.add_argument("--meta-init", action="store_true", help="shard on meta, then to_empty")
     p.add_argument("--fsdp1", action="store_true", help="FullyShardedDataParallel, not fully_shard")
     p.add_argument("--tp", type=int, default=0, help="tensor-parallel degree (0: none)")
+    p.add_argument("--loss-parallel", action="store_true", help="with --tp: the head and loss too")
     args = p.parse_args()
+    if args.loss_parallel and not args.tp:
+        p.error("--loss-parallel goes with --tp")
     if args.fsdp1 and (args.meta_init or args.no_reshard or args.tp):
         p.error("--fsdp1 takes neither --meta-init, --no-reshard nor --tp")
     return args
@@ -88,8 +94,9 @@ TP_PLAN = {"self_attn.q_proj": ColwiseParallel(), "self_attn.k_proj": ColwisePar
            "mlp.down_proj": RowwiseParallel()}
 
 
-def parallelize(model, tp, on_gpu):
-    """Tensor parallelism over TP ranks on each decoder layer. Returns the mesh FSDP2 shards
+def parallelize(model, tp, on_gpu, head):
+    """Tensor parallelism over TP ranks on each decoder layer, and on the head with HEAD
+    (its logits a DTensor sharded over the vocabulary). Returns the mesh FSDP2 shards
     over: None for TP alone, else the data-parallel dimension of a 2-D mesh."""
     world = dist.get_world_size()
     if world % tp:
@@ -98,6 +105,9 @@ def parallelize(model, tp, on_gpu):
                             mesh_dim_names=("dp", "tp"))
     for layer in model.model.layers:
         parallelize_module(layer, mesh["tp"], TP_PLAN)
+    if head:
+        parallelize_module(model, mesh["tp"], {"lm_head": ColwiseParallel(
+            output_layouts=Shard(-1), use_local_output=False)})
     return None if tp == world else mesh["dp"]
 
 
@@ -119,10 +129,17 @@ def param_groups(model):
     return [{"params": group} for group in kinds if group]
 
 
-def step(model, optimizer, ids):
-    """One optimizer step on a batch of token ids (their own labels)."""
-    loss = model(input_ids=ids, labels=ids).loss
-    loss.backward()
+def step(model, optimizer, ids, sharded_logits=False):
+    """One optimizer step on a batch of token ids (their own labels). SHARDED_LOGITS: the
+    next-token loss on logits sharded over the vocabulary, under loss_parallel()."""
+    if sharded_logits:
+        logits = model(input_ids=ids).logits
+        with loss_parallel():
+            loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1),
+                                                     ids[:, 1:].flatten())
+            loss.backward()
+    else:
+        model(input_ids=ids, labels=ids).loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
 
@@ -138,14 +155,15 @@ def main():
     elif not args.tp:
         shard(model, not args.no_reshard)
     else:
-        dp_mesh = parallelize(model, args.tp, on_gpu)
+        dp_mesh = parallelize(model, args.tp, on_gpu, args.loss_parallel)
         if dp_mesh is not None:
             shard(model, not args.no_reshard, dp_mesh)
     if args.meta_init:
         model.to_empty(device=device)
     optimizer = torch.optim.AdamW(param_groups(model), lr=1e-4)
     for _ in range(args.steps):
-        step(model, optimizer, torch.randint(0, cfg.vocab_size, (args.batch, args.seq), device=device))
+        ids = torch.randint(0, cfg.vocab_size, (args.batch, args.seq), device=device)
+        step(model, optimizer, ids, args.loss_parallel)
     dist.destroy_process_group()
 
 

@@ -3,7 +3,8 @@
 against what torch does on a GPU rank, computed here from the model's parameter shapes and
 fsdp.py's own plan (tests/integration/102-*).
 
-    tp_check.py TRACE ESTIMATE.json --world N --rank R [--dp D] [--batch B] [--seq S]
+    tp_check.py TRACE ESTIMATE.json --world N --rank R [--dp D] [--loss-parallel]
+                [--batch B] [--seq S]
 
 Weights and gradients: each ColwiseParallel Linear keeps its rank's chunk of the output
 features (dim 0 of the weight), each RowwiseParallel one its chunk of the input features
@@ -14,7 +15,10 @@ product) are 1/N as wide as on one GPU. Collectives: each row-parallel output is
 functional all-reduce, whose CUDA kernel clones its input (one activation-sized output);
 each column-parallel input's gradient likewise in the backward; waiting on them allocates
 nothing. With --dp D (`fsdp.py --tp N/D` on N ranks: 2-D) FSDP2 then keeps each rank's
-dim-0 shard of every parameter's TP share over D ranks, padded to a multiple of D rows.
+dim-0 shard of every parameter's TP share over D ranks, padded to a multiple of D rows. With --loss-parallel (fsdp.py's) the head is column-parallel
+too: 1/N of its weight and of the logits, and the loss's log-softmax sums three token-sized
+values over the ranks in the forward (the maximum, the exponentials' sum, the target's
+logit), and the head's input gradient one hidden-states-sized in the backward.
 """
 import argparse
 import json
@@ -33,11 +37,14 @@ def local_rows(size, world, rank):
     return max(0, min(chunk, size - rank * chunk))
 
 
-def local_numel(name, shape, tp, rank, dp):
+def local_numel(name, shape, tp, rank, dp, head):
     """Elements of parameter NAME (shape SHAPE) on RANK: a TP_PLAN Linear's shard over TP
-    ranks, else all; then FSDP2's padded dim-0 shard of that over DP ranks."""
+    ranks (the head's too with HEAD), else all; then FSDP2's padded dim-0 shard of that over
+    DP ranks."""
     key = name.split(".", 3)[-1].rsplit(".", 1)[0] if name.startswith(PREFIX) else None
     style = type(TP_PLAN[key]).__name__ if key in TP_PLAN else None
+    if head and name == "lm_head.weight":
+        style = "ColwiseParallel"
     shape = list(shape)
     if style is not None:
         dim = 0 if style == "ColwiseParallel" else 1
@@ -53,7 +60,8 @@ def expected_bytes(cfg, args):
         model = LlamaForCausalLM(cfg)
     named = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     tp = args.world // args.dp
-    return (sum(4 * local_numel(n, s, tp, args.rank, args.dp) for n, s in named),
+    return (sum(4 * local_numel(n, s, tp, args.rank, args.dp, args.loss_parallel)
+                for n, s in named),
             sum(4 * math.prod(s) for _, s in named))
 
 
@@ -68,39 +76,49 @@ def check_state(peaks, local, full, slack):
 
 
 def check_widths(allocs, cfg, args):
-    """Step 2's forward: the column-parallel outputs are this rank's width."""
+    """Step 2's forward: the column-parallel outputs are this rank's width, in each layer
+    and, with --loss-parallel, the head's logits."""
     tokens, tp = 4 * args.batch * args.seq, args.world // args.dp
     heads = tokens * local_rows(cfg.hidden_size, tp, args.rank % tp)
     mlp = tokens * local_rows(cfg.intermediate_size, tp, args.rank % tp)
     want = {"self_attn.q_proj|": heads, "self_attn.k_proj|": heads, "self_attn.v_proj|": heads,
             "mlp.gate_proj|": mlp, "mlp.up_proj|": mlp, "mlp.act_fn|": mlp, "mlp|aten::mul": mlp}
+    times = dict.fromkeys(want, cfg.num_hidden_layers)
+    if args.loss_parallel:
+        want["lm_head|"] = tokens * local_rows(cfg.vocab_size, tp, args.rank % tp)
+        times["lm_head|"] = 1
     fails, seen = [], {}
     for a in allocs:
-        if a["it"] != 2 or a["phase"] != "forward" or not a["ctx"].startswith(PREFIX):
+        if a["it"] != 2 or a["phase"] != "forward":
             continue
-        where = a["ctx"].split(".", 3)[-1]
+        where = a["ctx"].split(".", 3)[-1] if a["ctx"].startswith(PREFIX) else a["ctx"]
         for key, size in want.items():
             if where.startswith(key):
                 seen[key] = seen.get(key, 0) + 1
                 if a["bytes"] != size:
                     fails.append(f"{a['ctx']}: {a['bytes']} B, want {size} B (1/{tp} of "
                                  "the width)")
-    for key in want:
-        if seen.get(key, 0) != cfg.num_hidden_layers:
+    for key, n in times.items():
+        if seen.get(key, 0) != n:
             fails.append(f"{key} allocated {seen.get(key, 0)} times in step 2's forward, want "
-                         f"{cfg.num_hidden_layers} (one per layer)")
+                         f"{n}")
     return fails, heads, mlp
 
 
 def check_collectives(allocs, cfg, args):
     """Step 2: 2 all-reduces a layer in the forward (o_proj, down_proj), 5 in the backward
-    (the inputs of q, k, v, gate and up), each one output of the hidden states' size."""
+    (the inputs of q, k, v, gate and up), each one output of the hidden states' size; with
+    --loss-parallel the loss's three of a value per token after the forward's, and the
+    head's input gradient first in the backward."""
     size = 4 * args.batch * args.seq * cfg.hidden_size
+    head = args.loss_parallel
+    extra = {"forward": [4 * args.batch * (args.seq - 1)] * 3 if head else [],
+             "backward": [size] if head else []}
     fails = []
     for phase, per_layer in (("forward", 2), ("backward", 5)):
         got = [a["bytes"] for a in allocs if a["it"] == 2 and a["phase"] == phase
                and "_c10d_functional::" in a["ctx"]]
-        want = [size] * per_layer * cfg.num_hidden_layers
+        want = [size] * per_layer * cfg.num_hidden_layers + extra[phase]
         if got != want:
             fails.append(f"step 2's {phase}: collective outputs {len(got)} ({sorted(set(got))} B), "
                          f"want {len(want)} all-reduce outputs of {size} B")
@@ -115,6 +133,7 @@ def main():
     p.add_argument("--world", type=int, required=True)
     p.add_argument("--rank", type=int, required=True)
     p.add_argument("--dp", type=int, default=1, help="FSDP2's ranks in a 2-D mesh")
+    p.add_argument("--loss-parallel", action="store_true", help="fsdp.py's, with --tp")
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=128)
     args = p.parse_args()
