@@ -8,7 +8,8 @@
 # and _wrap_tensor_autograd, every all-reduce's output was allocated twice). tp_check.py
 # computes all of it from the parameter shapes. 2 ranks go through --world-size, 4 through
 # torchrun's line (both rank roles profiled each time); the 2-D mesh (TP 2 x FSDP2 2 on 4
-# ranks) and loss_parallel (the head column-parallel too, its logits never gathered, 4 ranks)
+# ranks), loss_parallel (the head column-parallel too, its logits never gathered, 4 ranks)
+# and SequenceParallel with it (norms and residual stream split by the sequence, 4 ranks)
 # profile rank 1 alone, to keep the test short. collectives.py calls each c10d and
 # functional collective once a step and checks their outputs' allocations.
 source "$(dirname "$0")/90-fast-torch2-common.bash"
@@ -68,6 +69,12 @@ profile_rank1 "$TMP/lp.trace" "$TP" --tp 4 --loss-parallel
 "$EST" --json --gpu H100-80GB --trace-in "$TMP/lp.trace" >"$TMP/lp.json" 2>/dev/null
 expect_true "loss_parallel: the head's shard and 1/4 of the logits, the loss's all-reduces" \
     "$VPY" "$CHECK" "$TMP/lp.trace" "$TMP/lp.json" --world 4 --rank 1 --loss-parallel
+
+profile_rank1 "$TMP/sp.trace" "$TP" --tp 4 --loss-parallel --sequence-parallel
+"$EST" --json --gpu H100-80GB --trace-in "$TMP/sp.trace" >"$TMP/sp.json" 2>/dev/null
+expect_true "SequenceParallel: 1/4 of the sequence between blocks, all-gathers and reduce-scatters" \
+    "$VPY" "$CHECK" "$TMP/sp.trace" "$TMP/sp.json" --world 4 --rank 1 --loss-parallel \
+    --sequence-parallel
 
 profile_rank1 "$TMP/coll.trace" "$WORKLOADS/torch2/collectives.py"
 expect_true "collectives, rank 1 of 4: each output allocated as on a GPU, waits allocate nothing" \

@@ -4,7 +4,7 @@
 torchrun starts it.
 
     torchrun --nproc-per-node N fsdp.py [--size 7b] [--layers L] [--hidden H] [--batch B]
-             [--seq S] [--steps N] [--no-reshard] [--meta-init] [--fsdp1] [--tp T [--loss-parallel]]
+             [--seq S] [--steps N] [--no-reshard] [--meta-init] [--fsdp1] [--tp T [--loss-parallel] [--sequence-parallel]]
 
 --size 7b is Llama-2-7B's shape (32 layers, hidden 4096, 32 heads, FFN 11008, vocabulary
 32000), built from the config (nothing downloaded); the other sizes then do not apply.
@@ -20,7 +20,11 @@ down_proj `RowwiseParallel` (1/T of their input features; their partial outputs 
 by an all-reduce); embeddings, norms and the head stay whole on every rank. T = N is TP
 alone; T < N is 2-D, a (N/T, T) device mesh whose first dimension FSDP2 shards over.
 --loss-parallel splits the head too (ColwiseParallel, its logits left sharded over the
-vocabulary) and computes the loss under `loss_parallel()`, which never gathers them."""
+vocabulary) and computes the loss under `loss_parallel()`, which never gathers them.
+--sequence-parallel splits what lies between the TP blocks by the sequence: the norms
+(`SequenceParallel`), the residual stream, the embeddings' output (the embeddings
+`RowwiseParallel`, 1/T of the vocabulary's rows each); each block all-gathers its input
+and reduce-scatters its output instead of all-reducing it; the head is column-parallel."""
 import functools
 
 import torch
@@ -28,8 +32,9 @@ import torch.distributed as dist
 from torch.distributed.fsdp import FullyShardedDataParallel
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
-from torch.distributed.tensor import DTensor, Shard
-from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel, loss_parallel,
+from torch.distributed.tensor import DTensor, Replicate, Shard
+from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput,
+                                               RowwiseParallel, SequenceParallel, loss_parallel,
                                                parallelize_module)
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
@@ -54,9 +59,10 @@ def arguments():
     p.add_argument("--fsdp1", action="store_true", help="FullyShardedDataParallel, not fully_shard")
     p.add_argument("--tp", type=int, default=0, help="tensor-parallel degree (0: none)")
     p.add_argument("--loss-parallel", action="store_true", help="with --tp: the head and loss too")
+    p.add_argument("--sequence-parallel", action="store_true", help="with --tp: SequenceParallel")
     args = p.parse_args()
-    if args.loss_parallel and not args.tp:
-        p.error("--loss-parallel goes with --tp")
+    if (args.loss_parallel or args.sequence_parallel) and not args.tp:
+        p.error("--loss-parallel and --sequence-parallel go with --tp")
     if args.fsdp1 and (args.meta_init or args.no_reshard or args.tp):
         p.error("--fsdp1 takes neither --meta-init, --no-reshard nor --tp")
     return args
@@ -94,20 +100,46 @@ TP_PLAN = {"self_attn.q_proj": ColwiseParallel(), "self_attn.k_proj": ColwisePar
            "mlp.down_proj": RowwiseParallel()}
 
 
-def parallelize(model, tp, on_gpu, head):
-    """Tensor parallelism over TP ranks on each decoder layer, and on the head with HEAD
-    (its logits a DTensor sharded over the vocabulary). Returns the mesh FSDP2 shards
-    over: None for TP alone, else the data-parallel dimension of a 2-D mesh."""
+# SequenceParallel on top: each block gathers its input from the sequence's shards and
+# scatters its output back to them (as in PyTorch's TP tutorial and torchtitan).
+SP_PLAN = {**TP_PLAN, "input_layernorm": SequenceParallel(),
+           "post_attention_layernorm": SequenceParallel(),
+           "self_attn": PrepareModuleInput(input_kwarg_layouts={"hidden_states": Shard(1)},
+                                           desired_input_kwarg_layouts={"hidden_states": Replicate()}),
+           "mlp": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),)),
+           "self_attn.o_proj": RowwiseParallel(output_layouts=Shard(1)),
+           "mlp.down_proj": RowwiseParallel(output_layouts=Shard(1))}
+
+
+def root_plan(head, sequence):
+    """The plan outside the decoder layers: the head column-parallel with HEAD (logits left
+    sharded over the vocabulary) or SEQUENCE (its input sharded over the sequence), and with
+    SEQUENCE the embeddings row-parallel and the final norm SequenceParallel."""
+    plan = {}
+    if sequence:
+        plan["model.embed_tokens"] = RowwiseParallel(input_layouts=Replicate(),
+                                                     output_layouts=Shard(1))
+        plan["model.norm"] = SequenceParallel()
+    if head or sequence:
+        plan["lm_head"] = ColwiseParallel(input_layouts=Shard(1) if sequence else Replicate(),
+                                          output_layouts=Shard(-1) if head else Replicate(),
+                                          use_local_output=not head)
+    return plan
+
+
+def parallelize(model, tp, on_gpu, head, sequence):
+    """Tensor parallelism over TP ranks on each decoder layer, and outside them as
+    root_plan says. Returns the mesh FSDP2 shards over: None for TP alone, else the
+    data-parallel dimension of a 2-D mesh."""
     world = dist.get_world_size()
     if world % tp:
         raise SystemExit(f"fsdp.py: --tp {tp} does not divide the world size {world}")
     mesh = init_device_mesh("cuda" if on_gpu else "cpu", (world // tp, tp),
                             mesh_dim_names=("dp", "tp"))
     for layer in model.model.layers:
-        parallelize_module(layer, mesh["tp"], TP_PLAN)
-    if head:
-        parallelize_module(model, mesh["tp"], {"lm_head": ColwiseParallel(
-            output_layouts=Shard(-1), use_local_output=False)})
+        parallelize_module(layer, mesh["tp"], SP_PLAN if sequence else TP_PLAN)
+    if head or sequence:
+        parallelize_module(model, mesh["tp"], root_plan(head, sequence))
     return None if tp == world else mesh["dp"]
 
 
@@ -129,17 +161,19 @@ def param_groups(model):
     return [{"params": group} for group in kinds if group]
 
 
-def step(model, optimizer, ids, sharded_logits=False):
+def step(model, optimizer, ids, sharded_logits=False, positions=None):
     """One optimizer step on a batch of token ids (their own labels). SHARDED_LOGITS: the
-    next-token loss on logits sharded over the vocabulary, under loss_parallel()."""
+    next-token loss on logits sharded over the vocabulary, under loss_parallel(). POSITIONS:
+    the tokens' positions (sequence parallelism: the embeddings' output is this rank's part
+    of the sequence, from which the model would count them)."""
     if sharded_logits:
-        logits = model(input_ids=ids).logits
+        logits = model(input_ids=ids, position_ids=positions).logits
         with loss_parallel():
             loss = torch.nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1),
                                                      ids[:, 1:].flatten())
             loss.backward()
     else:
-        model(input_ids=ids, labels=ids).loss.backward()
+        model(input_ids=ids, labels=ids, position_ids=positions).loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
 
@@ -155,15 +189,16 @@ def main():
     elif not args.tp:
         shard(model, not args.no_reshard)
     else:
-        dp_mesh = parallelize(model, args.tp, on_gpu, args.loss_parallel)
+        dp_mesh = parallelize(model, args.tp, on_gpu, args.loss_parallel, args.sequence_parallel)
         if dp_mesh is not None:
             shard(model, not args.no_reshard, dp_mesh)
     if args.meta_init:
         model.to_empty(device=device)
     optimizer = torch.optim.AdamW(param_groups(model), lr=1e-4)
+    positions = torch.arange(args.seq, device=device)[None] if args.sequence_parallel else None
     for _ in range(args.steps):
         ids = torch.randint(0, cfg.vocab_size, (args.batch, args.seq), device=device)
-        step(model, optimizer, ids, args.loss_parallel)
+        step(model, optimizer, ids, args.loss_parallel, positions)
     dist.destroy_process_group()
 
 

@@ -3,8 +3,8 @@
 against what torch does on a GPU rank, computed here from the model's parameter shapes and
 fsdp.py's own plan (tests/integration/102-*).
 
-    tp_check.py TRACE ESTIMATE.json --world N --rank R [--dp D] [--loss-parallel]
-                [--batch B] [--seq S]
+    tp_check.py TRACE ESTIMATE.json --world N --rank R [--dp D]
+                [--loss-parallel [--sequence-parallel]] [--batch B] [--seq S]
 
 Weights and gradients: each ColwiseParallel Linear keeps its rank's chunk of the output
 features (dim 0 of the weight), each RowwiseParallel one its chunk of the input features
@@ -18,7 +18,11 @@ nothing. With --dp D (`fsdp.py --tp N/D` on N ranks: 2-D) FSDP2 then keeps each 
 dim-0 shard of every parameter's TP share over D ranks, padded to a multiple of D rows. With --loss-parallel (fsdp.py's) the head is column-parallel
 too: 1/N of its weight and of the logits, and the loss's log-softmax sums three token-sized
 values over the ranks in the forward (the maximum, the exponentials' sum, the target's
-logit), and the head's input gradient one hidden-states-sized in the backward.
+logit), and the head's input gradient one hidden-states-sized in the backward. With
+--sequence-parallel too, the embeddings keep 1/N of their rows, the norms' outputs are 1/N
+of the sequence, and each all-reduce becomes a reduce-scatter (output 1/N of the sequence)
+after the embeddings and each block, and an all-gather (the whole sequence) before each
+block and the head; the backward swaps them.
 """
 import argparse
 import json
@@ -43,8 +47,10 @@ def local_numel(name, shape, tp, rank, dp, head):
     DP ranks."""
     key = name.split(".", 3)[-1].rsplit(".", 1)[0] if name.startswith(PREFIX) else None
     style = type(TP_PLAN[key]).__name__ if key in TP_PLAN else None
-    if head and name == "lm_head.weight":
+    if name == "lm_head.weight" and head:
         style = "ColwiseParallel"
+    if name == "model.embed_tokens.weight" and head == "sequence":
+        style = "ColwiseParallel"  # RowwiseParallel shards an Embedding's rows: dim 0
     shape = list(shape)
     if style is not None:
         dim = 0 if style == "ColwiseParallel" else 1
@@ -53,21 +59,30 @@ def local_numel(name, shape, tp, rank, dp, head):
 
 
 def expected_bytes(cfg, args):
-    """(local parameter bytes, whole model bytes): fp32 parameters."""
+    """(this rank's parameter bytes, its gradients' bytes, whole model bytes): fp32. The
+    gradients are the parameters' shards, but for the row-parallel embeddings under
+    --sequence-parallel: DTensor's strategy for their backward (embedding_dense_backward)
+    makes a replicated gradient, the whole embedding on each rank (torch does so on the CPU
+    with gloo too)."""
     import torch
     from transformers import LlamaForCausalLM
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg)
     named = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     tp = args.world // args.dp
-    return (sum(4 * local_numel(n, s, tp, args.rank, args.dp, args.loss_parallel)
-                for n, s in named),
-            sum(4 * math.prod(s) for _, s in named))
+    head = "sequence" if args.sequence_parallel else args.loss_parallel
+    local = sum(4 * local_numel(n, s, tp, args.rank, args.dp, head) for n, s in named)
+    grads = local
+    if args.sequence_parallel:
+        shape = tuple(model.model.embed_tokens.weight.shape)
+        grads += 4 * (math.prod(shape) - local_numel("model.embed_tokens.weight", shape, tp,
+                                                     args.rank, args.dp, head))
+    return local, grads, sum(4 * math.prod(s) for _, s in named)
 
 
-def check_state(peaks, local, full, slack):
+def check_state(peaks, local, grads, full, slack):
     fails = []
-    for name, want in (("weights", local), ("gradients", local), ("optimizer_state", 2 * local)):
+    for name, want in (("weights", local), ("gradients", grads), ("optimizer_state", 2 * local)):
         got = peaks.get(name, 0)
         if not want <= got <= want + slack:
             fails.append(f"{name}: {got} B, want this rank's shards and the rest whole, {want} B "
@@ -85,8 +100,14 @@ def check_widths(allocs, cfg, args):
             "mlp.gate_proj|": mlp, "mlp.up_proj|": mlp, "mlp.act_fn|": mlp, "mlp|aten::mul": mlp}
     times = dict.fromkeys(want, cfg.num_hidden_layers)
     if args.loss_parallel:
-        want["lm_head|"] = tokens * local_rows(cfg.vocab_size, tp, args.rank % tp)
-        times["lm_head|"] = 1
+        want["lm_head|aten::linear"] = tokens * local_rows(cfg.vocab_size, tp, args.rank % tp)
+        times["lm_head|aten::linear"] = 1
+    if args.sequence_parallel:
+        # The norms' largest outputs: this rank's part of the sequence, whole hidden size.
+        rows = args.batch * local_rows(args.seq, tp, args.rank % tp)
+        for norm in ("input_layernorm|aten::mul", "post_attention_layernorm|aten::mul"):
+            want[norm] = 4 * rows * cfg.hidden_size
+            times[norm] = 2 * cfg.num_hidden_layers
     fails, seen = [], {}
     for a in allocs:
         if a["it"] != 2 or a["phase"] != "forward":
@@ -105,23 +126,32 @@ def check_widths(allocs, cfg, args):
     return fails, heads, mlp
 
 
+def expected_collectives(cfg, args):
+    """Step 2's collective outputs, in order, forward and backward (see the top)."""
+    tp, layers = args.world // args.dp, cfg.num_hidden_layers
+    whole = 4 * args.batch * args.seq * cfg.hidden_size
+    loss = [4 * args.batch * (args.seq - 1)] * 3 if args.loss_parallel else []
+    if args.sequence_parallel:
+        part = 4 * args.batch * local_rows(args.seq, tp, args.rank % tp) * cfg.hidden_size
+        forward = [part] + [whole, part] * 2 * layers + [whole]
+        return forward + loss, forward
+    return ([whole] * 2 * layers + loss,
+            [whole] * (5 * layers + (1 if args.loss_parallel else 0)))
+
+
 def check_collectives(allocs, cfg, args):
     """Step 2: 2 all-reduces a layer in the forward (o_proj, down_proj), 5 in the backward
     (the inputs of q, k, v, gate and up), each one output of the hidden states' size; with
     --loss-parallel the loss's three of a value per token after the forward's, and the
-    head's input gradient first in the backward."""
-    size = 4 * args.batch * args.seq * cfg.hidden_size
-    head = args.loss_parallel
-    extra = {"forward": [4 * args.batch * (args.seq - 1)] * 3 if head else [],
-             "backward": [size] if head else []}
+    head's input gradient in the backward; with --sequence-parallel the all-gathers and
+    reduce-scatters (the backward's in any order: as many of each as the forward's)."""
+    forward, backward = expected_collectives(cfg, args)
     fails = []
-    for phase, per_layer in (("forward", 2), ("backward", 5)):
+    for phase, want in (("forward", forward), ("backward", backward)):
         got = [a["bytes"] for a in allocs if a["it"] == 2 and a["phase"] == phase
                and "_c10d_functional::" in a["ctx"]]
-        want = [size] * per_layer * cfg.num_hidden_layers + extra[phase]
-        if got != want:
-            fails.append(f"step 2's {phase}: collective outputs {len(got)} ({sorted(set(got))} B), "
-                         f"want {len(want)} all-reduce outputs of {size} B")
+        if sorted(got) != sorted(want) or (phase == "forward" and got != want):
+            fails.append(f"step 2's {phase}: collective outputs {got} B, want {want} B")
     return fails
 
 
@@ -134,17 +164,20 @@ def main():
     p.add_argument("--rank", type=int, required=True)
     p.add_argument("--dp", type=int, default=1, help="FSDP2's ranks in a 2-D mesh")
     p.add_argument("--loss-parallel", action="store_true", help="fsdp.py's, with --tp")
+    p.add_argument("--sequence-parallel", action="store_true", help="fsdp.py's, with both")
     p.add_argument("--batch", type=int, default=2)
     p.add_argument("--seq", type=int, default=128)
     args = p.parse_args()
+    if args.sequence_parallel and not args.loss_parallel:
+        p.error("--sequence-parallel is checked with --loss-parallel")
     # fsdp.py's defaults: its small decoder.
     cfg = config(argparse.Namespace(size="small", vocab=4096, hidden=256, layers=4,
                                     seq=args.seq, tp=args.world // args.dp))
-    local, full = expected_bytes(cfg, args)
+    local, grads, full = expected_bytes(cfg, args)
     peaks = json.load(open(args.estimate))["category_peak_bytes"]
     # Each storage rounds up to 512 B in the allocator; a few small buffers beside.
     slack = 512 * 4 * (9 * cfg.num_hidden_layers + 3)
-    fails = check_state(peaks, local, full, slack)
+    fails = check_state(peaks, local, grads, full, slack)
     allocs = read_trace(args.trace)
     widths, heads, mlp = check_widths(allocs, cfg, args)
     fails += widths + check_collectives(allocs, cfg, args)
