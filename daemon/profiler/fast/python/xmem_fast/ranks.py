@@ -16,6 +16,8 @@ import os
 
 import xmem_patches as patches
 
+from .shape_kernels import KERNELS
+
 # What the job's init_process_group and new_group make, whatever backend it names.
 _GROUP_FUNCTIONS = ("init_process_group", "new_group")
 _BACKEND = "xmem"
@@ -63,6 +65,7 @@ def install(torch, unsupported, note, is_device):
         unsupported(f"--world-size {n}: this torch {torch.__version__} has no "
                     "torch.distributed to run the job's process group in", "")
     _register(torch, dist)
+    KERNELS.update(_collective_kernels(torch))
     _note_nccl(torch, note)
     my_rank = int(os.environ.get("RANK", "0"))
     c10d = dist.distributed_c10d
@@ -204,6 +207,25 @@ def _register(torch, dist):
         return XmemGroup(rank, size)
 
     dist.Backend.register_backend(_BACKEND, create, devices=["cpu", "cuda"])
+
+
+def _collective_kernels(torch):
+    """The functional collectives (`_c10d_functional`, DTensor's redistribute: tensor
+    parallelism's all-reduces and all-gathers) whose meta kernels allocate where a GPU does
+    not. On a GPU `wait_tensor` returns the tensor it waited for, and `_wrap_tensor_autograd`
+    wraps its input in an AsyncCollectiveTensor (the same storage); their meta kernels
+    return a new tensor (`empty_like`), one more copy of every TP all-reduce's output.
+    Here both return a view of their input: nothing allocated. The collectives themselves
+    allocate what their CUDA kernels do (all_reduce and broadcast a clone of the input,
+    all_gather_into_tensor N times it, reduce_scatter_tensor 1/N), which their own kernels
+    do on meta too."""
+    ops = getattr(torch.ops, "_c10d_functional", None)
+    names = ("wait_tensor", "_wrap_tensor_autograd")
+    found = [getattr(ops, name, None) for name in names] if ops is not None else []
+
+    def same_storage(tensor, *args, **kwargs):
+        return tensor.view(tensor.shape)
+    return {op.default: same_storage for op in found if op is not None}
 
 
 def run_backward_at_the_boundary(torch, device_mode):
