@@ -22,7 +22,7 @@ from torch.distributed.fsdp.wrap import transformer_auto_wrap_policy
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
-from workload_args import parser, rank_device
+from workload_args import decoder_config, parser, rank_device
 
 try:
     from torch.distributed.fsdp import fully_shard
@@ -52,10 +52,9 @@ SIZE_7B = dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008,
 
 def config(args):
     """The decoder's LlamaConfig: the small one from the flags, or Llama-2-7B's shape."""
-    shape = SIZE_7B if args.size == "7b" else dict(
-        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=args.hidden * 8 // 3,
-        num_hidden_layers=args.layers, num_attention_heads=4, num_key_value_heads=4)
-    return LlamaConfig(max_position_embeddings=args.seq, **shape)
+    if args.size == "7b":
+        return LlamaConfig(max_position_embeddings=args.seq, **SIZE_7B)
+    return decoder_config(args.vocab, args.hidden, args.layers, args.seq)
 
 
 def shard(model, reshard):

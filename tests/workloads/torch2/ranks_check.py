@@ -148,14 +148,17 @@ def padded(shape, world):
     return rows * math.prod(shape[1:])
 
 
-def check_fsdp(args):
+def meta_decoder(args):
+    """fsdp.py's and zero.py's decoder, on the meta device: its parameter shapes."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-    config = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
-                         intermediate_size=args.hidden * 8 // 3, num_hidden_layers=args.layers,
-                         num_attention_heads=4, num_key_value_heads=4)
+    from transformers import LlamaForCausalLM
+    from workload_args import decoder_config
     with torch.device("meta"):
-        model = LlamaForCausalLM(config)
+        return LlamaForCausalLM(decoder_config(args.vocab, args.hidden, args.layers, 128))
+
+
+def check_fsdp(args):
+    model = meta_decoder(args)
     n = args.world
     shard = sum(padded(p.shape, n) * p.element_size() for p in model.parameters())
     full = sum(p.numel() * p.element_size() for p in model.parameters())
