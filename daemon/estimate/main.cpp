@@ -351,7 +351,7 @@ Result<std::string> capture_rank(const EstimateOptions &o, const Launch &launch,
 {
     export_rank(launch, rank);
     EstimateOptions one = o;
-    one.command = launch.command;
+    one.command = rank_command(launch, rank);
     one.mode = "fast";
     if (!o.keep_trace.empty() && rank > 0)
         one.keep_trace = o.keep_trace + ".rank" + std::to_string(rank);

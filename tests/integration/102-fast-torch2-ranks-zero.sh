@@ -10,6 +10,8 @@
 # device makes no device storage, DeepSpeed's zeros_like(param, device="meta") shape copies
 # counted as a whole model more (stage 2's weights); without ranks.py's answer to ZeRO-3's
 # agreement check (rank 0's list, broadcast and read back), stage 3 exits at its first step.
+# Launched three ways: one rank with xmem-estimate's environment, DeepSpeed's launcher, and
+# torch.distributed.run (the two rank roles each).
 # DeepSpeed comes from tests/venv/deepspeed.lock, installed once into its own venv (the wheel
 # cache makes later runs offline); the test skips only when that install fails.
 source "$(dirname "$0")/90-fast-torch2-common.bash"
@@ -27,23 +29,41 @@ CHECK=$WORKLOADS/torch2/zero_check.py
 keep_going
 set +e
 
-# One rank (rank 1 of N) with the environment xmem-estimate gives it; further arguments go
-# to zero.py and zero_check.py (--bf16).
+# One rank (rank 1 of N) with the environment xmem-estimate gives it.
 rank1() {
     local n=$1 stage=$2
-    shift 2
     env XMEM_WORLD_SIZE=$n RANK=1 LOCAL_RANK=1 WORLD_SIZE=$n LOCAL_WORLD_SIZE=$n \
         MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
         "$FAST" --python "$DPY" --out "$TMP/z$stage-$n.trace" --steps 3 -- python "$ZERO" \
-        --stage "$stage" --steps 3 "$@" >"$TMP/out" 2>"$TMP/err"
+        --stage "$stage" --steps 3 >"$TMP/out" 2>"$TMP/err"
     expect_true "ZeRO-$stage, rank 1 of $n: captured" [ -s "$TMP/z$stage-$n.trace" ]
     "$EST" --json --gpu H100-80GB --trace-in "$TMP/z$stage-$n.trace" >"$TMP/z$stage-$n.json" 2>/dev/null
-    expect_true "ZeRO-$stage $*, rank 1 of $n: partitions and reduce bucket" \
-        "$VPY" "$CHECK" "$TMP/z$stage-$n.json" "$TMP/z$stage-$n.trace" --stage "$stage" \
-        --world "$n" "$@"
+    expect_true "ZeRO-$stage, rank 1 of $n: partitions and reduce bucket" \
+        "$VPY" "$CHECK" "$TMP/z$stage-$n.json" "$TMP/z$stage-$n.trace" --stage "$stage" --world "$n"
 }
 for stage in 1 2 3; do rank1 4 "$stage"; done
-rank1 2 2 --bf16
+
+# DeepSpeed's own launcher: xmem-estimate reads --num_gpus and gives each rank
+# --local_rank=R, as the launcher does; bf16 weights.
+run_to "$TMP/s2.json" "$EST" --json --mode fast --gpu H100-80GB --steps 3 \
+    --keep-trace "$TMP/s2.trace" -- "$DSVENV/bin/deepspeed" --num_gpus 2 "$ZERO" --stage 2 \
+    --bf16 --steps 3
+expect_rc 0 "ZeRO-2 decoder under deepspeed --num_gpus 2"
+expect_field "$TMP/s2.json" launcher deepspeed "the launcher named"
+expect_json "$TMP/s2.json" "[r['rank'] for r in j['ranks']] == [0, 1]" "both ranks listed"
+expect_true "rank 1 ran with --local_rank=1" grep -q -- "^M argv .* --local_rank=1$" "$TMP/s2.trace.rank1"
+# What the launcher reads no count from, or chooses its GPUs by: one line naming the fix.
+run "$EST" --json --mode fast -- "$DSVENV/bin/deepspeed" "$ZERO" --stage 2
+expect_rc 2 "deepspeed without --num_gpus refused"
+expect_out "give it, or xmem estimate --world-size N" "the fix named"
+run "$EST" --json --mode fast -- "$DSVENV/bin/deepspeed" --include localhost:0,1 "$ZERO" --stage 2
+expect_rc 2 "deepspeed --include refused"
+expect_out "deepspeed --include: xmem does not read this option" "the option named"
+for trace in s2.trace s2.trace.rank1; do
+    "$EST" --json --gpu H100-80GB --trace-in "$TMP/$trace" >"$TMP/$trace.json" 2>/dev/null
+    expect_true "ZeRO-2 bf16, $trace of 2 ranks: partitions and reduce bucket" \
+        "$VPY" "$CHECK" "$TMP/$trace.json" "$TMP/$trace" --stage 2 --world 2 --bf16
+done
 
 # Both rank roles through xmem-estimate and torchrun's line, run by DeepSpeed's venv.
 run_to "$TMP/s3.json" "$EST" --json --mode fast --gpu H100-80GB --steps 3 \

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A small Llama-style decoder (transformers' LlamaConfig, built in code) trained with
 DeepSpeed ZeRO (`deepspeed.initialize` with a config dict), torch's AdamW, one process per
-GPU as torchrun (or `deepspeed --num_gpus N`) starts it.
+GPU as torchrun or DeepSpeed's launcher starts it.
 
     torchrun --nproc-per-node N zero.py --stage {1,2,3} [--bf16] [--layers L] [--hidden H]
              [--batch B] [--seq S] [--steps N] [--bucket N] [--prefetch N]
+    deepspeed --num_gpus N zero.py --stage ...
 
 --bucket sets ZeRO's reduce_bucket_size and allgather_bucket_size (elements), --prefetch
 stage3_prefetch_bucket_size; both default to small values, so that the decoder spans
@@ -31,6 +32,7 @@ def arguments():
     p.add_argument("--steps", type=int, default=3, help="optimizer steps")
     p.add_argument("--bucket", type=int, default=200_000, help="reduce/allgather bucket, elements")
     p.add_argument("--prefetch", type=int, default=100_000, help="stage-3 prefetch, elements")
+    p.add_argument("--local_rank", type=int, help="the deepspeed launcher's (LOCAL_RANK is read)")
     return p.parse_args()
 
 
