@@ -18,8 +18,9 @@ estimate's categories must hold, in bytes:
   before the first step, and its reduce bucket (wB, reduce_bucket_size B elements), made
   then too.
 
-The trace must hold the reduce bucket itself: stage 2 allocates it in each backward (its
-contiguous gradients' bucket), stage 3 once before the first step, each of exactly wB bytes.
+The trace must hold the reduce bucket itself: stages 1-2 allocate it in each backward (the
+bucket their gradients are copied into for the reduction), stage 3 once before the first
+step, each of exactly wB bytes.
 """
 import argparse
 import json
@@ -46,7 +47,7 @@ def wanted(stage, n, params, bucket, width):
 
 def bucket_made(allocs, stage, nbytes):
     """Whether the trace allocates the reduce bucket (NBYTES) where STAGE does."""
-    phase = "backward" if stage == 2 else "setup"
+    phase = "backward" if stage < 3 else "setup"
     return any(a["bytes"] == nbytes and a["phase"] == phase for a in allocs)
 
 
@@ -76,9 +77,9 @@ def main():
         if abs(got - want) > slack * want + 65536:
             fails.append(f"{name}: {got} B, want {want:.0f} B (P = {params} parameters, "
                          f"stage {args.stage}, {args.world} ranks)")
-    if args.stage >= 2 and not bucket_made(read_trace(args.trace), args.stage, width * args.bucket):
+    if not bucket_made(read_trace(args.trace), args.stage, width * args.bucket):
         fails.append(f"no reduce bucket of {width * args.bucket} B (reduce_bucket_size "
-                     f"{args.bucket}) in the trace's {'backward' if args.stage == 2 else 'setup'}")
+                     f"{args.bucket}) in the trace's {'backward' if args.stage < 3 else 'setup'}")
     print(f"stage {args.stage}, {args.world} ranks, {'bf16' if args.bf16 else 'fp32'}, P = {params}: " +
           ", ".join(f"{k} {peaks.get(k, 0)} B" for k in ("weights", "gradients", "optimizer_state")))
     for fail in fails:
