@@ -44,10 +44,10 @@ rank1() {
 for stage in 1 2 3; do rank1 4 "$stage"; done
 
 # DeepSpeed's own launcher: xmem-estimate reads --num_gpus and gives each rank
-# --local_rank=R, as the launcher does; bf16 weights.
+# --local_rank=R, as the launcher does; bf16 weights, overlap_comm (two reduce buckets).
 run_to "$TMP/s2.json" "$EST" --json --mode fast --gpu H100-80GB --steps 3 \
     --keep-trace "$TMP/s2.trace" -- "$DSVENV/bin/deepspeed" --num_gpus 2 "$ZERO" --stage 2 \
-    --bf16 --steps 3
+    --bf16 --overlap-comm --steps 3
 expect_rc 0 "ZeRO-2 decoder under deepspeed --num_gpus 2"
 expect_field "$TMP/s2.json" launcher deepspeed "the launcher named"
 expect_json "$TMP/s2.json" "[r['rank'] for r in j['ranks']] == [0, 1]" "both ranks listed"
@@ -61,8 +61,8 @@ expect_rc 2 "deepspeed --include refused"
 expect_out "deepspeed --include: xmem does not read this option" "the option named"
 for trace in s2.trace s2.trace.rank1; do
     "$EST" --json --gpu H100-80GB --trace-in "$TMP/$trace" >"$TMP/$trace.json" 2>/dev/null
-    expect_true "ZeRO-2 bf16, $trace of 2 ranks: partitions and reduce bucket" \
-        "$VPY" "$CHECK" "$TMP/$trace.json" "$TMP/$trace" --stage 2 --world 2 --bf16
+    expect_true "ZeRO-2 bf16 overlap_comm, $trace of 2 ranks: partitions and reduce buckets" \
+        "$VPY" "$CHECK" "$TMP/$trace.json" "$TMP/$trace" --stage 2 --world 2 --bf16 --overlap-comm
 done
 
 # Both rank roles through xmem-estimate and torchrun's line, run by DeepSpeed's venv.

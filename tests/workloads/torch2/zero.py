@@ -32,6 +32,7 @@ def arguments():
     p.add_argument("--steps", type=int, default=3, help="optimizer steps")
     p.add_argument("--bucket", type=int, default=200_000, help="reduce/allgather bucket, elements")
     p.add_argument("--prefetch", type=int, default=100_000, help="stage-3 prefetch, elements")
+    p.add_argument("--overlap-comm", action="store_true", help="ZeRO's overlap_comm")
     p.add_argument("--local_rank", type=int, help="the deepspeed launcher's (LOCAL_RANK is read)")
     return p.parse_args()
 
@@ -39,9 +40,10 @@ def arguments():
 def ds_config(args):
     """The config dict a job passes to deepspeed.initialize."""
     zero = {"stage": args.stage, "reduce_bucket_size": args.bucket,
-            "allgather_bucket_size": args.bucket, "overlap_comm": False,
+            "allgather_bucket_size": args.bucket, "overlap_comm": args.overlap_comm,
             "contiguous_gradients": True}
     if args.stage == 3:
+        # Every parameter partitioned (by default ZeRO-3 keeps small ones whole on each rank).
         zero.update(stage3_prefetch_bucket_size=args.prefetch,
                     stage3_param_persistence_threshold=0)
     return {"train_micro_batch_size_per_gpu": args.batch, "gradient_accumulation_steps": 1,

@@ -3,8 +3,8 @@
 on a GPU rank, computed here from the decoder's parameter count P alone
 (tests/integration/102-*).
 
-    zero_check.py ESTIMATE.json TRACE --stage S --world N [--bf16] [--bucket B]
-                  [--layers L] [--hidden H] [--vocab V]
+    zero_check.py ESTIMATE.json TRACE --stage S --world N [--bf16] [--overlap-comm]
+                  [--bucket B] [--layers L] [--hidden H] [--vocab V]
 
 torch's AdamW; the model's parameters in fp32, or bf16 with --bf16 (w bytes each: 4 or 2).
 Each rank's flat partition holds P/N elements (up to ZeRO's alignment padding). What the
@@ -19,8 +19,8 @@ estimate's categories must hold, in bytes:
   then too.
 
 The trace must hold the reduce bucket itself: stages 1-2 allocate it in each backward (the
-bucket their gradients are copied into for the reduction), stage 3 once before the first
-step, each of exactly wB bytes.
+bucket their gradients are copied into for the reduction; two with overlap_comm, one filling
+while the other is reduced), stage 3 once before the first step, each of exactly wB bytes.
 """
 import argparse
 import json
@@ -45,10 +45,11 @@ def wanted(stage, n, params, bucket, width):
     return want
 
 
-def bucket_made(allocs, stage, nbytes):
-    """Whether the trace allocates the reduce bucket (NBYTES) where STAGE does."""
-    phase = "backward" if stage < 3 else "setup"
-    return any(a["bytes"] == nbytes and a["phase"] == phase for a in allocs)
+def buckets_made(allocs, stage, nbytes):
+    """How many reduce buckets (NBYTES each) the trace allocates where STAGE does: in step 2's
+    backward (stages 1-2), or before the first step (stage 3)."""
+    phase, step = ("backward", 2) if stage < 3 else ("setup", 0)
+    return sum(1 for a in allocs if a["bytes"] == nbytes and (a["phase"], a["it"]) == (phase, step))
 
 
 def main():
@@ -59,6 +60,7 @@ def main():
     p.add_argument("--stage", type=int, choices=[1, 2, 3], required=True)
     p.add_argument("--world", type=int, required=True)
     p.add_argument("--bf16", action="store_true", help="as given to zero.py")
+    p.add_argument("--overlap-comm", action="store_true", help="as given to zero.py")
     p.add_argument("--bucket", type=int, default=200_000, help="as given to zero.py")
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--hidden", type=int, default=256)
@@ -77,9 +79,12 @@ def main():
         if abs(got - want) > slack * want + 65536:
             fails.append(f"{name}: {got} B, want {want:.0f} B (P = {params} parameters, "
                          f"stage {args.stage}, {args.world} ranks)")
-    if not bucket_made(read_trace(args.trace), args.stage, width * args.bucket):
-        fails.append(f"no reduce bucket of {width * args.bucket} B (reduce_bucket_size "
-                     f"{args.bucket}) in the trace's {'backward' if args.stage < 3 else 'setup'}")
+    want = 2 if args.overlap_comm and args.stage < 3 else 1
+    got = buckets_made(read_trace(args.trace), args.stage, width * args.bucket)
+    if got != want:
+        where = "step 2's backward" if args.stage < 3 else "set-up"
+        fails.append(f"{got} reduce buckets of {width * args.bucket} B (reduce_bucket_size "
+                     f"{args.bucket}) in {where}, want {want}")
     print(f"stage {args.stage}, {args.world} ranks, {'bf16' if args.bf16 else 'fp32'}, P = {params}: " +
           ", ".join(f"{k} {peaks.get(k, 0)} B" for k in ("weights", "gradients", "optimizer_state")))
     for fail in fails:
