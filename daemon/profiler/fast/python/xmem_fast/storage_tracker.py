@@ -153,9 +153,9 @@ class StorageTracker(TorchDispatchMode):
             return NotImplemented
         self.sweep()
         dev = self._input_device(_arguments(args, kwargs))
-        if self.scripting and "device" in kwargs:
-            # The script named the meta device for this factory (DeepSpeed's
-            # zeros_like(param, device="meta")): its output is on no GPU, whatever its input.
+        if dev == "g" and self.scripting and "device" in kwargs:
+            # The script named the meta device for this factory of a device tensor's shape
+            # (DeepSpeed's zeros_like(param, device="meta")): its output is on no GPU.
             dev = "m"
         if ranks.keeps_host_data(func, args):
             return args[0]
