@@ -248,8 +248,9 @@ const char *usage_text()
            "change applied, as if the script were edited; a change that cannot be applied\n"
            "faithfully to the job is refused with one line.\n"
            "--world-size N profiles the job as the ranks of N processes, one per GPU, in\n"
-           "fast mode (default: the count of a torchrun or accelerate launch in COMMAND,\n"
-           "else 1); the estimate is the highest rank's, and the JSON lists every rank.\n";
+           "fast mode (default: the count of a torchrun, accelerate launch or deepspeed\n"
+           "launch in COMMAND, else 1); the estimate is the highest rank's, and the JSON\n"
+           "lists every rank.\n";
 }
 
 Result<EstimateOptions> parse_options(int argc, char **argv)

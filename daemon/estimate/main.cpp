@@ -367,7 +367,7 @@ WorkOutcome capture_rank(const EstimateOptions &o, const Launch &launch, unsigne
 {
     export_rank(launch, rank);
     EstimateOptions one = o;
-    one.command = launch.command;
+    one.command = rank_command(launch, rank);
     one.mode = "fast";
     one.keep_trace = path;
     bool temp = false;

@@ -17,6 +17,7 @@ struct LauncherSpec {
     bool every_option_known;         // refuse an option outside FLAGS and VALUES
     const char *nproc;               // ranks per node (torchrun) or in all (accelerate)
     const char *nnodes;
+    bool local_rank_argument; // passes --local_rank=R to the script, unless --no_local_rank
 };
 
 // torchrun's other options set the rendezvous, restarts and logs, none of which changes what
@@ -28,7 +29,8 @@ const LauncherSpec k_torchrun{
     {},
     false,
     "nproc_per_node",
-    "nnodes"};
+    "nnodes",
+    false};
 const LauncherSpec k_accelerate{
     "accelerate launch",
     {"multi_gpu", "m", "module", "no_python", "debug", "q", "quiet", "same_network"},
@@ -37,7 +39,19 @@ const LauncherSpec k_accelerate{
      "mixed_precision", "num_processes", "num_machines"},
     true,
     "num_processes",
-    "num_machines"};
+    "num_machines",
+    false};
+// DeepSpeed's own launcher: its GPU choice (--include, --exclude, a hostfile), multi-node
+// launchers and autotuning change which or how many ranks run, so only these are read.
+const LauncherSpec k_deepspeed{
+    "deepspeed",
+    {"module", "no_python", "no_local_rank", "force_multi", "no_ssh", "no_ssh_check", "save_pid",
+     "q", "quiet"},
+    {"num_gpus", "num_nodes", "master_port", "master_addr", "node_rank", "ssh_port", "log_level"},
+    true,
+    "num_gpus",
+    "num_nodes",
+    true};
 
 std::string basename_of(const std::string &path)
 {
@@ -76,6 +90,10 @@ const LauncherSpec *find_launcher(const std::vector<std::string> &command, size_
         *first = 2;
         return &k_accelerate;
     }
+    if (exe == "deepspeed") {
+        *first = 1;
+        return &k_deepspeed;
+    }
     return nullptr;
 }
 
@@ -105,7 +123,7 @@ Result<unsigned> launcher_count(const LauncherSpec &spec, const std::string &opt
 // What the launcher's options say; *AT ends on the script.
 struct LauncherWords {
     unsigned nproc = 0, nnodes = 1;
-    bool module = false, no_python = false;
+    bool module = false, no_python = false, no_local_rank = false;
     std::vector<std::pair<std::string, std::string>> env;
 };
 
@@ -121,12 +139,14 @@ Result<LauncherWords> read_options(const LauncherSpec &spec, const std::vector<s
         if (has(spec.flags, key)) {
             w.module = w.module || key == "m" || key == "module";
             w.no_python = w.no_python || key == "no_python";
+            w.no_local_rank = w.no_local_rank || key == "no_local_rank";
             continue;
         }
         if (spec.every_option_known && !has(spec.values, key))
             return R::fail(std::string("xmem: ") + spec.name + " " + word.substr(0, eq) +
                            ": xmem does not read this option (it changes what each rank runs: "
-                           "FSDP, DeepSpeed or a config file); run the script with torchrun, or "
+                           "the GPUs, FSDP, DeepSpeed or a config file); run the script with "
+                           "torchrun, or "
                            "with xmem estimate --world-size N");
         if (eq != std::string::npos)
             value = word.substr(eq + 1);
@@ -166,7 +186,9 @@ Result<Launch> read_launch(const std::vector<std::string> &command, unsigned wor
     const LauncherWords &w = words.value();
     if (!w.nproc && !world_size_option)
         return R::fail(std::string("xmem: ") + spec->name + ": no " +
-                       (spec == &k_torchrun ? "--nproc-per-node" : "--num_processes") +
+                       (spec == &k_torchrun    ? "--nproc-per-node"
+                        : spec == &k_deepspeed ? "--num_gpus"
+                                               : "--num_processes") +
                        " in the command; give it, or xmem estimate --world-size N");
     bool total = spec == &k_accelerate; // accelerate counts every machine's processes
     unsigned per_node = total ? std::max(1u, w.nproc / w.nnodes) : w.nproc;
@@ -175,6 +197,7 @@ Result<Launch> read_launch(const std::vector<std::string> &command, unsigned wor
     launch.local_world_size = std::min(launch.world_size, per_node ? per_node : launch.world_size);
     launch.launcher = spec->name;
     launch.env = w.env;
+    launch.local_rank_argument = spec->local_rank_argument && !w.no_local_rank;
     launch.command.clear();
     if (!w.no_python)
         launch.command.push_back(launcher_python(command));
@@ -196,12 +219,28 @@ unsigned profile_of(unsigned rank)
     return rank == 0 ? 0 : 1;
 }
 
+namespace
+{
+unsigned local_rank(const Launch &launch, unsigned rank)
+{
+    return rank % (launch.local_world_size ? launch.local_world_size : 1);
+}
+} // namespace
+
+std::vector<std::string> rank_command(const Launch &launch, unsigned rank)
+{
+    std::vector<std::string> command = launch.command;
+    if (launch.local_rank_argument)
+        command.push_back("--local_rank=" + std::to_string(local_rank(launch, rank)));
+    return command;
+}
+
 void export_rank(const Launch &launch, unsigned rank)
 {
     unsigned local = launch.local_world_size ? launch.local_world_size : 1;
     const std::pair<const char *, std::string> vars[] = {
         {"RANK", std::to_string(rank)},
-        {"LOCAL_RANK", std::to_string(rank % local)},
+        {"LOCAL_RANK", std::to_string(local_rank(launch, rank))},
         {"GROUP_RANK", std::to_string(rank / local)},
         {"WORLD_SIZE", std::to_string(launch.world_size)},
         {"LOCAL_WORLD_SIZE", std::to_string(local)},

@@ -41,6 +41,11 @@ def _has(path):
     return when
 
 
+def _loaded(module):
+    """An entry for a library the job imports itself (not torch): replaced only there."""
+    return lambda torch, capture: module in sys.modules
+
+
 def _torch2(torch, capture):
     return int(torch.__version__.split(".")[0]) >= 2
 
@@ -232,6 +237,13 @@ PATCHES = (
            FAST, "xmem_fast.fsdp_states", "CPU offloading keeps a meta parameter's shard on "
            "meta; a GPU rank's parameter (fast mode's device tensor) has its shard on the host",
            _and(_ranks, _has("torch.distributed.fsdp._fully_shard._fsdp_param"))),
+    # DeepSpeed, where the job imported it before making its process group (ranks.py).
+    _entry("deepspeed.runtime.zero.utils.assert_lst_len_same_as_other_ranks", FAST,
+           "xmem_fast.ranks", "ZeRO-3's check that every rank's list has rank 0's length "
+           "reads a broadcast back; every rank runs the one script", _and(_ranks, _loaded("deepspeed"))),
+    _entry("deepspeed.runtime.zero.utils.get_lst_from_rank0", FAST, "xmem_fast.ranks",
+           "rank 0's list, broadcast for the same check, is this rank's",
+           _and(_ranks, _loaded("deepspeed"))),
 )
 
 _DECLARED = {p.target: p for p in PATCHES}

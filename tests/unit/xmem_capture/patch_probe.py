@@ -63,8 +63,8 @@ def declared():
         path, attr = patch.target.rsplit(".", 1)
         try:
             owner = xmem_patches._owner(path)
-        except AttributeError:
-            continue  # not in this torch
+        except (AttributeError, ImportError):
+            continue  # not in this torch, or a library this environment lacks (DeepSpeed)
         if attr == "*":
             families.add(id(owner))
         else:

@@ -52,7 +52,7 @@ from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInp
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.models.llama.modeling_llama import LlamaDecoderLayer
 
-from workload_args import parser, rank_device
+from workload_args import decoder_config, parser, rank_device
 
 try:
     from torch.distributed.fsdp import fully_shard
@@ -101,12 +101,9 @@ def config(args):
     """The decoder's LlamaConfig: the small one from the flags, or Llama-2-7B's shape. With
     --tp the small MLP's width is a multiple of T (as Llama's own `multiple_of`): the down
     projection's row-parallel input takes each rank's share to be the same."""
-    width = args.hidden * 8 // 3
-    width += -width % args.tp if args.tp else 0
-    shape = SIZE_7B if args.size == "7b" else dict(
-        vocab_size=args.vocab, hidden_size=args.hidden, intermediate_size=width,
-        num_hidden_layers=args.layers, num_attention_heads=4, num_key_value_heads=4)
-    return LlamaConfig(max_position_embeddings=args.seq, **shape)
+    if args.size == "7b":
+        return LlamaConfig(max_position_embeddings=args.seq, **SIZE_7B)
+    return decoder_config(args.vocab, args.hidden, args.layers, args.seq, width_multiple=args.tp)
 
 
 def shard(model, args, mesh=None):

@@ -150,15 +150,14 @@ def padded(shape, world):
     return rows * math.prod(shape[1:])
 
 
-def decoder(args):
-    """fsdp.py's small decoder, on the meta device (shapes only)."""
+def meta_decoder(args):
+    """fsdp.py's and zero.py's decoder, on the meta device: its parameter shapes."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-    config = LlamaConfig(vocab_size=args.vocab, hidden_size=args.hidden,
-                         intermediate_size=args.hidden * 8 // 3, num_hidden_layers=args.layers,
-                         num_attention_heads=4, num_key_value_heads=4)
+    from transformers import LlamaForCausalLM
+    from workload_args import decoder_config
     with torch.device("meta"):
-        return LlamaForCausalLM(config)
+        return LlamaForCausalLM(decoder_config(args.vocab, args.hidden, args.layers, 128))
+
 
 
 def forward_end(path, step=2):
@@ -183,7 +182,7 @@ def check_fsdp1(args):
     MixedPrecision(bf16, fp32 reduce) keeps FULL_SHARD's fp32 shards and gathers in bf16.
     SHARD_GRAD_OP does not free a layer's unsharded flat parameter after its forward: when
     the forward ends it holds every decoder layer's, which FULL_SHARD freed."""
-    model, n = decoder(args), args.world
+    model, n = meta_decoder(args), args.world
     units = [list(layer.parameters()) for layer in model.model.layers]
     in_layers = {id(p) for unit in units for p in unit}
     units.append([p for p in model.parameters() if id(p) not in in_layers])
@@ -219,7 +218,7 @@ def check_fsdp1(args):
 
 
 def check_fsdp(args):
-    model = decoder(args)
+    model = meta_decoder(args)
     n = args.world
     shard = sum(padded(p.shape, n) * p.element_size() for p in model.parameters())
     full = sum(p.numel() * p.element_size() for p in model.parameters())

@@ -44,6 +44,18 @@ def optimizer_step(loss, optimizer, scaler):
     optimizer.zero_grad(set_to_none=True)
 
 
+def decoder_config(vocab, hidden, layers, seq, width_multiple=0):
+    """The small Llama-style decoder fsdp.py and zero.py train (transformers' LlamaConfig,
+    built in code), and the checks that compute its shards from its parameter shapes; the
+    MLP's width rounded up to a multiple of WIDTH_MULTIPLE (0: not rounded)."""
+    from transformers import LlamaConfig
+    width = hidden * 8 // 3
+    width += -width % width_multiple if width_multiple else 0
+    return LlamaConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=width,
+                       num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=4,
+                       max_position_embeddings=seq)
+
+
 def rank_device():
     """A torchrun rank's start: its process group (NCCL on GPUs, gloo for the plain CPU check)
     and its GPU, cuda:LOCAL_RANK. Returns (device, local_rank, on_gpu)."""

@@ -13,6 +13,7 @@ GPU rank, at the job's world size; what they allocate on the device is in the tr
 any other storage.
 """
 import os
+import sys
 
 import xmem_patches as patches
 
@@ -78,11 +79,13 @@ def install(torch, unsupported, note, is_device):
         # or store would wait for peers that never start, and device_id binds the group to a
         # CUDA device this machine lacks.
         extra = {"timeout": timeout} if timeout is not None else {}
+        _deepspeed_agreement()
         return original_init(_BACKEND, store=dist.HashStore(), rank=my_rank, world_size=n,
                              group_name=group_name, **extra)
 
     def new_group(ranks=None, timeout=None, backend=None, pg_options=None, **kwargs):
         kwargs.pop("device_id", None)
+        _deepspeed_agreement()
         return original_new(ranks=ranks, timeout=timeout, backend=_BACKEND, **kwargs)
 
     for name, value in zip(_GROUP_FUNCTIONS, (init_process_group, new_group)):
@@ -98,6 +101,35 @@ def install(torch, unsupported, note, is_device):
     patches.replace("torch.distributed._verify_params_across_processes",
                     lambda process_group, tensors, logger=None: None)
     _fsdp1_on_the_device(is_device)
+
+
+# DeepSpeed ZeRO's checks that the ranks agree on a list of ints, in the module their
+# callers reach them through (by its globals).
+_DEEPSPEED_ZERO_UTILS = "deepspeed.runtime.zero.utils"
+
+
+def _deepspeed_agreement():
+    """DeepSpeed ZeRO-3 checks that every rank holds the same list of ints (the order its
+    modules ran in, parameter ids): it broadcasts rank 0's length and list, then reads them
+    back (.item()). Every rank runs this one script, so rank 0's list is this rank's (a
+    non-zero rank would otherwise read its own placeholder, -1, back). On a GPU the check
+    holds a tensor of a few longs for its duration, a small-pool block the trace leaves out.
+    Installed when the job makes a process group: DeepSpeed is imported by then
+    (deepspeed.initialize makes the group, or the job made it after importing DeepSpeed)."""
+    utils = sys.modules.get(_DEEPSPEED_ZERO_UTILS)
+    if utils is None or getattr(utils.get_lst_from_rank0, "__module__", None) == __name__:
+        return
+    patches.replace(_DEEPSPEED_ZERO_UTILS + ".assert_lst_len_same_as_other_ranks",
+                    _lists_agree)
+    patches.replace(_DEEPSPEED_ZERO_UTILS + ".get_lst_from_rank0", _rank0_list)
+
+
+def _lists_agree(lst):
+    return None
+
+
+def _rank0_list(lst):
+    return list(lst)
 
 
 def _fsdp1_on_the_device(is_device):

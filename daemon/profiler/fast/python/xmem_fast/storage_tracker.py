@@ -12,7 +12,8 @@ eager order.
 Device rule (the exact capture's, docs/capture.md): outputs are on the device when one of
 the op's meta inputs is; a factory (no meta input) allocates on the device unless the
 tracker is `hosting` (parameters and buffers being built: host tensors that cost nothing) or
-`scripting` (the script itself named the meta device: its own meta tensors, on no GPU);
+`scripting` (the script itself named the meta device: its own meta tensors, on no GPU, even
+when the factory copies a device tensor's shape, `zeros_like(t, device="meta")`);
 meta storages made from host-meta inputs stay host-meta, from the script's meta ones stay
 the script's; an op with host-meta inputs and real host tensors (a job that never moved its
 model to the GPU) runs on meta copies of the real ones, so a CPU-only job runs to its steps
@@ -156,6 +157,10 @@ class StorageTracker(TorchDispatchMode):
             return NotImplemented
         self.sweep()
         dev = self._input_device(_arguments(args, kwargs))
+        if dev == "g" and self.scripting and "device" in kwargs:
+            # The script named the meta device for this factory of a device tensor's shape
+            # (DeepSpeed's zeros_like(param, device="meta")): its output is on no GPU.
+            dev = "m"
         if ranks.keeps_host_data(func, args):
             return args[0]
         if getattr(kwargs.get("device"), "type", None) == "cuda":
