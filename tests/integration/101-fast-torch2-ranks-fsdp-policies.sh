@@ -48,6 +48,8 @@ fsdp_rank1 2 fsdp1-offload --fsdp1 --offload
 expect_rc 3 "FSDP1 CPUOffload refused"
 expect_true "the refusal names FSDP1's CPUOffload and the fix" \
     grep -q "unsupported: FSDP1's CPUOffload(offload_params=True): .*profile the job without it" "$TMP/err"
+expect_true "a rank's refusal names no exact capture, which refuses several ranks" \
+    grep -q "; a job of several ranks has fast mode only: change what is named, or estimate it as one process (--world-size 1)" "$TMP/err"
 fsdp_rank1 2 fsdp1-host --fsdp1 --host-init
 expect_rc 3 "FSDP1 of a model built on the host refused"
 expect_true "the refusal names a host-built module under FSDP1 and the fix" \

@@ -14,6 +14,11 @@ UNSUPPORTED = "xmem: fast mode: unsupported: "
 # and runs the exact capture itself (the line then says so, and is the only one).
 FIX = "; use --mode exact, or --mode auto which falls back"
 FALLING_BACK = "; falling back to the exact capture (real CPU run)"
+# A job of several ranks has no exact capture to fall back on (xmem-estimate refuses it: one
+# process without the ranks its collectives wait for).
+RANKS_FIX = ("; a job of several ranks has fast mode only: change what is named, or "
+             "estimate it as one process (--world-size 1), which leaves out what sharding "
+             "saves and what NCCL adds")
 _FAST_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FAST_DEVICE_RULE = ("fast: GPU tensors are meta tensors; .cuda() of a host tensor "
                     "and cuda factories allocate; ops on device tensors allocate")
@@ -118,6 +123,9 @@ def _where(torch, frames=None):
 
 
 def _fix():
+    from .ranks import world_size
+    if world_size() > 1:
+        return RANKS_FIX
     return FALLING_BACK if os.environ.get("XMEM_FAST_FALLS_BACK") == "1" else FIX
 
 
