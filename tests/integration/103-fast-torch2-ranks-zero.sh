@@ -10,6 +10,8 @@
 # device makes no device storage, DeepSpeed's zeros_like(param, device="meta") shape copies
 # counted as a whole model more (stage 2's weights); without ranks.py's answer to ZeRO-3's
 # agreement check (rank 0's list, broadcast and read back), stage 3 exits at its first step.
+# Stage 3's prefetch (stage3_prefetch_bucket_size) raises step 2's forward peak by the layers
+# gathered ahead.
 # Launched three ways: one rank with xmem-estimate's environment, DeepSpeed's launcher, and
 # torch.distributed.run (the two rank roles each).
 # DeepSpeed comes from tests/venv/deepspeed.lock, installed once into its own venv (the wheel
@@ -42,6 +44,18 @@ rank1() {
         "$VPY" "$CHECK" "$TMP/z$stage-$n.json" "$TMP/z$stage-$n.trace" --stage "$stage" --world "$n"
 }
 for stage in 1 2 3; do rank1 4 "$stage"; done
+
+# Stage 3's prefetch: with stage3_prefetch_bucket_size covering every layer, rank 1 of 2
+# gathers the next layers' parameters ahead of step 2's forward, as DeepSpeed's coordinator
+# decides; without prefetching it gathers each when its forward needs it.
+for prefetch in 0 10000000; do
+    env XMEM_WORLD_SIZE=2 RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 \
+        MASTER_ADDR=127.0.0.1 MASTER_PORT=29500 \
+        "$FAST" --python "$DPY" --out "$TMP/prefetch-$prefetch.trace" --steps 3 -- python "$ZERO" \
+        --stage 3 --steps 3 --prefetch "$prefetch" >"$TMP/out" 2>"$TMP/err"
+done
+expect_true "ZeRO-3's prefetch holds the next layers' parameters in step 2's forward" \
+    "$VPY" "$CHECK" --prefetch "$TMP/prefetch-10000000.trace" "$TMP/prefetch-0.trace"
 
 # DeepSpeed's own launcher: xmem-estimate reads --num_gpus and gives each rank
 # --local_rank=R, as the launcher does; bf16 weights, overlap_comm (two reduce buckets).

@@ -5,6 +5,7 @@ on a GPU rank, computed here from the decoder's parameter count P alone
 
     zero_check.py ESTIMATE.json TRACE --stage S --world N [--bf16] [--overlap-comm]
                   [--bucket B] [--layers L] [--hidden H] [--vocab V]
+    zero_check.py --prefetch TRACE_PREFETCH TRACE_NONE [--layers L] [--hidden H] [--vocab V]
 
 torch's AdamW; the model's parameters in fp32, or bf16 with --bf16 (w bytes each: 4 or 2).
 Each rank's flat partition holds P/N elements (up to ZeRO's alignment padding). What the
@@ -18,6 +19,12 @@ estimate's categories must hold, in bytes:
   before the first step, and its reduce bucket (wB, reduce_bucket_size B elements), made
   then too.
 
+--prefetch compares two stage-3 traces of rank 1, one with stage3_prefetch_bucket_size large
+enough for every layer and one with 0: DeepSpeed's coordinator gathers the next layers'
+parameters ahead of the forward that needs them, so step 2's forward holds more at its peak
+with prefetching, by at least one decoder layer's fp32 parameters and by no more than the
+whole model's.
+
 The trace must hold the reduce bucket itself: stages 1-2 allocate it in each backward (the
 bucket their gradients are copied into for the reduction; two with overlap_comm, one filling
 while the other is reduced), stage 3 once before the first step, each of exactly wB bytes.
@@ -26,7 +33,7 @@ import argparse
 import json
 import sys
 
-from ranks_check import meta_decoder, read_trace
+from ranks_check import events, meta_decoder, read_trace
 
 FP32 = 4
 
@@ -52,7 +59,42 @@ def buckets_made(allocs, stage, nbytes):
     return sum(1 for a in allocs if a["bytes"] == nbytes and (a["phase"], a["it"]) == (phase, step))
 
 
+def forward_peak(path, step=2):
+    """The most live device bytes during step STEP's forward."""
+    now, live, most = 0, {}, 0
+    for kind, sid, size, it, phase, _ in events(path):
+        if kind == "A":
+            live[sid] = size
+            now += size
+            if (it, phase) == (step, "forward"):
+                most = max(most, now)
+        else:
+            now -= live.pop(sid)
+    return most
+
+
+def check_prefetch(argv):
+    """--prefetch TRACE_PREFETCH TRACE_NONE: the docstring's comparison."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--prefetch", nargs=2, metavar=("TRACE_PREFETCH", "TRACE_NONE"))
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--vocab", type=int, default=4096)
+    args = p.parse_args(argv)
+    model = meta_decoder(args)
+    layer = FP32 * sum(t.numel() for t in model.model.layers[0].parameters())
+    whole = FP32 * sum(t.numel() for t in model.parameters())
+    more = forward_peak(args.prefetch[0]) - forward_peak(args.prefetch[1])
+    print(f"step 2's forward peak: {more} B more with prefetching (a layer {layer} B, the model "
+          f"{whole} B)")
+    if not layer <= more <= whole:
+        print("FAIL: prefetching should hold at least one layer's gathered parameters more")
+        sys.exit(1)
+
+
 def main():
+    if "--prefetch" in sys.argv:
+        return check_prefetch(sys.argv[1:])
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("estimate")
