@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 34, classes K7, K8, K2, K5 and K10 (docs/cuda-semantics.md): ops whose CUDA kernels allocate
+# Issue 34, classes K7, K8, K2, K5, K10 and K6 (docs/cuda-semantics.md): ops whose CUDA kernels allocate
 # what the CPU and Meta kernels do not, under both captures (tests/workloads/cuda_kernels.py):
 #   bmm    `bmm(a, b).sum()`: sum's gradient reaches BmmBackward0 expanded (stride 0), and
 #          cuBLAS copies it whole, B·m·n·e, for each of the two products
@@ -15,7 +15,12 @@
 #          2 MiB and 8 B of semaphores, after the output, in both captures (xmem_gpu/reduce.py);
 #   einsum `einsum(eq, x * 2, weight)` under bf16 autocast: CUDA casts einsum's operand list
 #          first to last, the activation (64 KiB) before the weight (256 KiB); both captures
-#          cast the weight first before (autocast.py, cuda_autocast.py).
+#          cast the weight first before (autocast.py, cuda_autocast.py);
+#   sdpa   fp32 attention (4 x 8 heads x 128 x 64) that an A100 runs memory-efficient: its
+#          backward copies the expanded output gradient (1 MiB), makes fp32 dO * O (1 MiB),
+#          its row sums and delta (16 KiB each) and the kernel's dQ workspace, 32 x 2 tiles
+#          of 16 B + 64 x 64 floats (1,049,600 B); the captures made the gradients only
+#          (xmem_gpu/efficient.py).
 # Checked: the unit tests of the three rules; the traces hold the temporaries; fast mode and
 # the exact capture agree on xmem-estimate's allocated and reserved peaks (bmm, index) and on
 # what BCE's backward allocates.
@@ -23,10 +28,10 @@ source "$(dirname "$0")/90-fast-torch2-common.bash"
 PROFILE=$XMEM_BUILD/bin/xmem-profile
 ESTIMATE=$XMEM_BUILD/bin/xmem-estimate
 for unit in xmem_gpu/test_gemm.py xmem_gpu/test_index_put.py xmem_gpu/test_reduce.py \
-    xmem_fast/test_formulas.py; do
+    xmem_gpu/test_efficient.py xmem_fast/test_formulas.py; do
     expect_true "unit tests $unit" "$VPY" "$XMEM_SRC/tests/unit/$unit"
 done
-for net in bmm index bce bias einsum; do
+for net in bmm index bce bias einsum sdpa; do
     for mode in exact fast; do
         capture=$PROFILE; [ $mode = fast ] && capture=$FAST
         XMEM_GPU_CAPABILITY=8.0 XMEM_GPU_MULTIPROCESSORS=108 "$capture" --python "$VPY" --out "$TMP/$mode-$net.trace" --steps 3 \
@@ -57,7 +62,7 @@ def sized(stats, names, nbytes):
                and int(key.rsplit(" ", 1)[1]) == nbytes)
 steps = 3
 rows = 200_000
-nets = ("bmm", "index", "bce", "bias", "einsum")
+nets = ("bmm", "index", "bce", "bias", "einsum", "sdpa")
 fast = {net: load("fast", net, "stats") for net in nets}
 exact = {net: load("exact", net, "stats") for net in nets}
 # bmm: [8, 256, 256] fp32: the forward's output, then a whole copy of the expanded gradient in
@@ -105,12 +110,20 @@ for mode in ("fast", "exact"):
               and "aten::einsum>" in strings.get(int(parts[4]), "")):
             casts.append(int(parts[1]))
     check(casts == [65536, 262144] * steps, f"{mode} einsum: casts {casts}, want activation then weight")
+# sdpa: each step's backward, in both captures (the exact capture names its fused node):
+# dQ, dK, dV, the gradient's copy and the product (1 MiB each), the sum and delta (16 KiB)
+# and the workspace
+for mode, stats, names in (("fast", fast["sdpa"], ("_efficient_attention_backward",)),
+                           ("exact", exact["sdpa"], ("_FusedAttentionBackward",))):
+    got = [sized(stats, names, n) for n in (1048576, 16384, 32 * 32800)]
+    check(got == [steps * 5, steps * 2, steps], f"{mode} sdpa backward: {got} allocations of "
+          f"1 MiB, 16 KiB and the workspace, want {[steps * 5, steps * 2, steps]}")
 # The estimates, not the traces, are compared: the exact trace also holds the CPU's own
 # temporaries (bmm's per-slice copies, a scalar's promotion copy), which its analysis turns
 # into the GPU's or drops (docs/cuda-semantics.md, K7 and K9). Not bce's: its forward is a
 # CompositeExplicitAutograd kernel whose temporaries, the same on a GPU, fast mode does not
 # see (docs/fast-mode.md).
-for net in ("bmm", "index", "bias"):
+for net in ("bmm", "index", "bias", "sdpa"):
     e, f = load("exact", net, "json"), load("fast", net, "json")
     for key in ("allocated_peak_bytes", "reserved_peak_bytes"):
         check(e[key] == f[key], f"{net}: {key} exact {e[key]}, fast {f[key]}")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Small training steps through ops whose CUDA kernels allocate what the CPU and Meta kernels
-do not (docs/cuda-semantics.md, classes K7, K8, K2 and K5), for tests that compare the captures
+do not (docs/cuda-semantics.md, classes K7, K8, K2, K5 and K6), for tests that compare the captures
 with each other and with the CUDA kernels' temporaries:
 
   cuda_kernels.py bmm    `torch.bmm(a, b).sum()`: sum's gradient reaches BmmBackward0
@@ -15,6 +15,9 @@ with each other and with the CUDA kernels' temporaries:
                          weight (K10)
   cuda_kernels.py bias   a Linear's bias gradient, the column sum of a [1024, 256] gradient,
                          which a GPU reduces across thread blocks through a staging buffer (K5)
+  cuda_kernels.py sdpa   fp32 attention over a Linear's q, k and v (4 x 8 heads x 128 x 64),
+                         which a GPU runs as memory-efficient attention: its backward makes
+                         delta and a workspace besides the gradients (K6)
 
 `--steps N` (default 3). Random data; no downloads."""
 import argparse
@@ -69,9 +72,22 @@ def einsum():
     return [weight], loss
 
 
+def sdpa():
+    batch, seq, heads, dim = 4, 128, 8, 64
+    qkv = torch.nn.Linear(heads * dim, 3 * heads * dim).cuda()
+    x = torch.randn(batch, seq, heads * dim, device="cuda")
+
+    def loss():
+        q, k, v = (t.view(batch, seq, heads, dim).transpose(1, 2) for t in qkv(x).chunk(3, -1))
+        out = F.scaled_dot_product_attention(q, k, v)
+        # as transformers does: the gradient reaches SDPA as a transposed contiguous view
+        return out.transpose(1, 2).reshape(batch, seq, heads * dim).sum()
+    return list(qkv.parameters()), loss
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("workload", choices=("bmm", "index", "bce", "bias", "einsum"))
+    parser.add_argument("workload", choices=("bmm", "index", "bce", "bias", "einsum", "sdpa"))
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
     params, loss = globals()[args.workload]()

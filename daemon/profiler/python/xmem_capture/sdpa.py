@@ -14,9 +14,10 @@ tensors this runs the CPU kernel whose memory matches the GPU's choice:
   gradient accumulators, hundreds of small buffers a step) is the CPU kernel's, no GPU
   memory. The device gets what the GPU kernel keeps: output and
   fp32 logsumexp [B, H, T], saved for backward; backward's dQ, dK, dV, with flash's own
-  scratch (xmem_gpu/flash.py) live while it runs. Not reproduced: the efficient kernel pads
-  its logsumexp to a multiple of 32 queries, the efficient and cuDNN backward kernels'
-  scratch, and dropout (the CPU kernel has none; a GPU keeps only a 16-byte RNG state, so
+  scratch (xmem_gpu/flash.py) live while it runs, or the efficient kernel's gradient copy,
+  delta and workspace (xmem_gpu/efficient.py). Not reproduced: the efficient kernel pads
+  its logsumexp to a multiple of 32 queries, the cuDNN backward kernel's scratch, and
+  dropout (the CPU kernel has none; a GPU keeps only a 16-byte RNG state, so
   the CPU runs without dropout and the trace notes it, `M sdpa_dropout`).
 
 Under autocast, q, k and v are cast to the autocast dtype first, as CUDA autocast does; the
@@ -25,7 +26,7 @@ the trace once (`M sdpa_<backend> <reason>`).
 """
 import torch
 
-from . import amp, autocast_state, devices
+from . import amp, autocast_state, devices, index_put
 
 _noted = set()
 
@@ -89,12 +90,13 @@ class _FusedAttention(torch.autograd.Function):
     """A fused kernel's memory on the device, the CPU flash kernel's values from the host."""
 
     @staticmethod
-    def forward(ctx, mode, backend, q, k, v, mask, is_causal, scale):
+    def forward(ctx, mode, backend, q, k, v, mask, dropout_p, is_causal, scale):
         aten = torch.ops.aten
         out, lse = mode.run_on(devices.HOST, aten._scaled_dot_product_flash_attention_for_cpu,
                                (q, k, v, 0.0, is_causal), {"attn_mask": mask, "scale": scale})
         out, lse = _on_device(mode, [out, lse])
         ctx.mode, ctx.backend, ctx.is_causal, ctx.scale = mode, backend, is_causal, scale
+        ctx.dropout_p = dropout_p  # chooses the GPU's backward kernel, whose workspace differs
         # The output last: non-reentrant checkpointing matches saved tensors by position, and
         # its recompute packs a Function's saved outputs after the rest (with out before lse,
         # test 96's Llama LoRA failed with a metadata mismatch).
@@ -103,21 +105,26 @@ class _FusedAttention(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        from xmem_gpu import flash, sdpa as chooser
+        from xmem_gpu import efficient, flash, index_put as steps_of, sdpa as chooser
         q, k, v, mask, lse, out = ctx.saved_tensors
         mode = ctx.mode
-        scratch = []
+        before = []  # the CUDA kernel's own buffers made before its gradients
         if ctx.backend == chooser.FLASH:
-            scratch = mode.run_on(devices.GPU, lambda: [
-                torch.empty(shape, dtype=dtype) for shape, dtype in flash.backward_scratch(q, k)],
-                (), {})
+            before = flash.backward_scratch(q, k)
+        elif ctx.backend == chooser.EFFICIENT:
+            before = efficient.gradient_copy(grad_out)
+        scratch = mode.run_on(devices.GPU, lambda: [
+            torch.empty(shape, dtype=dtype) for shape, dtype in before], (), {})
         grads = mode.run_on(
             devices.HOST, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward,
             (grad_out, q, k, v, out, lse, 0.0, ctx.is_causal),
             {"attn_mask": mask, "scale": ctx.scale})
         grads = _on_device(mode, list(grads))
+        if ctx.backend == chooser.EFFICIENT:  # delta and the workspace, after the gradients
+            steps = efficient.program(grad_out, q, k, v, ctx.dropout_p)
+            mode.run_on(devices.GPU, steps_of.run, (steps, index_put.empty), {})
         del scratch  # the CUDA kernel frees its scratch on return
-        return (None, None, *grads, None, None, None)
+        return (None, None, *grads, None, None, None, None)
 
 
 def _run(mode, backend, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
@@ -125,7 +132,7 @@ def _run(mode, backend, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa):
     with torch.autocast("cpu", enabled=False):
         if backend == "math":
             return chooser.math_attention(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa)
-        return _FusedAttention.apply(mode, backend, q, k, v, mask, is_causal, scale)
+        return _FusedAttention.apply(mode, backend, q, k, v, mask, dropout_p, is_causal, scale)
 
 
 def _note(native, backend, reason, dropout_p):

@@ -5,19 +5,21 @@ memory from the caching allocator while it runs, that transient raises the peak 
 Each entry gives, from the op's arguments, the (shape, dtype) of each such buffer; the
 storage tracker allocates them before the outputs and frees them at the next op boundary.
 
-Flash attention's backward: xmem_gpu/flash.py, the rule the exact capture applies too. The
-memory-efficient and cuDNN backward kernels' own scratch is not modelled.
+Flash attention's backward: xmem_gpu/flash.py, the rule the exact capture applies too; the
+memory-efficient backward's copy of a transposed output gradient: xmem_gpu/efficient.py. The
+cuDNN backward kernel's own scratch is not modelled.
 
 AFTER holds the kernels whose scratch comes after their outputs, as steps (xmem_gpu/
 index_put.py's form: allocations and frees in the CUDA kernel's order), played when the
 outputs are written: cuBLAS's batched GEMM copies of operands it cannot read
 (xmem_gpu/gemm.py; the exact capture's analysis makes the same copy from the CPU's
-per-slice ones), `index_put_`'s sort with accumulate (xmem_gpu/index_put.py) and the staging
-of a `sum` or `mean` split across thread blocks (xmem_gpu/reduce.py); the exact capture plays
-the same steps for the last two.
+per-slice ones), `index_put_`'s sort with accumulate (xmem_gpu/index_put.py), the staging
+of a `sum` or `mean` split across thread blocks (xmem_gpu/reduce.py) and the memory-efficient
+attention backward's delta and workspace (xmem_gpu/efficient.py); the exact capture plays the
+same steps for the last three.
 """
 import torch
-from xmem_gpu import flash, gemm, index_put, reduce
+from xmem_gpu import efficient, flash, gemm, index_put, reduce
 
 from . import formulas
 
@@ -28,10 +30,22 @@ def flash_backward(grad_out, query, key, value, *rest):
     return flash.backward_scratch(query, key)
 
 
+def efficient_backward(grad_out, *rest):
+    return efficient.gradient_copy(grad_out)
+
+
+def _efficient_after(out, grad_out, query, key, value, attn_bias, output, logsumexp, seed,
+                     offset, dropout_p, *rest, **kwargs):
+    return efficient.program(grad_out, query, key, value, dropout_p)
+
+
 SCRATCH = {}
 _op = getattr(aten, "_scaled_dot_product_flash_attention_backward", None)  # torch 2.x
 if _op is not None:
     SCRATCH[_op.default] = flash_backward
+_efficient_op = getattr(aten, "_scaled_dot_product_efficient_attention_backward", None)
+if _efficient_op is not None:
+    SCRATCH[_efficient_op.default] = efficient_backward
 
 
 def _whole(buffers):
@@ -70,3 +84,5 @@ AFTER = {
     aten.sum.default: reduce.program, aten.sum.dim_IntList: reduce.program,
     aten.mean.default: reduce.program, aten.mean.dim: reduce.program,
 }
+if _efficient_op is not None:
+    AFTER[_efficient_op.default] = _efficient_after
