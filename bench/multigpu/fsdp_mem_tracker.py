@@ -58,7 +58,7 @@ def main():
     cfg = fsdp.config(args)
     with torch.device("meta"):
         model = LlamaForCausalLM(cfg)
-    fsdp.shard(model, not args.no_reshard)
+    fsdp.shard(model, args)
     with FakeTensorMode(allow_non_fake_inputs=True):
         model.to_empty(device="cpu")
         optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)

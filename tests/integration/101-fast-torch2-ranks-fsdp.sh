@@ -11,7 +11,8 @@
 # one layer's gathered parameters, each as the all-gather output and as the parameters
 # resized back and copied out of it. 4 ranks go through
 # xmem-estimate and torchrun's line (both rank roles profiled); 2 and 8 profile rank 1 alone
-# with the environment xmem-estimate gives it, to keep the test short.
+# with the environment xmem-estimate gives it, to keep the test short. Rank 1 of 2 is also
+# compared with PyTorch's FSDPMemTracker on the same job.
 source "$(dirname "$0")/101-fast-torch2-ranks-common.bash"
 keep_going
 set +e
@@ -34,6 +35,14 @@ for n in 2 8; do
     expect_true "$n ranks: shards and all-gather buffers" \
         "$VPY" "$CHECK" fsdp "$TMP/$n.trace" "$TMP/$n.json" --world "$n"
 done
+# PyTorch's own FSDPMemTracker on the same job, rank 1 of 2 (make bench-multigpu's script,
+# fake tensors and torch's fake process group): its peak, less AdamW's host step counters,
+# is xmem's most live device bytes within 512 B.
+"$VPY" "$XMEM_SRC/bench/multigpu/fsdp_mem_tracker.py" --world 2 --rank 1 --steps 3 \
+    >"$TMP/tracker.json" 2>"$TMP/tracker.err"
+expect_true "FSDPMemTracker ran on the decoder ($(grep -m1 Error "$TMP/tracker.err"))" [ -s "$TMP/tracker.json" ]
+expect_true "2 ranks: xmem's most live bytes are FSDPMemTracker's peak" \
+    "$VPY" "$CHECK" tracker "$TMP/2.trace" "$TMP/tracker.json"
 expect_true "more ranks, smaller shards: 8 ranks' weights below 2 ranks'" \
     "$VPY" -c 'import json,sys; a,b=(json.load(open(p))["category_peak_bytes"]["weights"] for p in sys.argv[1:]); sys.exit(not b < a / 3)' \
     "$TMP/2.json" "$TMP/8.json"
