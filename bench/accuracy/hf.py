@@ -109,7 +109,8 @@ def estimate(args, r):
 
 
 def fit_verdict(res):
-    """'oom' when the replay ran out (its figures are then the peak before the failure), 'no'
+    """'oom' when the replay ran out on the GPU (its figures are then what the job needs, from
+    the analysis's second replay without a capacity, docs/estimate.md), 'no'
     when the estimate (context included) is above the GPU, 'limit' when only the limit is,
     'yes' otherwise. The GPU is the catalog's (nvidia-smi's memory.total), the total NVML's
     used memory, and so the label, counts against; not the row's total_gpu_memory_bytes,
@@ -157,7 +158,7 @@ def main():
           f"(xmem fast mode, {args.python}; zero_grad: {zero_grad})")
     print("MiB; label = NVML used minus the bare context; xmem = peak - context; alloc = xmem's allocated peak"
           " (xmem - alloc: its simulated cache and memory outside the allocator);\nerr = (xmem - label) / label;"
-          " stored = the artifact's xmem_est_bytes;\nfit: does xmem fit the run on the GPU (oom: the replay ran out, its figures cut short;"
+          " stored = the artifact's xmem_est_bytes;\nfit: does xmem fit the run on the GPU (oom: the replay ran out; its figures are the job's whole need;"
           " no: estimate above the GPU; limit: only the limit above);"
           " kind *: near_capacity, the label may be censored")
     print(f"{'model':18s} {'gpu':8s} {'bs':>3s} {'kind':4s} {'label':>6s} {'xmem':>6s} {'alloc':>6s} {'err %':>6s} "
