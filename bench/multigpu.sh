@@ -38,12 +38,11 @@ estimate() {
 }
 
 # steps_peak TRACE: the most live device bytes from the first step on (the set-up before
-# it is outside what FSDPMemTracker watches).
+# it is outside what FSDPMemTracker watches): ranks_check.py's, which test 101 holds to
+# FSDPMemTracker too.
 steps_peak() {
-    awk '$1 == "I" { on = 1 }
-         $1 == "A" && $4 == "g" { size[$2] = $3; now += $3; if (on && now > peak) peak = now }
-         $1 == "F" && ($2 in size) { now -= size[$2]; delete size[$2] }
-         END { print peak + 0 }' "$1"
+    "$venv/bin/python" -c "import sys; sys.path.insert(0, sys.argv[1]); from ranks_check import steps_peak
+print(steps_peak(sys.argv[2]))" "$src/tests/workloads/torch2" "$1"
 }
 
 # rank_field NAME RANK KEY: KEY of rank RANK's entry in the estimate's JSON.

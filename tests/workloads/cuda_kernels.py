@@ -16,8 +16,9 @@ with each other and with the CUDA kernels' temporaries:
   cuda_kernels.py bias   a Linear's bias gradient, the column sum of a [1024, 256] gradient,
                          which a GPU reduces across thread blocks through a staging buffer (K5)
   cuda_kernels.py sdpa   fp32 attention over a Linear's q, k and v (4 x 8 heads x 128 x 64),
-                         which a GPU runs as memory-efficient attention: its backward makes
-                         delta and a workspace besides the gradients (K6)
+                         which a GPU runs as memory-efficient attention: its backward copies
+                         the expanded output gradient and makes delta and a workspace besides
+                         the gradients (K6)
 
 `--steps N` (default 3). Random data; no downloads."""
 import argparse
@@ -80,7 +81,7 @@ def sdpa():
     def loss():
         q, k, v = (t.view(batch, seq, heads, dim).transpose(1, 2) for t in qkv(x).chunk(3, -1))
         out = F.scaled_dot_product_attention(q, k, v)
-        # as transformers does: the gradient reaches SDPA as a transposed contiguous view
+        # sum's gradient reaches SDPA expanded (every stride 0), so the kernel copies it
         return out.transpose(1, 2).reshape(batch, seq, heads * dim).sum()
     return list(qkv.parameters()), loss
 

@@ -67,9 +67,8 @@ class Workspace(unittest.TestCase):
     def test_no_kernel(self):
         """bfloat16 below sm80 has no kernel: nothing is added."""
         self.assertIsNone(workspace(BF16, 75, 1, 1, 128, 128, 64))
-        self.assertEqual(efficient.backward_steps(bhmk(1, 1, 128, 64, BF16), bhmk(1, 1, 128, 64, BF16),
-                                                  bhmk(1, 1, 128, 64, BF16), bhmk(1, 1, 128, 64, BF16),
-                                                  0.0, (7, 5)), [])
+        q = bhmk(1, 1, 128, 64, BF16)
+        self.assertEqual(efficient.backward_steps(q, q, q, 0.0, (7, 5)), [])
 
 
 class Steps(unittest.TestCase):
@@ -85,7 +84,7 @@ class Steps(unittest.TestCase):
         """fp32: the product, its sum, delta (the transposed sum made contiguous), the
         expression's temporaries freed, then the workspace; delta freed before it."""
         q = bhmk(4, 8, 128, 64)
-        self.assertEqual(efficient.backward_steps(q, q, q, q, 0.0, (8, 0)), [
+        self.assertEqual(efficient.backward_steps(q, q, q, 0.0, (8, 0)), [
             (ALLOC, "product", (4, 128, 8, 64), F32), (ALLOC, "sum", (4, 128, 8), F32),
             (ALLOC, "delta", (4, 8, 128), F32), (FREE, "sum"), (FREE, "product"),
             (ALLOC, "workspace", (32 * 32800,), U8), (FREE, "delta"), (FREE, "workspace")])
@@ -93,7 +92,7 @@ class Steps(unittest.TestCase):
     def test_one_head(self):
         """With one head the transposed sum is contiguous: it is delta, no copy."""
         q = bhmk(2, 1, 128, 64)
-        steps = efficient.backward_steps(q, q, q, q, 0.0, (8, 0))
+        steps = efficient.backward_steps(q, q, q, 0.0, (8, 0))
         self.assertEqual(steps[:3], [(ALLOC, "product", (2, 128, 1, 64), F32),
                                      (ALLOC, "delta", (2, 128, 1), F32), (FREE, "product")])
 
@@ -102,11 +101,11 @@ class Steps(unittest.TestCase):
         floats a batch and head); sm70 with dK/dV in global memory
         casts both operands to fp32 first."""
         q = bhmk(2, 8, 1024, 64, F16)
-        self.assertEqual(efficient.backward_steps(q, q, q, q, 0.0, (8, 0)), [
+        self.assertEqual(efficient.backward_steps(q, q, q, 0.0, (8, 0)), [
             (ALLOC, "delta", (2, 8, 1024), F32), (ALLOC, "workspace", (16 * 16 * 16400,), U8),
             (FREE, "delta"), (FREE, "workspace")])
         q = bhmk(2, 8, 1024, 256, F16)
-        names = [s[1] for s in efficient.backward_steps(q, q, q, q, 0.0, (7, 0)) if s[0] == ALLOC]
+        names = [s[1] for s in efficient.backward_steps(q, q, q, 0.0, (7, 0)) if s[0] == ALLOC]
         self.assertEqual(names, ["dO", "O", "product", "sum", "delta", "workspace"])
 
 

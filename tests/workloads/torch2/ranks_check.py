@@ -305,19 +305,24 @@ def check_fsdp(args):
     return fails
 
 
-def steps_peak(path):
-    """The most live device bytes from the first step on (the set-up before it is outside
-    what FSDPMemTracker watches)."""
-    now, live, most, stepping = 0, {}, 0, False
-    for kind, sid, size, it, _, _ in events(path):
-        stepping = stepping or it > 0
+def live_peak(path, counted):
+    """The most live device bytes after an allocation made where COUNTED(iteration, phase)."""
+    now, live, most = 0, {}, 0
+    for kind, sid, size, it, phase, _ in events(path):
         if kind == "A":
             live[sid] = size
             now += size
-            most = max(most, now) if stepping else most
+            if counted(it, phase):
+                most = max(most, now)
         else:
             now -= live.pop(sid)
     return most
+
+
+def steps_peak(path):
+    """The most live device bytes from the first step on (the set-up before it is outside
+    what FSDPMemTracker watches)."""
+    return live_peak(path, lambda it, phase: it > 0)
 
 
 def check_tracker(args):

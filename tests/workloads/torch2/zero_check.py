@@ -33,7 +33,7 @@ import argparse
 import json
 import sys
 
-from ranks_check import events, meta_decoder, read_trace
+from ranks_check import live_peak, meta_decoder, read_trace
 
 FP32 = 4
 
@@ -61,16 +61,7 @@ def buckets_made(allocs, stage, nbytes):
 
 def forward_peak(path, step=2):
     """The most live device bytes during step STEP's forward."""
-    now, live, most = 0, {}, 0
-    for kind, sid, size, it, phase, _ in events(path):
-        if kind == "A":
-            live[sid] = size
-            now += size
-            if (it, phase) == (step, "forward"):
-                most = max(most, now)
-        else:
-            now -= live.pop(sid)
-    return most
+    return live_peak(path, lambda it, phase: (it, phase) == (step, "forward"))
 
 
 def check_prefetch(argv):

@@ -121,7 +121,7 @@ class _FusedAttention(torch.autograd.Function):
             {"attn_mask": mask, "scale": ctx.scale})
         grads = _on_device(mode, list(grads))
         if ctx.backend == chooser.EFFICIENT:  # delta and the workspace, after the gradients
-            steps = efficient.program(grad_out, q, k, v, ctx.dropout_p)
+            steps = efficient.program(q, k, v, ctx.dropout_p)
             mode.run_on(devices.GPU, steps_of.run, (steps, index_put.empty), {})
         del scratch  # the CUDA kernel frees its scratch on return
         return (None, None, *grads, None, None, None, None)

@@ -152,10 +152,10 @@ def _delta_expression(shape, dtype, multiprocessors, threads):
     return steps + [(FREE, name) for name in reversed(temporaries)]
 
 
-def backward_steps(grad_out, query, key, value, dropout_p, capability, multiprocessors=None,
+def backward_steps(query, key, value, dropout_p, capability, multiprocessors=None,
                    threads_per_multiprocessor=2048):
     """Steps (index_put.py's form) the CUDA backward takes after dQ, dK and dV exist, for
-    SDPA's (B, nH, M, K) operands and the output's gradient: delta, then the workspace; delta
+    SDPA's (B, nH, M, K) operands: delta, then the workspace; delta
     freed when the kernel is queued, the workspace when the function returns. [] when no
     kernel serves the inputs (the chooser would not have picked this backend)."""
     from .index_put import ALLOC, FREE
@@ -172,17 +172,17 @@ def backward_steps(grad_out, query, key, value, dropout_p, capability, multiproc
     if computes_delta:
         steps = [(ALLOC, "delta", (b, heads, m), _F32)]
     else:
-        shape = tuple(grad_out.transpose(1, 2).shape)
-        steps = _delta_expression(shape, query.dtype, multiprocessors, threads_per_multiprocessor)
+        steps = _delta_expression((b, m, heads, head_dim_v), query.dtype, multiprocessors,
+                                  threads_per_multiprocessor)
     if nbytes:
         steps += [(ALLOC, "workspace", (nbytes,), torch.uint8)]
     steps += [(FREE, "delta")]
     return steps + ([(FREE, "workspace")] if nbytes else [])
 
 
-def program(grad_out, query, key, value, dropout_p):
+def program(query, key, value, dropout_p):
     """backward_steps on the target GPU (target.py): its capability, and its multiprocessor
     count for the staging of delta's sum."""
     cc = target.capability()
-    return backward_steps(grad_out, query, key, value, dropout_p, cc, target.multiprocessors(),
+    return backward_steps(query, key, value, dropout_p, cc, target.multiprocessors(),
                           target.threads_per_multiprocessor(cc))

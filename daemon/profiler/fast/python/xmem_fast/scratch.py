@@ -36,7 +36,7 @@ def efficient_backward(grad_out, *rest):
 
 def _efficient_after(out, grad_out, query, key, value, attn_bias, output, logsumexp, seed,
                      offset, dropout_p, *rest, **kwargs):
-    return efficient.program(grad_out, query, key, value, dropout_p)
+    return efficient.program(query, key, value, dropout_p)
 
 
 SCRATCH = {}
