@@ -24,13 +24,19 @@ def empty(shape, dtype):
         return torch.empty(shape, dtype=dtype)
 
 
+def play(mode, steps):
+    """Plays xmem_gpu/index_put.py's form of STEPS on MODE's device: the one way the exact
+    capture makes a CUDA kernel's own buffers (this sort's, reduce.py's staging, sdpa.py's)."""
+    from xmem_gpu import index_put
+    if steps:
+        mode.run_on(devices.GPU, index_put.run, (steps, empty), {})
+
+
 def _kernel(keyset, self, indices, values, accumulate=False, unsafe=False):
     from xmem_gpu import index_put
     mode = devices.mode_for_thread()
     if mode is not None and mode.dev_of(self) == devices.GPU:
-        steps = index_put.program(self, indices, values, accumulate, unsafe)
-        if steps:
-            mode.run_on(devices.GPU, index_put.run, (steps, empty), {})
+        play(mode, index_put.program(self, indices, values, accumulate, unsafe))
     below = keyset & torch._C._after_ADInplaceOrView_keyset
     out = torch.ops.aten._index_put_impl_.default.redispatch(
         below, self, indices, values, accumulate, unsafe)

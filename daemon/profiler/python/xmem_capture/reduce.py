@@ -19,14 +19,12 @@ _state = {"lib": None}
 
 def _kernel(op):
     def kernel(keyset, self, *args, **kwargs):
-        from xmem_gpu import index_put as steps_of, reduce
+        from xmem_gpu import reduce
         below = keyset & torch._C._after_ADInplaceOrView_keyset
         out = op.redispatch(below, self, *args, **kwargs)
         mode = devices.mode_for_thread()
         if mode is not None and mode.dev_of(self) == devices.GPU:
-            steps = reduce.program(out, self, *args, **kwargs)
-            if steps:  # played as index_put's are: its runner, its device allocation
-                mode.run_on(devices.GPU, steps_of.run, (steps, index_put.empty), {})
+            index_put.play(mode, reduce.program(out, self, *args, **kwargs))
         return out
     return kernel
 

@@ -105,7 +105,7 @@ class _FusedAttention(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_out):
-        from xmem_gpu import efficient, flash, index_put as steps_of, sdpa as chooser
+        from xmem_gpu import efficient, flash, sdpa as chooser
         q, k, v, mask, lse, out = ctx.saved_tensors
         mode = ctx.mode
         before = []  # the CUDA kernel's own buffers made before its gradients
@@ -121,8 +121,7 @@ class _FusedAttention(torch.autograd.Function):
             {"attn_mask": mask, "scale": ctx.scale})
         grads = _on_device(mode, list(grads))
         if ctx.backend == chooser.EFFICIENT:  # delta and the workspace, after the gradients
-            steps = efficient.program(q, k, v, ctx.dropout_p)
-            mode.run_on(devices.GPU, steps_of.run, (steps, index_put.empty), {})
+            index_put.play(mode, efficient.program(q, k, v, ctx.dropout_p))
         del scratch  # the CUDA kernel frees its scratch on return
         return (None, None, *grads, None, None, None, None)
 

@@ -30,6 +30,7 @@ then has 64-row blocks: for fp32 only the padding of the queries differs), and i
 import torch
 
 from . import reduce, target
+from .index_put import ALLOC, FREE
 
 _F32 = torch.float32
 _GRAD_Q_HEADER = 16  # GradQTempStorage's lock, counter and padding
@@ -128,24 +129,19 @@ def _delta_expression(shape, dtype, multiprocessors, threads):
     """Steps of `(grad_out.to(float) * out.to(float)).sum(-1).transpose(-2, -1).contiguous()`
     on (B, M, nH, Kv) operands of DTYPE: its result is `delta`; the temporaries are freed
     when the expression ends, the last made first."""
-    from .index_put import ALLOC, FREE
     b, m, heads, kv = shape
     steps, temporaries = [], []
     if dtype != _F32:  # `to(float)` copies 16-bit operands, dO's first
         steps += [(ALLOC, "dO", shape, _F32), (ALLOC, "O", shape, _F32)]
         temporaries += ["dO", "O"]
     product = torch.empty(shape, dtype=_F32, device="meta")
-    staging = reduce.buffers(product, [-1], _F32, multiprocessors, threads)
     steps += [(ALLOC, "product", shape, _F32)]
     temporaries += ["product"]
     # the transposed sum is contiguous already with one head or one query: no copy
     copies = heads > 1 and m > 1
     total = "sum" if copies else "delta"
     steps += [(ALLOC, total, (b, m, heads), _F32)]
-    if staging:
-        steps += [(ALLOC, "staging", (staging[0],), torch.uint8),
-                  (ALLOC, "semaphores", (staging[1],), torch.uint8),
-                  (FREE, "semaphores"), (FREE, "staging")]
+    steps += reduce.steps(reduce.buffers(product, [-1], _F32, multiprocessors, threads))
     if copies:
         steps += [(ALLOC, "delta", (b, heads, m), _F32)]
         temporaries += ["sum"]
@@ -158,7 +154,6 @@ def backward_steps(query, key, value, dropout_p, capability, multiprocessors=Non
     SDPA's (B, nH, M, K) operands: delta, then the workspace; delta
     freed when the kernel is queued, the workspace when the function returns. [] when no
     kernel serves the inputs (the chooser would not have picked this backend)."""
-    from .index_put import ALLOC, FREE
     if query.dim() != 4:  # the fused kernels' (B, nH, M, K) form
         return []
     b, heads, m, head_dim = query.shape

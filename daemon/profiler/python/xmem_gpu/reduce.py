@@ -148,7 +148,12 @@ def program(out, self, dim=None, *rest, **kwargs):
     if multiprocessors is None or not isinstance(dim, (list, tuple, type(None))):
         return []
     threads = target.threads_per_multiprocessor(target.capability())
-    sizes = buffers(self, list(dim or []), out.dtype, multiprocessors, threads)
+    return steps(buffers(self, list(dim or []), out.dtype, multiprocessors, threads))
+
+
+def steps(sizes):
+    """index_put.py's steps for the [staging, semaphore] bytes SIZES of `buffers`: both
+    allocated, the semaphores freed first; [] when SIZES is empty."""
     if not sizes:
         return []
     return [(ALLOC, "staging", (sizes[0],), torch.uint8), (ALLOC, "semaphores", (sizes[1],), torch.uint8),
