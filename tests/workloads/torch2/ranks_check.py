@@ -157,6 +157,13 @@ def padded(shape, world):
     return rows * math.prod(shape[1:])
 
 
+def decoder_arguments(parser):
+    """--layers, --hidden and --vocab, as given to fsdp.py or zero.py (their defaults)."""
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--hidden", type=int, default=256)
+    parser.add_argument("--vocab", type=int, default=4096)
+
+
 def meta_decoder(args):
     """fsdp.py's and zero.py's decoder, on the meta device: its parameter shapes."""
     import torch
@@ -360,9 +367,7 @@ def main():
     t.add_argument("trace")
     t.add_argument("tracker")
     for sp in (f, f1, t):
-        sp.add_argument("--layers", type=int, default=4)
-        sp.add_argument("--hidden", type=int, default=256)
-        sp.add_argument("--vocab", type=int, default=4096)
+        decoder_arguments(sp)
     args = p.parse_args()
     fails = {"ddp": check_ddp, "fsdp": check_fsdp, "fsdp1": check_fsdp1,
              "tracker": check_tracker}[args.what](args)

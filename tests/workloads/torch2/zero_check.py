@@ -33,7 +33,7 @@ import argparse
 import json
 import sys
 
-from ranks_check import live_peak, meta_decoder, read_trace
+from ranks_check import decoder_arguments, live_peak, meta_decoder, read_trace
 
 FP32 = 4
 
@@ -68,9 +68,7 @@ def check_prefetch(argv):
     """--prefetch TRACE_PREFETCH TRACE_NONE: the docstring's comparison."""
     p = argparse.ArgumentParser()
     p.add_argument("--prefetch", nargs=2, metavar=("TRACE_PREFETCH", "TRACE_NONE"))
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--vocab", type=int, default=4096)
+    decoder_arguments(p)
     args = p.parse_args(argv)
     model = meta_decoder(args)
     layer = FP32 * sum(t.numel() for t in model.model.layers[0].parameters())
@@ -79,7 +77,8 @@ def check_prefetch(argv):
     print(f"step 2's forward peak: {more} B more with prefetching (a layer {layer} B, the model "
           f"{whole} B)")
     if not layer <= more <= whole:
-        print("FAIL: prefetching should hold at least one layer's gathered parameters more")
+        print("FAIL: prefetching should hold at least one layer's gathered parameters more, "
+              "and no more than the whole model's")
         sys.exit(1)
 
 
@@ -95,9 +94,7 @@ def main():
     p.add_argument("--bf16", action="store_true", help="as given to zero.py")
     p.add_argument("--overlap-comm", action="store_true", help="as given to zero.py")
     p.add_argument("--bucket", type=int, default=200_000, help="as given to zero.py")
-    p.add_argument("--layers", type=int, default=4)
-    p.add_argument("--hidden", type=int, default=256)
-    p.add_argument("--vocab", type=int, default=4096)
+    decoder_arguments(p)
     args = p.parse_args()
     model = meta_decoder(args)
     params = sum(t.numel() for t in model.parameters())
